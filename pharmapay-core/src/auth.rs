@@ -1,0 +1,426 @@
+//! Proving who the caller is: password hashing (D29) and signed tokens (spec, Authentication).
+//!
+//! Passwords are hashed with Argon2id. Hashing costs about 20 ms of one core and 19 MiB, so it
+//! runs on the blocking thread pool when a Tokio runtime is present, and a semaphore bounds how
+//! many hashes run at once: a flood of logins queues instead of exhausting memory.
+//!
+//! Tokens are HS256 JWTs carrying exactly the spec's claims. Verification pins the algorithm,
+//! requires `exp`, `iss` and `aud`, rejects claims of the wrong JSON type, and checks expiry
+//! against the engine's [`crate::Clock`] rather than the system time.
+
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+
+use argon2::{Argon2, PasswordHasher as _, PasswordVerifier as _};
+use jiff::{SignedDuration, Timestamp};
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use serde::{Deserialize, Serialize};
+use tokio::sync::Semaphore;
+
+use crate::access::{PermissionSet, Principal};
+use crate::domain::User;
+use crate::error::Error;
+use crate::ids::{RoleId, UserId};
+
+/// Shortest signing secret accepted (spec, Authentication 4).
+pub const MIN_SECRET_CHARS: usize = 32;
+
+/// A secret whose `Debug` and `Display` never show it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wraps a secret.
+    pub fn new(value: impl Into<String>) -> Self {
+        Self(value.into())
+    }
+
+    /// A fresh random secret of 64 hexadecimal characters (256 bits).
+    ///
+    /// # Panics
+    /// When the operating system cannot provide random bytes, which leaves no safe way on.
+    pub fn generate() -> Self {
+        let mut bytes = [0u8; 32];
+        getrandom::fill(&mut bytes).expect("the operating system provides random bytes");
+        Self(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    }
+
+    /// The secret itself.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[redacted]")
+    }
+}
+
+/// Why token settings were refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TokenConfigError {
+    /// The secret is shorter than [`MIN_SECRET_CHARS`].
+    #[error("the JWT secret must be at least {MIN_SECRET_CHARS} characters long (it has {0})")]
+    SecretTooShort(usize),
+    /// The lifetime is not positive or is absurdly long.
+    #[error("the token lifetime must be between 1 and 8760 hours")]
+    Lifetime,
+    /// Issuer or audience is empty.
+    #[error("the JWT issuer and audience must not be empty")]
+    EmptyName,
+}
+
+/// How tokens are signed and checked.
+#[derive(Clone, Debug)]
+pub struct TokenSettings {
+    /// The HS256 key: at least 32 characters.
+    pub secret: Secret,
+    /// The `iss` claim written and required.
+    pub issuer: String,
+    /// The `aud` claim written and required.
+    pub audience: String,
+    /// How long a token is valid (24 hours by default).
+    pub lifetime: SignedDuration,
+}
+
+impl TokenSettings {
+    /// Settings with the defaults of D28: issuer and audience `pharmapay`, 24 hours.
+    pub fn new(secret: Secret) -> Self {
+        Self {
+            secret,
+            issuer: "pharmapay".into(),
+            audience: "pharmapay".into(),
+            lifetime: SignedDuration::from_hours(24),
+        }
+    }
+}
+
+/// The claims of a token, exactly as the spec lists them.
+#[derive(Debug, Serialize, Deserialize)]
+struct Claims {
+    sub: String,
+    email: String,
+    given_name: String,
+    family_name: String,
+    role_id: String,
+    is_admin: String,
+    perm: Vec<String>,
+    exp: u64,
+    iss: String,
+    aud: String,
+}
+
+/// A token and when it stops working.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IssuedToken {
+    /// The signed JWT.
+    pub token: String,
+    /// Its `exp`, as an instant.
+    pub expires_at: Timestamp,
+}
+
+/// A verified token: who it speaks for, and when it was issued.
+#[derive(Clone, Debug)]
+pub(crate) struct VerifiedToken {
+    pub principal: Principal,
+    /// Whole seconds since the epoch: `exp` minus the configured lifetime.
+    pub issued_at_second: i64,
+}
+
+/// Signs and verifies tokens.
+pub(crate) struct Tokens {
+    settings: TokenSettings,
+    encoding: EncodingKey,
+    decoding: DecodingKey,
+    validation: Validation,
+}
+
+impl Tokens {
+    pub(crate) fn new(settings: TokenSettings) -> Result<Self, TokenConfigError> {
+        let secret_chars = settings.secret.expose().chars().count();
+        if secret_chars < MIN_SECRET_CHARS {
+            return Err(TokenConfigError::SecretTooShort(secret_chars));
+        }
+        let lifetime_ok = settings.lifetime >= SignedDuration::from_secs(1)
+            && settings.lifetime <= SignedDuration::from_hours(8760);
+        if !lifetime_ok {
+            return Err(TokenConfigError::Lifetime);
+        }
+        if settings.issuer.trim().is_empty() || settings.audience.trim().is_empty() {
+            return Err(TokenConfigError::EmptyName);
+        }
+        let mut validation = Validation::new(Algorithm::HS256);
+        validation.set_issuer(&[settings.issuer.as_str()]);
+        validation.set_audience(&[settings.audience.as_str()]);
+        validation.set_required_spec_claims(&["exp", "iss", "aud"]);
+        // Expiry is checked against the engine's clock in `verify`, with no leeway.
+        validation.validate_exp = false;
+        validation.leeway = 0;
+        let key = settings.secret.expose().as_bytes();
+        Ok(Self {
+            encoding: EncodingKey::from_secret(key),
+            decoding: DecodingKey::from_secret(key),
+            validation,
+            settings,
+        })
+    }
+
+    /// Signs a token for `user` issued at `now`.
+    ///
+    /// Tokens carry no issue time of their own (the spec lists the claims exactly), so the issue
+    /// second is read back as `exp` minus the lifetime. A token must be issued in a later second
+    /// than the user's last revocation (D20); when `now` falls in that same second, the token is
+    /// dated one second later, which keeps it valid while every token issued before the
+    /// revocation stays refused.
+    pub(crate) fn issue(
+        &self,
+        user: &User,
+        is_admin: bool,
+        perm: Vec<String>,
+        now: Timestamp,
+        tokens_revoked_at: Timestamp,
+    ) -> Result<IssuedToken, Error> {
+        let issued = now.as_second().max(tokens_revoked_at.as_second().saturating_add(1));
+        let exp = issued.saturating_add(self.settings.lifetime.as_secs());
+        let claims = Claims {
+            sub: user.id.to_string(),
+            email: user.email.clone(),
+            given_name: user.first_name.clone(),
+            family_name: user.last_name.clone(),
+            role_id: user.role_id.to_string(),
+            is_admin: if is_admin { "true" } else { "false" }.into(),
+            // Spec, Authentication 6: an admin token carries the single entry `*:Create`.
+            perm: if is_admin { vec!["*:Create".into()] } else { perm },
+            exp: u64::try_from(exp).unwrap_or(0),
+            iss: self.settings.issuer.clone(),
+            aud: self.settings.audience.clone(),
+        };
+        let token = jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
+            .map_err(|error| Error::Store(crate::store::StoreError::backend(error)))?;
+        let expires_at = Timestamp::from_second(exp).unwrap_or(Timestamp::MAX);
+        Ok(IssuedToken { token, expires_at })
+    }
+
+    /// Checks signature, algorithm, issuer, audience, claim types and expiry at `now`.
+    pub(crate) fn verify(&self, token: &str, now: Timestamp) -> Result<VerifiedToken, Error> {
+        if token.len() > 8 * 1024 {
+            return Err(Error::Unauthenticated);
+        }
+        let data = jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation)
+            .map_err(|_| Error::Unauthenticated)?;
+        let claims = data.claims;
+        let exp = i64::try_from(claims.exp).map_err(|_| Error::Unauthenticated)?;
+        if exp <= now.as_second() {
+            return Err(Error::Unauthenticated);
+        }
+        let user_id = claims.sub.parse::<i64>().map_err(|_| Error::Unauthenticated)?;
+        let role_id = claims.role_id.parse::<i64>().map_err(|_| Error::Unauthenticated)?;
+        let is_admin = match claims.is_admin.as_str() {
+            "true" => true,
+            "false" => false,
+            _ => return Err(Error::Unauthenticated),
+        };
+        let principal = Principal {
+            user_id: UserId(user_id),
+            email: claims.email,
+            first_name: claims.given_name,
+            last_name: claims.family_name,
+            role_id: RoleId(role_id),
+            is_admin,
+            permissions: PermissionSet::from_names(claims.perm.iter().map(String::as_str)),
+            expires_at: Timestamp::from_second(exp).map_err(|_| Error::Unauthenticated)?,
+        };
+        Ok(VerifiedToken { principal, issued_at_second: exp - self.settings.lifetime.as_secs() })
+    }
+}
+
+/// Argon2id cost settings and how many hashes may run at once.
+#[derive(Clone, Debug)]
+pub struct PasswordOptions {
+    /// Argon2 parameters; the default is OWASP's minimum (19 MiB, t=2, p=1).
+    pub params: argon2::Params,
+    /// How many hashes may run at once (default: the number of cores).
+    pub max_concurrent: usize,
+}
+
+impl Default for PasswordOptions {
+    fn default() -> Self {
+        Self {
+            params: argon2::Params::default(),
+            max_concurrent: std::thread::available_parallelism().map(usize::from).unwrap_or(2),
+        }
+    }
+}
+
+/// Hashes and verifies passwords with Argon2id, off the async workers and bounded.
+pub(crate) struct Passwords {
+    argon2: Argon2<'static>,
+    permits: Arc<Semaphore>,
+    /// A hash of a random password, verified against when the email is unknown so that
+    /// unknown emails take as long as wrong passwords (D21).
+    decoy: OnceLock<String>,
+}
+
+impl Passwords {
+    pub(crate) fn new(options: PasswordOptions) -> Self {
+        Self {
+            argon2: Argon2::new(argon2::Algorithm::Argon2id, argon2::Version::V0x13, options.params),
+            permits: Arc::new(Semaphore::new(options.max_concurrent.max(1))),
+            decoy: OnceLock::new(),
+        }
+    }
+
+    async fn run_bounded<T: Send + 'static>(&self, work: impl FnOnce(&Argon2<'static>) -> T + Send + 'static) -> T {
+        let _permit = self.permits.acquire().await.expect("the hashing semaphore is never closed");
+        let argon2 = self.argon2.clone();
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => handle
+                .spawn_blocking(move || work(&argon2))
+                .await
+                .expect("password hashing does not panic"),
+            Err(_) => work(&argon2),
+        }
+    }
+
+    /// Hashes a password into a PHC string.
+    pub(crate) async fn hash(&self, password: &str) -> Result<String, Error> {
+        let password = password.to_owned();
+        self.run_bounded(move |argon2| {
+            argon2
+                .hash_password(password.as_bytes())
+                .map(|hash| hash.to_string())
+                .map_err(|error| Error::Store(crate::store::StoreError::backend(HashError(error.to_string()))))
+        })
+        .await
+    }
+
+    /// True when `password` matches the PHC string `hash`.
+    pub(crate) async fn verify(&self, password: &str, hash: &str) -> bool {
+        let password = password.to_owned();
+        let hash = hash.to_owned();
+        self.run_bounded(move |argon2| argon2.verify_password(password.as_bytes(), hash.as_str()).is_ok())
+            .await
+    }
+
+    /// Spends the time of one verification without a real hash to check (D21).
+    pub(crate) async fn verify_decoy(&self, password: &str) {
+        let decoy = match self.decoy.get() {
+            Some(decoy) => decoy.clone(),
+            None => {
+                let fresh = self.hash(Secret::generate().expose()).await.unwrap_or_default();
+                self.decoy.get_or_init(|| fresh).clone()
+            }
+        };
+        let _ = self.verify(password, &decoy).await;
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("password hashing failed: {0}")]
+struct HashError(String);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings() -> TokenSettings {
+        TokenSettings::new(Secret::new("0123456789abcdef0123456789abcdef"))
+    }
+
+    fn user() -> User {
+        User {
+            id: UserId(3),
+            first_name: "Asha".into(),
+            last_name: "Rao".into(),
+            email: "asha@example.com".into(),
+            role_id: RoleId(2),
+            is_active: true,
+            created_at: Timestamp::UNIX_EPOCH,
+        }
+    }
+
+    fn now() -> Timestamp {
+        "2024-05-10T12:00:00Z".parse().unwrap()
+    }
+
+    #[test]
+    fn short_secrets_are_refused() {
+        let result = Tokens::new(TokenSettings::new(Secret::new("too short")));
+        assert!(matches!(result, Err(TokenConfigError::SecretTooShort(9))));
+    }
+
+    #[test]
+    fn a_token_round_trips_into_a_principal() {
+        let tokens = Tokens::new(settings()).unwrap();
+        let issued = tokens.issue(&user(), false, vec!["Vendor:Read".into()], now(), Timestamp::UNIX_EPOCH).unwrap();
+        assert_eq!(issued.expires_at, "2024-05-11T12:00:00Z".parse().unwrap());
+        let verified = tokens.verify(&issued.token, now()).unwrap();
+        assert_eq!(verified.principal.user_id, UserId(3));
+        assert_eq!(verified.principal.role_id, RoleId(2));
+        assert!(!verified.principal.is_admin);
+        assert_eq!(verified.issued_at_second, now().as_second());
+        assert_eq!(verified.principal.permissions.iter().map(|a| a.to_string()).collect::<Vec<_>>(), ["Vendor:Read"]);
+    }
+
+    #[test]
+    fn expired_tokens_are_refused_at_the_second_of_expiry() {
+        let tokens = Tokens::new(settings()).unwrap();
+        let issued = tokens.issue(&user(), false, vec![], now(), Timestamp::UNIX_EPOCH).unwrap();
+        let just_before = issued.expires_at - SignedDuration::from_secs(1);
+        assert!(tokens.verify(&issued.token, just_before).is_ok());
+        assert!(matches!(tokens.verify(&issued.token, issued.expires_at), Err(Error::Unauthenticated)));
+    }
+
+    #[test]
+    fn tokens_from_another_secret_issuer_or_audience_are_refused() {
+        let tokens = Tokens::new(settings()).unwrap();
+        let mut other = settings();
+        other.secret = Secret::new("another-secret-another-secret-xx");
+        let forged = Tokens::new(other).unwrap().issue(&user(), true, vec![], now(), Timestamp::UNIX_EPOCH).unwrap();
+        assert!(tokens.verify(&forged.token, now()).is_err());
+        for (issuer, audience) in [("someone-else", "pharmapay"), ("pharmapay", "someone-else")] {
+            let mut other = settings();
+            other.issuer = issuer.into();
+            other.audience = audience.into();
+            let token = Tokens::new(other).unwrap().issue(&user(), true, vec![], now(), Timestamp::UNIX_EPOCH).unwrap();
+            assert!(tokens.verify(&token.token, now()).is_err(), "iss {issuer} aud {audience}");
+        }
+    }
+
+    #[test]
+    fn a_token_issued_in_the_second_of_a_revocation_is_dated_after_it() {
+        let tokens = Tokens::new(settings()).unwrap();
+        let revoked_at = now() + SignedDuration::from_millis(300);
+        let issued = tokens.issue(&user(), false, vec![], now(), revoked_at).unwrap();
+        let verified = tokens.verify(&issued.token, now()).unwrap();
+        assert_eq!(verified.issued_at_second, now().as_second() + 1);
+    }
+
+    #[test]
+    fn admin_tokens_carry_only_the_wildcard_entry() {
+        let tokens = Tokens::new(settings()).unwrap();
+        let issued = tokens.issue(&user(), true, vec!["Vendor:Read".into()], now(), Timestamp::UNIX_EPOCH).unwrap();
+        let payload = issued.token.split('.').nth(1).unwrap();
+        let verified = tokens.verify(&issued.token, now()).unwrap();
+        assert!(verified.principal.is_admin);
+        assert!(verified.principal.permissions.iter().next().is_none());
+        assert!(!payload.is_empty());
+    }
+
+    #[test]
+    fn secrets_never_print() {
+        assert_eq!(format!("{:?}", Secret::new("hunter2")), "[redacted]");
+        assert_eq!(Secret::generate().expose().len(), 64);
+    }
+
+    #[tokio::test]
+    async fn hashing_verifies_the_right_password_only() {
+        let passwords = Passwords::new(PasswordOptions::default());
+        let hash = passwords.hash("correct horse").await.unwrap();
+        assert!(hash.starts_with("$argon2id$v=19$m=19456,t=2,p=1$"), "{hash}");
+        assert!(passwords.verify("correct horse", &hash).await);
+        assert!(!passwords.verify("wrong horse", &hash).await);
+        assert!(!passwords.verify("correct horse", "not a hash").await);
+    }
+}

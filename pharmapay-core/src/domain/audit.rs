@@ -1,0 +1,100 @@
+//! The audit log (D22): who changed what, when, and why.
+
+use jiff::Timestamp;
+
+use crate::error::FieldErrors;
+use crate::ids::{AuditId, UserId};
+use crate::paging::{PageRequest, Params, read_id};
+
+use super::invoice::read_date;
+
+/// One recorded event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AuditEntry {
+    /// Id.
+    pub id: AuditId,
+    /// When it happened.
+    pub at: Timestamp,
+    /// Who did it, when known.
+    pub user_id: Option<UserId>,
+    /// What was done: `create`, `update`, `delete`, `restore`, `login`, `login_failed` ...
+    pub action: String,
+    /// The kind of record: `Vendor`, `Invoice`, `Setting` ...
+    pub entity: String,
+    /// The record's id, when it has a numeric one.
+    pub entity_id: Option<i64>,
+    /// The reason given for a delete (D16).
+    pub reason: Option<String>,
+    /// The values written, as a JSON object; never a password or hash.
+    pub changes: Option<String>,
+}
+
+/// An event to record; the store assigns the id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewAuditEntry {
+    /// When it happened.
+    pub at: Timestamp,
+    /// Who did it.
+    pub user_id: Option<UserId>,
+    /// What was done.
+    pub action: &'static str,
+    /// The kind of record.
+    pub entity: &'static str,
+    /// The record's id, when known before the write.
+    pub entity_id: Option<i64>,
+    /// Reason (D16).
+    pub reason: Option<String>,
+    /// The values written, as a JSON object.
+    pub changes: Option<String>,
+}
+
+/// Which entries to list.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AuditFilter {
+    /// Only this kind of record (exact, case-insensitive).
+    pub entity: Option<String>,
+    /// Only this record id.
+    pub entity_id: Option<i64>,
+    /// Only this user's actions.
+    pub user_id: Option<UserId>,
+    /// At or after.
+    pub from_date: Option<Timestamp>,
+    /// At or before.
+    pub to_date: Option<Timestamp>,
+}
+
+/// A page of audit entries, newest first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AuditQuery {
+    /// Which entries.
+    pub filter: AuditFilter,
+    /// Which page.
+    pub page: PageRequest,
+}
+
+impl AuditQuery {
+    /// Reads `entity`, `entityId`, `userId`, `fromDate`, `toDate`, `page` and `pageSize` (D22).
+    ///
+    /// # Errors
+    /// The messages by parameter name.
+    pub fn from_params(params: &(impl Params + ?Sized)) -> Result<Self, FieldErrors> {
+        let mut errors = FieldErrors::new();
+        let entity = match params.get("entity").map(str::trim) {
+            Some(entity) if entity.chars().count() > 50 => {
+                errors.add("entity", "must be at most 50 characters");
+                None
+            }
+            Some("") | None => None,
+            Some(entity) => Some(entity.to_owned()),
+        };
+        let filter = AuditFilter {
+            entity,
+            entity_id: read_id(params, "entityId", &mut errors),
+            user_id: read_id(params, "userId", &mut errors).map(UserId),
+            from_date: read_date(params, "fromDate", &mut errors),
+            to_date: read_date(params, "toDate", &mut errors),
+        };
+        let page = PageRequest::from_params(params, 15, &mut errors);
+        if errors.is_empty() { Ok(Self { filter, page }) } else { Err(errors) }
+    }
+}

@@ -1,0 +1,390 @@
+//! Invoices: what the pharmacy owes a vendor, with paid, pending and status computed on read.
+
+use jiff::Timestamp;
+use rust_decimal::Decimal;
+
+use crate::clock::parse_datetime;
+use crate::error::FieldErrors;
+use crate::ids::{InvoiceId, VendorId};
+use crate::money::{Amount, parse_decimal};
+use crate::paging::{PageRequest, Params, Sort, SortDir, SortKey, read_bool, read_id};
+use crate::text::{self, CODE_MAX, Lines, TEXT_MAX};
+
+use super::vendor::VendorBrief;
+
+/// An invoice's computed status (spec, States and transitions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum InvoiceStatus {
+    /// Active, something still pending, not past due.
+    PartiallyPaid,
+    /// Active, nothing pending (pending at or below zero).
+    FullyPaid,
+    /// Active, something pending, due date before today.
+    Overdue,
+    /// Soft-deleted.
+    Canceled,
+}
+
+impl InvoiceStatus {
+    /// Every status.
+    pub const ALL: [InvoiceStatus; 4] =
+        [InvoiceStatus::PartiallyPaid, InvoiceStatus::FullyPaid, InvoiceStatus::Overdue, InvoiceStatus::Canceled];
+
+    /// The status table, first matching row wins (spec; D10):
+    /// 1. Canceled when inactive; 2. FullyPaid when `pending <= 0`;
+    /// 3. Overdue when the due date's calendar day is before today, that is, when `due_date`
+    ///    is earlier than `today_start`, the first instant of today in the business zone (D3);
+    /// 4. PartiallyPaid otherwise.
+    pub fn compute(is_active: bool, pending: Decimal, due_date: Timestamp, today_start: Timestamp) -> Self {
+        if !is_active {
+            InvoiceStatus::Canceled
+        } else if pending <= Decimal::ZERO {
+            InvoiceStatus::FullyPaid
+        } else if due_date < today_start {
+            InvoiceStatus::Overdue
+        } else {
+            InvoiceStatus::PartiallyPaid
+        }
+    }
+
+    /// Parses a status name in any case (D7).
+    pub fn parse(value: &str) -> Option<Self> {
+        let value = value.trim();
+        Self::ALL.into_iter().find(|s| s.name().eq_ignore_ascii_case(value))
+    }
+
+    /// The canonical name.
+    pub fn name(self) -> &'static str {
+        match self {
+            InvoiceStatus::PartiallyPaid => "PartiallyPaid",
+            InvoiceStatus::FullyPaid => "FullyPaid",
+            InvoiceStatus::Overdue => "Overdue",
+            InvoiceStatus::Canceled => "Canceled",
+        }
+    }
+}
+
+/// An invoice with its computed figures.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Invoice {
+    /// Id.
+    pub id: InvoiceId,
+    /// The vendor billed by.
+    pub vendor_id: VendorId,
+    /// That vendor's name.
+    pub vendor_name: String,
+    /// The vendor's invoice number, unique among active invoices (D4).
+    pub invoice_number: String,
+    /// Total amount.
+    pub amount: Amount,
+    /// Sum of active payments (D10).
+    pub paid_amount: Decimal,
+    /// Invoice date.
+    pub invoice_date: Timestamp,
+    /// Due date.
+    pub due_date: Timestamp,
+    /// Free text.
+    pub description: Option<String>,
+    /// False once canceled.
+    pub is_active: bool,
+    /// When created.
+    pub created_at: Timestamp,
+    /// When last changed.
+    pub updated_at: Timestamp,
+    /// Computed status as of the `today_start` it was read with.
+    pub status: InvoiceStatus,
+}
+
+impl Invoice {
+    /// `amount - paid_amount`; negative when overpaid (D10).
+    pub fn pending_amount(&self) -> Decimal {
+        (self.amount.get() - self.paid_amount).normalize()
+    }
+
+    /// Recomputes [`Invoice::status`] for the day starting at `today_start`.
+    pub fn with_status_at(mut self, today_start: Timestamp) -> Self {
+        self.status = InvoiceStatus::compute(self.is_active, self.pending_amount(), self.due_date, today_start);
+        self
+    }
+}
+
+/// One invoice with its vendor, as the single-invoice read returns it (D13).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InvoiceDetail {
+    /// The invoice.
+    pub invoice: Invoice,
+    /// Its vendor.
+    pub vendor: VendorBrief,
+}
+
+/// The invoice fields nested in a transaction (spec; D13).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InvoiceBrief {
+    /// Id.
+    pub id: InvoiceId,
+    /// Invoice number.
+    pub invoice_number: String,
+    /// Vendor id.
+    pub vendor_id: VendorId,
+    /// Vendor name.
+    pub vendor_name: String,
+    /// Total amount.
+    pub amount: Amount,
+    /// Amount still unpaid.
+    pub pending_amount: Decimal,
+}
+
+impl From<&Invoice> for InvoiceBrief {
+    fn from(invoice: &Invoice) -> Self {
+        Self {
+            id: invoice.id,
+            invoice_number: invoice.invoice_number.clone(),
+            vendor_id: invoice.vendor_id,
+            vendor_name: invoice.vendor_name.clone(),
+            amount: invoice.amount,
+            pending_amount: invoice.pending_amount(),
+        }
+    }
+}
+
+/// The fields of an invoice create, and of a full replacement (D14).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewInvoice {
+    /// The vendor; must be active.
+    pub vendor_id: VendorId,
+    /// Invoice number; unique among active invoices (D4).
+    pub invoice_number: String,
+    /// Total amount, positive (D1).
+    pub amount: Amount,
+    /// Invoice date.
+    pub invoice_date: Timestamp,
+    /// Due date; not before the invoice date (D2).
+    pub due_date: Timestamp,
+    /// Free text.
+    pub description: Option<String>,
+}
+
+impl NewInvoice {
+    /// Trims the text fields and checks the rules that span fields (D2).
+    ///
+    /// # Errors
+    /// The messages by field path.
+    pub fn validate(mut self) -> Result<Self, FieldErrors> {
+        let mut errors = FieldErrors::new();
+        super::tidy_required(&mut self.invoice_number, "invoiceNumber", CODE_MAX, &mut errors);
+        super::tidy_optional(&mut self.description, "description", TEXT_MAX, Lines::Multi, &mut errors);
+        if self.due_date < self.invoice_date {
+            errors.add("dueDate", "must not be earlier than invoiceDate");
+        }
+        if errors.is_empty() { Ok(self) } else { Err(errors) }
+    }
+}
+
+/// What to sort invoices by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum InvoiceSortKey {
+    /// Invoice date (the default, newest first).
+    InvoiceDate,
+    /// Due date.
+    DueDate,
+    /// Amount.
+    Amount,
+    /// Pending amount.
+    PendingAmount,
+    /// Paid amount.
+    PaidAmount,
+    /// Invoice number, case-insensitively.
+    InvoiceNumber,
+    /// Vendor name, case-insensitively.
+    VendorName,
+}
+
+impl SortKey for InvoiceSortKey {
+    const NAMES: &'static [(&'static str, Self)] = &[
+        ("invoiceDate", InvoiceSortKey::InvoiceDate),
+        ("dueDate", InvoiceSortKey::DueDate),
+        ("amount", InvoiceSortKey::Amount),
+        ("pendingAmount", InvoiceSortKey::PendingAmount),
+        ("paidAmount", InvoiceSortKey::PaidAmount),
+        ("invoiceNumber", InvoiceSortKey::InvoiceNumber),
+        ("vendorName", InvoiceSortKey::VendorName),
+    ];
+}
+
+/// Which invoices to list (spec, Invoice list query).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct InvoiceFilter {
+    /// Only this computed status.
+    pub status: Option<InvoiceStatus>,
+    /// Lower-cased substring of the invoice number or the vendor name.
+    pub search: Option<String>,
+    /// Only this vendor's invoices.
+    pub vendor_id: Option<VendorId>,
+    /// Lower-cased substring of the invoice number.
+    pub invoice_number: Option<String>,
+    /// Invoice date at or after.
+    pub from_date: Option<Timestamp>,
+    /// Invoice date at or before.
+    pub to_date: Option<Timestamp>,
+    /// Amount at or above.
+    pub min_amount: Option<Decimal>,
+    /// Amount at or below.
+    pub max_amount: Option<Decimal>,
+    /// Active only (true), canceled only (false) or all (`None`, the default).
+    pub is_active: Option<bool>,
+}
+
+impl InvoiceFilter {
+    /// Reads the filter parameters of `GET /api/invoices` (also used by the report, D26).
+    pub fn from_params(params: &(impl Params + ?Sized), errors: &mut FieldErrors) -> Self {
+        let mut filter = Self::default();
+        if let Some(value) = params.get("status") {
+            match InvoiceStatus::parse(value) {
+                Some(status) => filter.status = Some(status),
+                None => errors.add("status", "must be one of FullyPaid, PartiallyPaid, Overdue, Canceled"),
+            }
+        }
+        if let Some(search) = params.get("search") {
+            filter.search = errors.check("search", text::search_term(search)).flatten();
+        }
+        filter.vendor_id = read_id(params, "vendorId", errors).map(VendorId);
+        if let Some(number) = params.get("invoiceNumber") {
+            filter.invoice_number = errors.check("invoiceNumber", text::search_term(number)).flatten();
+        }
+        filter.from_date = read_date(params, "fromDate", errors);
+        filter.to_date = read_date(params, "toDate", errors);
+        if let (Some(from), Some(to)) = (filter.from_date, filter.to_date)
+            && to < from
+        {
+            errors.add("toDate", "must not be earlier than fromDate");
+        }
+        filter.min_amount = read_decimal(params, "minAmount", errors);
+        filter.max_amount = read_decimal(params, "maxAmount", errors);
+        if let (Some(min), Some(max)) = (filter.min_amount, filter.max_amount)
+            && max < min
+        {
+            errors.add("maxAmount", "must not be less than minAmount");
+        }
+        filter.is_active = read_bool(params, "isActive", errors);
+        filter
+    }
+}
+
+pub(crate) fn read_date(params: &(impl Params + ?Sized), name: &str, errors: &mut FieldErrors) -> Option<Timestamp> {
+    let value = params.get(name)?;
+    errors.check(name, parse_datetime(value))
+}
+
+fn read_decimal(params: &(impl Params + ?Sized), name: &str, errors: &mut FieldErrors) -> Option<Decimal> {
+    let value = params.get(name)?;
+    errors.check(name, parse_decimal(value))
+}
+
+/// A page of invoices: filter, sort and page.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InvoiceQuery {
+    /// Which invoices.
+    pub filter: InvoiceFilter,
+    /// In which order.
+    pub sort: Sort<InvoiceSortKey>,
+    /// Which page.
+    pub page: PageRequest,
+}
+
+impl Default for InvoiceQuery {
+    fn default() -> Self {
+        Self {
+            filter: InvoiceFilter::default(),
+            sort: Sort { key: InvoiceSortKey::InvoiceDate, dir: SortDir::Desc },
+            page: PageRequest::new(1, 15),
+        }
+    }
+}
+
+impl InvoiceQuery {
+    /// Reads every list parameter (spec, Invoice list query; D8).
+    ///
+    /// # Errors
+    /// The messages by parameter name.
+    pub fn from_params(params: &(impl Params + ?Sized)) -> Result<Self, FieldErrors> {
+        let mut errors = FieldErrors::new();
+        let defaults = Self::default();
+        let query = Self {
+            filter: InvoiceFilter::from_params(params, &mut errors),
+            sort: Sort::from_params(params, defaults.sort, &mut errors),
+            page: PageRequest::from_params(params, 15, &mut errors),
+        };
+        if errors.is_empty() { Ok(query) } else { Err(errors) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ts(text: &str) -> Timestamp {
+        text.parse().unwrap()
+    }
+
+    fn dec(text: &str) -> Decimal {
+        Decimal::from_str_exact(text).unwrap()
+    }
+
+    #[test]
+    fn status_table_rows_in_priority_order() {
+        let today = ts("2024-05-10T00:00:00Z");
+        let past = ts("2024-05-09T23:59:59Z");
+        let future = ts("2024-05-10T00:00:00Z");
+        // (label, is_active, pending, due, expected)
+        let rows = [
+            ("canceled beats fully paid", false, dec("0"), past, InvoiceStatus::Canceled),
+            ("canceled beats overdue", false, dec("10"), past, InvoiceStatus::Canceled),
+            ("fully paid beats overdue", true, dec("0"), past, InvoiceStatus::FullyPaid),
+            ("overpaid is fully paid", true, dec("-0.01"), future, InvoiceStatus::FullyPaid),
+            ("pending and past due is overdue", true, dec("0.0001"), past, InvoiceStatus::Overdue),
+            ("due today is not overdue", true, dec("5"), future, InvoiceStatus::PartiallyPaid),
+            ("nothing paid yet counts as partially paid", true, dec("100"), future, InvoiceStatus::PartiallyPaid),
+        ];
+        for (label, is_active, pending, due, expected) in rows {
+            assert_eq!(InvoiceStatus::compute(is_active, pending, due, today), expected, "{label}");
+        }
+    }
+
+    #[test]
+    fn statuses_parse_in_any_case() {
+        assert_eq!(InvoiceStatus::parse("overdue"), Some(InvoiceStatus::Overdue));
+        assert_eq!(InvoiceStatus::parse("FULLYPAID"), Some(InvoiceStatus::FullyPaid));
+        assert_eq!(InvoiceStatus::parse("Paid"), None);
+    }
+
+    #[test]
+    fn due_date_before_invoice_date_is_refused() {
+        let invoice = NewInvoice {
+            vendor_id: VendorId(1),
+            invoice_number: " INV-1 ".into(),
+            amount: Amount::parse("10").unwrap(),
+            invoice_date: ts("2024-05-10T00:00:00Z"),
+            due_date: ts("2024-05-09T00:00:00Z"),
+            description: None,
+        };
+        let errors = invoice.clone().validate().unwrap_err();
+        assert!(errors.contains("dueDate"));
+        let fixed = NewInvoice { due_date: ts("2024-05-10T00:00:00Z"), ..invoice }.validate().unwrap();
+        assert_eq!(fixed.invoice_number, "INV-1");
+    }
+
+    #[test]
+    fn list_parameters_are_checked() {
+        let query = InvoiceQuery::from_params(&[]).unwrap();
+        assert_eq!(query.sort, Sort { key: InvoiceSortKey::InvoiceDate, dir: SortDir::Desc });
+        assert_eq!(query.page.page_size(), 15);
+        assert_eq!(query.filter.is_active, None);
+        let errors = InvoiceQuery::from_params(&[("status", "Late"), ("minAmount", "1.23456"),
+            ("fromDate", "yesterday"), ("vendorId", "x")]).unwrap_err();
+        for field in ["status", "minAmount", "fromDate", "vendorId"] {
+            assert!(errors.contains(field), "{field}: {errors}");
+        }
+        let errors = InvoiceQuery::from_params(&[("minAmount", "10"), ("maxAmount", "5")]).unwrap_err();
+        assert!(errors.contains("maxAmount"));
+    }
+}

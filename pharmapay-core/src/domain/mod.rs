@@ -1,0 +1,76 @@
+//! The records pharmapay keeps, the inputs that create and change them, and the filters that
+//! list them. One file per resource; each input has a `validate` that applies the text rules of
+//! [`crate::text`] and the cross-field rules of the decisions, so stores only ever see clean data.
+
+pub mod audit;
+pub mod invoice;
+pub mod policy;
+pub mod role;
+pub mod setting;
+pub mod transaction;
+pub mod user;
+pub mod vendor;
+
+pub use audit::{AuditEntry, AuditFilter, AuditQuery, NewAuditEntry};
+pub use invoice::{
+    Invoice, InvoiceBrief, InvoiceDetail, InvoiceFilter, InvoiceQuery, InvoiceSortKey, InvoiceStatus, NewInvoice,
+};
+pub use policy::{NewPolicy, Policy};
+pub use role::{NewRole, Role};
+pub use setting::Setting;
+pub use transaction::{
+    NewTransaction, Transaction, TransactionFilter, TransactionQuery, TransactionSortKey, TransactionType,
+};
+pub use user::{NewUser, PasswordChange, Profile, ProfileUpdate, User, UserUpdate};
+pub use vendor::{NewVendor, Vendor, VendorBrief, VendorFilter, VendorQuery, VendorSortKey, VendorTotals, VendorType};
+
+use crate::error::FieldErrors;
+use crate::text::{self, Lines, TextError};
+
+/// Applies a required single-line rule to `value` in place, recording a failure under `field`.
+pub(crate) fn tidy_required(value: &mut String, field: &str, max: usize, errors: &mut FieldErrors) {
+    match text::required(value, max) {
+        Ok(clean) => *value = clean,
+        Err(error) => errors.add(field, error.to_string()),
+    }
+}
+
+/// Applies an optional-text rule to `value` in place, recording a failure under `field`.
+pub(crate) fn tidy_optional(
+    value: &mut Option<String>,
+    field: &str,
+    max: usize,
+    lines: Lines,
+    errors: &mut FieldErrors,
+) {
+    match text::optional(value.as_deref(), max, lines) {
+        Ok(clean) => *value = clean,
+        Err(error) => errors.add(field, error.to_string()),
+    }
+}
+
+/// Applies an optional email rule in place (D29): blank becomes `None`.
+pub(crate) fn tidy_optional_email(value: &mut Option<String>, field: &str, errors: &mut FieldErrors) {
+    let Some(raw) = value.as_deref() else { return };
+    if raw.trim().is_empty() {
+        *value = None;
+        return;
+    }
+    match text::Email::parse(raw) {
+        Ok(email) => *value = Some(email.as_str().to_owned()),
+        Err(error) => errors.add(field, error.to_string()),
+    }
+}
+
+/// Applies the required email rule in place (D29).
+pub(crate) fn tidy_email(value: &mut String, field: &str, errors: &mut FieldErrors) {
+    match text::Email::parse(value) {
+        Ok(email) => *value = email.as_str().to_owned(),
+        Err(error) => errors.add(field, error.to_string()),
+    }
+}
+
+/// A required parse error message, for decoders that find a field absent.
+pub fn required_message() -> String {
+    TextError::Required.to_string()
+}

@@ -1,0 +1,48 @@
+//! Roles: a user has one; policies attached to it grant permissions (D19).
+
+use jiff::Timestamp;
+
+use crate::error::FieldErrors;
+use crate::ids::RoleId;
+use crate::text::{Lines, NAME_MAX, TEXT_MAX};
+
+/// A role.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Role {
+    /// Id.
+    pub id: RoleId,
+    /// Name, unique among all roles (D4).
+    pub name: String,
+    /// Description.
+    pub description: String,
+    /// True for the seeded `Admin` and `Pharmacist` roles only.
+    pub is_system: bool,
+    /// False once soft-deleted.
+    pub is_active: bool,
+    /// When created.
+    pub created_at: Timestamp,
+}
+
+/// The fields of a role create or update.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewRole {
+    /// Name.
+    pub name: String,
+    /// Description (may be empty).
+    pub description: String,
+}
+
+impl NewRole {
+    /// Trims and checks the fields.
+    ///
+    /// # Errors
+    /// The messages by field path.
+    pub fn validate(mut self) -> Result<Self, FieldErrors> {
+        let mut errors = FieldErrors::new();
+        super::tidy_required(&mut self.name, "name", NAME_MAX, &mut errors);
+        let mut description = Some(std::mem::take(&mut self.description));
+        super::tidy_optional(&mut description, "description", TEXT_MAX, Lines::Multi, &mut errors);
+        self.description = description.unwrap_or_default();
+        if errors.is_empty() { Ok(self) } else { Err(errors) }
+    }
+}

@@ -1,0 +1,129 @@
+//! User accounts and the caller's own profile (D24).
+
+use jiff::Timestamp;
+
+use crate::error::FieldErrors;
+use crate::ids::{RoleId, UserId};
+use crate::text::{NAME_MAX, Password};
+
+/// A user account; the password hash never leaves the store except for login checks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct User {
+    /// Id.
+    pub id: UserId,
+    /// First name.
+    pub first_name: String,
+    /// Last name.
+    pub last_name: String,
+    /// Email, unique among active users (D4).
+    pub email: String,
+    /// The role.
+    pub role_id: RoleId,
+    /// False once soft-deleted.
+    pub is_active: bool,
+    /// When created.
+    pub created_at: Timestamp,
+}
+
+/// The fields of a user create.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewUser {
+    /// First name.
+    pub first_name: String,
+    /// Last name.
+    pub last_name: String,
+    /// Email (D29).
+    pub email: String,
+    /// Password (D29).
+    pub password: Password,
+    /// The role; must be active.
+    pub role_id: RoleId,
+}
+
+impl NewUser {
+    /// Trims and checks the text fields.
+    ///
+    /// # Errors
+    /// The messages by field path.
+    pub fn validate(mut self) -> Result<Self, FieldErrors> {
+        let mut errors = FieldErrors::new();
+        check_person(&mut self.first_name, &mut self.last_name, &mut self.email, &mut errors);
+        if errors.is_empty() { Ok(self) } else { Err(errors) }
+    }
+}
+
+fn check_person(first_name: &mut String, last_name: &mut String, email: &mut String, errors: &mut FieldErrors) {
+    super::tidy_required(first_name, "firstName", NAME_MAX, errors);
+    super::tidy_required(last_name, "lastName", NAME_MAX, errors);
+    super::tidy_email(email, "email", errors);
+}
+
+/// The fields of a user replacement (spec: firstName, lastName, email, roleId).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UserUpdate {
+    /// First name.
+    pub first_name: String,
+    /// Last name.
+    pub last_name: String,
+    /// Email (D29).
+    pub email: String,
+    /// The role; must be active.
+    pub role_id: RoleId,
+}
+
+impl UserUpdate {
+    /// Trims and checks the text fields.
+    ///
+    /// # Errors
+    /// The messages by field path.
+    pub fn validate(mut self) -> Result<Self, FieldErrors> {
+        let mut errors = FieldErrors::new();
+        check_person(&mut self.first_name, &mut self.last_name, &mut self.email, &mut errors);
+        if errors.is_empty() { Ok(self) } else { Err(errors) }
+    }
+}
+
+/// The caller's own profile (D24).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Profile {
+    /// The account.
+    pub user: User,
+    /// The role's name.
+    pub role_name: String,
+    /// Whether the caller is an admin (D18).
+    pub is_admin: bool,
+    /// Resolved permissions as `Collection:Action` (`*:*` for an admin).
+    pub permissions: Vec<String>,
+}
+
+/// What a user may change of their own profile (D24).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProfileUpdate {
+    /// First name.
+    pub first_name: String,
+    /// Last name.
+    pub last_name: String,
+    /// Email (D29).
+    pub email: String,
+}
+
+impl ProfileUpdate {
+    /// Trims and checks the text fields.
+    ///
+    /// # Errors
+    /// The messages by field path.
+    pub fn validate(mut self) -> Result<Self, FieldErrors> {
+        let mut errors = FieldErrors::new();
+        check_person(&mut self.first_name, &mut self.last_name, &mut self.email, &mut errors);
+        if errors.is_empty() { Ok(self) } else { Err(errors) }
+    }
+}
+
+/// A password change by the user themself (D24).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PasswordChange {
+    /// The password in use now.
+    pub current_password: String,
+    /// The new password (D29).
+    pub new_password: Password,
+}

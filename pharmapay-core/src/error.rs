@@ -1,0 +1,268 @@
+//! The one error type of the engine.
+//!
+//! Every engine method returns [`Result<T>`]: its [`Error`] names what went wrong in domain terms
+//! (a field was invalid, a record is missing, a rule was broken) and never in transport terms.
+//! The server maps each variant to an HTTP status exactly once; embedders match on the variants.
+//! Store backends report through [`StoreError`], which the engine translates.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+use crate::access::Requirement;
+use crate::store::StoreError;
+
+/// The result type of every engine method.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The kinds of record the engine manages, used to say which one was not found or clashed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Entity {
+    /// A vendor.
+    Vendor,
+    /// An invoice.
+    Invoice,
+    /// A payment transaction.
+    Transaction,
+    /// A user account.
+    User,
+    /// A role.
+    Role,
+    /// A permission.
+    Permission,
+    /// A policy.
+    Policy,
+    /// An application setting.
+    Setting,
+    /// An audit-log entry.
+    AuditEntry,
+}
+
+impl Entity {
+    /// The entity's name as the API and the audit log write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Entity::Vendor => "Vendor",
+            Entity::Invoice => "Invoice",
+            Entity::Transaction => "Transaction",
+            Entity::User => "User",
+            Entity::Role => "Role",
+            Entity::Permission => "Permission",
+            Entity::Policy => "Policy",
+            Entity::Setting => "Setting",
+            Entity::AuditEntry => "AuditEntry",
+        }
+    }
+}
+
+impl fmt::Display for Entity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Validation messages keyed by field path.
+///
+/// Paths are camelCase and dotted as the API spells them (`adminUser.password`, `amount`);
+/// query parameters appear under their own names (`pageSize`). D6.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FieldErrors {
+    fields: BTreeMap<String, Vec<String>>,
+}
+
+impl FieldErrors {
+    /// An empty set of errors.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A set holding one message for one field.
+    pub fn single(field: impl Into<String>, message: impl Into<String>) -> Self {
+        let mut errors = Self::new();
+        errors.add(field, message);
+        errors
+    }
+
+    /// Records one more message for `field`.
+    pub fn add(&mut self, field: impl Into<String>, message: impl Into<String>) {
+        self.fields.entry(field.into()).or_default().push(message.into());
+    }
+
+    /// Keeps the value of `result`, or records its error under `field` and returns `None`.
+    pub fn check<T, E: fmt::Display>(
+        &mut self,
+        field: &str,
+        result: std::result::Result<T, E>,
+    ) -> Option<T> {
+        match result {
+            Ok(value) => Some(value),
+            Err(error) => {
+                self.add(field, error.to_string());
+                None
+            }
+        }
+    }
+
+    /// Moves every message of `other` in, prefixing its paths with `prefix.`.
+    pub fn merge_prefixed(&mut self, prefix: &str, other: FieldErrors) {
+        for (field, messages) in other.fields {
+            let path = format!("{prefix}.{field}");
+            self.fields.entry(path).or_default().extend(messages);
+        }
+    }
+
+    /// True when no message was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.fields.is_empty()
+    }
+
+    /// True when `field` has at least one message.
+    pub fn contains(&self, field: &str) -> bool {
+        self.fields.contains_key(field)
+    }
+
+    /// The messages by field path, in path order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &[String])> {
+        self.fields.iter().map(|(field, messages)| (field.as_str(), messages.as_slice()))
+    }
+
+    /// `Ok(())` when empty, otherwise [`Error::Validation`] with these messages.
+    pub fn into_result(self) -> Result<()> {
+        if self.is_empty() { Ok(()) } else { Err(Error::Validation(self)) }
+    }
+}
+
+impl fmt::Display for FieldErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut first = true;
+        for (field, messages) in &self.fields {
+            for message in messages {
+                if !first {
+                    f.write_str("; ")?;
+                }
+                first = false;
+                write!(f, "{field}: {message}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A business rule that refused an otherwise well-formed request (answered as 400).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RuleBroken {
+    /// Onboarding was already completed.
+    AlreadyOnboarded,
+    /// System roles cannot be deleted.
+    SystemRoleDelete,
+    /// System roles cannot be renamed.
+    SystemRoleRename,
+    /// The OwnPharmacy vendor cannot be deleted (D14).
+    OwnPharmacyDelete,
+    /// A vendor cannot be changed to or from OwnPharmacy (D14).
+    OwnPharmacyType,
+    /// A user cannot delete their own account (D18).
+    DeleteSelf,
+    /// The last active admin cannot be deleted or moved off the Admin role (D18).
+    LastAdmin,
+    /// A record cannot be restored while its parent is inactive (D15).
+    ParentInactive(Entity),
+    /// The current password given for a password change was wrong (D24).
+    WrongCurrentPassword,
+}
+
+impl RuleBroken {
+    /// A sentence a person can read.
+    pub fn message(self) -> String {
+        match self {
+            RuleBroken::AlreadyOnboarded => "Setup has already been completed.".into(),
+            RuleBroken::SystemRoleDelete => "System roles cannot be deleted.".into(),
+            RuleBroken::SystemRoleRename => "System roles cannot be renamed.".into(),
+            RuleBroken::OwnPharmacyDelete => "The pharmacy's own vendor record cannot be deleted.".into(),
+            RuleBroken::OwnPharmacyType => {
+                "A vendor cannot be changed to or from OwnPharmacy.".into()
+            }
+            RuleBroken::DeleteSelf => "You cannot delete your own account.".into(),
+            RuleBroken::LastAdmin => {
+                "The last active admin cannot be deleted or moved off the Admin role.".into()
+            }
+            RuleBroken::ParentInactive(parent) => {
+                format!("The record cannot be restored while its {} is inactive.", parent.name().to_lowercase())
+            }
+            RuleBroken::WrongCurrentPassword => "The current password is not correct.".into(),
+        }
+    }
+}
+
+/// Why an idempotent create was refused (D23).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IdempotencyClash {
+    /// The key was used before with a different request body (422).
+    DifferentRequest,
+    /// The first request with this key has not finished yet (409).
+    InProgress,
+}
+
+/// Everything that can go wrong in an engine call.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The input was invalid; messages are keyed by field path.
+    #[error("invalid input: {0}")]
+    Validation(FieldErrors),
+    /// The record does not exist, or it was soft-deleted (D17).
+    #[error("{entity} not found")]
+    NotFound {
+        /// What was looked for.
+        entity: Entity,
+    },
+    /// A unique value is already taken (D4, D5, D15).
+    #[error("{field} is already taken")]
+    Conflict {
+        /// The record kind holding the unique value.
+        entity: Entity,
+        /// The field path whose value is taken.
+        field: &'static str,
+    },
+    /// A business rule refused the request.
+    #[error("{}", .0.message())]
+    Rule(RuleBroken),
+    /// The email and password did not match an active user (login only).
+    #[error("invalid email or password")]
+    InvalidCredentials,
+    /// No valid token: missing, malformed, forged, expired, or revoked (D20).
+    #[error("authentication required")]
+    Unauthenticated,
+    /// The caller is authenticated but lacks what the operation requires.
+    #[error("missing permission {required}")]
+    Forbidden {
+        /// What would have been needed.
+        required: Requirement,
+    },
+    /// Too many failed logins for this email (D21).
+    #[error("too many failed logins; retry after {} s", retry_after.as_secs())]
+    Throttled {
+        /// How long until the next attempt is accepted.
+        retry_after: Duration,
+    },
+    /// An idempotency key was reused in a way that cannot be replayed (D23).
+    #[error("idempotency key clash: {0:?}")]
+    Idempotency(IdempotencyClash),
+    /// The store cannot be reached right now.
+    #[error("the store is unavailable")]
+    Unavailable(#[source] StoreError),
+    /// The store failed in a way the caller cannot fix.
+    #[error("store failure")]
+    Store(#[source] StoreError),
+}
+
+impl Error {
+    /// A validation error for one field.
+    pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Error::Validation(FieldErrors::single(field, message))
+    }
+
+    /// A not-found error for `entity`.
+    pub fn not_found(entity: Entity) -> Self {
+        Error::NotFound { entity }
+    }
+}

@@ -1,0 +1,49 @@
+//! Typed record ids, so a vendor id can never be passed where an invoice id is expected.
+
+use std::fmt;
+
+macro_rules! ids {
+    ($($(#[$doc:meta])* $name:ident),* $(,)?) => {$(
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub struct $name(pub i64);
+
+        impl $name {
+            /// The raw integer.
+            pub fn get(self) -> i64 {
+                self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                self.0.fmt(f)
+            }
+        }
+
+        impl From<i64> for $name {
+            fn from(id: i64) -> Self {
+                $name(id)
+            }
+        }
+    )*};
+}
+
+ids! {
+    /// Id of a vendor.
+    VendorId,
+    /// Id of an invoice.
+    InvoiceId,
+    /// Id of a payment transaction.
+    TransactionId,
+    /// Id of a user.
+    UserId,
+    /// Id of a role.
+    RoleId,
+    /// Id of a permission.
+    PermissionId,
+    /// Id of a policy.
+    PolicyId,
+    /// Id of an audit-log entry.
+    AuditId,
+}

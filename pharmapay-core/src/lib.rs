@@ -1,0 +1,60 @@
+//! pharmapay-core: the accounts-payable engine of a pharmacy.
+//!
+//! A pharmacy owes its vendors money: it records their invoices and the partial payments made
+//! against each one, and wants exact balances, statuses and dashboards, with role-based access.
+//! This crate is that whole domain as a library, with no HTTP and no SQL: a [`PharmaPay`]
+//! engine over any [`Store`].
+//!
+//! ```no_run
+//! # async fn demo<S: pharmapay_core::Store>(store: S) -> Result<(), Box<dyn std::error::Error>> {
+//! use pharmapay_core::{EngineOptions, PharmaPay, SystemClock};
+//! let engine = PharmaPay::open(store, SystemClock, EngineOptions::default()).await?;
+//! let session = engine.login("admin@example.com", "correct horse").await?;
+//! let caller = engine.authenticate(&session.token.token).await?;
+//! let summary = engine.dashboard_summary(&caller).await?;
+//! println!("total due: {}", summary.total_due);
+//! # Ok(()) }
+//! ```
+//!
+//! # Layout
+//! - [`engine`]: [`PharmaPay`], one method per use case; permissions are checked there.
+//! - [`store`]: the [`Store`] trait and its contract; backends live in other crates.
+//! - [`domain`]: records, the inputs that create them and the filters that list them.
+//! - [`error`]: the one [`Error`] enum every method returns.
+//! - [`money`]: exact amounts (D1); [`clock`]: the injected clock and the business calendar
+//!   (D2, D3); [`text`]: bounded text, emails and passwords.
+//! - [`access`]: permissions and the authenticated [`Principal`]; [`auth`]: Argon2id and JWT.
+//! - [`paging`]: pages, sorts and list parameters (D8); [`dashboard`]: figures (D12);
+//!   [`idempotency`]: idempotent creates (D23); [`seed`]: the initial data (D27).
+//! - `conformance` (feature `conformance`): the behavioural suite every store must pass.
+//!
+//! Decision ids (D1..D29) refer to the project's contract decisions; the comments that cite
+//! them explain why a rule is as it is.
+
+pub mod access;
+pub mod auth;
+pub mod clock;
+#[cfg(feature = "conformance")]
+pub mod conformance;
+pub mod dashboard;
+pub mod domain;
+pub mod engine;
+pub mod error;
+pub mod idempotency;
+pub mod ids;
+pub mod money;
+pub mod paging;
+pub mod seed;
+pub mod store;
+pub mod text;
+
+pub use access::{Access, Action, Collection, Permission, Principal};
+pub use clock::{BusinessCalendar, Clock, ManualClock, SystemClock};
+pub use engine::{AdminAccount, EngineOptions, Onboarding, PharmaPay, PharmacyDetails, Session};
+pub use error::{Entity, Error, FieldErrors, Result, RuleBroken};
+pub use money::Amount;
+pub use paging::{Page, PageRequest, Params, Sort, SortDir};
+pub use store::{Store, StoreError, StoreResult};
+
+pub use jiff;
+pub use rust_decimal;

@@ -1,0 +1,340 @@
+//! Paging, sorting and the reading of list parameters (D8).
+//!
+//! List endpoints take `page`, `pageSize`, `sortBy` and `sortDir` as text. The rules for them
+//! live here so every list, whatever its transport, treats them alike: `page` and `pageSize`
+//! below 1 or not integers are errors, a `pageSize` above 100 is clamped to 100, unknown sort
+//! keys are errors, and every sort ends with the record id as tie-breaker.
+
+use std::collections::HashMap;
+
+use crate::error::FieldErrors;
+
+/// Largest page size; larger requests are clamped to it (D8).
+pub const MAX_PAGE_SIZE: u32 = 100;
+
+/// Named text parameters, such as a URL query string.
+pub trait Params {
+    /// The value of `name`, if given.
+    fn get(&self, name: &str) -> Option<&str>;
+}
+
+impl Params for HashMap<String, String> {
+    fn get(&self, name: &str) -> Option<&str> {
+        HashMap::get(self, name).map(String::as_str)
+    }
+}
+
+impl Params for [(&str, &str)] {
+    fn get(&self, name: &str) -> Option<&str> {
+        self.iter().find(|(key, _)| *key == name).map(|(_, value)| *value)
+    }
+}
+
+impl<const N: usize> Params for [(&str, &str); N] {
+    fn get(&self, name: &str) -> Option<&str> {
+        Params::get(self.as_slice(), name)
+    }
+}
+
+impl Params for Vec<(String, String)> {
+    fn get(&self, name: &str) -> Option<&str> {
+        self.iter().find(|(key, _)| key == name).map(|(_, value)| value.as_str())
+    }
+}
+
+/// Sort direction.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum SortDir {
+    /// Smallest first.
+    #[default]
+    Asc,
+    /// Largest first.
+    Desc,
+}
+
+impl SortDir {
+    /// Parses `asc` or `desc`, in any case.
+    pub fn parse(value: &str) -> Option<Self> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "asc" => Some(SortDir::Asc),
+            "desc" => Some(SortDir::Desc),
+            _ => None,
+        }
+    }
+
+    /// `asc` or `desc`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SortDir::Asc => "asc",
+            SortDir::Desc => "desc",
+        }
+    }
+
+    /// Applies the direction to an ascending ordering.
+    pub fn apply(self, ordering: std::cmp::Ordering) -> std::cmp::Ordering {
+        match self {
+            SortDir::Asc => ordering,
+            SortDir::Desc => ordering.reverse(),
+        }
+    }
+}
+
+/// A sort key plus direction; ties are always broken by id in the same direction (D8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Sort<K> {
+    /// What to sort by.
+    pub key: K,
+    /// Which way.
+    pub dir: SortDir,
+}
+
+/// Sort keys that can be parsed from their API names.
+pub trait SortKey: Sized + Copy + 'static {
+    /// Every key with its API name.
+    const NAMES: &'static [(&'static str, Self)];
+
+    /// Parses an API name, in any case.
+    fn parse(value: &str) -> Option<Self> {
+        let value = value.trim();
+        Self::NAMES.iter().find(|(name, _)| name.eq_ignore_ascii_case(value)).map(|(_, key)| *key)
+    }
+
+    /// The API name of this key.
+    fn name(self) -> &'static str
+    where
+        Self: PartialEq,
+    {
+        Self::NAMES.iter().find(|(_, key)| *key == self).map(|(name, _)| *name).unwrap_or("id")
+    }
+}
+
+impl<K: SortKey> Sort<K> {
+    /// Reads `sortBy` and `sortDir`, falling back to the given defaults when absent.
+    pub fn from_params(
+        params: &(impl Params + ?Sized),
+        default: Sort<K>,
+        errors: &mut FieldErrors,
+    ) -> Sort<K> {
+        let mut sort = default;
+        if let Some(value) = params.get("sortBy") {
+            match K::parse(value) {
+                Some(key) => sort.key = key,
+                None => {
+                    let names: Vec<&str> = K::NAMES.iter().map(|(name, _)| *name).collect();
+                    errors.add("sortBy", format!("must be one of {}", names.join(", ")));
+                }
+            }
+        }
+        if let Some(value) = params.get("sortDir") {
+            match SortDir::parse(value) {
+                Some(dir) => sort.dir = dir,
+                None => errors.add("sortDir", "must be asc or desc"),
+            }
+        }
+        sort
+    }
+}
+
+/// Which page of a list to return: 1-based `page`, `page_size` in 1..=100.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PageRequest {
+    page: u32,
+    page_size: u32,
+}
+
+impl PageRequest {
+    /// A page request; `page_size` is clamped to 1..=100 and `page` to at least 1.
+    pub fn new(page: u32, page_size: u32) -> Self {
+        Self { page: page.max(1), page_size: page_size.clamp(1, MAX_PAGE_SIZE) }
+    }
+
+    /// Reads `page` and `pageSize` (D8): absent means 1 and `default_size`; below 1 or not an
+    /// integer is an error; above 100 is clamped to 100.
+    pub fn from_params(
+        params: &(impl Params + ?Sized),
+        default_size: u32,
+        errors: &mut FieldErrors,
+    ) -> Self {
+        let page = read_positive(params, "page", errors).unwrap_or(1);
+        let page_size = read_positive(params, "pageSize", errors).unwrap_or(u64::from(default_size));
+        let page = u32::try_from(page).unwrap_or(u32::MAX);
+        let page_size = u32::try_from(page_size.min(u64::from(MAX_PAGE_SIZE))).unwrap_or(MAX_PAGE_SIZE);
+        Self::new(page, page_size)
+    }
+
+    /// The 1-based page number.
+    pub fn page(self) -> u32 {
+        self.page
+    }
+
+    /// Items per page.
+    pub fn page_size(self) -> u32 {
+        self.page_size
+    }
+
+    /// How many items come before this page.
+    pub fn offset(self) -> u64 {
+        u64::from(self.page - 1) * u64::from(self.page_size)
+    }
+
+    /// Cuts this page out of a whole, already sorted list.
+    pub fn slice<T>(self, items: Vec<T>) -> Page<T> {
+        let total_count = items.len() as u64;
+        let offset = usize::try_from(self.offset()).unwrap_or(usize::MAX);
+        let items = items.into_iter().skip(offset).take(self.page_size as usize).collect();
+        Page { items, total_count, page: self.page, page_size: self.page_size }
+    }
+}
+
+fn read_positive(params: &(impl Params + ?Sized), name: &str, errors: &mut FieldErrors) -> Option<u64> {
+    let value = params.get(name)?;
+    match value.trim().parse::<i64>() {
+        Ok(number) if number >= 1 => Some(number as u64),
+        Ok(_) => {
+            errors.add(name, "must be at least 1");
+            None
+        }
+        Err(_) => {
+            // Integers too large for i64 are still integers: treat them as very large.
+            let digits = value.trim();
+            if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+                Some(u64::MAX)
+            } else {
+                errors.add(name, "must be an integer");
+                None
+            }
+        }
+    }
+}
+
+/// One page of a list, with the size of the whole filtered list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Page<T> {
+    /// The items of this page, in order.
+    pub items: Vec<T>,
+    /// How many items the whole filtered list holds.
+    pub total_count: u64,
+    /// The 1-based page number.
+    pub page: u32,
+    /// Items per page, as clamped.
+    pub page_size: u32,
+}
+
+impl<T> Page<T> {
+    /// Converts every item.
+    pub fn map<U>(self, f: impl FnMut(T) -> U) -> Page<U> {
+        Page {
+            items: self.items.into_iter().map(f).collect(),
+            total_count: self.total_count,
+            page: self.page,
+            page_size: self.page_size,
+        }
+    }
+}
+
+/// Reads an optional boolean parameter (`true`/`false`, any case).
+pub fn read_bool(params: &(impl Params + ?Sized), name: &str, errors: &mut FieldErrors) -> Option<bool> {
+    let value = params.get(name)?;
+    match value.trim().to_ascii_lowercase().as_str() {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => {
+            errors.add(name, "must be true or false");
+            None
+        }
+    }
+}
+
+/// Reads an optional positive integer id parameter.
+pub fn read_id(params: &(impl Params + ?Sized), name: &str, errors: &mut FieldErrors) -> Option<i64> {
+    let value = params.get(name)?;
+    match value.trim().parse::<i64>() {
+        Ok(id) if id >= 1 => Some(id),
+        _ => {
+            errors.add(name, "must be a positive integer");
+            None
+        }
+    }
+}
+
+/// Reads the dashboard's `limit` (D8): default 5, clamped to 1..=100; not an integer is an error.
+pub fn read_limit(params: &(impl Params + ?Sized), errors: &mut FieldErrors) -> u32 {
+    let Some(value) = params.get("limit") else { return 5 };
+    let value = value.trim();
+    match value.parse::<i64>() {
+        Ok(limit) => limit.clamp(1, i64::from(MAX_PAGE_SIZE)) as u32,
+        Err(_) if !value.is_empty() && value.trim_start_matches('-').bytes().all(|b| b.is_ascii_digit()) => {
+            if value.starts_with('-') { 1 } else { MAX_PAGE_SIZE }
+        }
+        Err(_) => {
+            errors.add("limit", "must be an integer");
+            5
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page(params: &[(&str, &str)]) -> (PageRequest, FieldErrors) {
+        let mut errors = FieldErrors::new();
+        let request = PageRequest::from_params(params, 15, &mut errors);
+        (request, errors)
+    }
+
+    #[test]
+    fn defaults_apply_when_absent() {
+        let (request, errors) = page(&[]);
+        assert!(errors.is_empty());
+        assert_eq!((request.page(), request.page_size()), (1, 15));
+    }
+
+    #[test]
+    fn d8_clamps_large_page_sizes_to_100() {
+        for size in ["101", "1000000", "99999999999999999999999"] {
+            let (request, errors) = page(&[("pageSize", size)]);
+            assert!(errors.is_empty(), "size {size}");
+            assert_eq!(request.page_size(), 100, "size {size}");
+        }
+    }
+
+    #[test]
+    fn d8_rejects_values_below_one_or_not_integers() {
+        for (name, value) in [("page", "0"), ("page", "-1"), ("pageSize", "0"), ("pageSize", "ten"),
+            ("page", "1.5"), ("page", "")]
+        {
+            let (_, errors) = page(&[(name, value)]);
+            assert!(errors.contains(name), "{name}={value:?} should be rejected");
+        }
+    }
+
+    #[test]
+    fn slicing_reports_the_whole_count() {
+        let request = PageRequest::new(2, 3);
+        let result = request.slice((1..=8).collect::<Vec<_>>());
+        assert_eq!(result.items, vec![4, 5, 6]);
+        assert_eq!(result.total_count, 8);
+        assert_eq!(PageRequest::new(9, 3).slice(vec![1, 2]).items, Vec::<i32>::new());
+    }
+
+    #[test]
+    fn dashboard_limit_is_clamped_to_1_through_100() {
+        let mut errors = FieldErrors::new();
+        assert_eq!(read_limit(&[], &mut errors), 5);
+        assert_eq!(read_limit(&[("limit", "0")], &mut errors), 1);
+        assert_eq!(read_limit(&[("limit", "-7")], &mut errors), 1);
+        assert_eq!(read_limit(&[("limit", "500")], &mut errors), 100);
+        assert_eq!(read_limit(&[("limit", "99999999999999999999")], &mut errors), 100);
+        assert!(errors.is_empty());
+        assert_eq!(read_limit(&[("limit", "five")], &mut errors), 5);
+        assert!(errors.contains("limit"));
+    }
+
+    #[test]
+    fn sort_direction_parses_in_any_case() {
+        assert_eq!(SortDir::parse("DESC"), Some(SortDir::Desc));
+        assert_eq!(SortDir::parse("Asc"), Some(SortDir::Asc));
+        assert_eq!(SortDir::parse("up"), None);
+    }
+}
