@@ -221,12 +221,7 @@ impl Permission {
 
     /// The wildcard entry `GET /api/users/me/permissions` answers for an admin (D19).
     pub fn full_access() -> Self {
-        Self {
-            id: PermissionId(0),
-            collection: "*".into(),
-            action: "*".into(),
-            description: "Full access".into(),
-        }
+        Self { id: PermissionId(0), collection: "*".into(), action: "*".into(), description: "Full access".into() }
     }
 }
 

@@ -142,8 +142,8 @@ impl Tokens {
         if secret_chars < MIN_SECRET_CHARS {
             return Err(TokenConfigError::SecretTooShort(secret_chars));
         }
-        let lifetime_ok = settings.lifetime >= SignedDuration::from_secs(1)
-            && settings.lifetime <= SignedDuration::from_hours(8760);
+        let lifetime_ok =
+            settings.lifetime >= SignedDuration::from_secs(1) && settings.lifetime <= SignedDuration::from_hours(8760);
         if !lifetime_ok {
             return Err(TokenConfigError::Lifetime);
         }
@@ -275,10 +275,7 @@ impl Passwords {
         let _permit = self.permits.acquire().await.expect("the hashing semaphore is never closed");
         let argon2 = self.argon2.clone();
         match tokio::runtime::Handle::try_current() {
-            Ok(handle) => handle
-                .spawn_blocking(move || work(&argon2))
-                .await
-                .expect("password hashing does not panic"),
+            Ok(handle) => handle.spawn_blocking(move || work(&argon2)).await.expect("password hashing does not panic"),
             Err(_) => work(&argon2),
         }
     }
@@ -299,8 +296,7 @@ impl Passwords {
     pub(crate) async fn verify(&self, password: &str, hash: &str) -> bool {
         let password = password.to_owned();
         let hash = hash.to_owned();
-        self.run_bounded(move |argon2| argon2.verify_password(password.as_bytes(), hash.as_str()).is_ok())
-            .await
+        self.run_bounded(move |argon2| argon2.verify_password(password.as_bytes(), hash.as_str()).is_ok()).await
     }
 
     /// Spends the time of one verification without a real hash to check (D21).

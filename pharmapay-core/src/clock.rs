@@ -62,8 +62,7 @@ impl Clock for ManualClock {
 
 /// Drops sub-microsecond precision, the precision every store keeps.
 pub fn to_micros(instant: Timestamp) -> Timestamp {
-    Timestamp::from_microsecond(instant.as_microsecond())
-        .expect("truncating precision keeps a timestamp in range")
+    Timestamp::from_microsecond(instant.as_microsecond()).expect("truncating precision keeps a timestamp in range")
 }
 
 /// Why a date or timestamp did not parse.
@@ -200,17 +199,20 @@ mod tests {
         assert_eq!(parse_datetime("2024-03-01").unwrap(), ts("2024-03-01T00:00:00Z"));
         assert_eq!(parse_datetime("2024-03-01T10:00:00+05:30").unwrap(), ts("2024-03-01T04:30:00Z"));
         assert_eq!(parse_datetime("2024-03-01T10:00:00.5Z").unwrap(), ts("2024-03-01T10:00:00.5Z"));
-        assert_eq!(
-            parse_datetime("2024-03-01T10:00:00.123456789Z").unwrap(),
-            ts("2024-03-01T10:00:00.123456Z")
-        );
+        assert_eq!(parse_datetime("2024-03-01T10:00:00.123456789Z").unwrap(), ts("2024-03-01T10:00:00.123456Z"));
     }
 
     #[test]
     fn d2_rejects_other_shapes() {
-        for bad in ["", "2024-13-01", "2024-02-30", "01/02/2024", "2024-03-01T10:00:00", "yesterday",
-            "2024-03-01T10:00:00Z[Europe/Paris]"]
-        {
+        for bad in [
+            "",
+            "2024-13-01",
+            "2024-02-30",
+            "01/02/2024",
+            "2024-03-01T10:00:00",
+            "yesterday",
+            "2024-03-01T10:00:00Z[Europe/Paris]",
+        ] {
             assert_eq!(parse_datetime(bad), Err(DateError::Format), "input {bad:?}");
         }
         assert_eq!(parse_datetime("1800-01-01"), Err(DateError::OutOfRange));

@@ -28,7 +28,9 @@ use crate::domain::{
     TransactionQuery, User, UserUpdate, Vendor, VendorQuery, VendorType,
 };
 use crate::error::{Entity, Error, FieldErrors, IdempotencyClash, Result, RuleBroken};
-use crate::idempotency::{ClaimOutcome, Created, IdempotencyClaim, IdempotencyKey, IdempotencyRequest, IdempotencyTicket, Replay};
+use crate::idempotency::{
+    ClaimOutcome, Created, IdempotencyClaim, IdempotencyKey, IdempotencyRequest, IdempotencyTicket, Replay,
+};
 use crate::ids::{InvoiceId, PermissionId, PolicyId, RoleId, TransactionId, UserId, VendorId};
 use crate::paging::Page;
 use crate::store::{LoginGate, NewUserRecord, Store, StoreError, WriteContext};
@@ -194,7 +196,8 @@ fn conflict_in(entity: Entity) -> impl Fn(StoreError) -> Error {
 }
 
 fn check_reason(reason: Option<String>) -> Result<Option<String>> {
-    text::optional(reason.as_deref(), TEXT_MAX, Lines::Multi).map_err(|error| Error::invalid("reason", error.to_string()))
+    text::optional(reason.as_deref(), TEXT_MAX, Lines::Multi)
+        .map_err(|error| Error::invalid("reason", error.to_string()))
 }
 
 fn decimal_text(value: rust_decimal::Decimal) -> Value {
@@ -396,10 +399,14 @@ impl<S: Store> PharmaPay<S> {
         };
         let mut ctx = WriteContext::new(None, self.now());
         ctx.changes = Some(json!({ "pharmacy": pharmacy.name, "adminEmail": record.email }).to_string());
-        let (vendor, user) = self.store.complete_onboarding(pharmacy, record, ctx).await.map_err(|error| match error {
-            StoreError::Conflict { field } => Error::Conflict { entity: Entity::User, field: if field == "email" { "adminUser.email" } else { field } },
-            other => store_error(other),
-        })?;
+        let (vendor, user) =
+            self.store.complete_onboarding(pharmacy, record, ctx).await.map_err(|error| match error {
+                StoreError::Conflict { field } => Error::Conflict {
+                    entity: Entity::User,
+                    field: if field == "email" { "adminUser.email" } else { field },
+                },
+                other => store_error(other),
+            })?;
         info!(vendor_id = %vendor.id, user_id = %user.id, "onboarding complete");
         self.issue_session(user, Timestamp::UNIX_EPOCH).await
     }
@@ -780,7 +787,11 @@ impl<S: Store> PharmaPay<S> {
     ///
     /// # Errors
     /// [`Error::Forbidden`]; store failures.
-    pub async fn list_transactions(&self, principal: &Principal, query: &TransactionQuery) -> Result<Page<Transaction>> {
+    pub async fn list_transactions(
+        &self,
+        principal: &Principal,
+        query: &TransactionQuery,
+    ) -> Result<Page<Transaction>> {
         principal.require(Access::new(Collection::Transaction, Action::Read))?;
         self.store.list_transactions(query).await.map_err(store_error)
     }
@@ -854,7 +865,12 @@ impl<S: Store> PharmaPay<S> {
     /// # Errors
     /// [`Error::Forbidden`]; [`Error::NotFound`].
     #[instrument(skip_all, fields(transaction_id = %id))]
-    pub async fn delete_transaction(&self, principal: &Principal, id: TransactionId, reason: Option<String>) -> Result<()> {
+    pub async fn delete_transaction(
+        &self,
+        principal: &Principal,
+        id: TransactionId,
+        reason: Option<String>,
+    ) -> Result<()> {
         principal.require(Access::new(Collection::Transaction, Action::Delete))?;
         let mut ctx = self.ctx(principal);
         ctx.reason = check_reason(reason)?;
@@ -1022,7 +1038,8 @@ impl<S: Store> PharmaPay<S> {
     /// [`Error::Unauthenticated`] when the caller's account is gone; store failures.
     pub async fn profile(&self, principal: &Principal) -> Result<Profile> {
         let user = self.active_user(principal.user_id).await.map_err(|_| Error::Unauthenticated)?;
-        let role_name = self.store.get_role(user.role_id).await.map_err(store_error)?.map(|role| role.name).unwrap_or_default();
+        let role_name =
+            self.store.get_role(user.role_id).await.map_err(store_error)?.map(|role| role.name).unwrap_or_default();
         let is_admin = user.role_id == ADMIN_ROLE_ID;
         let permissions = if is_admin {
             vec!["*:*".to_owned()]
@@ -1344,7 +1361,8 @@ impl<S: Store> PharmaPay<S> {
         }
         let value = text::required(value, CODE_MAX).map_err(|error| Error::invalid("value", error.to_string()))?;
         let calendar = if key == TIME_ZONE {
-            let calendar = BusinessCalendar::parse(&value).map_err(|error| Error::invalid("value", error.to_string()))?;
+            let calendar =
+                BusinessCalendar::parse(&value).map_err(|error| Error::invalid("value", error.to_string()))?;
             Some(calendar)
         } else {
             None

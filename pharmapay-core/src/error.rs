@@ -89,11 +89,7 @@ impl FieldErrors {
     }
 
     /// Keeps the value of `result`, or records its error under `field` and returns `None`.
-    pub fn check<T, E: fmt::Display>(
-        &mut self,
-        field: &str,
-        result: std::result::Result<T, E>,
-    ) -> Option<T> {
+    pub fn check<T, E: fmt::Display>(&mut self, field: &str, result: std::result::Result<T, E>) -> Option<T> {
         match result {
             Ok(value) => Some(value),
             Err(error) => {
@@ -179,13 +175,9 @@ impl RuleBroken {
             RuleBroken::SystemRoleDelete => "System roles cannot be deleted.".into(),
             RuleBroken::SystemRoleRename => "System roles cannot be renamed.".into(),
             RuleBroken::OwnPharmacyDelete => "The pharmacy's own vendor record cannot be deleted.".into(),
-            RuleBroken::OwnPharmacyType => {
-                "A vendor cannot be changed to or from OwnPharmacy.".into()
-            }
+            RuleBroken::OwnPharmacyType => "A vendor cannot be changed to or from OwnPharmacy.".into(),
             RuleBroken::DeleteSelf => "You cannot delete your own account.".into(),
-            RuleBroken::LastAdmin => {
-                "The last active admin cannot be deleted or moved off the Admin role.".into()
-            }
+            RuleBroken::LastAdmin => "The last active admin cannot be deleted or moved off the Admin role.".into(),
             RuleBroken::ParentInactive(parent) => {
                 format!("The record cannot be restored while its {} is inactive.", parent.name().to_lowercase())
             }

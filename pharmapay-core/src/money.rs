@@ -56,7 +56,11 @@ pub fn parse_decimal(text: &str) -> Result<Decimal, AmountError> {
     let value = match plain_parts(text) {
         Some((integer, _)) => Decimal::from_str_exact(text).map_err(|_| {
             // A well-formed plain number only fails by needing more than 28 digits.
-            if integer.trim_start_matches('0').len() > 12 { AmountError::TooLarge } else { AmountError::TooManyDecimals }
+            if integer.trim_start_matches('0').len() > 12 {
+                AmountError::TooLarge
+            } else {
+                AmountError::TooManyDecimals
+            }
         })?,
         None if is_exponent_form(text) => Decimal::from_scientific(text).map_err(|_| AmountError::NotANumber)?,
         None => return Err(AmountError::NotANumber),
@@ -77,7 +81,10 @@ fn plain_parts(text: &str) -> Option<(&str, &str)> {
 fn is_exponent_form(text: &str) -> bool {
     let Some((mantissa, exponent)) = text.split_once(['e', 'E']) else { return false };
     let exponent = exponent.strip_prefix(['+', '-']).unwrap_or(exponent);
-    plain_parts(mantissa).is_some() && !exponent.is_empty() && exponent.len() <= 3 && exponent.bytes().all(|b| b.is_ascii_digit())
+    plain_parts(mantissa).is_some()
+        && !exponent.is_empty()
+        && exponent.len() <= 3
+        && exponent.bytes().all(|b| b.is_ascii_digit())
 }
 
 fn check_range(value: Decimal) -> Result<Decimal, AmountError> {

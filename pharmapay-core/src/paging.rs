@@ -110,11 +110,7 @@ pub trait SortKey: Sized + Copy + 'static {
 
 impl<K: SortKey> Sort<K> {
     /// Reads `sortBy` and `sortDir`, falling back to the given defaults when absent.
-    pub fn from_params(
-        params: &(impl Params + ?Sized),
-        default: Sort<K>,
-        errors: &mut FieldErrors,
-    ) -> Sort<K> {
+    pub fn from_params(params: &(impl Params + ?Sized), default: Sort<K>, errors: &mut FieldErrors) -> Sort<K> {
         let mut sort = default;
         if let Some(value) = params.get("sortBy") {
             match K::parse(value) {
@@ -150,11 +146,7 @@ impl PageRequest {
 
     /// Reads `page` and `pageSize` (D8): absent means 1 and `default_size`; below 1 or not an
     /// integer is an error; above 100 is clamped to 100.
-    pub fn from_params(
-        params: &(impl Params + ?Sized),
-        default_size: u32,
-        errors: &mut FieldErrors,
-    ) -> Self {
+    pub fn from_params(params: &(impl Params + ?Sized), default_size: u32, errors: &mut FieldErrors) -> Self {
         let page = read_positive(params, "page", errors).unwrap_or(1);
         let page_size = read_positive(params, "pageSize", errors).unwrap_or(u64::from(default_size));
         let page = u32::try_from(page).unwrap_or(u32::MAX);
@@ -301,8 +293,8 @@ mod tests {
 
     #[test]
     fn d8_rejects_values_below_one_or_not_integers() {
-        for (name, value) in [("page", "0"), ("page", "-1"), ("pageSize", "0"), ("pageSize", "ten"),
-            ("page", "1.5"), ("page", "")]
+        for (name, value) in
+            [("page", "0"), ("page", "-1"), ("pageSize", "0"), ("pageSize", "ten"), ("page", "1.5"), ("page", "")]
         {
             let (_, errors) = page(&[(name, value)]);
             assert!(errors.contains(name), "{name}={value:?} should be rejected");

@@ -347,7 +347,10 @@ pub trait Store: Send + Sync + 'static {
     ) -> impl Future<Output = StoreResult<Transaction>> + Send;
 
     /// A page of payments.
-    fn list_transactions(&self, query: &TransactionQuery) -> impl Future<Output = StoreResult<Page<Transaction>>> + Send;
+    fn list_transactions(
+        &self,
+        query: &TransactionQuery,
+    ) -> impl Future<Output = StoreResult<Page<Transaction>>> + Send;
 
     // Users
 
@@ -362,7 +365,12 @@ pub trait Store: Send + Sync + 'static {
 
     /// Replaces an active user's fields; refuses moving the last active admin off the Admin
     /// role with `Rule(LastAdmin)` (D18).
-    fn update_user(&self, id: UserId, user: UserUpdate, ctx: WriteContext) -> impl Future<Output = StoreResult<User>> + Send;
+    fn update_user(
+        &self,
+        id: UserId,
+        user: UserUpdate,
+        ctx: WriteContext,
+    ) -> impl Future<Output = StoreResult<User>> + Send;
 
     /// Soft-deletes an active user and revokes their tokens (`tokens_revoked_at = ctx.at`);
     /// refuses the last active admin with `Rule(LastAdmin)`.
@@ -420,7 +428,12 @@ pub trait Store: Send + Sync + 'static {
 
     /// Changes an active role's name and description; a system role keeps its name
     /// (`Rule(SystemRoleRename)`).
-    fn update_role(&self, id: RoleId, role: NewRole, ctx: WriteContext) -> impl Future<Output = StoreResult<Role>> + Send;
+    fn update_role(
+        &self,
+        id: RoleId,
+        role: NewRole,
+        ctx: WriteContext,
+    ) -> impl Future<Output = StoreResult<Role>> + Send;
 
     /// Soft-deletes an active non-system role (`Rule(SystemRoleDelete)` for system roles).
     fn delete_role(&self, id: RoleId, ctx: WriteContext) -> impl Future<Output = StoreResult<()>> + Send;

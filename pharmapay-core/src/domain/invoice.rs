@@ -379,8 +379,13 @@ mod tests {
         assert_eq!(query.sort, Sort { key: InvoiceSortKey::InvoiceDate, dir: SortDir::Desc });
         assert_eq!(query.page.page_size(), 15);
         assert_eq!(query.filter.is_active, None);
-        let errors = InvoiceQuery::from_params(&[("status", "Late"), ("minAmount", "1.23456"),
-            ("fromDate", "yesterday"), ("vendorId", "x")]).unwrap_err();
+        let errors = InvoiceQuery::from_params(&[
+            ("status", "Late"),
+            ("minAmount", "1.23456"),
+            ("fromDate", "yesterday"),
+            ("vendorId", "x"),
+        ])
+        .unwrap_err();
         for field in ["status", "minAmount", "fromDate", "vendorId"] {
             assert!(errors.contains(field), "{field}: {errors}");
         }

@@ -201,8 +201,20 @@ impl NewVendor {
         super::tidy_optional(&mut self.address, "address", TEXT_MAX, Lines::Multi, &mut errors);
         super::tidy_optional(&mut self.phone, "phone", CODE_MAX, Lines::Single, &mut errors);
         super::tidy_optional_email(&mut self.email, "email", &mut errors);
-        super::tidy_optional(&mut self.drug_license_number1, "drugLicenseNumber1", CODE_MAX, Lines::Single, &mut errors);
-        super::tidy_optional(&mut self.drug_license_number2, "drugLicenseNumber2", CODE_MAX, Lines::Single, &mut errors);
+        super::tidy_optional(
+            &mut self.drug_license_number1,
+            "drugLicenseNumber1",
+            CODE_MAX,
+            Lines::Single,
+            &mut errors,
+        );
+        super::tidy_optional(
+            &mut self.drug_license_number2,
+            "drugLicenseNumber2",
+            CODE_MAX,
+            Lines::Single,
+            &mut errors,
+        );
         if self.additional_drug_license_numbers.len() > MAX_EXTRA_LICENSES {
             errors.add("additionalDrugLicenseNumbers", format!("must list at most {MAX_EXTRA_LICENSES} numbers"));
         }
@@ -345,8 +357,13 @@ mod tests {
     fn list_parameters_follow_the_spec_defaults() {
         let query = VendorQuery::from_params(&[]).unwrap();
         assert_eq!(query, VendorQuery::default());
-        let query = VendorQuery::from_params(&[("sortBy", "OUTSTANDINGBALANCE"), ("sortDir", "desc"),
-            ("isActive", "false"), ("search", " AcMe ")]).unwrap();
+        let query = VendorQuery::from_params(&[
+            ("sortBy", "OUTSTANDINGBALANCE"),
+            ("sortDir", "desc"),
+            ("isActive", "false"),
+            ("search", " AcMe "),
+        ])
+        .unwrap();
         assert_eq!(query.sort.key, VendorSortKey::OutstandingBalance);
         assert_eq!(query.sort.dir, SortDir::Desc);
         assert!(!query.filter.is_active);

@@ -1,0 +1,285 @@
+//! The behavioural suite every [`Store`] must pass, written once and run against each backend.
+//!
+//! Each case drives a [`PharmaPay`] engine over a fresh store and checks what the API promises:
+//! computed figures, filters and sorts, uniqueness, soft deletes and restores, access rules,
+//! idempotency and the audit log, plus races that must end in exactly one winner. A backend's
+//! tests run the whole suite with one macro call:
+//!
+//! ```text
+//! async fn fresh_store() -> (MyStore, impl Sized) { (MyStore::new(), ()) }
+//! pharmapay_core::store_conformance_tests!(fresh_store);
+//! ```
+//!
+//! The function returns the store and a guard kept alive until the case ends (a temporary
+//! file or database to drop). [`model`] holds random operation sequences for property tests.
+
+pub mod cases;
+pub mod model;
+
+use jiff::{SignedDuration, Timestamp};
+
+use crate::access::{PHARMACIST_ROLE_ID, Principal};
+use crate::auth::{PasswordOptions, Secret};
+use crate::clock::ManualClock;
+use crate::domain::{
+    Invoice, NewInvoice, NewTransaction, NewUser, NewVendor, Transaction, TransactionType, Vendor, VendorType,
+};
+use crate::engine::{AdminAccount, EngineOptions, Onboarding, PharmaPay, PharmacyDetails, Session};
+use crate::idempotency::Created;
+use crate::ids::{InvoiceId, VendorId};
+use crate::money::Amount;
+use crate::store::Store;
+use crate::text::Password;
+
+/// The instant every case starts at: 2024-05-10 10:00 UTC.
+pub fn start_time() -> Timestamp {
+    "2024-05-10T10:00:00Z".parse().expect("a valid timestamp")
+}
+
+/// A timestamp from RFC 3339 text.
+///
+/// # Panics
+/// On text that is not a timestamp; test data only.
+pub fn ts(text: &str) -> Timestamp {
+    text.parse().unwrap_or_else(|_| panic!("test timestamp {text:?} must parse"))
+}
+
+/// An amount from text.
+///
+/// # Panics
+/// On text that is not a positive amount; test data only.
+pub fn amount(text: &str) -> Amount {
+    Amount::parse(text).unwrap_or_else(|error| panic!("test amount {text:?}: {error}"))
+}
+
+/// A decimal from text.
+///
+/// # Panics
+/// On text that is not a decimal; test data only.
+pub fn dec(text: &str) -> rust_decimal::Decimal {
+    rust_decimal::Decimal::from_str_exact(text).unwrap_or_else(|error| panic!("test decimal {text:?}: {error}"))
+}
+
+/// Engine options for tests: a fixed secret and cheap Argon2 parameters, so suites that create
+/// many users stay fast. The production defaults are tested in `auth`.
+pub fn test_options() -> EngineOptions {
+    EngineOptions {
+        jwt_secret: Some(Secret::new("conformance-secret-conformance-secret")),
+        passwords: PasswordOptions {
+            params: argon2::Params::new(1024, 1, 1, None).expect("valid Argon2 parameters"),
+            max_concurrent: 4,
+        },
+        ..EngineOptions::default()
+    }
+}
+
+/// The onboarding every case starts from: pharmacy "Apollo Pharmacy", admin admin@example.com.
+pub fn onboarding() -> Onboarding {
+    Onboarding {
+        pharmacy: PharmacyDetails {
+            name: "Apollo Pharmacy".into(),
+            address: Some("12 MG Road".into()),
+            phone: None,
+            email: None,
+            drug_license_number1: Some("DL-001".into()),
+        },
+        admin: AdminAccount {
+            first_name: "Asha".into(),
+            last_name: "Rao".into(),
+            email: "admin@example.com".into(),
+            password: Password::parse("admin-password").expect("a valid password"),
+        },
+    }
+}
+
+/// An onboarded engine with a moveable clock and a signed-in admin.
+pub struct Fixture<S> {
+    /// The engine.
+    pub engine: PharmaPay<S>,
+    /// Its clock.
+    pub clock: ManualClock,
+    /// The admin's session.
+    pub admin_session: Session,
+    /// The admin, as a verified caller.
+    pub admin: Principal,
+}
+
+/// An engine over `store`, not yet onboarded, at [`start_time`].
+///
+/// # Panics
+/// When the engine cannot open; a conformance failure.
+pub async fn engine<S: Store>(store: S) -> (PharmaPay<S>, ManualClock) {
+    let clock = ManualClock::new(start_time());
+    let engine = PharmaPay::open(store, clock.clone(), test_options()).await.expect("the engine opens");
+    (engine, clock)
+}
+
+/// Unwraps a create that was not replayed.
+///
+/// # Panics
+/// When it was replayed.
+pub fn created<T: std::fmt::Debug>(created: Created<T>) -> T {
+    match created {
+        Created::New(value) => value,
+        Created::Replayed(replay) => panic!("expected a new record, got a replay: {replay:?}"),
+    }
+}
+
+impl<S: Store> Fixture<S> {
+    /// Onboards a fresh store and signs the admin in.
+    ///
+    /// # Panics
+    /// When onboarding fails; a conformance failure.
+    pub async fn new(store: S) -> Self {
+        let (engine, clock) = engine(store).await;
+        let admin_session = engine.complete_onboarding(onboarding()).await.expect("onboarding succeeds");
+        let admin = engine.authenticate(&admin_session.token.token).await.expect("the onboarding token works");
+        Self { engine, clock, admin_session, admin }
+    }
+
+    /// Moves the clock.
+    pub fn advance(&self, by: SignedDuration) {
+        self.clock.advance(by);
+    }
+
+    /// Creates a vendor of type Wholesaler.
+    ///
+    /// # Panics
+    /// On failure.
+    pub async fn vendor(&self, name: &str) -> Vendor {
+        created(
+            self.engine
+                .create_vendor(&self.admin, NewVendor::new(name, VendorType::Wholesaler), None)
+                .await
+                .expect("vendor created"),
+        )
+    }
+
+    /// An invoice input dated at the clock's day, due `due_days` later (may be negative, making
+    /// the invoice date earlier instead).
+    pub fn new_invoice(&self, vendor: VendorId, number: &str, total: &str, due: &str) -> NewInvoice {
+        let due_date = ts(due);
+        let invoice_date = due_date.min(self.clock_now());
+        NewInvoice {
+            vendor_id: vendor,
+            invoice_number: number.into(),
+            amount: amount(total),
+            invoice_date,
+            due_date,
+            description: None,
+        }
+    }
+
+    fn clock_now(&self) -> Timestamp {
+        self.engine.now()
+    }
+
+    /// Creates an invoice due at `due` (RFC 3339).
+    ///
+    /// # Panics
+    /// On failure.
+    pub async fn invoice(&self, vendor: VendorId, number: &str, total: &str, due: &str) -> Invoice {
+        let input = self.new_invoice(vendor, number, total, due);
+        created(self.engine.create_invoice(&self.admin, input, None).await.expect("invoice created"))
+    }
+
+    /// A payment input dated now.
+    pub fn new_payment(&self, invoice: InvoiceId, paid: &str) -> NewTransaction {
+        NewTransaction {
+            invoice_id: invoice,
+            amount: amount(paid),
+            transaction_date: self.clock_now(),
+            transaction_type: TransactionType::Upi,
+            description: None,
+        }
+    }
+
+    /// Records a payment dated now.
+    ///
+    /// # Panics
+    /// On failure.
+    pub async fn pay(&self, invoice: InvoiceId, paid: &str) -> Transaction {
+        let input = self.new_payment(invoice, paid);
+        created(self.engine.create_transaction(&self.admin, input, None).await.expect("payment recorded"))
+    }
+
+    /// Creates a user with `role` and signs them in.
+    ///
+    /// # Panics
+    /// On failure.
+    pub async fn user_with_role(&self, email: &str, role: crate::ids::RoleId) -> (Session, Principal) {
+        let user = NewUser {
+            first_name: "Ravi".into(),
+            last_name: "Kumar".into(),
+            email: email.into(),
+            password: Password::parse("user-password").expect("a valid password"),
+            role_id: role,
+        };
+        created(self.engine.create_user(&self.admin, user, None).await.expect("user created"));
+        let session = self.engine.login(email, "user-password").await.expect("the new user signs in");
+        let principal = self.engine.authenticate(&session.token.token).await.expect("the new token works");
+        (session, principal)
+    }
+
+    /// Creates a pharmacist (role 2) and signs them in.
+    ///
+    /// # Panics
+    /// On failure.
+    pub async fn pharmacist(&self, email: &str) -> (Session, Principal) {
+        self.user_with_role(email, PHARMACIST_ROLE_ID).await
+    }
+}
+
+/// Generates one `#[tokio::test]` per conformance case for the store made by `$fresh`, an async
+/// function returning `(store, guard)`.
+#[macro_export]
+macro_rules! store_conformance_tests {
+    ($fresh:path) => {
+        $crate::store_conformance_tests!(@cases $fresh;
+            onboarding_creates_the_pharmacy_and_the_first_admin_once,
+            concurrent_onboarding_makes_exactly_one_admin,
+            login_issues_a_token_with_the_spec_claims,
+            login_refuses_wrong_unknown_and_inactive_alike,
+            login_is_throttled_after_five_failures_until_the_window_passes,
+            parallel_failed_logins_never_pass_the_limit,
+            tokens_stop_working_after_delete_or_password_change,
+            permissions_resolve_from_role_and_user_policies,
+            permission_checks_answer_forbidden,
+            vendors_are_created_read_updated_deleted_and_restored,
+            own_pharmacy_vendor_is_protected,
+            vendor_totals_follow_active_invoices_and_payments,
+            vendor_list_filters_sorts_and_pages,
+            invoices_enforce_active_vendors_and_unique_numbers,
+            invoice_status_follows_the_table_and_the_clock,
+            invoice_list_filters_by_every_parameter,
+            invoice_list_sorts_by_every_key_with_id_tie_breaks,
+            payments_keep_paid_and_pending_exact,
+            payment_updates_move_amounts_between_invoices,
+            payment_rules_refuse_future_dates_and_inactive_invoices,
+            transaction_list_filters_and_sorts,
+            users_are_managed_with_unique_emails,
+            the_last_admin_and_oneself_cannot_be_removed,
+            roles_are_managed_and_system_roles_protected,
+            policies_are_managed_with_unique_active_names,
+            settings_update_only_values_and_time_zones_must_exist,
+            business_time_zone_moves_today,
+            dashboard_figures_follow_d12,
+            audit_log_records_writes_with_reasons,
+            idempotent_creates_replay_and_refuse_clashes,
+            parallel_idempotent_retries_create_one_record,
+            concurrent_payments_sum_exactly,
+            concurrent_invoice_numbers_have_one_winner,
+            profile_and_password_change_follow_d24,
+            token_secret_is_kept_in_the_store,
+        );
+    };
+    (@cases $fresh:path; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() {
+                let (store, _guard) = $fresh().await;
+                $crate::conformance::cases::$case(store).await;
+            }
+        )*
+    };
+}

@@ -1,0 +1,574 @@
+//! Random operation sequences for property tests.
+//!
+//! [`ops`] generates sequences of vendor, invoice and payment operations (creates, updates,
+//! deletes, restores) interleaved with moves of the clock. A [`Model`] applies them to an
+//! engine, keeping the ids it created so later operations can refer to them, and records each
+//! outcome. Two uses:
+//! - [`Model::check_invariants`] asserts, after any step, the rules that must always hold:
+//!   paid is the exact sum of active payments, pending is amount minus paid, status follows the
+//!   table, vendor and dashboard totals are their sums, and pages partition sorted lists;
+//! - [`Model::snapshot`] renders everything observable with ids replaced by creation order, so
+//!   two backends fed the same sequence can be compared for identical answers.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use jiff::{SignedDuration, Timestamp};
+use proptest::prelude::*;
+use rust_decimal::Decimal;
+
+use super::Fixture;
+use crate::domain::{
+    Invoice, InvoiceQuery, InvoiceSortKey, InvoiceStatus, NewInvoice, NewTransaction, NewVendor, Transaction,
+    TransactionQuery, TransactionSortKey, TransactionType, Vendor, VendorQuery, VendorSortKey, VendorType,
+};
+use crate::error::Error;
+use crate::ids::{InvoiceId, TransactionId, VendorId};
+use crate::money::Amount;
+use crate::paging::{PageRequest, Sort, SortDir};
+use crate::store::Store;
+
+const NAMES: [&str; 5] = ["Acme", "acme", "Beta Traders", "gamma", "Delta"];
+const NUMBERS: [&str; 6] = ["N-1", "n-1", "N-2", "N-3", "N-4", "N-5"];
+const KINDS: [TransactionType; 3] = [TransactionType::Cash, TransactionType::Upi, TransactionType::NetBanking];
+
+/// One step of a random history. Indexes pick among the records created so far (modulo count).
+#[derive(Clone, Debug)]
+pub enum Op {
+    /// Create a vendor with one of a few names (some equal but for case).
+    CreateVendor {
+        /// Name index.
+        name: u8,
+    },
+    /// Replace a vendor's name and type.
+    UpdateVendor {
+        /// Which vendor.
+        vendor: u8,
+        /// Name index.
+        name: u8,
+    },
+    /// Soft-delete a vendor.
+    DeleteVendor {
+        /// Which vendor.
+        vendor: u8,
+    },
+    /// Restore a vendor.
+    RestoreVendor {
+        /// Which vendor.
+        vendor: u8,
+    },
+    /// Create an invoice (numbers repeat, so conflicts happen).
+    CreateInvoice {
+        /// Which vendor.
+        vendor: u8,
+        /// Number index.
+        number: u8,
+        /// Amount in hundredths.
+        cents: u32,
+        /// Due date, in days from now.
+        due_days: i8,
+    },
+    /// Replace an invoice.
+    UpdateInvoice {
+        /// Which invoice.
+        invoice: u8,
+        /// Which vendor.
+        vendor: u8,
+        /// Number index.
+        number: u8,
+        /// Amount in hundredths.
+        cents: u32,
+        /// Due date, in days from now.
+        due_days: i8,
+    },
+    /// Cancel an invoice.
+    DeleteInvoice {
+        /// Which invoice.
+        invoice: u8,
+    },
+    /// Restore an invoice.
+    RestoreInvoice {
+        /// Which invoice.
+        invoice: u8,
+    },
+    /// Record a payment.
+    Pay {
+        /// Which invoice.
+        invoice: u8,
+        /// Amount in ten-thousandths.
+        units: u32,
+        /// Dated this many days ago.
+        days_ago: u8,
+        /// Payment type index.
+        kind: u8,
+    },
+    /// Replace a payment, possibly moving it to another invoice.
+    UpdatePayment {
+        /// Which payment.
+        payment: u8,
+        /// Which invoice.
+        invoice: u8,
+        /// Amount in ten-thousandths.
+        units: u32,
+    },
+    /// Delete a payment.
+    DeletePayment {
+        /// Which payment.
+        payment: u8,
+    },
+    /// Restore a payment.
+    RestorePayment {
+        /// Which payment.
+        payment: u8,
+    },
+    /// Move the clock forward.
+    AdvanceHours(u16),
+}
+
+/// A strategy for one operation, weighted towards creates and payments.
+pub fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        3 => any::<u8>().prop_map(|name| Op::CreateVendor { name }),
+        1 => (any::<u8>(), any::<u8>()).prop_map(|(vendor, name)| Op::UpdateVendor { vendor, name }),
+        1 => any::<u8>().prop_map(|vendor| Op::DeleteVendor { vendor }),
+        1 => any::<u8>().prop_map(|vendor| Op::RestoreVendor { vendor }),
+        5 => (any::<u8>(), any::<u8>(), 1u32..=500_000, -20i8..=20)
+            .prop_map(|(vendor, number, cents, due_days)| Op::CreateInvoice { vendor, number, cents, due_days }),
+        1 => (any::<u8>(), any::<u8>(), any::<u8>(), 1u32..=500_000, -20i8..=20)
+            .prop_map(|(invoice, vendor, number, cents, due_days)| Op::UpdateInvoice { invoice, vendor, number, cents, due_days }),
+        1 => any::<u8>().prop_map(|invoice| Op::DeleteInvoice { invoice }),
+        1 => any::<u8>().prop_map(|invoice| Op::RestoreInvoice { invoice }),
+        6 => (any::<u8>(), 1u32..=30_000_000, 0u8..=120, any::<u8>())
+            .prop_map(|(invoice, units, days_ago, kind)| Op::Pay { invoice, units, days_ago, kind }),
+        1 => (any::<u8>(), any::<u8>(), 1u32..=30_000_000).prop_map(|(payment, invoice, units)| Op::UpdatePayment { payment, invoice, units }),
+        1 => any::<u8>().prop_map(|payment| Op::DeletePayment { payment }),
+        1 => any::<u8>().prop_map(|payment| Op::RestorePayment { payment }),
+        1 => (1u16..=24 * 45).prop_map(Op::AdvanceHours),
+    ]
+}
+
+/// A strategy for a sequence of up to `max` operations.
+pub fn ops(max: usize) -> impl Strategy<Value = Vec<Op>> {
+    proptest::collection::vec(op(), 1..=max)
+}
+
+fn pick<T: Copy>(items: &[T], index: u8) -> Option<T> {
+    if items.is_empty() { None } else { Some(items[index as usize % items.len()]) }
+}
+
+fn outcome<T>(result: Result<T, Error>) -> String {
+    match result {
+        Ok(_) => "ok".into(),
+        Err(Error::Validation(errors)) => {
+            let fields: Vec<&str> = errors.iter().map(|(field, _)| field).collect();
+            format!("invalid:{}", fields.join(","))
+        }
+        Err(Error::Conflict { field, .. }) => format!("conflict:{field}"),
+        Err(Error::NotFound { entity }) => format!("not_found:{entity}"),
+        Err(Error::Rule(rule)) => format!("rule:{rule:?}"),
+        Err(other) => panic!("no operation of the model may fail with {other:?}"),
+    }
+}
+
+/// An engine plus the ids the history created, in creation order.
+pub struct Model<S> {
+    /// The onboarded engine.
+    pub fx: Fixture<S>,
+    vendors: Vec<VendorId>,
+    invoices: Vec<InvoiceId>,
+    payments: Vec<TransactionId>,
+}
+
+impl<S: Store> Model<S> {
+    /// A model over a fresh store, onboarded, with no vendors besides the pharmacy.
+    pub async fn new(store: S) -> Self {
+        let fx = Fixture::new(store).await;
+        let own = fx.engine.list_vendors(&fx.admin, &VendorQuery::default()).await.expect("list").items[0].id;
+        Self { fx, vendors: vec![own], invoices: Vec::new(), payments: Vec::new() }
+    }
+
+    fn due(&self, due_days: i8) -> (Timestamp, Timestamp) {
+        let now = self.fx.engine.now();
+        let due = now + SignedDuration::from_hours(24 * i64::from(due_days));
+        (now.min(due), due)
+    }
+
+    /// Applies one operation and returns its outcome (`ok`, or the error's kind).
+    pub async fn apply(&mut self, op: &Op) -> String {
+        let engine = &self.fx.engine;
+        let admin = &self.fx.admin;
+        match *op {
+            Op::CreateVendor { name } => {
+                let input = NewVendor::new(NAMES[name as usize % NAMES.len()], VendorType::Dealer);
+                match engine.create_vendor(admin, input, None).await {
+                    Ok(created) => {
+                        self.vendors.push(super::created(created).id);
+                        "ok".into()
+                    }
+                    Err(error) => outcome::<()>(Err(error)),
+                }
+            }
+            Op::UpdateVendor { vendor, name } => {
+                let Some(id) = pick(&self.vendors[1..], vendor) else { return "skip".into() };
+                let kind = [VendorType::Agency, VendorType::Manufacturer, VendorType::Wholesaler][name as usize % 3];
+                outcome(engine.update_vendor(admin, id, NewVendor::new(NAMES[name as usize % NAMES.len()], kind)).await)
+            }
+            Op::DeleteVendor { vendor } => {
+                let Some(id) = pick(&self.vendors, vendor) else { return "skip".into() };
+                outcome(engine.delete_vendor(admin, id, Some("model".into())).await)
+            }
+            Op::RestoreVendor { vendor } => {
+                let Some(id) = pick(&self.vendors, vendor) else { return "skip".into() };
+                outcome(engine.restore_vendor(admin, id).await)
+            }
+            Op::CreateInvoice { vendor, number, cents, due_days } => {
+                let Some(vendor_id) = pick(&self.vendors, vendor) else { return "skip".into() };
+                let (invoice_date, due_date) = self.due(due_days);
+                let input = NewInvoice {
+                    vendor_id,
+                    invoice_number: NUMBERS[number as usize % NUMBERS.len()].into(),
+                    amount: Amount::try_from(Decimal::new(i64::from(cents), 2)).expect("positive"),
+                    invoice_date,
+                    due_date,
+                    description: None,
+                };
+                match engine.create_invoice(admin, input, None).await {
+                    Ok(created) => {
+                        self.invoices.push(super::created(created).id);
+                        "ok".into()
+                    }
+                    Err(error) => outcome::<()>(Err(error)),
+                }
+            }
+            Op::UpdateInvoice { invoice, vendor, number, cents, due_days } => {
+                let (Some(id), Some(vendor_id)) = (pick(&self.invoices, invoice), pick(&self.vendors, vendor)) else {
+                    return "skip".into();
+                };
+                let (invoice_date, due_date) = self.due(due_days);
+                let input = NewInvoice {
+                    vendor_id,
+                    invoice_number: NUMBERS[number as usize % NUMBERS.len()].into(),
+                    amount: Amount::try_from(Decimal::new(i64::from(cents), 2)).expect("positive"),
+                    invoice_date,
+                    due_date,
+                    description: Some("updated".into()),
+                };
+                outcome(engine.update_invoice(admin, id, input).await)
+            }
+            Op::DeleteInvoice { invoice } => {
+                let Some(id) = pick(&self.invoices, invoice) else { return "skip".into() };
+                outcome(engine.delete_invoice(admin, id, None).await)
+            }
+            Op::RestoreInvoice { invoice } => {
+                let Some(id) = pick(&self.invoices, invoice) else { return "skip".into() };
+                outcome(engine.restore_invoice(admin, id).await)
+            }
+            Op::Pay { invoice, units, days_ago, kind } => {
+                let Some(invoice_id) = pick(&self.invoices, invoice) else { return "skip".into() };
+                let input = NewTransaction {
+                    invoice_id,
+                    amount: Amount::try_from(Decimal::new(i64::from(units), 4)).expect("positive"),
+                    transaction_date: engine.now() - SignedDuration::from_hours(24 * i64::from(days_ago)),
+                    transaction_type: KINDS[kind as usize % KINDS.len()],
+                    description: None,
+                };
+                match engine.create_transaction(admin, input, None).await {
+                    Ok(created) => {
+                        self.payments.push(super::created(created).id);
+                        "ok".into()
+                    }
+                    Err(error) => outcome::<()>(Err(error)),
+                }
+            }
+            Op::UpdatePayment { payment, invoice, units } => {
+                let (Some(id), Some(invoice_id)) = (pick(&self.payments, payment), pick(&self.invoices, invoice))
+                else {
+                    return "skip".into();
+                };
+                let input = NewTransaction {
+                    invoice_id,
+                    amount: Amount::try_from(Decimal::new(i64::from(units), 4)).expect("positive"),
+                    transaction_date: engine.now(),
+                    transaction_type: TransactionType::NetBanking,
+                    description: Some("moved".into()),
+                };
+                outcome(engine.update_transaction(admin, id, input).await)
+            }
+            Op::DeletePayment { payment } => {
+                let Some(id) = pick(&self.payments, payment) else { return "skip".into() };
+                outcome(engine.delete_transaction(admin, id, None).await)
+            }
+            Op::RestorePayment { payment } => {
+                let Some(id) = pick(&self.payments, payment) else { return "skip".into() };
+                outcome(engine.restore_transaction(admin, id).await)
+            }
+            Op::AdvanceHours(hours) => {
+                self.fx.advance(SignedDuration::from_hours(i64::from(hours)));
+                "ok".into()
+            }
+        }
+    }
+
+    async fn all_invoices(&self) -> Vec<Invoice> {
+        let query = InvoiceQuery { page: PageRequest::new(1, 100), ..InvoiceQuery::default() };
+        let page = self.fx.engine.list_invoices(&self.fx.admin, &query).await.expect("list invoices");
+        assert!(page.total_count <= 100, "the model keeps lists within one page");
+        page.items
+    }
+
+    async fn all_payments(&self, is_active: bool) -> Vec<Transaction> {
+        let mut query = TransactionQuery { page: PageRequest::new(1, 100), ..TransactionQuery::default() };
+        query.filter.is_active = is_active;
+        let page = self.fx.engine.list_transactions(&self.fx.admin, &query).await.expect("list payments");
+        assert!(page.total_count <= 100, "the model keeps lists within one page");
+        page.items
+    }
+
+    async fn all_vendors(&self, is_active: bool) -> Vec<Vendor> {
+        let mut query = VendorQuery { page: PageRequest::new(1, 100), ..VendorQuery::default() };
+        query.filter.is_active = is_active;
+        self.fx.engine.list_vendors(&self.fx.admin, &query).await.expect("list vendors").items
+    }
+
+    /// Asserts every invariant of the ledger; `seed` varies which sorts and page sizes are used.
+    pub async fn check_invariants(&self, seed: u64) {
+        let calendar = self.fx.engine.calendar().await.expect("calendar");
+        let today_start = calendar.start_of(calendar.date_of(self.fx.engine.now()));
+        let invoices = self.all_invoices().await;
+        let payments = self.all_payments(true).await;
+
+        let mut paid_by_invoice: BTreeMap<InvoiceId, Decimal> = BTreeMap::new();
+        for payment in &payments {
+            *paid_by_invoice.entry(payment.invoice_id).or_default() += payment.amount.get();
+        }
+        for invoice in &invoices {
+            let expected_paid = paid_by_invoice.get(&invoice.id).copied().unwrap_or_default();
+            assert_eq!(
+                invoice.paid_amount,
+                expected_paid.normalize(),
+                "paid is the exact sum of active payments: {invoice:?}"
+            );
+            assert_eq!(
+                invoice.pending_amount(),
+                (invoice.amount.get() - expected_paid).normalize(),
+                "pending = amount - paid"
+            );
+            let status =
+                InvoiceStatus::compute(invoice.is_active, invoice.pending_amount(), invoice.due_date, today_start);
+            assert_eq!(invoice.status, status, "status follows the table: {invoice:?}");
+        }
+
+        let mut vendors = self.all_vendors(true).await;
+        vendors.extend(self.all_vendors(false).await);
+        for vendor in &vendors {
+            let mine = invoices.iter().filter(|i| i.vendor_id == vendor.id && i.is_active);
+            let value: Decimal = mine.clone().map(|i| i.amount.get()).sum();
+            let paid: Decimal = mine.map(|i| i.paid_amount).sum();
+            assert_eq!(vendor.totals.total_invoice_value, value.normalize(), "vendor value (D11): {vendor:?}");
+            assert_eq!(vendor.totals.total_paid_amount, paid.normalize(), "vendor paid (D11)");
+            assert_eq!(vendor.totals.outstanding_balance, (value - paid).normalize(), "vendor balance (D11)");
+        }
+
+        let summary = self.fx.engine.dashboard_summary(&self.fx.admin).await.expect("summary");
+        let due: Decimal = invoices.iter().filter(|i| i.is_active).map(Invoice::pending_amount).sum();
+        let paid: Decimal = payments.iter().map(|p| p.amount.get()).sum();
+        assert_eq!(summary.total_due, due.normalize(), "totalDue (D12)");
+        assert_eq!(summary.total_paid, paid.normalize(), "totalPaid (D12)");
+        assert_eq!(summary.total_invoices, invoices.len() as u64, "totalInvoices");
+        assert_eq!(summary.total_vendors, vendors.len() as u64, "totalVendors");
+
+        self.check_paging(seed).await;
+    }
+
+    async fn check_paging(&self, seed: u64) {
+        let keys = [
+            InvoiceSortKey::InvoiceDate,
+            InvoiceSortKey::DueDate,
+            InvoiceSortKey::Amount,
+            InvoiceSortKey::PendingAmount,
+            InvoiceSortKey::PaidAmount,
+            InvoiceSortKey::InvoiceNumber,
+            InvoiceSortKey::VendorName,
+        ];
+        let key = keys[(seed % keys.len() as u64) as usize];
+        let dir = if seed / 7 % 2 == 0 { SortDir::Asc } else { SortDir::Desc };
+        let page_size = (seed % 5 + 1) as u32;
+        let mut query =
+            InvoiceQuery { sort: Sort { key, dir }, page: PageRequest::new(1, 100), ..InvoiceQuery::default() };
+        if seed % 3 == 0 {
+            query.filter.is_active = Some(true);
+        }
+        let whole = self.fx.engine.list_invoices(&self.fx.admin, &query).await.expect("list").items;
+        for pair in whole.windows(2) {
+            let (x, y) = (&pair[0], &pair[1]);
+            let ordering = match key {
+                InvoiceSortKey::InvoiceDate => x.invoice_date.cmp(&y.invoice_date),
+                InvoiceSortKey::DueDate => x.due_date.cmp(&y.due_date),
+                InvoiceSortKey::Amount => x.amount.cmp(&y.amount),
+                InvoiceSortKey::PendingAmount => x.pending_amount().cmp(&y.pending_amount()),
+                InvoiceSortKey::PaidAmount => x.paid_amount.cmp(&y.paid_amount),
+                InvoiceSortKey::InvoiceNumber => x.invoice_number.to_lowercase().cmp(&y.invoice_number.to_lowercase()),
+                InvoiceSortKey::VendorName => x.vendor_name.to_lowercase().cmp(&y.vendor_name.to_lowercase()),
+            };
+            assert_eq!(
+                dir.apply(ordering.then(x.id.cmp(&y.id))),
+                std::cmp::Ordering::Less,
+                "sorted by {key:?} {dir:?} then id"
+            );
+        }
+        let mut paged = Vec::new();
+        let mut page_number = 1;
+        loop {
+            query.page = PageRequest::new(page_number, page_size);
+            let page = self.fx.engine.list_invoices(&self.fx.admin, &query).await.expect("page");
+            assert_eq!(page.total_count, whole.len() as u64, "every page reports the whole count");
+            if page.items.is_empty() {
+                break;
+            }
+            assert!(page.items.len() <= page_size as usize);
+            paged.extend(page.items.into_iter().map(|i| i.id));
+            page_number += 1;
+        }
+        let expected: Vec<InvoiceId> = whole.iter().map(|i| i.id).collect();
+        assert_eq!(paged, expected, "pages are disjoint and their union is the sorted list");
+    }
+
+    /// Everything observable, with ids written as creation ordinals, for comparing backends.
+    pub async fn snapshot(&self) -> String {
+        let vendor_ordinal: BTreeMap<VendorId, usize> =
+            self.vendors.iter().enumerate().map(|(n, id)| (*id, n)).collect();
+        let invoice_ordinal: BTreeMap<InvoiceId, usize> =
+            self.invoices.iter().enumerate().map(|(n, id)| (*id, n)).collect();
+        let payment_ordinal: BTreeMap<TransactionId, usize> =
+            self.payments.iter().enumerate().map(|(n, id)| (*id, n)).collect();
+        let v = |id: VendorId| vendor_ordinal.get(&id).copied().unwrap_or(usize::MAX);
+        let i = |id: InvoiceId| invoice_ordinal.get(&id).copied().unwrap_or(usize::MAX);
+        let p = |id: TransactionId| payment_ordinal.get(&id).copied().unwrap_or(usize::MAX);
+        let engine = &self.fx.engine;
+        let admin = &self.fx.admin;
+        let mut out = String::new();
+
+        for is_active in [true, false] {
+            for key in [VendorSortKey::Name, VendorSortKey::VendorType, VendorSortKey::OutstandingBalance] {
+                let mut query = VendorQuery {
+                    sort: Sort { key, dir: SortDir::Desc },
+                    page: PageRequest::new(1, 100),
+                    ..VendorQuery::default()
+                };
+                query.filter.is_active = is_active;
+                let page = engine.list_vendors(admin, &query).await.expect("vendors");
+                let _ = writeln!(out, "vendors active={is_active} {key:?} total={}", page.total_count);
+                for vendor in page.items {
+                    let _ = writeln!(
+                        out,
+                        "  v{} {} {} {} {} {} {}",
+                        v(vendor.id),
+                        vendor.name,
+                        vendor.vendor_type.name(),
+                        vendor.is_active,
+                        vendor.totals.total_invoice_value,
+                        vendor.totals.total_paid_amount,
+                        vendor.totals.outstanding_balance
+                    );
+                }
+            }
+        }
+        let invoice_keys = [
+            InvoiceSortKey::InvoiceDate,
+            InvoiceSortKey::DueDate,
+            InvoiceSortKey::Amount,
+            InvoiceSortKey::PendingAmount,
+            InvoiceSortKey::PaidAmount,
+            InvoiceSortKey::InvoiceNumber,
+            InvoiceSortKey::VendorName,
+        ];
+        for key in invoice_keys {
+            for dir in [SortDir::Asc, SortDir::Desc] {
+                let query =
+                    InvoiceQuery { sort: Sort { key, dir }, page: PageRequest::new(1, 100), ..InvoiceQuery::default() };
+                let items = engine.list_invoices(admin, &query).await.expect("invoices").items;
+                let ids: Vec<usize> = items.iter().map(|invoice| i(invoice.id)).collect();
+                let _ = writeln!(out, "invoices {key:?} {dir:?} {ids:?}");
+            }
+        }
+        for status in InvoiceStatus::ALL {
+            let mut query = InvoiceQuery { page: PageRequest::new(1, 100), ..InvoiceQuery::default() };
+            query.filter.status = Some(status);
+            let items = engine.list_invoices(admin, &query).await.expect("invoices").items;
+            let ids: Vec<usize> = items.iter().map(|invoice| i(invoice.id)).collect();
+            let _ = writeln!(out, "invoices status={} {ids:?}", status.name());
+        }
+        for search in ["acme", "n-1", "1", "ta"] {
+            let mut query = InvoiceQuery { page: PageRequest::new(1, 100), ..InvoiceQuery::default() };
+            query.filter.search = Some(search.into());
+            let items = engine.list_invoices(admin, &query).await.expect("invoices").items;
+            let ids: Vec<usize> = items.iter().map(|invoice| i(invoice.id)).collect();
+            let _ = writeln!(out, "invoices search={search} {ids:?}");
+        }
+        for invoice in self.all_invoices().await {
+            let _ = writeln!(
+                out,
+                "invoice i{} v{} {} {} {} {} {} {} {} {} {:?}",
+                i(invoice.id),
+                v(invoice.vendor_id),
+                invoice.vendor_name,
+                invoice.invoice_number,
+                invoice.amount,
+                invoice.paid_amount,
+                invoice.pending_amount(),
+                invoice.status.name(),
+                invoice.invoice_date,
+                invoice.due_date,
+                invoice.description
+            );
+        }
+        for is_active in [true, false] {
+            for key in [
+                TransactionSortKey::TransactionDate,
+                TransactionSortKey::Amount,
+                TransactionSortKey::TransactionType,
+                TransactionSortKey::CreatedAt,
+            ] {
+                let mut query = TransactionQuery {
+                    sort: Sort { key, dir: SortDir::Asc },
+                    page: PageRequest::new(1, 100),
+                    ..TransactionQuery::default()
+                };
+                query.filter.is_active = is_active;
+                let items = engine.list_transactions(admin, &query).await.expect("payments").items;
+                let _ = writeln!(out, "payments active={is_active} {key:?}");
+                for payment in items {
+                    let _ = writeln!(
+                        out,
+                        "  p{} i{} {} {} {} {}",
+                        p(payment.id),
+                        i(payment.invoice_id),
+                        payment.amount,
+                        payment.transaction_type.name(),
+                        payment.transaction_date,
+                        payment.invoice.pending_amount
+                    );
+                }
+            }
+        }
+        let summary = engine.dashboard_summary(admin).await.expect("summary");
+        let _ = writeln!(out, "summary {summary:?}");
+        for top in engine.top_vendors(admin, 100).await.expect("top vendors") {
+            let _ = writeln!(
+                out,
+                "top v{} {} {} {}",
+                v(top.vendor_id),
+                top.vendor_name,
+                top.outstanding_balance,
+                top.total_invoices
+            );
+        }
+        let recent: Vec<usize> =
+            engine.recent_invoices(admin, 100).await.expect("recent").iter().map(|invoice| i(invoice.id)).collect();
+        let _ = writeln!(out, "recent {recent:?}");
+        for month in engine.monthly_transactions(admin).await.expect("monthly") {
+            let _ = writeln!(out, "month {} {} {}", month.month, month.total_amount, month.transaction_count);
+        }
+        out
+    }
+}

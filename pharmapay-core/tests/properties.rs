@@ -1,0 +1,25 @@
+//! Property tests: random histories of vendors, invoices and payments, with the clock moving,
+//! keep every invariant of the ledger after every step.
+
+use pharmapay_core::conformance::model::{Model, ops};
+use pharmapay_store_memory::MemoryStore;
+use proptest::prelude::*;
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime")
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_step_keeps_the_ledger_exact(history in ops(40)) {
+        runtime().block_on(async {
+            let mut model = Model::new(MemoryStore::new()).await;
+            for (step, op) in history.iter().enumerate() {
+                model.apply(op).await;
+                model.check_invariants(step as u64).await;
+            }
+        });
+    }
+}
