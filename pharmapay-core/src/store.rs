@@ -35,9 +35,9 @@ use crate::access::Permission;
 use crate::auth::Secret;
 use crate::dashboard::{PeriodTotal, Summary, TopVendor};
 use crate::domain::{
-    AuditEntry, AuditQuery, Invoice, InvoiceDetail, InvoiceQuery, NewAuditEntry, NewInvoice, NewPolicy, NewRole,
-    NewTransaction, NewVendor, Policy, ProfileUpdate, Role, Setting, Transaction, TransactionQuery, User, UserUpdate,
-    Vendor, VendorQuery,
+    AuditEntry, AuditQuery, Invoice, InvoiceDetail, InvoiceFilter, InvoiceQuery, NewAuditEntry, NewInvoice, NewPolicy,
+    NewRole, NewTransaction, NewVendor, Policy, ProfileUpdate, Role, Setting, Transaction, TransactionFilter,
+    TransactionQuery, User, UserUpdate, Vendor, VendorFilter, VendorQuery,
 };
 use crate::error::{Entity, RuleBroken};
 use crate::idempotency::{ClaimOutcome, IdempotencyClaim, IdempotencyKey, IdempotencyTicket};
@@ -543,4 +543,88 @@ pub trait Store: Send + Sync + 'static {
 
     /// A page of audit entries, newest first (then id desc).
     fn list_audit(&self, query: &AuditQuery) -> impl Future<Output = StoreResult<Page<AuditEntry>>> + Send;
+
+    // Exports (D26): the list filters, in id order, read in batches after a cursor, so a report
+    // of any size streams without holding the table.
+
+    /// Up to `limit` vendors matching `filter` with ids above `after`, in id order.
+    fn export_vendors(
+        &self,
+        filter: &VendorFilter,
+        after: Option<VendorId>,
+        limit: u32,
+    ) -> impl Future<Output = StoreResult<Vec<Vendor>>> + Send;
+
+    /// Up to `limit` invoices matching `filter` with ids above `after`, in id order.
+    fn export_invoices(
+        &self,
+        filter: &InvoiceFilter,
+        today_start: Timestamp,
+        after: Option<InvoiceId>,
+        limit: u32,
+    ) -> impl Future<Output = StoreResult<Vec<Invoice>>> + Send;
+
+    /// Up to `limit` payments matching `filter` with ids above `after`, in id order.
+    fn export_transactions(
+        &self,
+        filter: &TransactionFilter,
+        after: Option<TransactionId>,
+        limit: u32,
+    ) -> impl Future<Output = StoreResult<Vec<Transaction>>> + Send;
+
+    // Bulk import: many records in one transaction per call, for seeding demo data and
+    // migrations from other systems. No audit entries are written. Each call is atomic and
+    // keeps every invariant: parents must exist (inactive parents are allowed, as history may
+    // hold them), active invoice numbers stay unique, and paid totals include the active
+    // payments imported.
+
+    /// Inserts vendors; returns their ids in input order. OwnPharmacy is refused
+    /// (`Rule(OwnPharmacyType)`).
+    fn import_vendors(&self, vendors: Vec<ImportedVendor>) -> impl Future<Output = StoreResult<Vec<VendorId>>> + Send;
+
+    /// Inserts invoices of existing vendors; returns their ids in input order.
+    fn import_invoices(
+        &self,
+        invoices: Vec<ImportedInvoice>,
+    ) -> impl Future<Output = StoreResult<Vec<InvoiceId>>> + Send;
+
+    /// Inserts payments on existing invoices, adding the active ones to the paid totals;
+    /// returns their ids in input order.
+    fn import_transactions(
+        &self,
+        transactions: Vec<ImportedTransaction>,
+    ) -> impl Future<Output = StoreResult<Vec<TransactionId>>> + Send;
+}
+
+/// A vendor to import, with its state and creation time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImportedVendor {
+    /// Its fields, already validated.
+    pub vendor: NewVendor,
+    /// False to import it soft-deleted.
+    pub is_active: bool,
+    /// Its creation (and last change) time.
+    pub created_at: Timestamp,
+}
+
+/// An invoice to import.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImportedInvoice {
+    /// Its fields, already validated; the vendor must exist.
+    pub invoice: NewInvoice,
+    /// False to import it canceled.
+    pub is_active: bool,
+    /// Its creation (and last change) time.
+    pub created_at: Timestamp,
+}
+
+/// A payment to import.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImportedTransaction {
+    /// Its fields, already validated; the invoice must exist.
+    pub transaction: NewTransaction,
+    /// False to import it deleted (it then adds nothing to the paid total).
+    pub is_active: bool,
+    /// Its creation (and last change) time.
+    pub created_at: Timestamp,
 }

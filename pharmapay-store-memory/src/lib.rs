@@ -21,16 +21,19 @@ use pharmapay_core::access::{ADMIN_ROLE_ID, Permission};
 use pharmapay_core::auth::Secret;
 use pharmapay_core::dashboard::{PeriodTotal, Summary, TopVendor};
 use pharmapay_core::domain::{
-    AuditEntry, AuditQuery, Invoice, InvoiceBrief, InvoiceDetail, InvoiceQuery, InvoiceSortKey, InvoiceStatus,
-    NewAuditEntry, NewInvoice, NewPolicy, NewRole, NewTransaction, NewVendor, Policy, ProfileUpdate, Role, Setting,
-    Transaction, TransactionQuery, TransactionSortKey, User, UserUpdate, Vendor, VendorBrief, VendorQuery,
-    VendorSortKey, VendorTotals, VendorType,
+    AuditEntry, AuditQuery, Invoice, InvoiceBrief, InvoiceDetail, InvoiceFilter, InvoiceQuery, InvoiceSortKey,
+    InvoiceStatus, NewAuditEntry, NewInvoice, NewPolicy, NewRole, NewTransaction, NewVendor, Policy, ProfileUpdate,
+    Role, Setting, Transaction, TransactionFilter, TransactionQuery, TransactionSortKey, User, UserUpdate, Vendor,
+    VendorBrief, VendorFilter, VendorQuery, VendorSortKey, VendorTotals, VendorType,
 };
 use pharmapay_core::idempotency::{ClaimOutcome, IdempotencyClaim, IdempotencyKey, IdempotencyTicket};
 use pharmapay_core::ids::{AuditId, InvoiceId, PermissionId, PolicyId, RoleId, TransactionId, UserId, VendorId};
 use pharmapay_core::jiff::{SignedDuration, Timestamp};
 use pharmapay_core::rust_decimal::Decimal;
-use pharmapay_core::store::{Credentials, LoginGate, NewUserRecord, SessionState, StoreResult, WriteContext};
+use pharmapay_core::store::{
+    Credentials, ImportedInvoice, ImportedTransaction, ImportedVendor, LoginGate, NewUserRecord, SessionState,
+    StoreResult, WriteContext,
+};
 use pharmapay_core::text::key;
 use pharmapay_core::{Amount, Entity, Page, RuleBroken, SortDir, Store, StoreError, seed};
 
@@ -533,11 +536,42 @@ impl State {
     }
 }
 
-fn vendor_matches(vendor: &VendorRow, query: &VendorQuery) -> bool {
-    let filter = &query.filter;
+fn vendor_matches(vendor: &VendorRow, filter: &VendorFilter) -> bool {
     vendor.is_active == filter.is_active
         && filter.vendor_type.is_none_or(|vendor_type| vendor.vendor_type == vendor_type)
         && filter.search.as_deref().is_none_or(|search| vendor.name_key.contains(search))
+}
+
+fn transaction_matches(row: &TransactionRow, filter: &TransactionFilter) -> bool {
+    row.is_active == filter.is_active
+        && filter.invoice_id.is_none_or(|invoice| row.invoice_id == invoice.get())
+        && filter.transaction_type.is_none_or(|kind| row.transaction_type == kind)
+        && filter.from_date.is_none_or(|from| row.transaction_date >= from)
+        && filter.to_date.is_none_or(|to| row.transaction_date <= to)
+}
+
+impl State {
+    fn vendor_name_key(&self, vendor_id: i64) -> &str {
+        self.vendors.get(&vendor_id).map(|vendor| vendor.name_key.as_str()).unwrap_or("")
+    }
+
+    fn invoice_matches(&self, id: i64, row: &InvoiceRow, filter: &InvoiceFilter, today_start: Timestamp) -> bool {
+        filter.is_active.is_none_or(|active| row.is_active == active)
+            && filter.vendor_id.is_none_or(|vendor| row.vendor_id == vendor.get())
+            && filter.invoice_number.as_deref().is_none_or(|number| row.number_key.contains(number))
+            && filter.search.as_deref().is_none_or(|search| {
+                row.number_key.contains(search) || self.vendor_name_key(row.vendor_id).contains(search)
+            })
+            && filter.from_date.is_none_or(|from| row.invoice_date >= from)
+            && filter.to_date.is_none_or(|to| row.invoice_date <= to)
+            && filter.min_amount.is_none_or(|min| row.amount.get() >= min)
+            && filter.max_amount.is_none_or(|max| row.amount.get() <= max)
+            && filter.status.is_none_or(|status| self.invoice_status(id, today_start) == status)
+    }
+}
+
+fn after_id(after: Option<i64>) -> std::ops::RangeFrom<i64> {
+    after.map_or(i64::MIN, |id| id.saturating_add(1))..
 }
 
 impl Store for MemoryStore {
@@ -795,7 +829,7 @@ impl Store for MemoryStore {
         let mut rows: Vec<(i64, &VendorRow, Decimal)> = state
             .vendors
             .iter()
-            .filter(|(_, vendor)| vendor_matches(vendor, query))
+            .filter(|(_, vendor)| vendor_matches(vendor, &query.filter))
             .map(|(id, vendor)| {
                 let balance = if query.sort.key == VendorSortKey::OutstandingBalance {
                     state.vendor_totals(*id).0.outstanding_balance
@@ -933,26 +967,13 @@ impl Store for MemoryStore {
 
     async fn list_invoices(&self, query: &InvoiceQuery, today_start: Timestamp) -> StoreResult<Page<Invoice>> {
         let state = self.read();
-        let filter = &query.filter;
         let vendor_key =
             |vendor_id: i64| state.vendors.get(&vendor_id).map(|vendor| vendor.name_key.as_str()).unwrap_or("");
         let mut rows: Vec<(i64, &InvoiceRow)> = state
             .invoices
             .iter()
             .map(|(id, row)| (*id, row))
-            .filter(|(id, row)| {
-                filter.is_active.is_none_or(|active| row.is_active == active)
-                    && filter.vendor_id.is_none_or(|vendor| row.vendor_id == vendor.get())
-                    && filter.invoice_number.as_deref().is_none_or(|number| row.number_key.contains(number))
-                    && filter.search.as_deref().is_none_or(|search| {
-                        row.number_key.contains(search) || vendor_key(row.vendor_id).contains(search)
-                    })
-                    && filter.from_date.is_none_or(|from| row.invoice_date >= from)
-                    && filter.to_date.is_none_or(|to| row.invoice_date <= to)
-                    && filter.min_amount.is_none_or(|min| row.amount.get() >= min)
-                    && filter.max_amount.is_none_or(|max| row.amount.get() <= max)
-                    && filter.status.is_none_or(|status| state.invoice_status(*id, today_start) == status)
-            })
+            .filter(|(id, row)| state.invoice_matches(*id, row, &query.filter, today_start))
             .collect();
         let dir = query.sort.dir;
         rows.sort_by(|(a_id, a), (b_id, b)| {
@@ -1068,18 +1089,11 @@ impl Store for MemoryStore {
 
     async fn list_transactions(&self, query: &TransactionQuery) -> StoreResult<Page<Transaction>> {
         let state = self.read();
-        let filter = &query.filter;
         let mut rows: Vec<(i64, &TransactionRow)> = state
             .transactions
             .iter()
             .map(|(id, row)| (*id, row))
-            .filter(|(_, row)| {
-                row.is_active == filter.is_active
-                    && filter.invoice_id.is_none_or(|invoice| row.invoice_id == invoice.get())
-                    && filter.transaction_type.is_none_or(|kind| row.transaction_type == kind)
-                    && filter.from_date.is_none_or(|from| row.transaction_date >= from)
-                    && filter.to_date.is_none_or(|to| row.transaction_date <= to)
-            })
+            .filter(|(_, row)| transaction_matches(row, &query.filter))
             .collect();
         let dir = query.sort.dir;
         rows.sort_by(|(a_id, a), (b_id, b)| {
@@ -1552,5 +1566,143 @@ impl Store for MemoryStore {
         let mut entries = entries;
         entries.sort_by(|a, b| b.at.cmp(&a.at).then(b.id.cmp(&a.id)));
         Ok(query.page.slice(entries))
+    }
+
+    // Exports
+
+    async fn export_vendors(
+        &self,
+        filter: &VendorFilter,
+        after: Option<VendorId>,
+        limit: u32,
+    ) -> StoreResult<Vec<Vendor>> {
+        let state = self.read();
+        Ok(state
+            .vendors
+            .range(after_id(after.map(VendorId::get)))
+            .filter(|(_, row)| vendor_matches(row, filter))
+            .take(limit as usize)
+            .map(|(id, _)| state.vendor(*id).expect("listed above"))
+            .collect())
+    }
+
+    async fn export_invoices(
+        &self,
+        filter: &InvoiceFilter,
+        today_start: Timestamp,
+        after: Option<InvoiceId>,
+        limit: u32,
+    ) -> StoreResult<Vec<Invoice>> {
+        let state = self.read();
+        Ok(state
+            .invoices
+            .range(after_id(after.map(InvoiceId::get)))
+            .filter(|(id, row)| state.invoice_matches(**id, row, filter, today_start))
+            .take(limit as usize)
+            .map(|(id, _)| state.invoice(*id, today_start).expect("listed above"))
+            .collect())
+    }
+
+    async fn export_transactions(
+        &self,
+        filter: &TransactionFilter,
+        after: Option<TransactionId>,
+        limit: u32,
+    ) -> StoreResult<Vec<Transaction>> {
+        let state = self.read();
+        Ok(state
+            .transactions
+            .range(after_id(after.map(TransactionId::get)))
+            .filter(|(_, row)| transaction_matches(row, filter))
+            .take(limit as usize)
+            .map(|(id, _)| state.transaction(*id).expect("listed above"))
+            .collect())
+    }
+
+    // Imports
+
+    async fn import_vendors(&self, vendors: Vec<ImportedVendor>) -> StoreResult<Vec<VendorId>> {
+        let mut state = self.write();
+        if vendors.iter().any(|imported| imported.vendor.vendor_type == VendorType::OwnPharmacy) {
+            return Err(StoreError::Rule(RuleBroken::OwnPharmacyType));
+        }
+        let mut ids = Vec::with_capacity(vendors.len());
+        for imported in vendors {
+            let id = state.insert_vendor_row(imported.vendor, imported.created_at);
+            state.vendors.get_mut(&id).expect("just inserted").is_active = imported.is_active;
+            ids.push(VendorId(id));
+        }
+        Ok(ids)
+    }
+
+    async fn import_invoices(&self, invoices: Vec<ImportedInvoice>) -> StoreResult<Vec<InvoiceId>> {
+        let mut state = self.write();
+        // Check the whole batch before writing any of it, so a refused batch changes nothing.
+        let mut numbers: std::collections::HashSet<String> = std::collections::HashSet::new();
+        for imported in &invoices {
+            if !state.vendors.contains_key(&imported.invoice.vendor_id.get()) {
+                return Err(StoreError::ParentInactive(Entity::Vendor));
+            }
+            if imported.is_active {
+                let number_key = key(&imported.invoice.invoice_number);
+                if state.number_taken(&number_key, None) || !numbers.insert(number_key) {
+                    return Err(StoreError::Conflict { field: "invoiceNumber" });
+                }
+            }
+        }
+        let mut ids = Vec::with_capacity(invoices.len());
+        for imported in invoices {
+            let invoice = imported.invoice;
+            let id = state.next("invoice");
+            state.invoices.insert(
+                id,
+                InvoiceRow {
+                    vendor_id: invoice.vendor_id.get(),
+                    number_key: key(&invoice.invoice_number),
+                    invoice_number: invoice.invoice_number,
+                    amount: invoice.amount,
+                    paid: Decimal::ZERO,
+                    invoice_date: invoice.invoice_date,
+                    due_date: invoice.due_date,
+                    description: invoice.description,
+                    is_active: imported.is_active,
+                    created_at: imported.created_at,
+                    updated_at: imported.created_at,
+                },
+            );
+            state.invoices_by_vendor.entry(invoice.vendor_id.get()).or_default().insert(id);
+            ids.push(InvoiceId(id));
+        }
+        Ok(ids)
+    }
+
+    async fn import_transactions(&self, transactions: Vec<ImportedTransaction>) -> StoreResult<Vec<TransactionId>> {
+        let mut state = self.write();
+        if transactions.iter().any(|imported| !state.invoices.contains_key(&imported.transaction.invoice_id.get())) {
+            return Err(StoreError::ParentInactive(Entity::Invoice));
+        }
+        let mut ids = Vec::with_capacity(transactions.len());
+        for imported in transactions {
+            let payment = imported.transaction;
+            let id = state.next("transaction");
+            state.transactions.insert(
+                id,
+                TransactionRow {
+                    invoice_id: payment.invoice_id.get(),
+                    amount: payment.amount,
+                    transaction_date: payment.transaction_date,
+                    transaction_type: payment.transaction_type,
+                    description: payment.description,
+                    is_active: imported.is_active,
+                    created_at: imported.created_at,
+                    updated_at: imported.created_at,
+                },
+            );
+            if imported.is_active {
+                state.add_paid(payment.invoice_id.get(), payment.amount.get());
+            }
+            ids.push(TransactionId(id));
+        }
+        Ok(ids)
     }
 }

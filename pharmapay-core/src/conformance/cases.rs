@@ -1561,3 +1561,132 @@ pub async fn token_secret_is_kept_in_the_store<S: Store>(store: S) {
     assert_eq!(first.expose(), "a".repeat(40));
     assert_eq!(second.expose(), first.expose(), "the first secret stays");
 }
+
+/// Exports read the list filters in id order, in batches after a cursor (D26).
+pub async fn exports_read_in_id_batches_with_the_list_filters<S: Store>(store: S) {
+    let fx = Fixture::new(store).await;
+    let store = fx.engine.store();
+    let today_start = ts("2024-05-10T00:00:00Z");
+    let vendor = fx.vendor("Exporter").await;
+    let other = fx.vendor("Other").await;
+    let mut invoices = Vec::new();
+    for n in 0..7 {
+        let owner = if n % 2 == 0 { vendor.id } else { other.id };
+        invoices.push(fx.invoice(owner, &format!("EX-{n}"), "10", "2024-06-01T00:00:00Z").await.id);
+    }
+    fx.engine.delete_invoice(&fx.admin, invoices[2], None).await.unwrap();
+    let filter =
+        crate::domain::InvoiceFilter { is_active: Some(true), vendor_id: Some(vendor.id), ..Default::default() };
+    let mut seen = Vec::new();
+    let mut after = None;
+    loop {
+        let batch = store.export_invoices(&filter, today_start, after, 2).await.unwrap();
+        assert!(batch.len() <= 2, "a batch holds at most the limit");
+        let Some(last) = batch.last() else { break };
+        after = Some(last.id);
+        seen.extend(batch.iter().map(|invoice| invoice.id));
+    }
+    assert_eq!(seen, [invoices[0], invoices[4], invoices[6]], "active invoices of the vendor, in id order");
+
+    let payment = fx.pay(invoices[0], "4").await;
+    let deleted = fx.pay(invoices[1], "5").await;
+    fx.engine.delete_transaction(&fx.admin, deleted.id, None).await.unwrap();
+    let active = crate::domain::TransactionFilter::default();
+    let exported = store.export_transactions(&active, None, 100).await.unwrap();
+    assert_eq!(exported.iter().map(|t| t.id).collect::<Vec<_>>(), [payment.id]);
+    assert_eq!(exported[0].invoice.pending_amount, dec("6"));
+    assert!(store.export_transactions(&active, Some(payment.id), 100).await.unwrap().is_empty());
+
+    let vendors = store.export_vendors(&crate::domain::VendorFilter::default(), None, 100).await.unwrap();
+    assert_eq!(vendors.len(), 3, "the pharmacy and the two vendors");
+    assert!(vendors.windows(2).all(|pair| pair[0].id < pair[1].id));
+    assert_eq!(vendors[1].totals.total_invoice_value, dec("30"), "totals as the list shows them");
+}
+
+/// Imports write many records at once and keep every invariant.
+pub async fn imports_keep_paid_totals_and_unique_numbers<S: Store>(store: S) {
+    use crate::store::{ImportedInvoice, ImportedTransaction, ImportedVendor};
+    let fx = Fixture::new(store).await;
+    let store = fx.engine.store();
+    let at = ts("2023-01-01T00:00:00Z");
+    let vendor_ids = store
+        .import_vendors(vec![
+            ImportedVendor {
+                vendor: NewVendor::new("Imported A", VendorType::Dealer),
+                is_active: true,
+                created_at: at,
+            },
+            ImportedVendor {
+                vendor: NewVendor::new("Imported B", VendorType::Agency),
+                is_active: false,
+                created_at: at,
+            },
+        ])
+        .await
+        .unwrap();
+    assert_eq!(vendor_ids.len(), 2);
+    let own =
+        ImportedVendor { vendor: NewVendor::new("Mine", VendorType::OwnPharmacy), is_active: true, created_at: at };
+    assert!(matches!(
+        store.import_vendors(vec![own]).await,
+        Err(crate::store::StoreError::Rule(RuleBroken::OwnPharmacyType))
+    ));
+
+    let invoice = |vendor: VendorId, number: &str, active: bool| ImportedInvoice {
+        invoice: fx.new_invoice(vendor, number, "100", "2023-02-01T00:00:00Z"),
+        is_active: active,
+        created_at: at,
+    };
+    let invoice_ids = store
+        .import_invoices(vec![
+            invoice(vendor_ids[0], "IMP-1", true),
+            invoice(vendor_ids[1], "IMP-2", true),
+            invoice(vendor_ids[0], "IMP-1", false),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(invoice_ids.len(), 3, "a canceled duplicate number is allowed");
+    let clash =
+        store.import_invoices(vec![invoice(vendor_ids[0], "imp-3", true), invoice(vendor_ids[0], "IMP-3", true)]).await;
+    assert!(
+        matches!(clash, Err(crate::store::StoreError::Conflict { field: "invoiceNumber" })),
+        "numbers clash within a batch"
+    );
+    let taken = store.import_invoices(vec![invoice(vendor_ids[0], "imp-1", true)]).await;
+    assert!(matches!(taken, Err(crate::store::StoreError::Conflict { .. })), "and against stored invoices");
+    let missing = store.import_invoices(vec![invoice(VendorId(9999), "IMP-9", true)]).await;
+    assert!(matches!(missing, Err(crate::store::StoreError::ParentInactive(Entity::Vendor))));
+    let listed = fx.engine.list_invoices(&fx.admin, &invoice_query(&[("search", "imp-3")])).await.unwrap();
+    assert_eq!(listed.total_count, 0, "a refused batch writes nothing");
+
+    let payment = |invoice: InvoiceId, paid: &str, active: bool| ImportedTransaction {
+        transaction: NewTransaction {
+            invoice_id: invoice,
+            amount: amount(paid),
+            transaction_date: ts("2023-01-15T00:00:00Z"),
+            transaction_type: TransactionType::Cash,
+            description: None,
+        },
+        is_active: active,
+        created_at: at,
+    };
+    let payment_ids = store
+        .import_transactions(vec![
+            payment(invoice_ids[0], "30", true),
+            payment(invoice_ids[0], "0.5", true),
+            payment(invoice_ids[0], "99", false),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(payment_ids.len(), 3);
+    let read = fx.engine.get_invoice(&fx.admin, invoice_ids[0]).await.unwrap().invoice;
+    assert_eq!((read.paid_amount, read.pending_amount()), (dec("30.5"), dec("69.5")), "active imported payments count");
+    assert_eq!(read.created_at, at);
+    let missing = store.import_transactions(vec![payment(InvoiceId(9999), "1", true)]).await;
+    assert!(matches!(missing, Err(crate::store::StoreError::ParentInactive(Entity::Invoice))));
+    let inactive_vendor = store
+        .export_vendors(&crate::domain::VendorFilter { is_active: false, ..Default::default() }, None, 10)
+        .await
+        .unwrap();
+    assert_eq!(inactive_vendor.iter().map(|v| v.id).collect::<Vec<_>>(), [vendor_ids[1]]);
+}

@@ -271,6 +271,8 @@ macro_rules! store_conformance_tests {
             concurrent_invoice_numbers_have_one_winner,
             profile_and_password_change_follow_d24,
             token_secret_is_kept_in_the_store,
+            exports_read_in_id_batches_with_the_list_filters,
+            imports_keep_paid_totals_and_unique_numbers,
         );
     };
     (@cases $fresh:path; $($case:ident),* $(,)?) => {
