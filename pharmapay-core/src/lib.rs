@@ -26,6 +26,7 @@
 //! - [`access`]: permissions and the authenticated [`Principal`]; [`auth`]: Argon2id and JWT.
 //! - [`paging`]: pages, sorts and list parameters (D8); [`dashboard`]: figures (D12);
 //!   [`idempotency`]: idempotent creates (D23); [`seed`]: the initial data (D27).
+//! - [`report`]: Excel reports (D26), built in constant memory and saved into any writer.
 //! - `conformance` (feature `conformance`): the behavioural suite every store must pass.
 //!
 //! Decision ids (D1..D29) refer to the project's contract decisions; the comments that cite
@@ -44,6 +45,7 @@ pub mod idempotency;
 pub mod ids;
 pub mod money;
 pub mod paging;
+pub mod report;
 pub mod seed;
 pub mod store;
 pub mod text;

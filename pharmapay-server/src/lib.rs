@@ -1,1 +1,124 @@
-//! stub
+//! pharmapay-server: the pharmapay API over HTTP.
+//!
+//! A thin layer over [`pharmapay_core::PharmaPay`]: each route decodes its request into a core
+//! input, calls one engine method and encodes the answer as the spec's JSON. No web framework:
+//! hyper serves HTTP/1.1, [`app::ROUTES`] is the route table and `matchit` matches paths.
+//!
+//! # Layout
+//! - [`config`]: the command line and environment (D28).
+//! - [`server`]: accepting connections, body limits and timeouts, request logs, graceful
+//!   shutdown; [`start`] is the one start-up path, used by `main` and by the tests.
+//! - [`app`]: the route table and dispatch; [`routes`]: one handler file per resource.
+//! - [`decode`] and [`dto`]: the wire format in and out; [`problem`]: errors as RFC 9457
+//!   problem details; [`http`]: request and reply plumbing, CORS, trace ids.
+
+pub mod app;
+pub mod config;
+pub mod decode;
+pub mod dto;
+pub mod http;
+pub mod problem;
+pub mod routes;
+pub mod server;
+
+use std::net::SocketAddr;
+
+use pharmapay_core::auth::{MIN_SECRET_CHARS, Secret};
+use pharmapay_core::engine::OpenError;
+use pharmapay_core::jiff::SignedDuration;
+use pharmapay_core::{Clock, EngineOptions, PharmaPay, Store, StoreError};
+use pharmapay_store_memory::MemoryStore;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tracing::info;
+
+use crate::app::App;
+use crate::config::{Config, Database};
+use crate::http::Cors;
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// A setting is invalid.
+    #[error("{0}")]
+    Config(String),
+    /// The database could not be opened or migrated.
+    #[error("could not open the database: {0}")]
+    Store(#[from] StoreError),
+    /// The engine refused its settings.
+    #[error(transparent)]
+    Engine(#[from] OpenError),
+    /// The listen address could not be bound.
+    #[error("could not listen on the configured address: {0}")]
+    Bind(#[from] std::io::Error),
+}
+
+/// A running server.
+pub struct Running {
+    /// The address it listens on (the real port when configured with port 0).
+    pub addr: SocketAddr,
+    /// The store's kind: `sqlite`, `postgres` or `memory`.
+    pub backend: &'static str,
+    stop: oneshot::Sender<()>,
+    task: JoinHandle<std::io::Result<()>>,
+}
+
+impl Running {
+    /// Stops accepting connections, lets in-flight requests finish, and returns.
+    ///
+    /// # Errors
+    /// When the server task failed.
+    pub async fn stop(self) -> std::io::Result<()> {
+        let _ = self.stop.send(());
+        self.task.await.unwrap_or_else(|error| Err(std::io::Error::other(error)))
+    }
+}
+
+/// Opens the configured store, starts the engine with `clock`, binds the listen address and
+/// serves in a background task. `main` and the tests start servers only through here.
+///
+/// # Errors
+/// [`StartError`] naming what failed: a setting, the database, or the address.
+pub async fn start(config: &Config, clock: impl Clock) -> Result<Running, StartError> {
+    if let Some(secret) = &config.jwt_secret
+        && secret.0.chars().count() < MIN_SECRET_CHARS
+    {
+        return Err(StartError::Config(format!(
+            "PHARMAPAY_JWT_SECRET must be at least {MIN_SECRET_CHARS} characters long (it has {}); \
+             leave it unset to have one generated and kept in the database",
+            secret.0.chars().count()
+        )));
+    }
+    match config.database() {
+        Database::Memory => launch(MemoryStore::new(), "memory", config, clock).await,
+        Database::Sql(url) => Err(StartError::Config(format!(
+            "SQL databases are not supported by this build ({url}); use PHARMAPAY_DATABASE_URL=memory:"
+        ))),
+    }
+}
+
+async fn launch<S: Store>(
+    store: S,
+    backend: &'static str,
+    config: &Config,
+    clock: impl Clock,
+) -> Result<Running, StartError> {
+    let options = EngineOptions {
+        jwt_secret: config.jwt_secret.as_ref().map(|secret| Secret::new(secret.0.clone())),
+        jwt_issuer: config.jwt_issuer.clone(),
+        jwt_audience: config.jwt_audience.clone(),
+        token_lifetime: SignedDuration::from_hours(i64::from(config.token_hours)),
+        ..EngineOptions::default()
+    };
+    let engine = PharmaPay::open(store, clock, options).await?;
+    let app = App::new(engine, Cors::new(config.cors_origins.clone()), backend);
+    let listener = TcpListener::bind(config.listen).await?;
+    let addr = listener.local_addr()?;
+    let (stop, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(server::serve(listener, app, async {
+        let _ = stopped.await;
+    }));
+    info!(%addr, backend, "pharmapay is listening");
+    Ok(Running { addr, backend, stop, task })
+}

@@ -1,0 +1,314 @@
+//! Excel reports of vendors, invoices and payments (spec, Reports; D26).
+//!
+//! A report is built in two steps. [`crate::PharmaPay::vendors_report`] and its siblings read
+//! the matching records from the store in batches, in id order, and write each row as it
+//! arrives into a worksheet kept in "constant memory" mode: rows go to a temporary file, so
+//! memory stays flat whatever the row count. The result is a [`Report`]; its
+//! [`Report::save_to`] then writes the finished `.xlsx` into any `std::io::Write`, which can be
+//! a file, a buffer or a stream to a client. Errors from the store surface before anything is
+//! written out.
+//!
+//! The sheet is meant to be read by people: a bold, frozen header row with an autofilter,
+//! sensible column widths, amounts as numbers in a two-decimal format showing the `Currency`
+//! setting's symbol, dates as real Excel dates in the business time zone, payment types
+//! written `Cash`, `UPI` or `Net Banking`, and statuses as text.
+//!
+//! Excel keeps every number as a binary double, so an amount beyond fifteen significant digits
+//! may show rounded in its last digit inside the spreadsheet; the API's figures stay exact.
+
+use std::io::Write;
+
+use jiff::Timestamp;
+use rust_decimal::Decimal;
+use rust_xlsxwriter::{ExcelDateTime, Format, Workbook, Worksheet, XlsxError};
+
+use crate::clock::BusinessCalendar;
+use crate::domain::{Invoice, Transaction, Vendor};
+
+/// Which report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReportKind {
+    /// Vendors with their totals.
+    Vendors,
+    /// Invoices with their computed figures.
+    Invoices,
+    /// Payment transactions.
+    Transactions,
+}
+
+impl ReportKind {
+    /// The file name stem and sheet name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReportKind::Vendors => "vendors",
+            ReportKind::Invoices => "invoices",
+            ReportKind::Transactions => "transactions",
+        }
+    }
+
+    /// The column headers, in order (spec, Reports).
+    pub fn headers(self) -> &'static [&'static str] {
+        match self {
+            ReportKind::Vendors => &[
+                "ID",
+                "Name",
+                "Type",
+                "Address",
+                "Phone",
+                "Email",
+                "Drug License 1",
+                "Drug License 2",
+                "Outstanding Balance",
+                "Total Invoice Value",
+                "Total Paid",
+                "Created At",
+            ],
+            ReportKind::Invoices => &[
+                "ID",
+                "Invoice Number",
+                "Vendor",
+                "Amount",
+                "Paid Amount",
+                "Pending Amount",
+                "Status",
+                "Invoice Date",
+                "Due Date",
+                "Description",
+            ],
+            ReportKind::Transactions => {
+                &["ID", "Invoice Number", "Vendor", "Amount", "Type", "Transaction Date", "Description"]
+            }
+        }
+    }
+
+    fn widths(self) -> &'static [f64] {
+        match self {
+            ReportKind::Vendors => &[8.0, 30.0, 14.0, 36.0, 16.0, 28.0, 18.0, 18.0, 20.0, 20.0, 16.0, 20.0],
+            ReportKind::Invoices => &[8.0, 20.0, 30.0, 16.0, 16.0, 16.0, 14.0, 14.0, 14.0, 40.0],
+            ReportKind::Transactions => &[8.0, 20.0, 30.0, 16.0, 14.0, 18.0, 40.0],
+        }
+    }
+}
+
+/// Why a report could not be written.
+#[derive(Debug, thiserror::Error)]
+#[error("could not write the spreadsheet: {0}")]
+pub struct ReportError(#[from] XlsxError);
+
+/// A finished sheet, ready to be saved as an `.xlsx` file.
+pub struct Report {
+    kind: ReportKind,
+    file_name: String,
+    rows: u64,
+    workbook: Workbook,
+}
+
+impl std::fmt::Debug for Report {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Report").field("kind", &self.kind).field("file_name", &self.file_name).field("rows", &self.rows).finish()
+    }
+}
+
+impl Report {
+    /// Which report this is.
+    pub fn kind(&self) -> ReportKind {
+        self.kind
+    }
+
+    /// The download name, such as `invoices_20240510.xlsx` (date in the business zone, D26).
+    pub fn file_name(&self) -> &str {
+        &self.file_name
+    }
+
+    /// How many records it holds (the header row not counted).
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Writes the `.xlsx` file. The writer needs no `Seek`, so it can stream to a client.
+    ///
+    /// # Errors
+    /// [`ReportError`] when writing fails.
+    pub fn save_to<W: Write + Send>(mut self, writer: W) -> Result<(), ReportError> {
+        self.workbook.save_to_writer(writer)?;
+        Ok(())
+    }
+}
+
+/// Writes rows into a constant-memory worksheet.
+pub(crate) struct SheetWriter {
+    kind: ReportKind,
+    workbook: Workbook,
+    calendar: BusinessCalendar,
+    next_row: u32,
+    money: Format,
+    date: Format,
+    date_time: Format,
+    file_name: String,
+}
+
+fn money_format(currency: &str) -> String {
+    // The symbol is quoted so any character shows literally; quotes inside it are dropped.
+    let symbol: String = currency.chars().filter(|c| *c != '"' && !c.is_control()).take(8).collect();
+    if symbol.is_empty() {
+        "#,##0.00;-#,##0.00".into()
+    } else {
+        format!("\"{symbol}\"#,##0.00;-\"{symbol}\"#,##0.00")
+    }
+}
+
+fn excel_number(value: Decimal) -> f64 {
+    // Going through the decimal text gives the double nearest to the exact value.
+    value.to_string().parse().unwrap_or(0.0)
+}
+
+impl SheetWriter {
+    /// A sheet of `kind`, named after `today` in the business calendar.
+    pub(crate) fn new(
+        kind: ReportKind,
+        currency: &str,
+        calendar: BusinessCalendar,
+        now: Timestamp,
+    ) -> Result<Self, ReportError> {
+        let today = calendar.date_of(now);
+        let file_name = format!("{}_{:04}{:02}{:02}.xlsx", kind.name(), today.year(), today.month(), today.day());
+        let mut workbook = Workbook::new();
+        let bold = Format::new().set_bold();
+        let sheet = workbook.add_worksheet_with_constant_memory()?;
+        let title = kind.name();
+        let mut chars = title.chars();
+        let title: String = chars.next().map(|c| c.to_ascii_uppercase()).into_iter().chain(chars).collect();
+        sheet.set_name(title)?;
+        for (column, width) in kind.widths().iter().enumerate() {
+            sheet.set_column_width(column as u16, *width)?;
+        }
+        for (column, header) in kind.headers().iter().enumerate() {
+            sheet.write_string_with_format(0, column as u16, *header, &bold)?;
+        }
+        sheet.set_freeze_panes(1, 0)?;
+        Ok(Self {
+            kind,
+            workbook,
+            calendar,
+            next_row: 1,
+            money: Format::new().set_num_format(money_format(currency)),
+            date: Format::new().set_num_format("yyyy-mm-dd"),
+            date_time: Format::new().set_num_format("yyyy-mm-dd hh:mm"),
+            file_name,
+        })
+    }
+
+    fn sheet(&mut self) -> Result<&mut Worksheet, ReportError> {
+        Ok(self.workbook.worksheet_from_index(0)?)
+    }
+
+    fn excel_date(&self, instant: Timestamp) -> Result<ExcelDateTime, ReportError> {
+        let date = self.calendar.date_of(instant);
+        Ok(ExcelDateTime::from_ymd(date.year() as u16, date.month() as u8, date.day() as u8)?)
+    }
+
+    fn excel_date_time(&self, instant: Timestamp) -> Result<ExcelDateTime, ReportError> {
+        let local = instant.to_zoned(self.calendar.zone().clone()).datetime();
+        let date = ExcelDateTime::from_ymd(local.year() as u16, local.month() as u8, local.day() as u8)?;
+        Ok(date.and_hms(local.hour() as u16, local.minute() as u8, f64::from(local.second()))?)
+    }
+
+    fn text(sheet: &mut Worksheet, row: u32, column: u16, value: Option<&str>) -> Result<(), ReportError> {
+        if let Some(value) = value.filter(|value| !value.is_empty()) {
+            sheet.write_string(row, column, value)?;
+        }
+        Ok(())
+    }
+
+    /// Writes one vendor row.
+    pub(crate) fn vendor(&mut self, vendor: &Vendor) -> Result<(), ReportError> {
+        let row = self.next_row;
+        let created = self.excel_date_time(vendor.created_at)?;
+        let (money, date_time) = (self.money.clone(), self.date_time.clone());
+        let sheet = self.sheet()?;
+        sheet.write_number(row, 0, vendor.id.get() as f64)?;
+        sheet.write_string(row, 1, &vendor.name)?;
+        sheet.write_string(row, 2, vendor.vendor_type.name())?;
+        Self::text(sheet, row, 3, vendor.address.as_deref())?;
+        Self::text(sheet, row, 4, vendor.phone.as_deref())?;
+        Self::text(sheet, row, 5, vendor.email.as_deref())?;
+        Self::text(sheet, row, 6, vendor.drug_license_number1.as_deref())?;
+        Self::text(sheet, row, 7, vendor.drug_license_number2.as_deref())?;
+        sheet.write_number_with_format(row, 8, excel_number(vendor.totals.outstanding_balance), &money)?;
+        sheet.write_number_with_format(row, 9, excel_number(vendor.totals.total_invoice_value), &money)?;
+        sheet.write_number_with_format(row, 10, excel_number(vendor.totals.total_paid_amount), &money)?;
+        sheet.write_datetime_with_format(row, 11, created, &date_time)?;
+        self.next_row += 1;
+        Ok(())
+    }
+
+    /// Writes one invoice row.
+    pub(crate) fn invoice(&mut self, invoice: &Invoice) -> Result<(), ReportError> {
+        let row = self.next_row;
+        let (invoice_date, due_date) = (self.excel_date(invoice.invoice_date)?, self.excel_date(invoice.due_date)?);
+        let (money, date) = (self.money.clone(), self.date.clone());
+        let sheet = self.sheet()?;
+        sheet.write_number(row, 0, invoice.id.get() as f64)?;
+        sheet.write_string(row, 1, &invoice.invoice_number)?;
+        sheet.write_string(row, 2, &invoice.vendor_name)?;
+        sheet.write_number_with_format(row, 3, excel_number(invoice.amount.get()), &money)?;
+        sheet.write_number_with_format(row, 4, excel_number(invoice.paid_amount), &money)?;
+        sheet.write_number_with_format(row, 5, excel_number(invoice.pending_amount()), &money)?;
+        sheet.write_string(row, 6, invoice.status.name())?;
+        sheet.write_datetime_with_format(row, 7, invoice_date, &date)?;
+        sheet.write_datetime_with_format(row, 8, due_date, &date)?;
+        Self::text(sheet, row, 9, invoice.description.as_deref())?;
+        self.next_row += 1;
+        Ok(())
+    }
+
+    /// Writes one payment row.
+    pub(crate) fn transaction(&mut self, transaction: &Transaction) -> Result<(), ReportError> {
+        let row = self.next_row;
+        let paid_on = self.excel_date(transaction.transaction_date)?;
+        let (money, date) = (self.money.clone(), self.date.clone());
+        let sheet = self.sheet()?;
+        sheet.write_number(row, 0, transaction.id.get() as f64)?;
+        sheet.write_string(row, 1, &transaction.invoice.invoice_number)?;
+        sheet.write_string(row, 2, &transaction.invoice.vendor_name)?;
+        sheet.write_number_with_format(row, 3, excel_number(transaction.amount.get()), &money)?;
+        sheet.write_string(row, 4, transaction.transaction_type.label())?;
+        sheet.write_datetime_with_format(row, 5, paid_on, &date)?;
+        Self::text(sheet, row, 6, transaction.description.as_deref())?;
+        self.next_row += 1;
+        Ok(())
+    }
+
+    /// Adds the autofilter over the header and every row, and hands the sheet over.
+    pub(crate) fn finish(mut self) -> Result<Report, ReportError> {
+        let last_row = self.next_row - 1;
+        let last_column = self.kind.headers().len() as u16 - 1;
+        self.sheet()?.autofilter(0, 0, last_row, last_column)?;
+        Ok(Report { kind: self.kind, file_name: self.file_name, rows: u64::from(last_row), workbook: self.workbook })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn money_formats_quote_the_currency_symbol() {
+        assert_eq!(money_format("₹"), "\"₹\"#,##0.00;-\"₹\"#,##0.00");
+        assert_eq!(money_format("\"$\""), "\"$\"#,##0.00;-\"$\"#,##0.00");
+        assert_eq!(money_format(""), "#,##0.00;-#,##0.00");
+    }
+
+    #[test]
+    fn amounts_become_the_nearest_double() {
+        assert_eq!(excel_number(Decimal::new(1, 1)), 0.1);
+        assert_eq!(excel_number(Decimal::new(-12345, 2)), -123.45);
+    }
+
+    #[test]
+    fn headers_and_widths_line_up() {
+        for kind in [ReportKind::Vendors, ReportKind::Invoices, ReportKind::Transactions] {
+            assert_eq!(kind.headers().len(), kind.widths().len(), "{kind:?}");
+        }
+    }
+}

@@ -1,0 +1,154 @@
+//! Configuration (D28): environment variables, each overridable by the flag of the same name.
+//!
+//! Every option has a sensible default, so `pharmapay` with no configuration serves on
+//! 127.0.0.1:8080 from a SQLite file `pharmapay.db` in the working directory. The JWT secret
+//! is wrapped so it never appears in logs or `Debug` output.
+
+use std::fmt;
+use std::net::SocketAddr;
+
+use clap::{Args, Parser, Subcommand};
+
+/// The pharmapay command line.
+#[derive(Debug, Parser)]
+#[command(
+    name = "pharmapay",
+    version,
+    about = "pharmapay: what a pharmacy owes its vendors, served as a JSON API.",
+    long_about = "pharmapay tracks vendors, their invoices and the partial payments made against them, \
+with exact balances, statuses, role-based access, a live dashboard and Excel exports.\n\n\
+With no subcommand it serves the API. Every option can also be set by the environment variable \
+shown; the flag wins when both are given."
+)]
+pub struct Cli {
+    /// What to do; serving the API is the default.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Server settings.
+    #[command(flatten)]
+    pub config: Config,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve the API (the default).
+    Serve,
+}
+
+/// Where the data lives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Database {
+    /// The in-memory store: nothing is kept after the process ends.
+    Memory,
+    /// A SQLite file or a PostgreSQL server, by URL.
+    Sql(String),
+}
+
+impl Database {
+    /// Reads `memory:`, `sqlite:...`, `postgres://...` or a bare SQLite file path.
+    pub fn parse(url: &str) -> Self {
+        if url.trim().eq_ignore_ascii_case("memory:") { Database::Memory } else { Database::Sql(url.trim().to_owned()) }
+    }
+}
+
+/// A secret whose `Debug` output never shows it.
+#[derive(Clone)]
+pub struct SecretArg(pub String);
+
+impl fmt::Debug for SecretArg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[redacted]")
+    }
+}
+
+impl std::str::FromStr for SecretArg {
+    type Err = std::convert::Infallible;
+
+    fn from_str(value: &str) -> Result<Self, Self::Err> {
+        Ok(SecretArg(value.to_owned()))
+    }
+}
+
+/// The server's settings (D28).
+#[derive(Clone, Debug, Args)]
+pub struct Config {
+    /// Where the data lives: a SQLite file (`pharmapay.db`, `sqlite:path/to/file.db`), a
+    /// PostgreSQL server (`postgres://user@host/db`), or `memory:` for a store that keeps
+    /// nothing. A SQLite file is created on first start; migrations run at every start.
+    #[arg(long, env = "PHARMAPAY_DATABASE_URL", default_value = "sqlite:pharmapay.db")]
+    pub database_url: String,
+
+    /// The address and port to listen on.
+    #[arg(long, env = "PHARMAPAY_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+
+    /// The HS256 signing secret, at least 32 characters. When unset, a random secret is
+    /// generated once and kept in the database, so every server sharing it agrees.
+    #[arg(long, env = "PHARMAPAY_JWT_SECRET", hide_env_values = true)]
+    pub jwt_secret: Option<SecretArg>,
+
+    /// The `iss` claim written into tokens and required of them.
+    #[arg(long, env = "PHARMAPAY_JWT_ISSUER", default_value = "pharmapay")]
+    pub jwt_issuer: String,
+
+    /// The `aud` claim written into tokens and required of them.
+    #[arg(long, env = "PHARMAPAY_JWT_AUDIENCE", default_value = "pharmapay")]
+    pub jwt_audience: String,
+
+    /// How many hours a token stays valid (1 to 8760).
+    #[arg(long, env = "PHARMAPAY_TOKEN_HOURS", default_value_t = 24,
+        value_parser = clap::value_parser!(u32).range(1..=8760))]
+    pub token_hours: u32,
+
+    /// Browser origins allowed to call the API, comma-separated (`*` for any). None by default.
+    #[arg(long, env = "PHARMAPAY_CORS_ORIGINS", value_delimiter = ',')]
+    pub cors_origins: Vec<String>,
+
+    /// Log filter, such as `info`, `debug` or `pharmapay=debug,info`.
+    #[arg(long = "log", env = "RUST_LOG", default_value = "info")]
+    pub log_filter: String,
+}
+
+impl Config {
+    /// The settings a server would run with given no flags and no environment.
+    pub fn defaults() -> Self {
+        Cli::parse_from(["pharmapay"]).config
+    }
+
+    /// The database to open.
+    pub fn database(&self) -> Database {
+        Database::parse(&self.database_url)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_parse_and_secrets_stay_hidden() {
+        let cli = Cli::parse_from([
+            "pharmapay",
+            "--listen",
+            "0.0.0.0:9000",
+            "--jwt-secret",
+            "s3cret-s3cret-s3cret-s3cret-s3cret",
+            "--cors-origins",
+            "https://a.example,https://b.example",
+            "--token-hours",
+            "8",
+        ]);
+        assert_eq!(cli.config.listen.port(), 9000);
+        assert_eq!(cli.config.cors_origins, ["https://a.example", "https://b.example"]);
+        assert_eq!(cli.config.token_hours, 8);
+        assert!(!format!("{:?}", cli.config).contains("s3cret"));
+        assert!(Cli::try_parse_from(["pharmapay", "--token-hours", "0"]).is_err());
+    }
+
+    #[test]
+    fn memory_and_sql_urls_are_told_apart() {
+        assert_eq!(Database::parse("memory:"), Database::Memory);
+        assert_eq!(Database::parse("postgres://x@y/z"), Database::Sql("postgres://x@y/z".into()));
+    }
+}

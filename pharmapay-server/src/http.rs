@@ -1,0 +1,347 @@
+//! Request and response plumbing: the request a handler sees, the reply it returns, body and
+//! query decoding within limits, trace ids, and CORS.
+//!
+//! Nothing here knows the domain: handlers turn a [`Req`] into engine calls and engine results
+//! into a [`Reply`]. Every way a request can be malformed ends as an [`ApiError`], which
+//! [`crate::problem`] renders as problem details.
+
+use std::convert::Infallible;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use bytes::Bytes;
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
+use hyper::{Method, StatusCode};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::problem::ApiError;
+
+/// Largest request body accepted: 1 MiB (D7).
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// Deepest nesting of arrays and objects accepted in a JSON body.
+pub const MAX_JSON_DEPTH: usize = 32;
+
+/// The body of every response.
+pub type Body = UnsyncBoxBody<Bytes, std::io::Error>;
+
+/// A whole body from bytes.
+pub fn full(bytes: impl Into<Bytes>) -> Body {
+    Full::new(bytes.into()).map_err(|never: Infallible| match never {}).boxed_unsync()
+}
+
+/// A request identifier, returned in problem details and written to the request's log line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceId(u64, u64);
+
+impl TraceId {
+    /// A fresh id: a random per-process prefix and a counter, so ids never repeat.
+    pub fn next() -> Self {
+        static PREFIX: OnceLock<u64> = OnceLock::new();
+        static COUNTER: AtomicU64 = AtomicU64::new(1);
+        let prefix = *PREFIX.get_or_init(|| {
+            let mut bytes = [0u8; 8];
+            // Without randomness the ids stay unique within the process, which is what matters.
+            let _ = getrandom::fill(&mut bytes);
+            u64::from_le_bytes(bytes)
+        });
+        TraceId(prefix, COUNTER.fetch_add(1, Ordering::Relaxed))
+    }
+}
+
+impl std::fmt::Display for TraceId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:016x}{:016x}", self.0, self.1)
+    }
+}
+
+/// A request as handlers see it: routed, with its body read.
+pub struct Req {
+    /// The method.
+    pub method: Method,
+    /// The path, without the query.
+    pub path: String,
+    /// Query parameters, percent-decoded, in order.
+    pub query: Vec<(String, String)>,
+    /// Request headers.
+    pub headers: HeaderMap,
+    /// The body (at most [`MAX_BODY_BYTES`]).
+    pub body: Bytes,
+    /// Path parameters by name.
+    pub params: Vec<(String, String)>,
+    /// This request's trace id.
+    pub trace_id: TraceId,
+}
+
+impl Req {
+    /// A header's value as text.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|value| value.to_str().ok())
+    }
+
+    /// The bearer token of the `Authorization` header, if it has one.
+    pub fn bearer_token(&self) -> Option<&str> {
+        let value = self.header("authorization")?.trim();
+        let (scheme, token) = value.split_once(' ')?;
+        scheme.eq_ignore_ascii_case("bearer").then(|| token.trim()).filter(|token| !token.is_empty())
+    }
+
+    /// A positive integer path parameter.
+    ///
+    /// # Errors
+    /// A 400 naming the parameter when it is not a positive integer.
+    pub fn id(&self, name: &str) -> Result<i64, ApiError> {
+        let value = self.param(name);
+        match value.parse::<i64>() {
+            Ok(id) if id >= 1 => Ok(id),
+            _ => Err(ApiError::invalid(name, "must be a positive integer")),
+        }
+    }
+
+    /// A path parameter as text.
+    pub fn param(&self, name: &str) -> &str {
+        self.params.iter().find(|(key, _)| key == name).map(|(_, value)| value.as_str()).unwrap_or("")
+    }
+
+    fn is_json(&self) -> bool {
+        let Some(content_type) = self.header("content-type") else { return false };
+        let mime = content_type.split(';').next().unwrap_or("").trim();
+        mime.eq_ignore_ascii_case("application/json")
+            || (mime.len() > 5 && mime[..mime.len() - 5].ends_with('+') && mime.ends_with("json"))
+    }
+
+    /// The JSON body, which must be present (D7).
+    ///
+    /// # Errors
+    /// 415 without a JSON content type; 400 for an empty, malformed or too deeply nested body.
+    pub fn json(&self) -> Result<Value, ApiError> {
+        self.optional_json()?.ok_or_else(|| ApiError::malformed("a JSON body is required"))
+    }
+
+    /// The JSON body, or `None` when the request has no body (optional delete reasons).
+    ///
+    /// # Errors
+    /// As for [`Req::json`] when a body is present.
+    pub fn optional_json(&self) -> Result<Option<Value>, ApiError> {
+        if self.body.iter().all(u8::is_ascii_whitespace) {
+            return Ok(None);
+        }
+        if !self.is_json() {
+            return Err(ApiError::UnsupportedMediaType);
+        }
+        parse_json(&self.body).map(Some)
+    }
+}
+
+/// Parses a JSON document, refusing nesting deeper than [`MAX_JSON_DEPTH`].
+///
+/// # Errors
+/// A 400 describing what is wrong.
+pub fn parse_json(bytes: &[u8]) -> Result<Value, ApiError> {
+    if json_depth(bytes) > MAX_JSON_DEPTH {
+        return Err(ApiError::malformed(format!("JSON nests deeper than {MAX_JSON_DEPTH} levels")));
+    }
+    serde_json::from_slice(bytes).map_err(|error| {
+        let what = match error.classify() {
+            serde_json::error::Category::Eof => "the JSON body ends too early",
+            serde_json::error::Category::Syntax => "the body is not valid JSON",
+            _ => "the JSON body could not be read",
+        };
+        ApiError::malformed(format!("{what} (line {}, column {})", error.line(), error.column()))
+    })
+}
+
+/// The deepest nesting of arrays and objects, ignoring brackets inside strings.
+fn json_depth(bytes: &[u8]) -> usize {
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for &byte in bytes {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// Decodes a query string (`a=1&b=x%20y`, `+` as space).
+///
+/// # Errors
+/// A 400 when a value is not valid percent-encoded UTF-8.
+pub fn parse_query(query: &str) -> Result<Vec<(String, String)>, ApiError> {
+    let mut pairs = Vec::new();
+    for part in query.split('&').filter(|part| !part.is_empty()) {
+        let (name, value) = part.split_once('=').unwrap_or((part, ""));
+        let name = percent_decode(name).ok_or_else(|| ApiError::malformed("the query string is not valid UTF-8"))?;
+        let value =
+            percent_decode(value).ok_or_else(|| ApiError::invalid(&name, "is not valid percent-encoded UTF-8"))?;
+        pairs.push((name, value));
+    }
+    Ok(pairs)
+}
+
+fn percent_decode(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut index = 0;
+    while index < bytes.len() {
+        match bytes[index] {
+            b'+' => out.push(b' '),
+            b'%' => {
+                let hex = bytes.get(index + 1..index + 3)?;
+                let hex = std::str::from_utf8(hex).ok()?;
+                out.push(u8::from_str_radix(hex, 16).ok()?);
+                index += 2;
+            }
+            byte => out.push(byte),
+        }
+        index += 1;
+    }
+    String::from_utf8(out).ok()
+}
+
+/// A response under construction.
+pub struct Reply {
+    /// Status code.
+    pub status: StatusCode,
+    /// Headers beyond the defaults.
+    pub headers: Vec<(HeaderName, HeaderValue)>,
+    /// The body.
+    pub body: Body,
+}
+
+impl Reply {
+    /// A JSON reply.
+    pub fn json(status: StatusCode, value: &impl Serialize) -> Self {
+        // Serialising our own DTOs cannot fail: every map key is a string and every number is
+        // already a valid JSON number.
+        let bytes = serde_json::to_vec(value).unwrap_or_else(|_| b"{}".to_vec());
+        Self::json_bytes(status, bytes)
+    }
+
+    /// A JSON reply from already encoded bytes.
+    pub fn json_bytes(status: StatusCode, bytes: Vec<u8>) -> Self {
+        Self::bytes(status, "application/json", bytes)
+    }
+
+    /// A reply with a body of the given content type.
+    pub fn bytes(status: StatusCode, content_type: &'static str, bytes: impl Into<Bytes>) -> Self {
+        Self {
+            status,
+            headers: vec![(header::CONTENT_TYPE, HeaderValue::from_static(content_type))],
+            body: full(bytes),
+        }
+    }
+
+    /// A reply with a streamed body.
+    pub fn stream(status: StatusCode, content_type: &'static str, body: Body) -> Self {
+        Self { status, headers: vec![(header::CONTENT_TYPE, HeaderValue::from_static(content_type))], body }
+    }
+
+    /// 204 with no body.
+    pub fn no_content() -> Self {
+        Self { status: StatusCode::NO_CONTENT, headers: Vec::new(), body: full(Bytes::new()) }
+    }
+
+    /// Adds a header; values that are not valid header text are dropped.
+    pub fn with_header(mut self, name: HeaderName, value: &str) -> Self {
+        if let Ok(value) = HeaderValue::from_str(value) {
+            self.headers.push((name, value));
+        }
+        self
+    }
+}
+
+/// Cross-origin rules: which origins may call the API from a browser.
+#[derive(Clone, Debug, Default)]
+pub struct Cors {
+    origins: Vec<String>,
+}
+
+impl Cors {
+    /// Allows the given origins (`*` allows any).
+    pub fn new(origins: Vec<String>) -> Self {
+        Self { origins: origins.into_iter().map(|origin| origin.trim().trim_end_matches('/').to_owned()).collect() }
+    }
+
+    fn allowed<'a>(&self, origin: Option<&'a str>) -> Option<&'a str> {
+        let origin = origin?;
+        self.origins.iter().any(|allowed| allowed == "*" || allowed.eq_ignore_ascii_case(origin)).then_some(origin)
+    }
+
+    /// The answer to a preflight request, if this is one from an allowed origin.
+    pub fn preflight(&self, method: &Method, headers: &HeaderMap) -> Option<Reply> {
+        if method != Method::OPTIONS || !headers.contains_key(header::ACCESS_CONTROL_REQUEST_METHOD) {
+            return None;
+        }
+        let origin = self.allowed(headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()))?;
+        let reply = Reply::no_content()
+            .with_header(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin)
+            .with_header(header::ACCESS_CONTROL_ALLOW_METHODS, "GET, POST, PUT, DELETE, OPTIONS")
+            .with_header(header::ACCESS_CONTROL_ALLOW_HEADERS, "authorization, content-type, idempotency-key")
+            .with_header(header::ACCESS_CONTROL_MAX_AGE, "600")
+            .with_header(header::VARY, "Origin");
+        Some(reply)
+    }
+
+    /// Adds the response headers a browser needs to read an answer to an allowed origin.
+    pub fn decorate(&self, request_headers: &HeaderMap, reply: &mut Reply) {
+        let origin = request_headers.get(header::ORIGIN).and_then(|v| v.to_str().ok());
+        if let Some(origin) = self.allowed(origin)
+            && let Ok(value) = HeaderValue::from_str(origin)
+        {
+            reply.headers.push((header::ACCESS_CONTROL_ALLOW_ORIGIN, value));
+            reply.headers.push((header::VARY, HeaderValue::from_static("Origin")));
+            reply.headers.push((
+                header::ACCESS_CONTROL_EXPOSE_HEADERS,
+                HeaderValue::from_static("Location, Retry-After, Content-Disposition, Idempotent-Replayed"),
+            ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_depth_ignores_brackets_in_strings() {
+        assert_eq!(json_depth(br#"{"a":[1,{"b":"[[[["}]}"#), 3);
+        assert_eq!(json_depth(br#""\"{""#), 0);
+        assert!(parse_json(&vec![b'['; 40].into_iter().chain(vec![b']'; 40]).collect::<Vec<_>>()).is_err());
+    }
+
+    #[test]
+    fn query_strings_are_percent_decoded() {
+        let pairs = parse_query("search=a%20b+c&page=2&flag").unwrap();
+        assert_eq!(
+            pairs,
+            [("search".into(), "a b c".into()), ("page".into(), "2".into()), ("flag".into(), String::new())]
+        );
+        assert!(parse_query("search=%ff").is_err());
+        assert!(parse_query("search=%zz").is_err());
+    }
+
+    #[test]
+    fn trace_ids_are_unique_hex() {
+        let (a, b) = (TraceId::next(), TraceId::next());
+        assert_ne!(a, b);
+        assert_eq!(a.to_string().len(), 32);
+    }
+}

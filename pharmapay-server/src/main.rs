@@ -1,0 +1,80 @@
+//! The `pharmapay` binary: parses the configuration, starts the server, and stops it
+//! gracefully on SIGINT or SIGTERM.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use pharmapay_core::SystemClock;
+use pharmapay_server::config::{Cli, Command, Config};
+use tracing::{error, info};
+use tracing_subscriber::EnvFilter;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(&cli.config.log_filter);
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("pharmapay: could not start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(async {
+        match cli.command.unwrap_or(Command::Serve) {
+            Command::Serve => serve(cli.config).await,
+        }
+    })
+}
+
+fn init_logging(filter: &str) {
+    let filter = EnvFilter::try_new(filter).unwrap_or_else(|error| {
+        eprintln!("pharmapay: ignoring the log filter {filter:?} ({error}); using `info`");
+        EnvFilter::new("info")
+    });
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stdout());
+    tracing_subscriber::fmt().with_env_filter(filter).with_target(false).with_ansi(ansi).init();
+}
+
+async fn serve(config: Config) -> ExitCode {
+    let running = match pharmapay_server::start(&config, SystemClock).await {
+        Ok(running) => running,
+        Err(start_error) => {
+            error!("{start_error}");
+            eprintln!("pharmapay: {start_error}");
+            return ExitCode::from(2);
+        }
+    };
+    shutdown_signal().await;
+    info!("shutdown requested");
+    match running.stop().await {
+        Ok(()) => {
+            info!("stopped");
+            ExitCode::SUCCESS
+        }
+        Err(stop_error) => {
+            error!(error = %stop_error, "the server stopped with an error");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn shutdown_signal() {
+    let interrupt = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {}
+        () = terminate => {}
+    }
+}

@@ -1,0 +1,219 @@
+//! The one mapping from errors to HTTP: RFC 9457 problem details (D6).
+//!
+//! Engine errors and request-shape errors (bad JSON, wrong types, 415, 413, 404 routes, 405)
+//! all become an [`ApiError`], and [`ApiError::into_reply`] renders every one of them the same
+//! way: `application/problem+json` with `type`, `title`, `status`, `traceId`, `detail` where
+//! useful and `errors` for validation. The login 401 keeps its `{message}` body (spec). Server
+//! failures are logged once here, with their whole cause chain and the trace id, and answered
+//! with a generic message.
+
+use std::error::Error as StdError;
+
+use hyper::StatusCode;
+use hyper::header::{self, HeaderName};
+use pharmapay_core::error::IdempotencyClash;
+use pharmapay_core::{Error, FieldErrors};
+use serde_json::{Map, Value, json};
+
+use crate::http::{Reply, TraceId};
+
+/// Everything that can make a request fail.
+#[derive(Debug)]
+pub enum ApiError {
+    /// An engine error.
+    Core(Error),
+    /// The request's fields or parameters are invalid (400).
+    Invalid(FieldErrors),
+    /// The body is not readable JSON (400).
+    Malformed(String),
+    /// A body without a JSON content type (415).
+    UnsupportedMediaType,
+    /// A body over 1 MiB (413).
+    PayloadTooLarge,
+    /// The client took too long to send its request (408).
+    Timeout,
+    /// No route has this path (404).
+    RouteNotFound,
+    /// The path exists, the method does not (405); the methods it has.
+    MethodNotAllowed(String),
+}
+
+impl From<Error> for ApiError {
+    fn from(error: Error) -> Self {
+        ApiError::Core(error)
+    }
+}
+
+impl From<FieldErrors> for ApiError {
+    fn from(errors: FieldErrors) -> Self {
+        ApiError::Invalid(errors)
+    }
+}
+
+impl ApiError {
+    /// A 400 for one field or parameter.
+    pub fn invalid(field: &str, message: &str) -> Self {
+        ApiError::Invalid(FieldErrors::single(field, message))
+    }
+
+    /// A 400 for a body that cannot be read.
+    pub fn malformed(detail: impl Into<String>) -> Self {
+        ApiError::Malformed(detail.into())
+    }
+
+    /// The status this error answers with.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::Core(error) => match error {
+                Error::Validation(_) | Error::Rule(_) => StatusCode::BAD_REQUEST,
+                Error::NotFound { .. } => StatusCode::NOT_FOUND,
+                Error::Conflict { .. } => StatusCode::CONFLICT,
+                Error::InvalidCredentials | Error::Unauthenticated => StatusCode::UNAUTHORIZED,
+                Error::Forbidden { .. } => StatusCode::FORBIDDEN,
+                Error::Throttled { .. } => StatusCode::TOO_MANY_REQUESTS,
+                Error::Idempotency(IdempotencyClash::DifferentRequest) => StatusCode::UNPROCESSABLE_ENTITY,
+                Error::Idempotency(IdempotencyClash::InProgress) => StatusCode::CONFLICT,
+                Error::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+                Error::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            },
+            ApiError::Invalid(_) | ApiError::Malformed(_) => StatusCode::BAD_REQUEST,
+            ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::Timeout => StatusCode::REQUEST_TIMEOUT,
+            ApiError::RouteNotFound => StatusCode::NOT_FOUND,
+            ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
+        }
+    }
+
+    /// Renders the error for the request with `trace_id`.
+    pub fn into_reply(self, trace_id: TraceId) -> Reply {
+        let status = self.status();
+        if let ApiError::Core(Error::InvalidCredentials) = self {
+            // Spec, Auth: a failed login answers 401 with a single `message` field.
+            return Reply::json(status, &json!({ "message": "Invalid email or password." }))
+                .with_header(header::CACHE_CONTROL, "no-store");
+        }
+        let mut extra_headers: Vec<(HeaderName, String)> = Vec::new();
+        let mut body = Map::new();
+        body.insert("type".into(), Value::String(type_url(status).into()));
+        body.insert("title".into(), Value::String(title(status).into()));
+        body.insert("status".into(), json!(status.as_u16()));
+        let detail: Option<String> = match self {
+            ApiError::Core(error) => match error {
+                Error::Validation(errors) => {
+                    body.insert("errors".into(), errors_json(&errors));
+                    Some("One or more fields are invalid.".into())
+                }
+                Error::NotFound { entity } => Some(format!("{entity} not found.")),
+                Error::Conflict { field, entity } => {
+                    body.insert("errors".into(), errors_json(&FieldErrors::single(field, "is already taken")));
+                    Some(format!("Another {} already uses this {field}.", entity.name().to_lowercase()))
+                }
+                Error::Rule(rule) => Some(rule.message()),
+                Error::Unauthenticated => {
+                    extra_headers.push((header::WWW_AUTHENTICATE, "Bearer".into()));
+                    Some("A valid bearer token is required.".into())
+                }
+                Error::Forbidden { required } => Some(format!("This needs the {required} permission.")),
+                Error::Throttled { retry_after } => {
+                    extra_headers.push((header::RETRY_AFTER, retry_after.as_secs().max(1).to_string()));
+                    Some("Too many failed logins for this email; try again later.".into())
+                }
+                Error::Idempotency(IdempotencyClash::DifferentRequest) => {
+                    Some("This Idempotency-Key was used with a different request.".into())
+                }
+                Error::Idempotency(IdempotencyClash::InProgress) => {
+                    Some("A request with this Idempotency-Key is still being processed.".into())
+                }
+                Error::Unavailable(cause) => {
+                    tracing::error!(trace_id = %trace_id, error = %chain(&cause), "the store is unavailable");
+                    Some("The database cannot be reached right now.".into())
+                }
+                Error::Store(cause) => {
+                    tracing::error!(trace_id = %trace_id, error = %chain(&cause), "store failure");
+                    Some("Something went wrong on our side; the trace id identifies it in the logs.".into())
+                }
+                Error::InvalidCredentials => None,
+            },
+            ApiError::Invalid(errors) => {
+                body.insert("errors".into(), errors_json(&errors));
+                Some("One or more fields or parameters are invalid.".into())
+            }
+            ApiError::Malformed(detail) => Some(detail),
+            ApiError::UnsupportedMediaType => Some("Request bodies must be sent as application/json.".into()),
+            ApiError::PayloadTooLarge => Some("Request bodies may be at most 1 MiB.".into()),
+            ApiError::Timeout => Some("The request was not received in time.".into()),
+            ApiError::RouteNotFound => Some("No route matches this path.".into()),
+            ApiError::MethodNotAllowed(allow) => {
+                let detail = format!("This path supports {allow}.");
+                extra_headers.push((header::ALLOW, allow));
+                Some(detail)
+            }
+        };
+        if let Some(detail) = detail {
+            body.insert("detail".into(), Value::String(detail));
+        }
+        body.insert("traceId".into(), Value::String(trace_id.to_string()));
+        let bytes = serde_json::to_vec(&Value::Object(body)).unwrap_or_default();
+        let mut reply = Reply::bytes(status, "application/problem+json", bytes);
+        for (name, value) in extra_headers {
+            reply = reply.with_header(name, &value);
+        }
+        reply
+    }
+}
+
+fn errors_json(errors: &FieldErrors) -> Value {
+    let mut map = Map::new();
+    for (field, messages) in errors.iter() {
+        map.insert(field.to_owned(), json!(messages));
+    }
+    Value::Object(map)
+}
+
+fn chain(error: &dyn StdError) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+fn type_url(status: StatusCode) -> &'static str {
+    match status.as_u16() {
+        400 => "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
+        401 => "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
+        403 => "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.4",
+        404 => "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.5",
+        405 => "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6",
+        408 => "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.9",
+        409 => "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.10",
+        413 => "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.14",
+        415 => "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.16",
+        422 => "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.21",
+        429 => "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+        503 => "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.4",
+        _ => "https://www.rfc-editor.org/rfc/rfc9110#section-15.6.1",
+    }
+}
+
+fn title(status: StatusCode) -> &'static str {
+    match status.as_u16() {
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        408 => "Request Timeout",
+        409 => "Conflict",
+        413 => "Content Too Large",
+        415 => "Unsupported Media Type",
+        422 => "Unprocessable Content",
+        429 => "Too Many Requests",
+        503 => "Service Unavailable",
+        _ => "Internal Server Error",
+    }
+}

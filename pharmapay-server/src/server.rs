@@ -1,0 +1,156 @@
+//! The HTTP/1.1 server: accepting connections, turning each request into a [`Req`], logging
+//! it, and shutting down gracefully.
+//!
+//! [`serve`] takes an already-bound listener and a shutdown future, so tests bind port 0 and
+//! `main` passes SIGINT/SIGTERM. On shutdown it stops accepting, lets in-flight requests finish
+//! (up to [`DRAIN_TIMEOUT`]) and returns. Slow clients are cut off: request headers must arrive
+//! within [`HEADER_TIMEOUT`] and bodies within [`BODY_TIMEOUT`].
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming;
+use hyper::header::{self, HeaderValue};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use pharmapay_core::Store;
+use tokio::net::TcpListener;
+use tracing::{Instrument, info, warn};
+
+use crate::app::{App, Matched};
+use crate::http::{Body, MAX_BODY_BYTES, Reply, Req, TraceId, parse_query};
+use crate::problem::ApiError;
+
+/// How long a client may take to send its request headers.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a client may take to send its request body.
+pub const BODY_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long shutdown waits for in-flight requests.
+pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Serves `app` on `listener` until `shutdown` completes, then drains open connections.
+///
+/// # Errors
+/// Never in practice: accept errors (such as running out of file descriptors) are logged and
+/// retried after a short pause.
+pub async fn serve<S: Store>(
+    listener: TcpListener,
+    app: Arc<App<S>>,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()> {
+    let graceful = GracefulShutdown::new();
+    let mut builder = http1::Builder::new();
+    builder.timer(TokioTimer::new()).header_read_timeout(HEADER_TIMEOUT).keep_alive(true);
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let stream = match accepted {
+                    Ok((stream, _peer)) => stream,
+                    Err(error) => {
+                        warn!(%error, "could not accept a connection");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                };
+                let _ = stream.set_nodelay(true);
+                let app = Arc::clone(&app);
+                let service = service_fn(move |request| handle(Arc::clone(&app), request));
+                let connection = graceful.watch(builder.serve_connection(TokioIo::new(stream), service));
+                tokio::spawn(async move {
+                    if let Err(error) = connection.await {
+                        tracing::debug!(%error, "connection ended with an error");
+                    }
+                });
+            }
+            () = &mut shutdown => break,
+        }
+    }
+    drop(listener);
+    info!(open_connections = graceful.count(), "shutting down: finishing in-flight requests");
+    tokio::select! {
+        () = graceful.shutdown() => info!("all connections closed"),
+        () = tokio::time::sleep(DRAIN_TIMEOUT) => warn!("gave up waiting for connections to close"),
+    }
+    Ok(())
+}
+
+/// Answers one request, always: every failure becomes a problem-details reply.
+async fn handle<S: Store>(app: Arc<App<S>>, request: Request<Incoming>) -> Result<Response<Body>, Infallible> {
+    let started = Instant::now();
+    let trace_id = TraceId::next();
+    let (parts, body) = request.into_parts();
+    let span = tracing::info_span!("request", trace_id = %trace_id, method = %parts.method, path = %parts.uri.path());
+    let reply = async {
+        if let Some(preflight) = app.cors.preflight(&parts.method, &parts.headers) {
+            return preflight;
+        }
+        match respond(&app, &parts, body, trace_id).await {
+            Ok(reply) => reply,
+            Err(error) => error.into_reply(trace_id),
+        }
+    }
+    .instrument(span.clone())
+    .await;
+    let mut reply = reply;
+    app.cors.decorate(&parts.headers, &mut reply);
+    let status = reply.status.as_u16();
+    let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+    span.in_scope(|| info!(target: "pharmapay::http", status, elapsed_ms = format_args!("{elapsed_ms:.2}"), "request"));
+    let mut response = Response::new(reply.body);
+    *response.status_mut() = reply.status;
+    let headers = response.headers_mut();
+    for (name, value) in reply.headers {
+        headers.append(name, value);
+    }
+    if let Ok(value) = HeaderValue::from_str(&trace_id.to_string()) {
+        headers.insert("x-trace-id", value);
+    }
+    Ok(response)
+}
+
+async fn respond<S: Store>(
+    app: &App<S>,
+    parts: &hyper::http::request::Parts,
+    body: Incoming,
+    trace_id: TraceId,
+) -> Result<Reply, ApiError> {
+    let (route, params) = match app.router.find(&parts.method, parts.uri.path()) {
+        Matched::Route(route, params) => (route, params),
+        Matched::WrongMethod(allow) => return Err(ApiError::MethodNotAllowed(allow)),
+        Matched::Unknown => return Err(ApiError::RouteNotFound),
+    };
+    let query = parse_query(parts.uri.query().unwrap_or(""))?;
+    let declared_length = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.parse::<u64>().ok());
+    if declared_length.is_some_and(|length| length > MAX_BODY_BYTES as u64) {
+        return Err(ApiError::PayloadTooLarge);
+    }
+    let collected = tokio::time::timeout(BODY_TIMEOUT, Limited::new(body, MAX_BODY_BYTES).collect())
+        .await
+        .map_err(|_| ApiError::Timeout)?;
+    let body = match collected {
+        Ok(collected) => collected.to_bytes(),
+        Err(error) if error.is::<http_body_util::LengthLimitError>() => return Err(ApiError::PayloadTooLarge),
+        Err(_) => return Err(ApiError::malformed("the request body could not be read")),
+    };
+    let req = Req {
+        method: parts.method.clone(),
+        path: parts.uri.path().to_owned(),
+        query,
+        headers: parts.headers.clone(),
+        body,
+        params,
+        trace_id,
+    };
+    app.dispatch(route, &req).await
+}

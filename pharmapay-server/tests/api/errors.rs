@@ -1,0 +1,104 @@
+//! Request-shape failures: every one a clear 4xx problem-details answer (D6, D7).
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::{Method, Request};
+use serde_json::json;
+
+use crate::helpers::spawn_app;
+
+fn raw(
+    app: &crate::helpers::TestApp,
+    method: Method,
+    path: &str,
+    content_type: Option<&str>,
+    body: impl Into<Bytes>,
+) -> Request<Full<Bytes>> {
+    let mut builder = Request::builder()
+        .method(method)
+        .uri(format!("{}{path}", app.base))
+        .header("authorization", format!("Bearer {}", app.admin_token));
+    if let Some(content_type) = content_type {
+        builder = builder.header("content-type", content_type);
+    }
+    builder.body(Full::new(body.into())).unwrap()
+}
+
+#[tokio::test]
+async fn malformed_bodies_are_400_problems() {
+    let app = spawn_app().await;
+    let cases: Vec<(&str, Bytes)> = vec![
+        ("truncated JSON", Bytes::from_static(b"{\"name\": \"Acme\"")),
+        ("not JSON", Bytes::from_static(b"name=Acme")),
+        ("empty body", Bytes::new()),
+        ("deep nesting", Bytes::from(format!("{}{}", "[".repeat(100), "]".repeat(100)))),
+        ("a JSON array", Bytes::from_static(b"[1,2]")),
+        ("wrong types", Bytes::from_static(b"{\"name\": 5, \"vendorType\": [\"Dealer\"]}")),
+        ("invalid UTF-8", Bytes::from_static(b"{\"name\": \"\xff\"}")),
+    ];
+    for (label, body) in cases {
+        let response = app.send(raw(&app, Method::POST, "/api/vendors", Some("application/json"), body)).await;
+        assert_eq!(response.status.as_u16(), 400, "{label}");
+        response.problem(400);
+    }
+    let typed = app
+        .send(raw(
+            &app,
+            Method::POST,
+            "/api/vendors",
+            Some("application/json"),
+            Bytes::from_static(b"{\"name\": 5, \"vendorType\": true}"),
+        ))
+        .await;
+    let problem = typed.problem(400);
+    assert!(
+        problem["errors"]["name"].is_array() && problem["errors"]["vendorType"].is_array(),
+        "every field is named: {problem}"
+    );
+}
+
+#[tokio::test]
+async fn media_type_size_route_and_method_errors() {
+    let app = spawn_app().await;
+    let json_body = Bytes::from_static(br#"{"name":"Acme","vendorType":"Dealer"}"#);
+    let unsupported = app.send(raw(&app, Method::POST, "/api/vendors", Some("text/plain"), json_body.clone())).await;
+    unsupported.problem(415);
+    let missing = app.send(raw(&app, Method::POST, "/api/vendors", None, json_body.clone())).await;
+    missing.problem(415);
+    app.send(raw(&app, Method::POST, "/api/vendors", Some("application/json; charset=utf-8"), json_body))
+        .await
+        .expect(201);
+
+    let big = format!(r#"{{"name":"{}","vendorType":"Dealer"}}"#, "x".repeat(2 * 1024 * 1024));
+    app.send(raw(&app, Method::POST, "/api/vendors", Some("application/json"), big)).await.problem(413);
+    let ten_mib = vec![b' '; 10 * 1024 * 1024];
+    app.send(raw(&app, Method::POST, "/api/vendors", Some("application/json"), ten_mib)).await.problem(413);
+
+    app.get("/api/nothing-here").await.problem(404);
+    app.get("/elsewhere").await.problem(404);
+    let wrong = app.send(raw(&app, Method::PATCH, "/api/vendors", None, Bytes::new())).await;
+    wrong.problem(405);
+    assert_eq!(wrong.header("allow"), Some("GET, POST"));
+    app.get("/api/vendors/abc").await.invalid("id");
+    app.get("/api/vendors/0").await.invalid("id");
+    app.get("/api/vendors/99999999999999999999").await.invalid("id");
+    app.get("/api/vendors?search=%ZZ").await.problem(400);
+}
+
+#[tokio::test]
+async fn unknown_fields_are_ignored_and_hostile_text_is_bounded() {
+    let app = spawn_app().await;
+    let body = json!({ "name": "Acme", "vendorType": "Dealer", "id": 999, "isActive": false, "outstandingBalance": 5, "extra": { "deep": true } });
+    let vendor = app.post("/api/vendors", &body).await.expect(201).json();
+    assert_ne!(vendor["id"], 999, "mass assignment of id has no effect");
+    assert_eq!(vendor["isActive"], true);
+    assert_eq!(vendor["outstandingBalance"], 0);
+    app.post("/api/vendors", &json!({ "name": "x".repeat(201), "vendorType": "Dealer" })).await.invalid("name");
+    app.post("/api/vendors", &json!({ "name": "bad\u{0}name", "vendorType": "Dealer" })).await.invalid("name");
+    let unicode = app.post("/api/vendors", &json!({ "name": "दवाई घर 🏥", "vendorType": "Dealer" })).await;
+    assert_eq!(unicode.expect(201).json()["name"], "दवाई घर 🏥");
+    let search = format!("/api/vendors?search={}", "a".repeat(500));
+    app.get(&search).await.invalid("search");
+    app.get("/api/vendors?search=%27%20OR%201%3D1%20--").await.expect(200);
+    app.get("/api/invoices?sortBy=amount%3B%20DROP%20TABLE%20invoices").await.invalid("sortBy");
+}

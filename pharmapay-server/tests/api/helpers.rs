@@ -1,0 +1,298 @@
+//! The API test harness: start a real server on 127.0.0.1:0 through the same start-up code as
+//! `main`, and talk to it over HTTP.
+//!
+//! Each test gets its own server and its own store, with a [`ManualClock`] starting at
+//! 2024-05-10 10:00 UTC so tests can move time. Set `TEST_LOG=1` to see the server's logs.
+
+use std::sync::Once;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::header::HeaderMap;
+use hyper::{Method, Request, StatusCode};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use pharmapay_core::ManualClock;
+use pharmapay_core::jiff::{SignedDuration, Timestamp};
+use pharmapay_server::config::{Config, SecretArg};
+use pharmapay_server::{Running, start};
+use serde_json::{Value, json};
+
+/// The signing secret of test servers, so tests can forge tokens with the right key.
+pub const SECRET: &str = "api-test-secret-api-test-secret-0123";
+
+/// The admin's credentials.
+pub const ADMIN_EMAIL: &str = "admin@example.com";
+/// The admin's password.
+pub const ADMIN_PASSWORD: &str = "admin-password";
+
+/// A response, fully read.
+pub struct TestResponse {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+impl TestResponse {
+    /// The body as JSON.
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|error| panic!("body is not JSON ({error}): {}", String::from_utf8_lossy(&self.body)))
+    }
+
+    /// A header's value.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|value| value.to_str().ok())
+    }
+
+    /// Asserts the status, showing the body when it differs.
+    #[track_caller]
+    pub fn expect(&self, status: u16) -> &Self {
+        assert_eq!(self.status.as_u16(), status, "unexpected status; body: {}", String::from_utf8_lossy(&self.body));
+        self
+    }
+
+    /// Asserts a problem-details answer (D6) with this status, and returns its JSON.
+    #[track_caller]
+    pub fn problem(&self, status: u16) -> Value {
+        self.expect(status);
+        assert_eq!(self.header("content-type"), Some("application/problem+json"), "problem details content type");
+        let body = self.json();
+        assert_eq!(body["status"], json!(status));
+        assert!(body["type"].as_str().is_some_and(|t| t.starts_with("https://")), "type is a URL: {body}");
+        assert!(body["title"].as_str().is_some_and(|t| !t.is_empty()), "title: {body}");
+        assert_eq!(body["traceId"].as_str().map(str::len), Some(32), "traceId: {body}");
+        assert_eq!(body["traceId"].as_str(), self.header("x-trace-id"), "the trace id is also a header");
+        body
+    }
+
+    /// Asserts a 400 whose `errors` names `field`, and returns its JSON.
+    #[track_caller]
+    pub fn invalid(&self, field: &str) -> Value {
+        let body = self.problem(400);
+        assert!(body["errors"][field].is_array(), "expected an error on {field}: {body}");
+        body
+    }
+}
+
+/// A server under test.
+pub struct TestApp {
+    pub base: String,
+    pub clock: ManualClock,
+    client: Client<HttpConnector, Full<Bytes>>,
+    running: std::sync::Mutex<Option<Running>>,
+    /// The onboarded admin's token (empty before onboarding).
+    pub admin_token: String,
+}
+
+fn init_logs() {
+    static ONCE: Once = Once::new();
+    if let Some(filter) = std::env::var_os("TEST_LOG") {
+        ONCE.call_once(|| {
+            let filter = filter.to_str().filter(|f| *f != "1").unwrap_or("info").to_owned();
+            let _ = tracing_subscriber::fmt()
+                .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+                .with_test_writer()
+                .try_init();
+        });
+    }
+}
+
+/// The start time of every test server's clock.
+pub fn start_time() -> Timestamp {
+    "2024-05-10T10:00:00Z".parse().unwrap()
+}
+
+/// The configuration every test server starts from: in-memory store, port 0, fixed secret.
+pub fn test_config() -> Config {
+    let mut config = Config::defaults();
+    config.listen = "127.0.0.1:0".parse().unwrap();
+    config.database_url = "memory:".into();
+    config.jwt_secret = Some(SecretArg(SECRET.into()));
+    config
+}
+
+/// A fresh, not yet onboarded server.
+pub async fn spawn_fresh() -> TestApp {
+    spawn_with(test_config()).await
+}
+
+/// A fresh server with `config`.
+pub async fn spawn_with(config: Config) -> TestApp {
+    init_logs();
+    let clock = ManualClock::new(start_time());
+    let running = start(&config, clock.clone()).await.expect("the test server starts");
+    let client = Client::builder(TokioExecutor::new()).build_http();
+    TestApp {
+        base: format!("http://{}", running.addr),
+        clock,
+        client,
+        running: std::sync::Mutex::new(Some(running)),
+        admin_token: String::new(),
+    }
+}
+
+/// An onboarded server with a signed-in admin.
+pub async fn spawn_app() -> TestApp {
+    let mut app = spawn_fresh().await;
+    let response = app.post_public("/api/onboarding/setup", &setup_body()).await;
+    response.expect(200);
+    app.admin_token = response.json()["token"].as_str().unwrap().to_owned();
+    app
+}
+
+/// The onboarding body every test uses.
+pub fn setup_body() -> Value {
+    json!({
+        "pharmacy": { "name": "Apollo Pharmacy", "address": "12 MG Road", "drugLicenseNumber1": "DL-001" },
+        "adminUser": { "firstName": "Asha", "lastName": "Rao", "email": ADMIN_EMAIL, "password": ADMIN_PASSWORD }
+    })
+}
+
+impl TestApp {
+    /// Sends a request built by the caller.
+    pub async fn send(&self, request: Request<Full<Bytes>>) -> TestResponse {
+        let response = self.client.request(request).await.expect("the server answers");
+        let (parts, body) = response.into_parts();
+        let body = body.collect().await.expect("the body is read").to_bytes();
+        TestResponse { status: parts.status, headers: parts.headers, body }
+    }
+
+    /// A request with an optional token and JSON body.
+    pub async fn call(&self, method: Method, path: &str, token: Option<&str>, body: Option<&Value>) -> TestResponse {
+        let mut builder = Request::builder().method(method).uri(format!("{}{path}", self.base));
+        if let Some(token) = token {
+            builder = builder.header("authorization", format!("Bearer {token}"));
+        }
+        let bytes = match body {
+            Some(body) => {
+                builder = builder.header("content-type", "application/json");
+                Bytes::from(serde_json::to_vec(body).unwrap())
+            }
+            None => Bytes::new(),
+        };
+        self.send(builder.body(Full::new(bytes)).unwrap()).await
+    }
+
+    /// GET as the admin.
+    pub async fn get(&self, path: &str) -> TestResponse {
+        self.call(Method::GET, path, Some(&self.admin_token), None).await
+    }
+
+    /// POST as the admin.
+    pub async fn post(&self, path: &str, body: &Value) -> TestResponse {
+        self.call(Method::POST, path, Some(&self.admin_token), Some(body)).await
+    }
+
+    /// POST without a body as the admin.
+    pub async fn post_empty(&self, path: &str) -> TestResponse {
+        self.call(Method::POST, path, Some(&self.admin_token), None).await
+    }
+
+    /// POST with no token.
+    pub async fn post_public(&self, path: &str, body: &Value) -> TestResponse {
+        self.call(Method::POST, path, None, Some(body)).await
+    }
+
+    /// PUT as the admin.
+    pub async fn put(&self, path: &str, body: &Value) -> TestResponse {
+        self.call(Method::PUT, path, Some(&self.admin_token), Some(body)).await
+    }
+
+    /// DELETE as the admin, without a body.
+    pub async fn delete(&self, path: &str) -> TestResponse {
+        self.call(Method::DELETE, path, Some(&self.admin_token), None).await
+    }
+
+    /// Signs in and returns the token.
+    pub async fn login(&self, email: &str, password: &str) -> String {
+        let response = self.post_public("/api/auth/login", &json!({ "email": email, "password": password })).await;
+        response.expect(200);
+        response.json()["token"].as_str().unwrap().to_owned()
+    }
+
+    /// Creates a vendor and returns its id.
+    pub async fn vendor(&self, name: &str) -> i64 {
+        let response = self.post("/api/vendors", &json!({ "name": name, "vendorType": "Wholesaler" })).await;
+        response.expect(201);
+        response.json()["id"].as_i64().unwrap()
+    }
+
+    /// Creates an invoice and returns its id.
+    pub async fn invoice(&self, vendor: i64, number: &str, amount: &str, due: &str) -> i64 {
+        let body: Value = serde_json::from_str(&format!(
+            r#"{{"vendorId":{vendor},"invoiceNumber":"{number}","amount":{amount},"invoiceDate":"2024-05-01","dueDate":"{due}"}}"#
+        ))
+        .unwrap();
+        let response = self.post("/api/invoices", &body).await;
+        response.expect(201);
+        response.json()["id"].as_i64().unwrap()
+    }
+
+    /// Records a payment dated 2024-05-05 and returns its id.
+    pub async fn pay(&self, invoice: i64, amount: &str) -> i64 {
+        let body: Value = serde_json::from_str(&format!(
+            r#"{{"invoiceId":{invoice},"amount":{amount},"transactionDate":"2024-05-05","transactionType":"UPI"}}"#
+        ))
+        .unwrap();
+        let response = self.post("/api/transactions", &body).await;
+        response.expect(201);
+        response.json()["id"].as_i64().unwrap()
+    }
+
+    /// Creates a user with `role_id` and returns (id, token).
+    pub async fn user(&self, email: &str, role_id: i64) -> (i64, String) {
+        let body = json!({ "firstName": "Ravi", "lastName": "Kumar", "email": email, "password": "user-password", "roleId": role_id });
+        let response = self.post("/api/users", &body).await;
+        response.expect(201);
+        let id = response.json()["id"].as_i64().unwrap();
+        (id, self.login(email, "user-password").await)
+    }
+
+    /// Moves the server's clock.
+    pub fn advance(&self, by: SignedDuration) {
+        self.clock.advance(by);
+    }
+
+    /// Stops the server gracefully, letting in-flight requests finish.
+    pub async fn stop(&self) {
+        let running = self.running.lock().unwrap().take();
+        if let Some(running) = running {
+            running.stop().await.expect("the server stops cleanly");
+        }
+    }
+}
+
+/// Base64url without padding, for forging tokens.
+pub fn base64url(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().enumerate().fold(0u32, |acc, (i, b)| acc | (u32::from(*b) << (16 - 8 * i)));
+        for i in 0..=chunk.len() {
+            out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
+        }
+    }
+    out
+}
+
+/// Decodes a token's claims without checking it.
+pub fn claims(token: &str) -> Value {
+    let payload = token.split('.').nth(1).unwrap();
+    let mut bits = 0u32;
+    let mut n_bits = 0;
+    let mut bytes = Vec::new();
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    for byte in payload.bytes() {
+        let value = ALPHABET.iter().position(|c| *c == byte).unwrap() as u32;
+        bits = (bits << 6) | value;
+        n_bits += 6;
+        if n_bits >= 8 {
+            n_bits -= 8;
+            bytes.push((bits >> n_bits) as u8);
+            bits &= (1 << n_bits) - 1;
+        }
+    }
+    serde_json::from_slice(&bytes).unwrap()
+}

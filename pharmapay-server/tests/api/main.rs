@@ -1,0 +1,19 @@
+//! API tests: real servers on 127.0.0.1:0, real HTTP requests. One binary, one helpers module.
+
+mod helpers;
+
+mod auth;
+mod catalogue;
+mod conditions;
+mod dashboard;
+mod errors;
+mod idempotency;
+mod invoices;
+mod onboarding;
+mod openapi;
+mod people;
+mod reports;
+mod server;
+mod transactions;
+mod vendors;
+mod walkthrough;

@@ -1,0 +1,156 @@
+//! Excel downloads, read back with a real xlsx reader (spec, Reports; D26).
+
+use std::io::Cursor;
+
+use calamine::{Data, Reader, Xlsx, open_workbook_from_rs};
+use hyper::Method;
+use pharmapay_core::jiff::civil::Date;
+use pharmapay_core::jiff::ToSpan;
+use serde_json::{Value, json};
+
+use crate::helpers::{TestApp, TestResponse, spawn_app};
+
+const XLSX: &str = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
+
+fn sheet(response: &TestResponse, name: &str) -> Vec<Vec<Data>> {
+    let mut workbook: Xlsx<_> = open_workbook_from_rs(Cursor::new(response.body.to_vec())).expect("a readable xlsx file");
+    let range = workbook.worksheet_range(name).expect("the named sheet");
+    range.rows().map(|row| row.to_vec()).collect()
+}
+
+fn text(cell: &Data) -> String {
+    match cell {
+        Data::String(text) => text.clone(),
+        Data::Empty => String::new(),
+        other => panic!("expected text, got {other:?}"),
+    }
+}
+
+fn number(cell: &Data) -> f64 {
+    match cell {
+        Data::Float(value) => *value,
+        Data::Int(value) => *value as f64,
+        other => panic!("expected a number, got {other:?}"),
+    }
+}
+
+fn date(cell: &Data) -> String {
+    match cell {
+        Data::DateTime(value) => {
+            let days = value.as_f64().floor() as i64;
+            let base = Date::new(1899, 12, 30).unwrap();
+            base.checked_add(days.days()).unwrap().to_string()
+        }
+        other => panic!("expected a date, got {other:?}"),
+    }
+}
+
+async fn download(app: &TestApp, path: &str) -> TestResponse {
+    let response = app.get(path).await;
+    response.expect(200);
+    assert_eq!(response.header("content-type"), Some(XLSX), "{path}");
+    response
+}
+
+#[tokio::test]
+async fn the_three_reports_hold_active_records_with_typed_cells() {
+    let app = spawn_app().await;
+    let vendor = app.vendor("Cipla").await;
+    let gone = app.vendor("Gone Traders").await;
+    let invoice = app.invoice(vendor, "INV-1", "1000.5", "2024-06-01").await;
+    let canceled = app.invoice(vendor, "INV-2", "50", "2024-06-01").await;
+    app.delete(&format!("/api/invoices/{canceled}")).await.expect(204);
+    app.delete(&format!("/api/vendors/{gone}")).await.expect(204);
+    let payment = app.pay(invoice, "200.25").await;
+    let body = json!({ "invoiceId": invoice, "amount": 1, "transactionDate": "2024-05-09", "transactionType": "NetBanking", "description": "cheque cleared" });
+    app.post("/api/transactions", &body).await.expect(201);
+    let deleted = app.pay(invoice, "3").await;
+    app.delete(&format!("/api/transactions/{deleted}")).await.expect(204);
+
+    let vendors = download(&app, "/api/reports/vendors").await;
+    assert_eq!(vendors.header("content-disposition"), Some("attachment; filename=\"vendors_20240510.xlsx\""), "D3 date");
+    let rows = sheet(&vendors, "Vendors");
+    let headers: Vec<String> = rows[0].iter().map(text).collect();
+    assert_eq!(headers, ["ID", "Name", "Type", "Address", "Phone", "Email", "Drug License 1", "Drug License 2",
+        "Outstanding Balance", "Total Invoice Value", "Total Paid", "Created At"]);
+    assert_eq!(rows.len(), 3, "the pharmacy and Cipla; the deleted vendor is absent");
+    let cipla = &rows[2];
+    let api: Value = app.get(&format!("/api/vendors/{vendor}")).await.json();
+    assert_eq!(number(&cipla[0]), api["id"].as_f64().unwrap());
+    assert_eq!(text(&cipla[1]), "Cipla");
+    assert_eq!(text(&cipla[2]), "Wholesaler");
+    assert_eq!(number(&cipla[8]), api["outstandingBalance"].as_f64().unwrap());
+    assert_eq!(number(&cipla[9]), 1000.5);
+    assert_eq!(number(&cipla[10]), 201.25);
+    assert_eq!(date(&cipla[11]), "2024-05-10");
+
+    let invoices = download(&app, "/api/reports/invoices").await;
+    assert_eq!(invoices.header("content-disposition"), Some("attachment; filename=\"invoices_20240510.xlsx\""));
+    let rows = sheet(&invoices, "Invoices");
+    assert_eq!(rows[0].iter().map(text).collect::<Vec<_>>(), ["ID", "Invoice Number", "Vendor", "Amount", "Paid Amount",
+        "Pending Amount", "Status", "Invoice Date", "Due Date", "Description"]);
+    assert_eq!(rows.len(), 2, "the canceled invoice is absent");
+    let row = &rows[1];
+    assert_eq!((number(&row[0]) as i64, text(&row[1]), text(&row[2])), (invoice, "INV-1".to_owned(), "Cipla".to_owned()));
+    assert_eq!((number(&row[3]), number(&row[4]), number(&row[5])), (1000.5, 201.25, 799.25));
+    assert_eq!(text(&row[6]), "PartiallyPaid");
+    assert_eq!((date(&row[7]), date(&row[8])), ("2024-05-01".to_owned(), "2024-06-01".to_owned()));
+
+    let transactions = download(&app, "/api/reports/transactions").await;
+    let rows = sheet(&transactions, "Transactions");
+    assert_eq!(rows[0].iter().map(text).collect::<Vec<_>>(), ["ID", "Invoice Number", "Vendor", "Amount", "Type",
+        "Transaction Date", "Description"]);
+    assert_eq!(rows.len(), 3, "the deleted payment is absent");
+    assert_eq!((number(&rows[1][0]) as i64, number(&rows[1][3]), text(&rows[1][4])), (payment, 200.25, "UPI".to_owned()));
+    assert_eq!((text(&rows[2][4]), date(&rows[2][5]), text(&rows[2][6])), ("Net Banking".to_owned(), "2024-05-09".to_owned(), "cheque cleared".to_owned()));
+}
+
+#[tokio::test]
+async fn reports_apply_their_lists_filters_and_permissions() {
+    let app = spawn_app().await;
+    let acme = app.vendor("Acme").await;
+    let zen = app.vendor("Zenith").await;
+    app.invoice(acme, "A-1", "100", "2024-05-02").await;
+    let zen_invoice = app.invoice(zen, "Z-1", "300", "2024-06-01").await;
+    app.pay(zen_invoice, "10").await;
+    let rows = sheet(&download(&app, "/api/reports/invoices?status=Overdue").await, "Invoices");
+    assert_eq!(rows.len(), 2);
+    assert_eq!(text(&rows[1][1]), "A-1");
+    let rows = sheet(&download(&app, &format!("/api/reports/invoices?vendorId={zen}&minAmount=200")).await, "Invoices");
+    assert_eq!((rows.len(), text(&rows[1][1])), (2, "Z-1".to_owned()));
+    let rows = sheet(&download(&app, "/api/reports/vendors?search=zen").await, "Vendors");
+    assert_eq!((rows.len(), text(&rows[1][1])), (2, "Zenith".to_owned()));
+    let rows = sheet(&download(&app, "/api/reports/transactions?transactionType=cash").await, "Transactions");
+    assert_eq!(rows.len(), 1, "an empty export is the header row only");
+    app.get("/api/reports/invoices?status=Late").await.invalid("status");
+
+    let role = app.post("/api/roles", &json!({ "name": "Nobody" })).await.json()["id"].as_i64().unwrap();
+    let (_, token) = app.user("nobody@example.com", role).await;
+    for (path, permission) in [("/api/reports/vendors", "Vendor:Read"), ("/api/reports/invoices", "Invoice:Read"),
+        ("/api/reports/transactions", "Transaction:Read")]
+    {
+        let response = app.call(Method::GET, path, Some(&token), None).await;
+        assert!(response.problem(403)["detail"].as_str().unwrap().contains(permission), "{path}");
+    }
+    let (_, pharmacist) = app.user("p@example.com", 2).await;
+    app.call(Method::GET, "/api/reports/invoices", Some(&pharmacist), None).await.expect(200);
+}
+
+#[tokio::test]
+async fn the_currency_setting_shapes_the_amount_format() {
+    let app = spawn_app().await;
+    app.put("/api/settings/Currency", &json!({ "value": "$" })).await.expect(200);
+    let vendor = app.vendor("Cipla").await;
+    app.invoice(vendor, "A-1", "12.5", "2024-06-01").await;
+    let response = download(&app, "/api/reports/invoices").await;
+    let rows = sheet(&response, "Invoices");
+    assert_eq!(number(&rows[1][3]), 12.5, "amounts stay numbers whatever the symbol");
+    let mut archive = zip::ZipArchive::new(Cursor::new(response.body.to_vec())).expect("an xlsx is a zip archive");
+    let mut styles = String::new();
+    std::io::Read::read_to_string(&mut archive.by_name("xl/styles.xml").expect("a styles part"), &mut styles).unwrap();
+    assert!(styles.contains("&quot;$&quot;#,##0.00"), "the amount format shows the Currency setting: {styles}");
+    let mut sheet_xml = String::new();
+    std::io::Read::read_to_string(&mut archive.by_name("xl/worksheets/sheet1.xml").expect("the sheet"), &mut sheet_xml).unwrap();
+    assert!(sheet_xml.contains("<autoFilter ref=\"A1:J2\""), "autofilter over header and rows: {sheet_xml}");
+    assert!(sheet_xml.contains("state=\"frozen\""), "the header row is frozen");
+}
