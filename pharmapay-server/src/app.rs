@@ -243,8 +243,8 @@ impl<S: Store> App<S> {
     /// Runs the handler of `route`.
     pub async fn dispatch(&self, route: Route, req: &Req) -> Result<Reply, ApiError> {
         use routes::{
-            audit, auth, dashboard, invoices, onboarding, permissions, policies, profile, reports, roles, settings, system,
-            transactions, users, vendors,
+            audit, auth, dashboard, invoices, onboarding, permissions, policies, profile, reports, roles, settings,
+            system, transactions, users, vendors,
         };
         match route {
             Route::Login => auth::login(self, req).await,

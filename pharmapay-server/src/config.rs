@@ -34,6 +34,27 @@ pub struct Cli {
 pub enum Command {
     /// Serve the API (the default).
     Serve,
+    /// Fill the database with deterministic demo data: vendors, invoices and payments over three
+    /// years, for trying the product and for benchmarks. Onboards a demo pharmacy first when the
+    /// database is empty (admin: admin@demo.example, password: demo-password).
+    SeedDemo(SeedDemoArgs),
+}
+
+/// How much demo data to write.
+#[derive(Clone, Copy, Debug, Args)]
+pub struct SeedDemoArgs {
+    /// Vendors to create.
+    #[arg(long, default_value_t = 300)]
+    pub vendors: u64,
+    /// Invoices to create, spread over the vendors.
+    #[arg(long, default_value_t = 30_000)]
+    pub invoices: u64,
+    /// Payments to create, spread over the invoices.
+    #[arg(long, default_value_t = 90_000)]
+    pub payments: u64,
+    /// Random seed: the same seed gives the same data.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
 }
 
 /// Where the data lives.
@@ -76,37 +97,37 @@ pub struct Config {
     /// Where the data lives: a SQLite file (`pharmapay.db`, `sqlite:path/to/file.db`), a
     /// PostgreSQL server (`postgres://user@host/db`), or `memory:` for a store that keeps
     /// nothing. A SQLite file is created on first start; migrations run at every start.
-    #[arg(long, env = "PHARMAPAY_DATABASE_URL", default_value = "sqlite:pharmapay.db")]
+    #[arg(long, global = true, env = "PHARMAPAY_DATABASE_URL", default_value = "sqlite:pharmapay.db")]
     pub database_url: String,
 
     /// The address and port to listen on.
-    #[arg(long, env = "PHARMAPAY_LISTEN", default_value = "127.0.0.1:8080")]
+    #[arg(long, global = true, env = "PHARMAPAY_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
 
     /// The HS256 signing secret, at least 32 characters. When unset, a random secret is
     /// generated once and kept in the database, so every server sharing it agrees.
-    #[arg(long, env = "PHARMAPAY_JWT_SECRET", hide_env_values = true)]
+    #[arg(long, global = true, env = "PHARMAPAY_JWT_SECRET", hide_env_values = true)]
     pub jwt_secret: Option<SecretArg>,
 
     /// The `iss` claim written into tokens and required of them.
-    #[arg(long, env = "PHARMAPAY_JWT_ISSUER", default_value = "pharmapay")]
+    #[arg(long, global = true, env = "PHARMAPAY_JWT_ISSUER", default_value = "pharmapay")]
     pub jwt_issuer: String,
 
     /// The `aud` claim written into tokens and required of them.
-    #[arg(long, env = "PHARMAPAY_JWT_AUDIENCE", default_value = "pharmapay")]
+    #[arg(long, global = true, env = "PHARMAPAY_JWT_AUDIENCE", default_value = "pharmapay")]
     pub jwt_audience: String,
 
     /// How many hours a token stays valid (1 to 8760).
-    #[arg(long, env = "PHARMAPAY_TOKEN_HOURS", default_value_t = 24,
+    #[arg(long, global = true, env = "PHARMAPAY_TOKEN_HOURS", default_value_t = 24,
         value_parser = clap::value_parser!(u32).range(1..=8760))]
     pub token_hours: u32,
 
     /// Browser origins allowed to call the API, comma-separated (`*` for any). None by default.
-    #[arg(long, env = "PHARMAPAY_CORS_ORIGINS", value_delimiter = ',')]
+    #[arg(long, global = true, env = "PHARMAPAY_CORS_ORIGINS", value_delimiter = ',')]
     pub cors_origins: Vec<String>,
 
     /// Log filter, such as `info`, `debug` or `pharmapay=debug,info`.
-    #[arg(long = "log", env = "RUST_LOG", default_value = "info")]
+    #[arg(long = "log", global = true, env = "RUST_LOG", default_value = "info")]
     pub log_filter: String,
 }
 

@@ -9,12 +9,14 @@
 //! - [`server`]: accepting connections, body limits and timeouts, request logs, graceful
 //!   shutdown; [`start`] is the one start-up path, used by `main` and by the tests.
 //! - [`app`]: the route table and dispatch; [`routes`]: one handler file per resource.
+//! - [`demo`]: the deterministic demo-data generator behind `pharmapay seed-demo`.
 //! - [`decode`] and [`dto`]: the wire format in and out; [`problem`]: errors as RFC 9457
 //!   problem details; [`http`]: request and reply plumbing, CORS, trace ids.
 
 pub mod app;
 pub mod config;
 pub mod decode;
+pub mod demo;
 pub mod dto;
 pub mod http;
 pub mod problem;
@@ -98,20 +100,78 @@ pub async fn start(config: &Config, clock: impl Clock) -> Result<Running, StartE
     }
 }
 
+/// The demo pharmacy's admin, created by `seed-demo` on an empty database.
+pub const DEMO_ADMIN_EMAIL: &str = "admin@demo.example";
+/// The demo admin's password.
+pub const DEMO_ADMIN_PASSWORD: &str = "demo-password";
+
+/// Opens the configured store, onboards a demo pharmacy if the store is empty, and writes demo
+/// data of `size` (see [`demo`]).
+///
+/// # Errors
+/// [`StartError`] when the store cannot be opened or refuses the data.
+pub async fn seed_demo(
+    config: &Config,
+    size: demo::DemoSize,
+    clock: impl Clock,
+) -> Result<demo::DemoReport, StartError> {
+    match config.database() {
+        Database::Memory => {
+            tracing::warn!("seeding the in-memory store: the data is gone when this command ends");
+            seed_store(MemoryStore::new(), config, size, clock).await
+        }
+        Database::Sql(url) => Err(StartError::Config(format!("SQL databases are not supported by this build ({url})"))),
+    }
+}
+
+async fn seed_store<S: Store>(
+    store: S,
+    config: &Config,
+    size: demo::DemoSize,
+    clock: impl Clock,
+) -> Result<demo::DemoReport, StartError> {
+    let engine = PharmaPay::open(store, clock, engine_options(config)).await?;
+    if !engine.onboarding_status().await.map_err(|error| StartError::Config(error.to_string()))? {
+        let setup = pharmapay_core::Onboarding {
+            pharmacy: pharmapay_core::PharmacyDetails {
+                name: "Demo Pharmacy".into(),
+                address: Some("1 Market Street".into()),
+                phone: None,
+                email: None,
+                drug_license_number1: Some("DL-DEMO-0001".into()),
+            },
+            admin: pharmapay_core::AdminAccount {
+                first_name: "Demo".into(),
+                last_name: "Admin".into(),
+                email: DEMO_ADMIN_EMAIL.into(),
+                password: pharmapay_core::text::Password::parse(DEMO_ADMIN_PASSWORD)
+                    .expect("the demo password is long enough"),
+            },
+        };
+        engine.complete_onboarding(setup).await.map_err(|error| StartError::Config(error.to_string()))?;
+        info!(email = DEMO_ADMIN_EMAIL, password = DEMO_ADMIN_PASSWORD, "onboarded a demo pharmacy");
+    }
+    let now = engine.now();
+    Ok(demo::seed(engine.store(), size, now).await?)
+}
+
+fn engine_options(config: &Config) -> EngineOptions {
+    EngineOptions {
+        jwt_secret: config.jwt_secret.as_ref().map(|secret| Secret::new(secret.0.clone())),
+        jwt_issuer: config.jwt_issuer.clone(),
+        jwt_audience: config.jwt_audience.clone(),
+        token_lifetime: SignedDuration::from_hours(i64::from(config.token_hours)),
+        ..EngineOptions::default()
+    }
+}
+
 async fn launch<S: Store>(
     store: S,
     backend: &'static str,
     config: &Config,
     clock: impl Clock,
 ) -> Result<Running, StartError> {
-    let options = EngineOptions {
-        jwt_secret: config.jwt_secret.as_ref().map(|secret| Secret::new(secret.0.clone())),
-        jwt_issuer: config.jwt_issuer.clone(),
-        jwt_audience: config.jwt_audience.clone(),
-        token_lifetime: SignedDuration::from_hours(i64::from(config.token_hours)),
-        ..EngineOptions::default()
-    };
-    let engine = PharmaPay::open(store, clock, options).await?;
+    let engine = PharmaPay::open(store, clock, engine_options(config)).await?;
     let app = App::new(engine, Cors::new(config.cors_origins.clone()), backend);
     let listener = TcpListener::bind(config.listen).await?;
     let addr = listener.local_addr()?;

@@ -5,7 +5,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use pharmapay_core::SystemClock;
-use pharmapay_server::config::{Cli, Command, Config};
+use pharmapay_server::config::{Cli, Command, Config, SeedDemoArgs};
+use pharmapay_server::demo::DemoSize;
 use tracing::{error, info};
 use tracing_subscriber::EnvFilter;
 
@@ -22,6 +23,7 @@ fn main() -> ExitCode {
     runtime.block_on(async {
         match cli.command.unwrap_or(Command::Serve) {
             Command::Serve => serve(cli.config).await,
+            Command::SeedDemo(args) => seed_demo(cli.config, args).await,
         }
     })
 }
@@ -54,6 +56,33 @@ async fn serve(config: Config) -> ExitCode {
         Err(stop_error) => {
             error!(error = %stop_error, "the server stopped with an error");
             ExitCode::FAILURE
+        }
+    }
+}
+
+async fn seed_demo(config: Config, args: SeedDemoArgs) -> ExitCode {
+    let size = DemoSize { vendors: args.vendors, invoices: args.invoices, payments: args.payments, seed: args.seed };
+    let started = std::time::Instant::now();
+    match pharmapay_server::seed_demo(&config, size, SystemClock).await {
+        Ok(report) => {
+            println!(
+                "Wrote {} vendors, {} invoices and {} payments in {:.1} s.",
+                report.vendors,
+                report.invoices,
+                report.payments,
+                started.elapsed().as_secs_f64()
+            );
+            println!(
+                "Sign in as {} with password {} (when this run onboarded the demo pharmacy).",
+                pharmapay_server::DEMO_ADMIN_EMAIL,
+                pharmapay_server::DEMO_ADMIN_PASSWORD
+            );
+            ExitCode::SUCCESS
+        }
+        Err(seed_error) => {
+            error!("{seed_error}");
+            eprintln!("pharmapay: {seed_error}");
+            ExitCode::from(2)
         }
     }
 }

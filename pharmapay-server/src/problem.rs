@@ -111,10 +111,14 @@ impl ApiError {
                 }
                 Error::Rule(rule) => Some(rule.message()),
                 Error::Unauthenticated => {
+                    tracing::info!(trace_id = %trace_id, "authentication failed");
                     extra_headers.push((header::WWW_AUTHENTICATE, "Bearer".into()));
                     Some("A valid bearer token is required.".into())
                 }
-                Error::Forbidden { required } => Some(format!("This needs the {required} permission.")),
+                Error::Forbidden { required } => {
+                    tracing::warn!(trace_id = %trace_id, %required, "permission denied");
+                    Some(format!("This needs the {required} permission."))
+                }
                 Error::Throttled { retry_after } => {
                     extra_headers.push((header::RETRY_AFTER, retry_after.as_secs().max(1).to_string()));
                     Some("Too many failed logins for this email; try again later.".into())

@@ -93,6 +93,48 @@ async fn unknown_fields_are_ignored_and_hostile_text_is_bounded() {
     assert_ne!(vendor["id"], 999, "mass assignment of id has no effect");
     assert_eq!(vendor["isActive"], true);
     assert_eq!(vendor["outstandingBalance"], 0);
+    let vendor_id = vendor["id"].as_i64().unwrap();
+    let invoice = app
+        .post(
+            "/api/invoices",
+            &json!({ "vendorId": vendor_id, "invoiceNumber": "M-1", "amount": 100, "invoiceDate": "2024-05-01",
+            "dueDate": "2024-06-01", "paidAmount": 100, "pendingAmount": 0, "status": "FullyPaid", "isActive": false }),
+        )
+        .await;
+    let invoice = invoice.expect(201).json();
+    assert_eq!(
+        (invoice["paidAmount"].clone(), invoice["status"].clone(), invoice["isActive"].clone()),
+        (json!(0), json!("PartiallyPaid"), json!(true)),
+        "computed fields in a body have no effect"
+    );
+    let user = app.post("/api/users", &json!({ "firstName": "A", "lastName": "B", "email": "ab@example.com", "password": "password-1", "roleId": 2, "isActive": false, "isAdmin": true })).await;
+    assert_eq!(user.expect(201).json()["isActive"], true);
+    let token = app.login("ab@example.com", "password-1").await;
+    let profile = app
+        .call(
+            hyper::Method::PUT,
+            "/api/profile",
+            Some(&token),
+            Some(
+                &json!({ "firstName": "A", "lastName": "B", "email": "ab@example.com", "roleId": 1, "isAdmin": true }),
+            ),
+        )
+        .await;
+    assert_eq!(
+        (profile.expect(200).json()["roleId"].clone(), profile.json()["isAdmin"].clone()),
+        (json!(2), json!(false)),
+        "a profile cannot change its role"
+    );
+    app.call(hyper::Method::GET, "/api/users/1/policies", Some(&token), None).await.expect(200);
+    let others = app
+        .call(
+            hyper::Method::PUT,
+            "/api/users/1",
+            Some(&token),
+            Some(&json!({ "firstName": "X", "lastName": "Y", "email": "x@example.com", "roleId": 2 })),
+        )
+        .await;
+    others.problem(403);
     app.post("/api/vendors", &json!({ "name": "x".repeat(201), "vendorType": "Dealer" })).await.invalid("name");
     app.post("/api/vendors", &json!({ "name": "bad\u{0}name", "vendorType": "Dealer" })).await.invalid("name");
     let unicode = app.post("/api/vendors", &json!({ "name": "दवाई घर 🏥", "vendorType": "Dealer" })).await;

@@ -4,8 +4,8 @@ use std::io::Cursor;
 
 use calamine::{Data, Reader, Xlsx, open_workbook_from_rs};
 use hyper::Method;
-use pharmapay_core::jiff::civil::Date;
 use pharmapay_core::jiff::ToSpan;
+use pharmapay_core::jiff::civil::Date;
 use serde_json::{Value, json};
 
 use crate::helpers::{TestApp, TestResponse, spawn_app};
@@ -13,7 +13,8 @@ use crate::helpers::{TestApp, TestResponse, spawn_app};
 const XLSX: &str = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
 
 fn sheet(response: &TestResponse, name: &str) -> Vec<Vec<Data>> {
-    let mut workbook: Xlsx<_> = open_workbook_from_rs(Cursor::new(response.body.to_vec())).expect("a readable xlsx file");
+    let mut workbook: Xlsx<_> =
+        open_workbook_from_rs(Cursor::new(response.body.to_vec())).expect("a readable xlsx file");
     let range = workbook.worksheet_range(name).expect("the named sheet");
     range.rows().map(|row| row.to_vec()).collect()
 }
@@ -68,11 +69,30 @@ async fn the_three_reports_hold_active_records_with_typed_cells() {
     app.delete(&format!("/api/transactions/{deleted}")).await.expect(204);
 
     let vendors = download(&app, "/api/reports/vendors").await;
-    assert_eq!(vendors.header("content-disposition"), Some("attachment; filename=\"vendors_20240510.xlsx\""), "D3 date");
+    assert_eq!(
+        vendors.header("content-disposition"),
+        Some("attachment; filename=\"vendors_20240510.xlsx\""),
+        "D3 date"
+    );
     let rows = sheet(&vendors, "Vendors");
     let headers: Vec<String> = rows[0].iter().map(text).collect();
-    assert_eq!(headers, ["ID", "Name", "Type", "Address", "Phone", "Email", "Drug License 1", "Drug License 2",
-        "Outstanding Balance", "Total Invoice Value", "Total Paid", "Created At"]);
+    assert_eq!(
+        headers,
+        [
+            "ID",
+            "Name",
+            "Type",
+            "Address",
+            "Phone",
+            "Email",
+            "Drug License 1",
+            "Drug License 2",
+            "Outstanding Balance",
+            "Total Invoice Value",
+            "Total Paid",
+            "Created At"
+        ]
+    );
     assert_eq!(rows.len(), 3, "the pharmacy and Cipla; the deleted vendor is absent");
     let cipla = &rows[2];
     let api: Value = app.get(&format!("/api/vendors/{vendor}")).await.json();
@@ -87,22 +107,46 @@ async fn the_three_reports_hold_active_records_with_typed_cells() {
     let invoices = download(&app, "/api/reports/invoices").await;
     assert_eq!(invoices.header("content-disposition"), Some("attachment; filename=\"invoices_20240510.xlsx\""));
     let rows = sheet(&invoices, "Invoices");
-    assert_eq!(rows[0].iter().map(text).collect::<Vec<_>>(), ["ID", "Invoice Number", "Vendor", "Amount", "Paid Amount",
-        "Pending Amount", "Status", "Invoice Date", "Due Date", "Description"]);
+    assert_eq!(
+        rows[0].iter().map(text).collect::<Vec<_>>(),
+        [
+            "ID",
+            "Invoice Number",
+            "Vendor",
+            "Amount",
+            "Paid Amount",
+            "Pending Amount",
+            "Status",
+            "Invoice Date",
+            "Due Date",
+            "Description"
+        ]
+    );
     assert_eq!(rows.len(), 2, "the canceled invoice is absent");
     let row = &rows[1];
-    assert_eq!((number(&row[0]) as i64, text(&row[1]), text(&row[2])), (invoice, "INV-1".to_owned(), "Cipla".to_owned()));
+    assert_eq!(
+        (number(&row[0]) as i64, text(&row[1]), text(&row[2])),
+        (invoice, "INV-1".to_owned(), "Cipla".to_owned())
+    );
     assert_eq!((number(&row[3]), number(&row[4]), number(&row[5])), (1000.5, 201.25, 799.25));
     assert_eq!(text(&row[6]), "PartiallyPaid");
     assert_eq!((date(&row[7]), date(&row[8])), ("2024-05-01".to_owned(), "2024-06-01".to_owned()));
 
     let transactions = download(&app, "/api/reports/transactions").await;
     let rows = sheet(&transactions, "Transactions");
-    assert_eq!(rows[0].iter().map(text).collect::<Vec<_>>(), ["ID", "Invoice Number", "Vendor", "Amount", "Type",
-        "Transaction Date", "Description"]);
+    assert_eq!(
+        rows[0].iter().map(text).collect::<Vec<_>>(),
+        ["ID", "Invoice Number", "Vendor", "Amount", "Type", "Transaction Date", "Description"]
+    );
     assert_eq!(rows.len(), 3, "the deleted payment is absent");
-    assert_eq!((number(&rows[1][0]) as i64, number(&rows[1][3]), text(&rows[1][4])), (payment, 200.25, "UPI".to_owned()));
-    assert_eq!((text(&rows[2][4]), date(&rows[2][5]), text(&rows[2][6])), ("Net Banking".to_owned(), "2024-05-09".to_owned(), "cheque cleared".to_owned()));
+    assert_eq!(
+        (number(&rows[1][0]) as i64, number(&rows[1][3]), text(&rows[1][4])),
+        (payment, 200.25, "UPI".to_owned())
+    );
+    assert_eq!(
+        (text(&rows[2][4]), date(&rows[2][5]), text(&rows[2][6])),
+        ("Net Banking".to_owned(), "2024-05-09".to_owned(), "cheque cleared".to_owned())
+    );
 }
 
 #[tokio::test]
@@ -126,9 +170,11 @@ async fn reports_apply_their_lists_filters_and_permissions() {
 
     let role = app.post("/api/roles", &json!({ "name": "Nobody" })).await.json()["id"].as_i64().unwrap();
     let (_, token) = app.user("nobody@example.com", role).await;
-    for (path, permission) in [("/api/reports/vendors", "Vendor:Read"), ("/api/reports/invoices", "Invoice:Read"),
-        ("/api/reports/transactions", "Transaction:Read")]
-    {
+    for (path, permission) in [
+        ("/api/reports/vendors", "Vendor:Read"),
+        ("/api/reports/invoices", "Invoice:Read"),
+        ("/api/reports/transactions", "Transaction:Read"),
+    ] {
         let response = app.call(Method::GET, path, Some(&token), None).await;
         assert!(response.problem(403)["detail"].as_str().unwrap().contains(permission), "{path}");
     }
@@ -150,7 +196,8 @@ async fn the_currency_setting_shapes_the_amount_format() {
     std::io::Read::read_to_string(&mut archive.by_name("xl/styles.xml").expect("a styles part"), &mut styles).unwrap();
     assert!(styles.contains("&quot;$&quot;#,##0.00"), "the amount format shows the Currency setting: {styles}");
     let mut sheet_xml = String::new();
-    std::io::Read::read_to_string(&mut archive.by_name("xl/worksheets/sheet1.xml").expect("the sheet"), &mut sheet_xml).unwrap();
+    std::io::Read::read_to_string(&mut archive.by_name("xl/worksheets/sheet1.xml").expect("the sheet"), &mut sheet_xml)
+        .unwrap();
     assert!(sheet_xml.contains("<autoFilter ref=\"A1:J2\""), "autofilter over header and rows: {sheet_xml}");
     assert!(sheet_xml.contains("state=\"frozen\""), "the header row is frozen");
 }
