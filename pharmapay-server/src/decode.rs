@@ -133,7 +133,7 @@ impl<'a> Fields<'a> {
     /// A required positive integer id.
     pub fn id(&mut self, name: &str) -> Option<i64> {
         match self.object.get(name) {
-            Some(Value::Number(number)) => match number.as_i64() {
+            Some(Value::Number(number)) => match integer(number) {
                 Some(id) if id >= 1 => Some(id),
                 _ => {
                     self.fail(name, "must be a positive integer");
@@ -226,7 +226,11 @@ impl<'a> Fields<'a> {
             Some(Value::Array(items)) => {
                 let mut ids = Vec::with_capacity(items.len());
                 for (index, item) in items.iter().enumerate() {
-                    match item.as_i64() {
+                    let id = match item {
+                        Value::Number(number) => integer(number),
+                        _ => None,
+                    };
+                    match id {
                         Some(id) if id >= 1 => ids.push(id),
                         _ => self.fail(&format!("{name}[{index}]"), "must be a positive integer"),
                     }
@@ -240,6 +244,22 @@ impl<'a> Fields<'a> {
             }
         }
     }
+}
+
+/// The integer a JSON number denotes, also when written with a fraction or exponent (`7.0`,
+/// `7e0`), as JSON Schema counts those as integers; `None` when it has a fractional part or
+/// does not fit an `i64`.
+fn integer(number: &serde_json::Number) -> Option<i64> {
+    if let Some(value) = number.as_i64() {
+        return Some(value);
+    }
+    let text = number.to_string();
+    let value = if text.contains(['e', 'E']) {
+        pharmapay_core::rust_decimal::Decimal::from_scientific(&text).ok()?
+    } else {
+        text.parse::<pharmapay_core::rust_decimal::Decimal>().ok()?
+    };
+    if value.fract().is_zero() { pharmapay_core::rust_decimal::prelude::ToPrimitive::to_i64(&value) } else { None }
 }
 
 /// Runs `read` over the fields of `body`; any error, from the body's shape or from a field,
@@ -486,6 +506,14 @@ mod tests {
         assert!(found.contains("pharmacy.name"), "{found}");
         assert!(found.contains("adminUser.password"), "{found}");
         assert!(errors(onboarding(&json("[]"))).contains("body"));
+    }
+
+    #[test]
+    fn integral_numbers_are_ids_whatever_their_spelling() {
+        for (text, expected) in [("7", Some(7)), ("7.0", Some(7)), ("7e0", Some(7)), ("7.5", None), ("1e30", None)] {
+            let number: serde_json::Number = text.parse().unwrap();
+            assert_eq!(integer(&number), expected, "{text}");
+        }
     }
 
     #[test]

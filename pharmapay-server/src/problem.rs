@@ -91,7 +91,8 @@ impl ApiError {
         if let ApiError::Core(Error::InvalidCredentials) = self {
             // Spec, Auth: a failed login answers 401 with a single `message` field.
             return Reply::json(status, &json!({ "message": "Invalid email or password." }))
-                .with_header(header::CACHE_CONTROL, "no-store");
+                .with_header(header::CACHE_CONTROL, "no-store")
+                .with_header(header::WWW_AUTHENTICATE, "Bearer");
         }
         let mut extra_headers: Vec<(HeaderName, String)> = Vec::new();
         let mut body = Map::new();

@@ -94,6 +94,11 @@ impl AuditQuery {
             from_date: read_date(params, "fromDate", &mut errors),
             to_date: read_date(params, "toDate", &mut errors),
         };
+        if let (Some(from), Some(to)) = (filter.from_date, filter.to_date)
+            && to < from
+        {
+            errors.add("toDate", "must not be earlier than fromDate");
+        }
         let page = PageRequest::from_params(params, 15, &mut errors);
         if errors.is_empty() { Ok(Self { filter, page }) } else { Err(errors) }
     }

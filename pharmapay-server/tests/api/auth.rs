@@ -52,6 +52,7 @@ async fn bad_credentials_answer_401_with_a_message_only() {
         let response = app.post_public("/api/auth/login", &json!({ "email": email, "password": password })).await;
         response.expect(401);
         assert_eq!(response.json(), json!({ "message": "Invalid email or password." }), "same body for both");
+        assert_eq!(response.header("www-authenticate"), Some("Bearer"), "D6: every 401 names the scheme");
     }
     app.post_public("/api/auth/login", &json!({ "email": ADMIN_EMAIL })).await.invalid("password");
 }
