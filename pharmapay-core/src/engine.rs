@@ -160,6 +160,16 @@ fn store_error(error: StoreError) -> Error {
     }
 }
 
+/// Maps a payment write's failures: a paid total past the largest amount is the amount's fault.
+fn payment_error(error: StoreError) -> Error {
+    match error {
+        StoreError::Rule(RuleBroken::PaidTotalTooLarge) => {
+            Error::invalid("amount", "would bring the invoice's paid total above 999999999999.9999")
+        }
+        other => store_error(other),
+    }
+}
+
 fn conflict_entity(field: &str) -> Entity {
     match field {
         "invoiceNumber" => Entity::Invoice,
@@ -836,7 +846,7 @@ impl<S: Store> PharmaPay<S> {
             idempotency,
             |ticket| async move {
                 ctx.idempotency = ticket;
-                self.store.insert_transaction(transaction, ctx).await.map_err(store_error)
+                self.store.insert_transaction(transaction, ctx).await.map_err(payment_error)
             },
             |id| async move { self.store.get_transaction(TransactionId(id)).await.map_err(store_error) },
         )
@@ -858,7 +868,7 @@ impl<S: Store> PharmaPay<S> {
         let transaction = transaction.validate(self.tomorrow_start().await?).map_err(Error::Validation)?;
         let mut ctx = self.ctx(principal);
         ctx.changes = Some(transaction_changes(&transaction));
-        self.store.update_transaction(id, transaction, ctx).await.map_err(store_error)
+        self.store.update_transaction(id, transaction, ctx).await.map_err(payment_error)
     }
 
     /// Soft-deletes a payment; its invoice's paid amount drops by it (D10, D16).
@@ -1549,7 +1559,12 @@ impl<S: Store> PharmaPay<S> {
                 sheet.finish().map_err(report_error)?
             }
         };
-        info!(report = kind.name(), rows = report.rows(), elapsed_ms = started.elapsed().as_millis() as u64, "report ready");
+        info!(
+            report = kind.name(),
+            rows = report.rows(),
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "report ready"
+        );
         Ok(report)
     }
 

@@ -165,6 +165,8 @@ pub enum RuleBroken {
     ParentInactive(Entity),
     /// The current password given for a password change was wrong (D24).
     WrongCurrentPassword,
+    /// A payment would bring its invoice's paid total above the largest amount (D1).
+    PaidTotalTooLarge,
 }
 
 impl RuleBroken {
@@ -182,6 +184,9 @@ impl RuleBroken {
                 format!("The record cannot be restored while its {} is inactive.", parent.name().to_lowercase())
             }
             RuleBroken::WrongCurrentPassword => "The current password is not correct.".into(),
+            RuleBroken::PaidTotalTooLarge => {
+                "The invoice's paid total would exceed 999999999999.9999, the largest amount.".into()
+            }
         }
     }
 }

@@ -105,7 +105,11 @@ pub struct Report {
 
 impl std::fmt::Debug for Report {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Report").field("kind", &self.kind).field("file_name", &self.file_name).field("rows", &self.rows).finish()
+        f.debug_struct("Report")
+            .field("kind", &self.kind)
+            .field("file_name", &self.file_name)
+            .field("rows", &self.rows)
+            .finish()
     }
 }
 
@@ -150,11 +154,7 @@ pub(crate) struct SheetWriter {
 fn money_format(currency: &str) -> String {
     // The symbol is quoted so any character shows literally; quotes inside it are dropped.
     let symbol: String = currency.chars().filter(|c| *c != '"' && !c.is_control()).take(8).collect();
-    if symbol.is_empty() {
-        "#,##0.00;-#,##0.00".into()
-    } else {
-        format!("\"{symbol}\"#,##0.00;-\"{symbol}\"#,##0.00")
-    }
+    if symbol.is_empty() { "#,##0.00;-#,##0.00".into() } else { format!("\"{symbol}\"#,##0.00;-\"{symbol}\"#,##0.00") }
 }
 
 fn excel_number(value: Decimal) -> f64 {

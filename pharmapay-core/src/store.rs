@@ -317,7 +317,9 @@ pub trait Store: Send + Sync + 'static {
 
     // Transactions
 
-    /// Records a payment on an active invoice and adds it to the invoice's paid total.
+    /// Records a payment on an active invoice and adds it to the invoice's paid total; refuses
+    /// with `Rule(PaidTotalTooLarge)` a payment that would bring that total above
+    /// [`crate::money::MAX_AMOUNT`] (the same holds for updates, restores and imports).
     fn insert_transaction(
         &self,
         transaction: NewTransaction,

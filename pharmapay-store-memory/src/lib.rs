@@ -432,6 +432,15 @@ impl State {
         })
     }
 
+    /// Refuses a payment that would bring the invoice's paid total above the largest amount.
+    fn check_paid_room(&self, invoice_id: i64, amount: Decimal) -> StoreResult<()> {
+        let paid = self.invoices.get(&invoice_id).map(|invoice| invoice.paid).unwrap_or_default();
+        if paid + amount > pharmapay_core::money::MAX_AMOUNT {
+            return Err(StoreError::Rule(RuleBroken::PaidTotalTooLarge));
+        }
+        Ok(())
+    }
+
     fn add_paid(&mut self, invoice_id: i64, amount: Decimal) {
         if let Some(invoice) = self.invoices.get_mut(&invoice_id) {
             invoice.paid += amount;
@@ -1000,6 +1009,7 @@ impl Store for MemoryStore {
         if !state.active_invoice(invoice_id) {
             return Err(StoreError::ParentInactive(Entity::Invoice));
         }
+        state.check_paid_room(invoice_id, transaction.amount.get())?;
         let id = state.next("transaction");
         state.transactions.insert(
             id,
@@ -1040,6 +1050,8 @@ impl Store for MemoryStore {
         if !state.active_invoice(new_invoice) {
             return Err(StoreError::ParentInactive(Entity::Invoice));
         }
+        let freed = if old.invoice_id == new_invoice { old.amount.get() } else { Decimal::ZERO };
+        state.check_paid_room(new_invoice, transaction.amount.get() - freed)?;
         state.add_paid(old.invoice_id, -old.amount.get());
         state.add_paid(new_invoice, transaction.amount.get());
         let row = state.transactions.get_mut(&id.get()).expect("checked above");
@@ -1079,6 +1091,7 @@ impl Store for MemoryStore {
         if !state.active_invoice(invoice_id) {
             return Err(StoreError::ParentInactive(Entity::Invoice));
         }
+        state.check_paid_room(invoice_id, amount)?;
         let row = state.transactions.get_mut(&id.get()).expect("checked above");
         row.is_active = true;
         row.updated_at = ctx.at;
@@ -1680,6 +1693,13 @@ impl Store for MemoryStore {
         let mut state = self.write();
         if transactions.iter().any(|imported| !state.invoices.contains_key(&imported.transaction.invoice_id.get())) {
             return Err(StoreError::ParentInactive(Entity::Invoice));
+        }
+        let mut added: HashMap<i64, Decimal> = HashMap::new();
+        for imported in transactions.iter().filter(|imported| imported.is_active) {
+            *added.entry(imported.transaction.invoice_id.get()).or_default() += imported.transaction.amount.get();
+        }
+        for (invoice_id, amount) in &added {
+            state.check_paid_room(*invoice_id, *amount)?;
         }
         let mut ids = Vec::with_capacity(transactions.len());
         for imported in transactions {

@@ -1690,3 +1690,66 @@ pub async fn imports_keep_paid_totals_and_unique_numbers<S: Store>(store: S) {
         .unwrap();
     assert_eq!(inactive_vendor.iter().map(|v| v.id).collect::<Vec<_>>(), [vendor_ids[1]]);
 }
+
+/// An invoice's paid total never passes the largest amount, so sums stay exact (D1).
+pub async fn paid_totals_stay_within_the_largest_amount<S: Store>(store: S) {
+    let fx = Fixture::new(store).await;
+    let vendor = fx.vendor("Huge").await;
+    let invoice = fx.invoice(vendor.id, "H-1", "999999999999.9999", "2024-06-01T00:00:00Z").await;
+    let other = fx.invoice(vendor.id, "H-2", "1", "2024-06-01T00:00:00Z").await;
+    let first = fx.pay(invoice.id, "999999999999").await;
+    field_error(
+        fx.engine.create_transaction(&fx.admin, fx.new_payment(invoice.id, "1"), None).await,
+        "amount",
+        "past the largest amount",
+    );
+    fx.pay(invoice.id, "0.9999").await;
+    let read = fx.engine.get_invoice(&fx.admin, invoice.id).await.unwrap().invoice;
+    assert_eq!((read.paid_amount, read.pending_amount()), (dec("999999999999.9999"), dec("0")));
+    let moved = fx.pay(other.id, "5").await;
+    field_error(
+        fx.engine.update_transaction(&fx.admin, moved.id, fx.new_payment(invoice.id, "5")).await,
+        "amount",
+        "moving onto a full invoice",
+    );
+    fx.engine
+        .update_transaction(&fx.admin, first.id, fx.new_payment(invoice.id, "999999999998"))
+        .await
+        .expect("an update may shrink a payment");
+    fx.engine.delete_transaction(&fx.admin, moved.id, None).await.unwrap();
+    fx.engine
+        .update_transaction(&fx.admin, first.id, fx.new_payment(invoice.id, "999999999999"))
+        .await
+        .expect("and grow it back to the limit");
+    let summary = fx.engine.dashboard_summary(&fx.admin).await.unwrap();
+    assert_eq!(summary.total_paid, dec("999999999999.9999"));
+}
+
+/// Aggregates stay exact far beyond what one 64-bit sum of scaled amounts can hold.
+pub async fn aggregates_stay_exact_beyond_sixty_four_bits<S: Store>(store: S) {
+    use crate::store::ImportedInvoice;
+    let fx = Fixture::new(store).await;
+    let vendor = fx.vendor("Giant").await;
+    let at = ts("2024-01-01T00:00:00Z");
+    // 1,000 invoices of the largest amount: about 1e19 ten-thousandths, past i64::MAX.
+    let invoices: Vec<ImportedInvoice> = (0..1000)
+        .map(|n| ImportedInvoice {
+            invoice: fx.new_invoice(vendor.id, &format!("G-{n}"), "999999999999.9999", "2024-06-01T00:00:00Z"),
+            is_active: true,
+            created_at: at,
+        })
+        .collect();
+    fx.engine.store().import_invoices(invoices).await.expect("imported");
+    let summary = fx.engine.dashboard_summary(&fx.admin).await.expect("the summary does not overflow");
+    assert_eq!(summary.total_due, dec("999999999999999.9"));
+    let read = fx.engine.get_vendor(&fx.admin, vendor.id).await.expect("vendor totals do not overflow");
+    assert_eq!(read.totals.total_invoice_value, dec("999999999999999.9"));
+    let top = fx.engine.top_vendors(&fx.admin, 1).await.unwrap();
+    assert_eq!(top[0].outstanding_balance, dec("999999999999999.9"));
+    let sorted = fx
+        .engine
+        .list_vendors(&fx.admin, &vendor_query(&[("sortBy", "outstandingBalance"), ("sortDir", "desc")]))
+        .await
+        .unwrap();
+    assert_eq!(sorted.items[0].id, vendor.id);
+}

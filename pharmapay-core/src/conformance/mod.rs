@@ -273,6 +273,8 @@ macro_rules! store_conformance_tests {
             token_secret_is_kept_in_the_store,
             exports_read_in_id_batches_with_the_list_filters,
             imports_keep_paid_totals_and_unique_numbers,
+            paid_totals_stay_within_the_largest_amount,
+            aggregates_stay_exact_beyond_sixty_four_bits,
         );
     };
     (@cases $fresh:path; $($case:ident),* $(,)?) => {
