@@ -4,6 +4,7 @@ mod helpers;
 
 mod auth;
 mod catalogue;
+mod concurrency;
 mod conditions;
 mod dashboard;
 mod errors;
