@@ -131,7 +131,7 @@ impl Progress {
 /// # Errors
 /// The store's errors, such as `Conflict` when this seed was loaded before.
 pub async fn seed<S: Store>(store: &S, size: DemoSize, now: Timestamp) -> Result<DemoReport, StoreError> {
-    let mut random = Random(size.seed ^ 0x5EED_0F_DA7A);
+    let mut random = Random(size.seed ^ 0x005E_ED0F_DA7A);
     let day = SignedDuration::from_hours(24);
     let history_days = 3 * 365;
     let mut report = DemoReport::default();

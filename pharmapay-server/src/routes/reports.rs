@@ -34,21 +34,21 @@ fn filter<T>(req: &Req, read: impl FnOnce(&Vec<(String, String)>, &mut FieldErro
 /// Active vendors matching the vendor list's filters.
 pub async fn vendors<S: Store>(app: &App<S>, req: &Req) -> Result<Reply, ApiError> {
     let principal = app.principal(req).await?;
-    let filter = filter(req, |params, errors| VendorFilter::from_params(params, errors))?;
+    let filter = filter(req, VendorFilter::from_params)?;
     Ok(download(app.engine.vendors_report(&principal, filter).await?))
 }
 
 /// Active invoices matching the invoice list's filters.
 pub async fn invoices<S: Store>(app: &App<S>, req: &Req) -> Result<Reply, ApiError> {
     let principal = app.principal(req).await?;
-    let filter = filter(req, |params, errors| InvoiceFilter::from_params(params, errors))?;
+    let filter = filter(req, InvoiceFilter::from_params)?;
     Ok(download(app.engine.invoices_report(&principal, filter).await?))
 }
 
 /// Active payments matching the transaction list's filters.
 pub async fn transactions<S: Store>(app: &App<S>, req: &Req) -> Result<Reply, ApiError> {
     let principal = app.principal(req).await?;
-    let filter = filter(req, |params, errors| TransactionFilter::from_params(params, errors))?;
+    let filter = filter(req, TransactionFilter::from_params)?;
     Ok(download(app.engine.transactions_report(&principal, filter).await?))
 }
 
