@@ -30,6 +30,7 @@ use pharmapay_core::engine::OpenError;
 use pharmapay_core::jiff::SignedDuration;
 use pharmapay_core::{Clock, EngineOptions, PharmaPay, Store, StoreError};
 use pharmapay_store_memory::MemoryStore;
+use pharmapay_store_sqlx::SqlxStore;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -94,9 +95,11 @@ pub async fn start(config: &Config, clock: impl Clock) -> Result<Running, StartE
     }
     match config.database() {
         Database::Memory => launch(MemoryStore::new(), "memory", config, clock).await,
-        Database::Sql(url) => Err(StartError::Config(format!(
-            "SQL databases are not supported by this build ({url}); use PHARMAPAY_DATABASE_URL=memory:"
-        ))),
+        Database::Sql(url) => {
+            let store = SqlxStore::connect(&url).await?;
+            let backend = store.backend();
+            launch(store, backend, config, clock).await
+        }
     }
 }
 
@@ -120,7 +123,7 @@ pub async fn seed_demo(
             tracing::warn!("seeding the in-memory store: the data is gone when this command ends");
             seed_store(MemoryStore::new(), config, size, clock).await
         }
-        Database::Sql(url) => Err(StartError::Config(format!("SQL databases are not supported by this build ({url})"))),
+        Database::Sql(url) => seed_store(SqlxStore::connect(&url).await?, config, size, clock).await,
     }
 }
 

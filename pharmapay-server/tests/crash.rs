@@ -1,0 +1,238 @@
+//! Crash safety: a payment load against a real `pharmapay` process, killed with SIGKILL
+//! mid-load and restarted on the same database. Every payment acknowledged with 201 must be
+//! there exactly once, nothing may be half-written, and every invariant must still hold.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::{Method, Request};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use pharmapay_core::rust_decimal::Decimal;
+use serde_json::{Value, json};
+use tokio::sync::Mutex;
+
+const SECRET: &str = "crash-test-secret-crash-test-secret-0123";
+
+/// A `pharmapay` process we started, killed when dropped.
+struct ServerProcess {
+    child: Child,
+    base: String,
+}
+
+impl ServerProcess {
+    fn start(database_url: &str) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_pharmapay"))
+            .args(["--database-url", database_url, "--listen", "127.0.0.1:0", "--jwt-secret", SECRET, "--log", "info"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the pharmapay binary starts");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (sender, receiver) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut sent = false;
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if !sent && line.contains("pharmapay is listening") {
+                    let addr = line.split("addr=").nth(1).and_then(|rest| rest.split_whitespace().next()).map(str::to_owned);
+                    let _ = sender.send(addr);
+                    sent = true;
+                }
+            }
+        });
+        let addr = receiver
+            .recv_timeout(Duration::from_secs(60))
+            .ok()
+            .flatten()
+            .expect("the server reports its address within a minute");
+        Self { child, base: format!("http://{addr}") }
+    }
+
+    /// SIGKILL: no shutdown, no flush, as a crash or an OOM kill would do.
+    fn kill(mut self) {
+        self.child.kill().expect("the server can be killed");
+        self.child.wait().expect("the killed server is reaped");
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+struct Http {
+    client: Client<HttpConnector, Full<Bytes>>,
+    base: String,
+    token: String,
+}
+
+impl Http {
+    fn new(base: &str) -> Self {
+        Self { client: Client::builder(TokioExecutor::new()).build_http(), base: base.to_owned(), token: String::new() }
+    }
+
+    async fn call(&self, method: Method, path: &str, body: Option<&Value>, key: Option<&str>) -> Result<(u16, Value), String> {
+        let mut builder = Request::builder().method(method).uri(format!("{}{path}", self.base));
+        if !self.token.is_empty() {
+            builder = builder.header("authorization", format!("Bearer {}", self.token));
+        }
+        if let Some(key) = key {
+            builder = builder.header("idempotency-key", key);
+        }
+        let bytes = match body {
+            Some(body) => {
+                builder = builder.header("content-type", "application/json");
+                Bytes::from(serde_json::to_vec(body).unwrap())
+            }
+            None => Bytes::new(),
+        };
+        let response = self.client.request(builder.body(Full::new(bytes)).unwrap()).await.map_err(|e| e.to_string())?;
+        let status = response.status().as_u16();
+        let body = response.into_body().collect().await.map_err(|e| e.to_string())?.to_bytes();
+        let json = if body.is_empty() { Value::Null } else { serde_json::from_slice(&body).map_err(|e| e.to_string())? };
+        Ok((status, json))
+    }
+
+    async fn ok(&self, method: Method, path: &str, body: Option<&Value>) -> Value {
+        let (status, json) = self.call(method, path, body, None).await.expect("the server answers");
+        assert!((200..300).contains(&status), "{path}: {status} {json}");
+        json
+    }
+}
+
+fn dec(value: &Value) -> Decimal {
+    value.to_string().parse().unwrap_or_else(|_| panic!("{value} is a decimal"))
+}
+
+#[derive(Debug, Clone)]
+struct Acknowledged {
+    id: i64,
+    invoice: i64,
+    amount: Decimal,
+    description: String,
+}
+
+/// Runs the whole scenario on `database_url`; returns after checking the restarted server.
+async fn payments_survive_a_kill(database_url: &str) {
+    // Arrange: a server with a pharmacy, a vendor and three invoices.
+    let server = ServerProcess::start(database_url);
+    let mut http = Http::new(&server.base);
+    let setup = json!({ "pharmacy": { "name": "Crash Pharmacy" }, "adminUser": { "firstName": "C", "lastName": "T", "email": "crash@example.com", "password": "crash-password" } });
+    http.token = http.ok(Method::POST, "/api/onboarding/setup", Some(&setup)).await["token"].as_str().unwrap().to_owned();
+    let vendor = http.ok(Method::POST, "/api/vendors", Some(&json!({ "name": "Cipla", "vendorType": "Wholesaler" }))).await["id"].as_i64().unwrap();
+    let mut invoices = Vec::new();
+    for n in 0..3 {
+        let body = json!({ "vendorId": vendor, "invoiceNumber": format!("CR-{n}"), "amount": 1000000, "invoiceDate": "2024-01-01", "dueDate": "2030-01-01" });
+        invoices.push(http.ok(Method::POST, "/api/invoices", Some(&body)).await["id"].as_i64().unwrap());
+    }
+
+    // Act: eight clients pay in a loop; the server is killed once enough payments are in.
+    let http = Arc::new(http);
+    let acknowledged = Arc::new(Mutex::new(Vec::<Acknowledged>::new()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut clients = Vec::new();
+    for client in 0..8 {
+        let (http, acknowledged, stop, invoices) = (Arc::clone(&http), Arc::clone(&acknowledged), Arc::clone(&stop), invoices.clone());
+        clients.push(tokio::spawn(async move {
+            let mut n = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                n += 1;
+                let invoice = invoices[(n as usize + client) % invoices.len()];
+                let description = format!("client {client} payment {n}");
+                let cents = 1 + (n % 97) as i64;
+                let amount = Decimal::new(cents, 2);
+                let body: Value = serde_json::from_str(&format!(
+                    r#"{{"invoiceId":{invoice},"amount":{amount},"transactionDate":"2024-05-01","transactionType":"UPI","description":"{description}"}}"#
+                ))
+                .unwrap();
+                match http.call(Method::POST, "/api/transactions", Some(&body), Some(&format!("crash-{client}-{n}"))).await {
+                    Ok((201, created)) => acknowledged.lock().await.push(Acknowledged {
+                        id: created["id"].as_i64().unwrap(),
+                        invoice,
+                        amount,
+                        description,
+                    }),
+                    Ok((status, body)) => panic!("a payment was refused with {status}: {body}"),
+                    Err(_) => break,
+                }
+            }
+        }));
+    }
+    let started = Instant::now();
+    while acknowledged.lock().await.len() < 150 && started.elapsed() < Duration::from_secs(60) {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    server.kill();
+    stop.store(true, Ordering::Relaxed);
+    for client in clients {
+        client.await.expect("no client panics");
+    }
+    let acknowledged = acknowledged.lock().await.clone();
+    assert!(acknowledged.len() >= 150, "the load ran before the kill ({} acknowledged)", acknowledged.len());
+
+    // Assert: restart on the same database; every acknowledged payment is there exactly once.
+    let server = ServerProcess::start(database_url);
+    let mut http = Http::new(&server.base);
+    http.token = http
+        .ok(Method::POST, "/api/auth/login", Some(&json!({ "email": "crash@example.com", "password": "crash-password" })))
+        .await["token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let mut stored: Vec<Value> = Vec::new();
+    for page in 1.. {
+        let listed = http.ok(Method::GET, &format!("/api/transactions?pageSize=100&page={page}&sortBy=createdAt&sortDir=asc"), None).await;
+        let items = listed["items"].as_array().unwrap().clone();
+        if items.is_empty() {
+            break;
+        }
+        stored.extend(items);
+    }
+    eprintln!("{} payments acknowledged before the kill, {} stored after the restart", acknowledged.len(), stored.len());
+    let by_id: BTreeMap<i64, &Value> = stored.iter().map(|p| (p["id"].as_i64().unwrap(), p)).collect();
+    let descriptions: Vec<&str> = stored.iter().map(|p| p["description"].as_str().unwrap()).collect();
+    let unique: BTreeSet<&str> = descriptions.iter().copied().collect();
+    assert_eq!(unique.len(), descriptions.len(), "no payment is stored twice");
+    for payment in &acknowledged {
+        let found = by_id.get(&payment.id).unwrap_or_else(|| panic!("acknowledged payment {} is missing", payment.id));
+        assert_eq!(found["description"].as_str(), Some(payment.description.as_str()));
+        assert_eq!(dec(&found["amount"]), payment.amount, "payment {}", payment.id);
+        assert_eq!(found["invoiceId"].as_i64(), Some(payment.invoice));
+    }
+    // Nothing is half-written: each invoice's paid total is the exact sum of its payments.
+    let mut total_paid = Decimal::ZERO;
+    for invoice in &invoices {
+        let read = http.ok(Method::GET, &format!("/api/invoices/{invoice}"), None).await;
+        let sum: Decimal = stored.iter().filter(|p| p["invoiceId"].as_i64() == Some(*invoice)).map(|p| dec(&p["amount"])).sum();
+        assert_eq!(dec(&read["paidAmount"]), sum, "invoice {invoice}: paid equals its payments");
+        assert_eq!(dec(&read["pendingAmount"]), dec(&read["amount"]) - sum, "invoice {invoice}: pending");
+        total_paid += sum;
+    }
+    let summary = http.ok(Method::GET, "/api/dashboard/summary", None).await;
+    assert_eq!(dec(&summary["totalPaid"]), total_paid, "the dashboard agrees");
+    let vendor_read = http.ok(Method::GET, &format!("/api/vendors/{vendor}"), None).await;
+    assert_eq!(dec(&vendor_read["totalPaidAmount"]), total_paid, "the vendor's totals agree");
+    drop(server);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_keeps_every_acknowledged_payment_through_sigkill() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("ledger.db");
+    let url = format!("sqlite:{}", path.display());
+    payments_survive_a_kill(&url).await;
+    // SQLite's own check of the file after the crash and the restart.
+    use sqlx::Connection;
+    let mut connection = sqlx::SqliteConnection::connect(&url).await.expect("the file opens again");
+    let verdict: String = sqlx::query_scalar("PRAGMA integrity_check").fetch_one(&mut connection).await.expect("the check runs");
+    assert_eq!(verdict, "ok", "PRAGMA integrity_check");
+}

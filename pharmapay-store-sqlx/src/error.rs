@@ -1,0 +1,177 @@
+//! The SQL stores' own error type and its single mapping into the core's [`StoreError`].
+//!
+//! Store code returns [`Error`], so `?` works on sqlx's errors and on the domain refusals
+//! (`StoreError::NotFound` and friends) alike; the public `Store` implementation converts once,
+//! at the edge. The conversion is where the backends' native failures get their meaning:
+//! unique violations become `Conflict` naming the field (D5), connection trouble becomes
+//! `Unavailable`, and the rest is `Backend`. A local enum is needed because
+//! `From<sqlx::Error> for StoreError` would implement a foreign trait for foreign types.
+
+use pharmapay_core::{RuleBroken, StoreError};
+use sqlx::error::{DatabaseError, ErrorKind};
+
+/// How a SQL store method failed.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Error {
+    /// The database or the driver failed.
+    #[error(transparent)]
+    Sqlx(#[from] sqlx::Error),
+    /// The store refused the operation in domain terms (not found, conflict, a rule).
+    #[error(transparent)]
+    Refused(#[from] StoreError),
+    /// A stored value does not decode into a domain value (a corrupted or foreign row).
+    #[error("a stored value cannot be read: {0}")]
+    Corrupt(String),
+    /// The database URL or the options cannot be used.
+    #[error("{0}")]
+    Config(String),
+    /// An applied migration's text differs from the one embedded in this build.
+    #[error("migration {version} ({description}) was changed after it was applied; never edit an applied migration")]
+    MigrationChanged {
+        /// Its version.
+        version: i64,
+        /// Its description.
+        description: String,
+    },
+    /// The database holds a migration this build does not know: the binary is older than the
+    /// schema it would run on.
+    #[error("the database has migration {0}, which this build does not know; run a newer pharmapay")]
+    UnknownMigration(i64),
+}
+
+impl Error {
+    /// A corrupt value, described.
+    pub(crate) fn corrupt(what: impl Into<String>) -> Self {
+        Error::Corrupt(what.into())
+    }
+}
+
+/// What a unique index protects, by index name (PostgreSQL reports it) and by `table.column`
+/// (SQLite reports that instead).
+enum Guarded {
+    /// A field whose value is taken (D5).
+    Field(&'static str),
+    /// The one OwnPharmacy vendor (D14).
+    OwnPharmacy,
+}
+
+const UNIQUE_INDEXES: [(&str, &str, Guarded); 5] = [
+    ("invoices_active_number_key", "invoices.number_key", Guarded::Field("invoiceNumber")),
+    ("users_active_email_key", "users.email_key", Guarded::Field("email")),
+    ("roles_name_key", "roles.name_key", Guarded::Field("name")),
+    ("policies_active_name_key", "policies.name_key", Guarded::Field("name")),
+    ("vendors_one_own_pharmacy", "vendors.vendor_type", Guarded::OwnPharmacy),
+];
+
+impl From<Error> for StoreError {
+    fn from(error: Error) -> Self {
+        match error {
+            Error::Refused(refusal) => refusal,
+            Error::Sqlx(error) => from_sqlx(error),
+            other => StoreError::Backend(Box::new(other)),
+        }
+    }
+}
+
+fn from_sqlx(error: sqlx::Error) -> StoreError {
+    match &error {
+        sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::WorkerCrashed => StoreError::Unavailable(Box::new(error)),
+        sqlx::Error::Database(database) => {
+            if database.kind() == ErrorKind::UniqueViolation
+                && let Some(guarded) = guarded_by(database.as_ref())
+            {
+                return match guarded {
+                    Guarded::Field(field) => StoreError::Conflict { field },
+                    Guarded::OwnPharmacy => StoreError::Rule(RuleBroken::OwnPharmacyType),
+                };
+            }
+            if is_unavailable(database.as_ref()) {
+                StoreError::Unavailable(Box::new(error))
+            } else {
+                StoreError::Backend(Box::new(error))
+            }
+        }
+        _ => StoreError::Backend(Box::new(error)),
+    }
+}
+
+fn guarded_by(error: &dyn DatabaseError) -> Option<&'static Guarded> {
+    if let Some(constraint) = error.constraint() {
+        return UNIQUE_INDEXES.iter().find(|(name, _, _)| *name == constraint).map(|(_, _, guarded)| guarded);
+    }
+    // SQLite names the columns: "UNIQUE constraint failed: invoices.number_key".
+    let message = error.message();
+    UNIQUE_INDEXES.iter().find(|(_, columns, _)| message.ends_with(columns)).map(|(_, _, guarded)| guarded)
+}
+
+/// True for failures that mean "the database cannot serve now" rather than "this request is
+/// wrong": SQLite's busy, locked and cannot-open results; PostgreSQL's connection exceptions
+/// (class 08), insufficient resources (class 53) and shutdowns (57P01 to 57P03).
+fn is_unavailable(error: &dyn DatabaseError) -> bool {
+    let Some(code) = error.code() else { return false };
+    if error.try_downcast_ref::<sqlx::sqlite::SqliteError>().is_some() {
+        // SQLite reports extended result codes; the low byte is the primary code.
+        const SQLITE_BUSY: i32 = 5;
+        const SQLITE_LOCKED: i32 = 6;
+        const SQLITE_CANTOPEN: i32 = 14;
+        return code
+            .parse::<i32>()
+            .is_ok_and(|code| matches!(code & 0xff, SQLITE_BUSY | SQLITE_LOCKED | SQLITE_CANTOPEN));
+    }
+    code.starts_with("08") || code.starts_with("53") || matches!(&*code, "57P01" | "57P02" | "57P03")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sqlx::Connection;
+
+    async fn violation(conn: &mut sqlx::SqliteConnection, sql: &'static str) -> StoreError {
+        let error = sqlx::raw_sql(sql).execute(&mut *conn).await.expect_err("the second insert violates the index");
+        StoreError::from(Error::from(error))
+    }
+
+    #[tokio::test]
+    async fn sqlite_unique_violations_name_what_they_guard() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let url = format!("sqlite:{}?mode=rwc", dir.path().join("unique.db").display());
+        let mut conn = sqlx::SqliteConnection::connect(&url).await.expect("SQLite opens");
+        sqlx::raw_sql(
+            "CREATE TABLE invoices (number_key TEXT, is_active INTEGER); \
+             CREATE UNIQUE INDEX invoices_active_number_key ON invoices (number_key) WHERE is_active; \
+             CREATE TABLE vendors (vendor_type TEXT); \
+             CREATE UNIQUE INDEX vendors_one_own_pharmacy ON vendors (vendor_type) WHERE vendor_type = 'OwnPharmacy'; \
+             CREATE TABLE other (name TEXT UNIQUE); \
+             INSERT INTO invoices VALUES ('n-1', 1); \
+             INSERT INTO vendors VALUES ('OwnPharmacy'); \
+             INSERT INTO other VALUES ('x');",
+        )
+        .execute(&mut conn)
+        .await
+        .expect("the schema is created");
+
+        let invoice = violation(&mut conn, "INSERT INTO invoices VALUES ('n-1', 1)").await;
+        assert!(matches!(invoice, StoreError::Conflict { field: "invoiceNumber" }), "{invoice:?}");
+        let vendor = violation(&mut conn, "INSERT INTO vendors VALUES ('OwnPharmacy')").await;
+        assert!(matches!(vendor, StoreError::Rule(RuleBroken::OwnPharmacyType)), "{vendor:?}");
+        let unknown = violation(&mut conn, "INSERT INTO other VALUES ('x')").await;
+        assert!(matches!(unknown, StoreError::Backend(_)), "an unknown index is a backend failure: {unknown:?}");
+    }
+
+    #[test]
+    fn pool_and_connection_failures_are_unavailable() {
+        assert!(matches!(StoreError::from(Error::Sqlx(sqlx::Error::PoolTimedOut)), StoreError::Unavailable(_)));
+        assert!(matches!(StoreError::from(Error::Sqlx(sqlx::Error::PoolClosed)), StoreError::Unavailable(_)));
+        let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+        assert!(matches!(StoreError::from(Error::Sqlx(sqlx::Error::Io(refused))), StoreError::Unavailable(_)));
+        assert!(matches!(StoreError::from(Error::Sqlx(sqlx::Error::RowNotFound)), StoreError::Backend(_)));
+        assert!(matches!(
+            StoreError::from(Error::Refused(StoreError::Conflict { field: "email" })),
+            StoreError::Conflict { field: "email" }
+        ));
+    }
+}

@@ -1,0 +1,161 @@
+//! The PostgreSQL backend: connection settings, locking and the migration list.
+//!
+//! The store body is `common.rs`, compiled here over [`sqlx::Postgres`]. What this module
+//! decides:
+//! - Write transactions run at READ COMMITTED. Rows a write checks and then relies on are
+//!   locked with `FOR UPDATE` (the row it changes) or `FOR SHARE` (a parent that must stay
+//!   active), always in the order payments, invoices, vendors, so writers never wait in a
+//!   cycle. Paid totals change with `paid = paid + $n`, atomic under concurrency.
+//! - Rules that span rows no single lock covers take a transaction-scoped advisory lock:
+//!   onboarding (exactly one wins) and changes that may remove the last admin (D18).
+//!   Migrations take one too, so several servers starting together apply each migration once.
+//! - Uniqueness among active rows is finally decided by the partial unique indexes; their
+//!   violations (SQLSTATE 23505) become `Conflict` by index name (D5).
+//! - Identity sequences are moved past the seeded ids, and imports reserve their ids with
+//!   `nextval`, so ids follow the input order.
+
+use std::str::FromStr;
+
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::{Pool, Row, Transaction};
+use tracing::info;
+
+use crate::error::Error;
+use crate::{Lock, Migration, StoreOptions};
+
+/// The database the shared store body is compiled for.
+type Db = sqlx::Postgres;
+
+/// The backend's name, for logs.
+const BACKEND: &str = "postgres";
+
+macro_rules! for_update {
+    () => {
+        " FOR UPDATE"
+    };
+}
+macro_rules! for_share {
+    () => {
+        " FOR SHARE"
+    };
+}
+
+// The store body is shared with the sqlite backend on purpose: same file, other `Db`.
+#[allow(clippy::duplicate_mod)]
+#[path = "common.rs"]
+mod common;
+
+pub(crate) use common::SqlStore as PostgresStore;
+
+/// PostgreSQL binds `$n` by position already: no other placeholder is needed.
+const IN_ORDER_PLACEHOLDER: Option<&str> = None;
+
+/// The embedded migrations, in version order.
+const MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    description: "schema",
+    sql: include_str!("../migrations/postgres/0001_schema.sql"),
+    seeds: true,
+}];
+
+/// The table that records applied migrations.
+const MIGRATIONS_TABLE: &str = "CREATE TABLE IF NOT EXISTS _pharmapay_migrations ( \
+     version BIGINT PRIMARY KEY, description TEXT NOT NULL, checksum TEXT NOT NULL, applied_at BIGINT NOT NULL)";
+
+/// The tables whose ids imports reserve.
+#[derive(Clone, Copy)]
+enum Table {
+    Vendors,
+    Invoices,
+    Transactions,
+}
+
+/// Begins a write transaction (READ COMMITTED, the server's default).
+async fn begin_write(pool: &Pool<Db>) -> Result<Transaction<'static, Db>, sqlx::Error> {
+    pool.begin().await
+}
+
+/// Takes `lock` until the transaction ends.
+async fn lock(conn: &mut sqlx::PgConnection, lock: Lock) -> Result<(), sqlx::Error> {
+    sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(lock.key()).execute(&mut *conn).await?;
+    Ok(())
+}
+
+/// `n` fresh ids for `table` from its identity sequence, ascending.
+async fn reserve_ids(conn: &mut sqlx::PgConnection, table: Table, n: usize) -> Result<Vec<i64>, Error> {
+    let sql = match table {
+        Table::Vendors => "SELECT nextval(pg_get_serial_sequence('vendors', 'id')) FROM generate_series(1, $1)",
+        Table::Invoices => "SELECT nextval(pg_get_serial_sequence('invoices', 'id')) FROM generate_series(1, $1)",
+        Table::Transactions => {
+            "SELECT nextval(pg_get_serial_sequence('transactions', 'id')) FROM generate_series(1, $1)"
+        }
+    };
+    let n = i64::try_from(n).map_err(|_| Error::corrupt("too many rows for one import"))?;
+    let rows = sqlx::query(sql).bind(n).fetch_all(&mut *conn).await?;
+    let mut ids = rows.iter().map(|row| row.try_get::<i64, _>(0)).collect::<Result<Vec<_>, _>>()?;
+    ids.sort_unstable();
+    Ok(ids)
+}
+
+/// Moves the identity sequences of the seeded tables past the fixed seed ids (D27).
+async fn after_seed(conn: &mut sqlx::PgConnection) -> Result<(), sqlx::Error> {
+    for sql in [
+        "SELECT setval(pg_get_serial_sequence('roles', 'id'), (SELECT MAX(id) FROM roles))",
+        "SELECT setval(pg_get_serial_sequence('permissions', 'id'), (SELECT MAX(id) FROM permissions))",
+        "SELECT setval(pg_get_serial_sequence('policies', 'id'), (SELECT MAX(id) FROM policies))",
+    ] {
+        sqlx::query(sql).execute(&mut *conn).await?;
+    }
+    Ok(())
+}
+
+/// Connects, applies the migrations and builds the pool.
+pub(crate) async fn open(url: &str, options: &StoreOptions) -> Result<PostgresStore, Error> {
+    let connect = PgConnectOptions::from_str(url)
+        .map_err(|error| Error::Config(format!("cannot read the PostgreSQL URL: {error}")))?
+        .application_name("pharmapay");
+    let max_connections = options.max_connections.unwrap_or(10).max(1);
+    // The acquire timeout also bounds connecting, so an unreachable server is reported as
+    // unavailable after it instead of hanging. Connections are pinged before use, which costs a
+    // round trip but notices connections the server dropped (a restart) before a query fails.
+    let pool = PgPoolOptions::new()
+        .max_connections(max_connections)
+        .acquire_timeout(options.acquire_timeout)
+        .connect_with(connect.clone())
+        .await?;
+    common::migrate(&pool).await?;
+    let store = PostgresStore::new(pool.clone(), pool);
+    let facts = facts(&store).await?;
+    info!(
+        backend = BACKEND,
+        host = connect.get_host(),
+        port = connect.get_port(),
+        database = connect.get_database().unwrap_or_default(),
+        max_connections,
+        ?facts,
+        "connected to the PostgreSQL store"
+    );
+    Ok(store)
+}
+
+/// Refreshes the planner's statistics of every table (after bulk loads).
+pub(crate) async fn analyze(store: &PostgresStore) -> Result<(), Error> {
+    sqlx::query("ANALYZE").execute(store.writer()).await?;
+    Ok(())
+}
+
+/// The server's version and the settings write transactions rely on.
+pub(crate) async fn facts(store: &PostgresStore) -> Result<Vec<(&'static str, String)>, Error> {
+    let row = sqlx::query(
+        "SELECT current_setting('server_version') AS server_version, \
+         current_setting('default_transaction_isolation') AS isolation, \
+         current_setting('synchronous_commit') AS synchronous_commit",
+    )
+    .fetch_one(store.writer())
+    .await?;
+    Ok(vec![
+        ("server_version", row.try_get("server_version")?),
+        ("default_transaction_isolation", row.try_get("isolation")?),
+        ("synchronous_commit", row.try_get("synchronous_commit")?),
+    ])
+}

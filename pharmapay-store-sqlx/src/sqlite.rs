@@ -1,0 +1,191 @@
+//! The SQLite backend: connection settings, write transactions and the migration list.
+//!
+//! The store body is `common.rs`, compiled here over [`sqlx::Sqlite`]. What this module
+//! decides:
+//! - Writers are serialised: one writer connection, and every write transaction begins with
+//!   `BEGIN IMMEDIATE`, which takes the database's write lock at once. A transaction that
+//!   first read and later wrote could otherwise fail with "database is locked" when another
+//!   writer got there first; with the lock taken up front, concurrent writers in this process
+//!   queue for the writer connection and writers in other processes wait up to the busy
+//!   timeout. Because writers hold the whole database, no row locks are needed
+//!   (`for_update!` and `for_share!` are empty) and the advisory locks are no-ops.
+//! - Readers use a separate pool of `query_only` connections; WAL lets them read while the
+//!   writer writes.
+//! - WAL journal, `synchronous = FULL` by default (see the crate docs for the cost), foreign
+//!   keys on, a busy timeout, and the file created on first connect.
+//!
+//! In-memory databases are refused: sqlx shares them between connections through SQLite's
+//! shared cache, which locks differently (table locks that the busy timeout does not cover)
+//! and loses the data with the last connection. `pharmapay-store-memory` is the in-memory
+//! store.
+
+use std::str::FromStr;
+
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{Pool, Row, Transaction};
+use tracing::info;
+
+use crate::error::Error;
+use crate::{Lock, Migration, SqliteDurability, StoreOptions};
+
+/// The database the shared store body is compiled for.
+type Db = sqlx::Sqlite;
+
+/// The backend's name, for logs.
+const BACKEND: &str = "sqlite";
+
+// SQLite has no row locks: a write transaction holds the whole database from its start.
+macro_rules! for_update {
+    () => {
+        ""
+    };
+}
+macro_rules! for_share {
+    () => {
+        ""
+    };
+}
+
+// The store body is shared with the postgres backend on purpose: same file, other `Db`.
+#[allow(clippy::duplicate_mod)]
+#[path = "common.rs"]
+mod common;
+
+pub(crate) use common::SqlStore as SqliteStore;
+
+/// The placeholder for statements whose values are bound in the order they appear, each once.
+/// SQLite binds a numbered `$n` by looking its name up in a list, once per value, so a
+/// statement with thousands of values (an import's multi-row INSERT) would cost quadratic
+/// time: a plain `?` is bound by position instead.
+const IN_ORDER_PLACEHOLDER: Option<&str> = Some("?");
+
+/// The embedded migrations, in version order.
+const MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    description: "schema",
+    sql: include_str!("../migrations/sqlite/0001_schema.sql"),
+    seeds: true,
+}];
+
+/// The table that records applied migrations.
+const MIGRATIONS_TABLE: &str = "CREATE TABLE IF NOT EXISTS _pharmapay_migrations ( \
+     version INTEGER PRIMARY KEY, description TEXT NOT NULL, checksum TEXT NOT NULL, applied_at INTEGER NOT NULL \
+     ) STRICT";
+
+/// A SQLite database to open.
+pub(crate) enum Location<'a> {
+    /// A `sqlite:` URL.
+    Url(&'a str),
+    /// A plain file path.
+    Path(&'a str),
+}
+
+/// The tables whose ids imports reserve.
+#[derive(Clone, Copy)]
+enum Table {
+    Vendors,
+    Invoices,
+    Transactions,
+}
+
+/// Begins a write transaction holding the database's write lock.
+async fn begin_write(pool: &Pool<Db>) -> Result<Transaction<'static, Db>, sqlx::Error> {
+    pool.begin_with("BEGIN IMMEDIATE").await
+}
+
+/// Nothing to do: write transactions are serialised already.
+async fn lock(_conn: &mut sqlx::SqliteConnection, _lock: Lock) -> Result<(), sqlx::Error> {
+    Ok(())
+}
+
+/// `n` fresh ids for `table`, ascending. The write lock is held, so nobody else inserts until
+/// the transaction ends, and rowids continue from the largest one.
+async fn reserve_ids(conn: &mut sqlx::SqliteConnection, table: Table, n: usize) -> Result<Vec<i64>, Error> {
+    let sql = match table {
+        Table::Vendors => "SELECT COALESCE(MAX(id), 0) FROM vendors",
+        Table::Invoices => "SELECT COALESCE(MAX(id), 0) FROM invoices",
+        Table::Transactions => "SELECT COALESCE(MAX(id), 0) FROM transactions",
+    };
+    let largest: i64 = sqlx::query(sql).fetch_one(&mut *conn).await?.try_get(0)?;
+    let n = i64::try_from(n).map_err(|_| Error::corrupt("too many rows for one import"))?;
+    Ok((largest + 1..=largest + n).collect())
+}
+
+/// Nothing to do: rowids continue after the seeded ids by themselves.
+async fn after_seed(_conn: &mut sqlx::SqliteConnection) -> Result<(), sqlx::Error> {
+    Ok(())
+}
+
+/// Opens (creating if missing) the database, applies the migrations and builds the pools.
+pub(crate) async fn open(location: Location<'_>, options: &StoreOptions) -> Result<SqliteStore, Error> {
+    let text = match location {
+        Location::Url(text) | Location::Path(text) => text,
+    };
+    if text.contains(":memory:") || text.contains("mode=memory") {
+        return Err(Error::Config(
+            "in-memory SQLite databases are not supported: give a file path (or use pharmapay-store-memory)".into(),
+        ));
+    }
+    let connect = match location {
+        Location::Url(url) => SqliteConnectOptions::from_str(url)
+            .map_err(|error| Error::Config(format!("cannot read the SQLite URL {url:?}: {error}")))?,
+        Location::Path(path) => SqliteConnectOptions::new().filename(path),
+    }
+    .create_if_missing(true)
+    .journal_mode(SqliteJournalMode::Wal)
+    .synchronous(match options.sqlite_durability {
+        SqliteDurability::Full => SqliteSynchronous::Full,
+        SqliteDurability::Normal => SqliteSynchronous::Normal,
+    })
+    .foreign_keys(true)
+    .busy_timeout(options.sqlite_busy_timeout);
+    // No pings before acquiring (a local file does not drop connections) and no lifetime
+    // limit (reopening would only throw the statement and page caches away). The writer gets a
+    // 64 MiB page cache (SQLite's default is 2 MiB): imports and payments touch index pages all
+    // over the file, and a larger cache cut a bulk load's time by about a tenth.
+    let writer = SqlitePoolOptions::new()
+        .max_connections(1)
+        .acquire_timeout(options.acquire_timeout)
+        .test_before_acquire(false)
+        .max_lifetime(None)
+        .connect_with(connect.clone().pragma("cache_size", "-65536"))
+        .await?;
+    common::migrate(&writer).await?;
+    let readers = options.max_connections.unwrap_or(4).max(1);
+    let reader = SqlitePoolOptions::new()
+        .max_connections(readers)
+        .acquire_timeout(options.acquire_timeout)
+        .test_before_acquire(false)
+        .max_lifetime(None)
+        .connect_with(connect.clone().pragma("query_only", "ON"))
+        .await?;
+    let store = SqliteStore::new(reader, writer);
+    let facts = facts(&store).await?;
+    info!(backend = BACKEND, file = %connect.get_filename().display(), readers, ?facts, "opened the SQLite store");
+    Ok(store)
+}
+
+/// The settings that decide durability and integrity, read from the writer connection.
+pub(crate) async fn facts(store: &SqliteStore) -> Result<Vec<(&'static str, String)>, Error> {
+    let mut conn = store.writer().acquire().await?;
+    let mut facts = Vec::new();
+    for (name, sql) in [
+        ("journal_mode", "PRAGMA journal_mode"),
+        ("synchronous", "PRAGMA synchronous"),
+        ("foreign_keys", "PRAGMA foreign_keys"),
+        ("busy_timeout_ms", "PRAGMA busy_timeout"),
+        ("sqlite_version", "SELECT sqlite_version()"),
+    ] {
+        let row = sqlx::query(sql).fetch_one(&mut *conn).await?;
+        let value = match row.try_get::<i64, _>(0) {
+            Ok(number) if name == "synchronous" => {
+                ["OFF", "NORMAL", "FULL", "EXTRA"].get(number as usize).copied().unwrap_or("unknown").to_owned()
+            }
+            Ok(number) if name == "foreign_keys" => if number == 1 { "on" } else { "off" }.to_owned(),
+            Ok(number) => number.to_string(),
+            Err(_) => row.try_get::<String, _>(0)?,
+        };
+        facts.push((name, value));
+    }
+    Ok(facts)
+}

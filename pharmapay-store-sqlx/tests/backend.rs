@@ -1,0 +1,271 @@
+//! What the conformance suite cannot see: files, settings, migrations, connection failures,
+//! exact money at the bounds, and the unique-index path of a real race.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use pharmapay_core::Store;
+use pharmapay_core::conformance::{amount, dec, ts};
+use pharmapay_core::domain::{NewInvoice, NewTransaction, NewVendor, TransactionType, VendorType};
+use pharmapay_core::ids::VendorId;
+use pharmapay_core::money::MAX_AMOUNT;
+use pharmapay_core::store::WriteContext;
+use pharmapay_core::{StoreError, StoreResult};
+use pharmapay_store_sqlx::{SqlxStore, StoreOptions};
+use sqlx::{AssertSqlSafe, Connection, Row};
+
+fn ctx() -> WriteContext {
+    WriteContext::new(None, ts("2024-05-10T10:00:00Z"))
+}
+
+fn today() -> pharmapay_core::jiff::Timestamp {
+    ts("2024-05-10T00:00:00Z")
+}
+
+fn invoice(vendor: VendorId, number: &str, total: &str) -> NewInvoice {
+    NewInvoice {
+        vendor_id: vendor,
+        invoice_number: number.into(),
+        amount: amount(total),
+        invoice_date: ts("2024-05-01T00:00:00Z"),
+        due_date: ts("2024-06-01T00:00:00Z"),
+        description: None,
+    }
+}
+
+fn sqlite_path(dir: &tempfile::TempDir) -> String {
+    dir.path().join("pharmapay.db").to_str().expect("a UTF-8 path").to_owned()
+}
+
+#[tokio::test]
+async fn a_sqlite_file_keeps_its_data_across_reopens_and_migrates_once() {
+    // Arrange: a store with a vendor and an invoice.
+    let dir = tempfile::tempdir().unwrap();
+    let path = sqlite_path(&dir);
+    let store = SqlxStore::connect(&path).await.unwrap();
+    assert_eq!(store.backend(), "sqlite");
+    let vendor = store.insert_vendor(NewVendor::new("Kept", VendorType::Dealer), ctx()).await.unwrap();
+    store.insert_invoice(invoice(vendor.id, "K-1", "12.5"), ctx(), today()).await.unwrap();
+    let secret = store.token_secret(pharmapay_core::auth::Secret::new("s".repeat(40))).await.unwrap();
+    store.migrate().await.expect("migrating again is harmless");
+    store.close().await;
+
+    // Act: reopen the same file, twice over the URL forms.
+    let reopened = SqlxStore::connect(&format!("sqlite://{path}")).await.expect("the URL form opens the same file");
+    let again = SqlxStore::connect(&format!("sqlite:{path}")).await.expect("so does the short URL form");
+
+    // Assert: the data, the seed and the migration record are as they were.
+    let read = reopened.get_vendor(vendor.id).await.unwrap().expect("the vendor is still there");
+    assert_eq!(read.totals.total_invoice_value, dec("12.5"));
+    let kept = again.token_secret(pharmapay_core::auth::Secret::new("t".repeat(40))).await.unwrap();
+    assert_eq!(kept.expose(), secret.expose(), "the first secret is kept across restarts");
+    assert_eq!(again.list_roles().await.unwrap().len(), 2, "the seed is written once");
+    assert_eq!(again.list_permissions().await.unwrap().len(), 29);
+    let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
+    let applied: i64 =
+        sqlx::query("SELECT COUNT(*) FROM _pharmapay_migrations").fetch_one(&mut conn).await.unwrap().get(0);
+    assert_eq!(applied, 1, "each migration is recorded once");
+}
+
+#[tokio::test]
+async fn sqlite_runs_in_wal_with_full_sync_foreign_keys_and_a_busy_timeout() {
+    let (store, _dir) = common::fresh_sqlite().await;
+    let facts = store.facts().await.unwrap();
+    let fact = |name: &str| facts.iter().find(|(key, _)| *key == name).map(|(_, value)| value.as_str());
+    assert_eq!(fact("journal_mode"), Some("wal"));
+    assert_eq!(fact("synchronous"), Some("FULL"), "a money ledger syncs every commit");
+    assert_eq!(fact("foreign_keys"), Some("on"));
+    assert_eq!(fact("busy_timeout_ms"), Some("5000"));
+    store.analyze().await.expect("SQLite needs no statistics refresh, and says so by succeeding");
+}
+
+#[tokio::test]
+async fn an_edited_or_unknown_migration_stops_the_store_from_opening() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = sqlite_path(&dir);
+    SqlxStore::connect(&path).await.unwrap().close().await;
+    let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
+    let original: String = sqlx::query("SELECT checksum FROM _pharmapay_migrations WHERE version = 1")
+        .fetch_one(&mut conn)
+        .await
+        .unwrap()
+        .get(0);
+
+    sqlx::query("UPDATE _pharmapay_migrations SET checksum = 'edited' WHERE version = 1")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    match SqlxStore::connect(&path).await {
+        Err(StoreError::Backend(error)) => {
+            assert!(error.to_string().contains("never edit an applied migration"), "{error}")
+        }
+        other => panic!("an edited migration must be refused, got {:?}", other.map(|_| ())),
+    }
+
+    sqlx::query("UPDATE _pharmapay_migrations SET checksum = $1 WHERE version = 1")
+        .bind(original)
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    sqlx::query("INSERT INTO _pharmapay_migrations VALUES (99, 'from the future', 'x', 0)")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    match SqlxStore::connect(&path).await {
+        Err(StoreError::Backend(error)) => assert!(error.to_string().contains("migration 99"), "{error}"),
+        other => panic!("a database newer than the build must be refused, got {:?}", other.map(|_| ())),
+    }
+}
+
+#[tokio::test]
+async fn urls_that_name_no_supported_database_are_refused() {
+    for (url, label) in [
+        ("mysql://localhost/db", "another database"),
+        ("sqlite::memory:", "in-memory SQLite"),
+        ("sqlite://?mode=memory", "in-memory SQLite by mode"),
+        ("   ", "blank"),
+    ] {
+        match SqlxStore::connect(url).await {
+            Err(StoreError::Backend(error)) => eprintln!("{label}: {error}"),
+            other => panic!("{label}: expected a configuration error, got {:?}", other.map(|_| ())),
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_unreachable_postgres_is_unavailable_within_seconds() {
+    let options = StoreOptions { acquire_timeout: Duration::from_secs(2), ..StoreOptions::default() };
+    let started = Instant::now();
+    let result = SqlxStore::connect_with("postgres://postgres@127.0.0.1:1/test", options).await;
+    assert!(matches!(result, Err(StoreError::Unavailable(_))), "got {:?}", result.map(|_| ()));
+    assert!(started.elapsed() < Duration::from_secs(10), "took {:?}", started.elapsed());
+}
+
+#[tokio::test]
+async fn a_closed_store_reports_itself_unavailable() {
+    let (store, _dir) = common::fresh_sqlite().await;
+    store.health().await.expect("an open store is healthy");
+    store.close().await;
+    assert!(matches!(store.health().await, Err(StoreError::Unavailable(_))));
+    assert!(matches!(store.list_roles().await, Err(StoreError::Unavailable(_))));
+}
+
+/// D1: the largest amount, paid totals at that ceiling and sums beyond it survive storage
+/// exactly; a payment past the ceiling is refused and changes nothing.
+async fn money_round_trips_at_the_bounds(store: SqlxStore) -> StoreResult<()> {
+    let max = MAX_AMOUNT.to_string();
+    assert_eq!(max, "999999999999.9999");
+    let vendor = store.insert_vendor(NewVendor::new("Big", VendorType::Manufacturer), ctx()).await?;
+    let first = store.insert_invoice(invoice(vendor.id, "MAX-1", &max), ctx(), today()).await?;
+    let second = store.insert_invoice(invoice(vendor.id, "MAX-2", &max), ctx(), today()).await?;
+    assert_eq!(first.amount.get(), MAX_AMOUNT);
+    let pay = |invoice_id, paid: &str| NewTransaction {
+        invoice_id,
+        amount: amount(paid),
+        transaction_date: ts("2024-05-09T00:00:00Z"),
+        transaction_type: TransactionType::NetBanking,
+        description: None,
+    };
+    let payment = store.insert_transaction(pay(first.id, &max), ctx()).await?;
+    assert_eq!(payment.amount.get(), MAX_AMOUNT);
+    assert_eq!(payment.invoice.pending_amount, dec("0"));
+    let refused = store.insert_transaction(pay(first.id, "0.0001"), ctx()).await;
+    assert!(
+        matches!(refused, Err(StoreError::Rule(pharmapay_core::RuleBroken::PaidTotalTooLarge))),
+        "a paid total past the largest amount is refused: {refused:?}"
+    );
+    store.insert_transaction(pay(second.id, &max), ctx()).await?;
+    let read = store.get_invoice(first.id, today()).await?.expect("the invoice").invoice;
+    assert_eq!((read.paid_amount, read.pending_amount()), (MAX_AMOUNT, dec("0")), "the refusal changed nothing");
+    let vendor = store.get_vendor(vendor.id).await?.expect("the vendor");
+    assert_eq!(vendor.totals.total_invoice_value, dec("1999999999999.9998"));
+    assert_eq!(vendor.totals.total_paid_amount, dec("1999999999999.9998"));
+    assert_eq!(vendor.totals.outstanding_balance, dec("0"));
+    let summary = store.dashboard_summary(ts("2024-04-01T00:00:00Z")).await?;
+    assert_eq!((summary.total_paid, summary.total_due), (dec("1999999999999.9998"), dec("0")));
+    Ok(())
+}
+
+#[tokio::test]
+async fn sqlite_keeps_money_exact_at_the_largest_amount() {
+    let (store, _dir) = common::fresh_sqlite().await;
+    money_round_trips_at_the_bounds(store).await.unwrap();
+}
+
+#[tokio::test]
+async fn postgres_keeps_money_exact_at_the_largest_amount() {
+    let Some((store, _database)) = common::fresh_postgres().await else { return };
+    money_round_trips_at_the_bounds(store).await.unwrap();
+}
+
+#[tokio::test]
+async fn postgres_reports_its_settings_and_migrates_once_when_servers_start_together() {
+    let Some(admin_url) = common::postgres_admin_url() else { return };
+    let database = common::PgDatabase::create(&admin_url).await;
+    // Three servers starting at once on an empty database: the migration lock lets one apply
+    // each migration and the others see it applied.
+    let (a, b, c) = tokio::join!(
+        SqlxStore::connect(database.url()),
+        SqlxStore::connect(database.url()),
+        SqlxStore::connect(database.url())
+    );
+    let store = a.unwrap();
+    b.unwrap();
+    c.unwrap();
+    assert_eq!(store.backend(), "postgres");
+    let facts = store.facts().await.unwrap();
+    assert!(facts.iter().any(|(name, value)| *name == "default_transaction_isolation" && value == "read committed"));
+    assert_eq!(store.list_roles().await.unwrap().len(), 2, "the seed is written once");
+    // The identity sequences continue after the seeded ids.
+    let role = store
+        .insert_role(pharmapay_core::domain::NewRole { name: "Clerk".into(), description: String::new() }, ctx())
+        .await
+        .unwrap();
+    assert_eq!(role.id.get(), 3);
+    store.analyze().await.expect("statistics refresh after a bulk load");
+    store.close().await;
+}
+
+#[tokio::test]
+async fn postgres_turns_a_lost_race_on_the_unique_index_into_a_conflict() {
+    let Some((store, database)) = common::fresh_postgres().await else { return };
+    let vendor = store.insert_vendor(NewVendor::new("Racer", VendorType::Dealer), ctx()).await.unwrap();
+
+    // Arrange: another session has inserted the number but not committed, so the store's own
+    // check cannot see it and only the partial unique index can stop the second insert.
+    let mut other = sqlx::PgConnection::connect(database.url()).await.unwrap();
+    let mut other_tx = other.begin().await.unwrap();
+    sqlx::query(AssertSqlSafe(format!(
+        "INSERT INTO invoices (vendor_id, invoice_number, number_key, amount, invoice_date, due_date, created_at, \
+         updated_at) VALUES ({}, 'RACE-1', 'race-1', 10000, 0, 0, 0, 0)",
+        vendor.id.get()
+    )))
+    .execute(&mut *other_tx)
+    .await
+    .unwrap();
+
+    // Act: the store's insert waits on the index entry; the other session then commits.
+    let racing = tokio::spawn({
+        let store = store.clone();
+        async move { store.insert_invoice(invoice(vendor.id, "race-1", "5"), ctx(), today()).await }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    other_tx.commit().await.unwrap();
+
+    // Assert: D5, a Conflict naming the field, not a backend failure.
+    match racing.await.unwrap() {
+        Err(StoreError::Conflict { field: "invoiceNumber" }) => {}
+        other => panic!("the loser of a race gets Conflict, got {other:?}"),
+    }
+}
+
+#[test]
+fn test_database_urls_replace_only_the_database_name() {
+    assert_eq!(common::with_database("postgres://u@h:5432/test", "x"), "postgres://u@h:5432/x");
+    assert_eq!(common::with_database("postgres://u@h:5432", "x"), "postgres://u@h:5432/x");
+    assert_eq!(
+        common::with_database("postgresql://u:p@h/test?sslmode=disable", "x"),
+        "postgresql://u:p@h/x?sslmode=disable"
+    );
+}
