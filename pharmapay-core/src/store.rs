@@ -246,7 +246,8 @@ pub trait Store: Send + Sync + 'static {
 
     // Vendors
 
-    /// Inserts a vendor.
+    /// Inserts a vendor; OwnPharmacy is refused with `Rule(OwnPharmacyType)`, as only onboarding
+    /// makes that vendor (spec, VendorType).
     fn insert_vendor(&self, vendor: NewVendor, ctx: WriteContext) -> impl Future<Output = StoreResult<Vendor>> + Send;
 
     /// The vendor with its totals (D11).

@@ -41,7 +41,8 @@ impl ServerProcess {
             let mut sent = false;
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
                 if !sent && line.contains("pharmapay is listening") {
-                    let addr = line.split("addr=").nth(1).and_then(|rest| rest.split_whitespace().next()).map(str::to_owned);
+                    let addr =
+                        line.split("addr=").nth(1).and_then(|rest| rest.split_whitespace().next()).map(str::to_owned);
                     let _ = sender.send(addr);
                     sent = true;
                 }
@@ -80,7 +81,13 @@ impl Http {
         Self { client: Client::builder(TokioExecutor::new()).build_http(), base: base.to_owned(), token: String::new() }
     }
 
-    async fn call(&self, method: Method, path: &str, body: Option<&Value>, key: Option<&str>) -> Result<(u16, Value), String> {
+    async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+        key: Option<&str>,
+    ) -> Result<(u16, Value), String> {
         let mut builder = Request::builder().method(method).uri(format!("{}{path}", self.base));
         if !self.token.is_empty() {
             builder = builder.header("authorization", format!("Bearer {}", self.token));
@@ -98,7 +105,8 @@ impl Http {
         let response = self.client.request(builder.body(Full::new(bytes)).unwrap()).await.map_err(|e| e.to_string())?;
         let status = response.status().as_u16();
         let body = response.into_body().collect().await.map_err(|e| e.to_string())?.to_bytes();
-        let json = if body.is_empty() { Value::Null } else { serde_json::from_slice(&body).map_err(|e| e.to_string())? };
+        let json =
+            if body.is_empty() { Value::Null } else { serde_json::from_slice(&body).map_err(|e| e.to_string())? };
         Ok((status, json))
     }
 
@@ -127,8 +135,13 @@ async fn payments_survive_a_kill(database_url: &str) {
     let server = ServerProcess::start(database_url);
     let mut http = Http::new(&server.base);
     let setup = json!({ "pharmacy": { "name": "Crash Pharmacy" }, "adminUser": { "firstName": "C", "lastName": "T", "email": "crash@example.com", "password": "crash-password" } });
-    http.token = http.ok(Method::POST, "/api/onboarding/setup", Some(&setup)).await["token"].as_str().unwrap().to_owned();
-    let vendor = http.ok(Method::POST, "/api/vendors", Some(&json!({ "name": "Cipla", "vendorType": "Wholesaler" }))).await["id"].as_i64().unwrap();
+    http.token =
+        http.ok(Method::POST, "/api/onboarding/setup", Some(&setup)).await["token"].as_str().unwrap().to_owned();
+    let vendor = http
+        .ok(Method::POST, "/api/vendors", Some(&json!({ "name": "Cipla", "vendorType": "Wholesaler" })))
+        .await["id"]
+        .as_i64()
+        .unwrap();
     let mut invoices = Vec::new();
     for n in 0..3 {
         let body = json!({ "vendorId": vendor, "invoiceNumber": format!("CR-{n}"), "amount": 1000000, "invoiceDate": "2024-01-01", "dueDate": "2030-01-01" });
@@ -141,7 +154,8 @@ async fn payments_survive_a_kill(database_url: &str) {
     let stop = Arc::new(AtomicBool::new(false));
     let mut clients = Vec::new();
     for client in 0..8 {
-        let (http, acknowledged, stop, invoices) = (Arc::clone(&http), Arc::clone(&acknowledged), Arc::clone(&stop), invoices.clone());
+        let (http, acknowledged, stop, invoices) =
+            (Arc::clone(&http), Arc::clone(&acknowledged), Arc::clone(&stop), invoices.clone());
         clients.push(tokio::spawn(async move {
             let mut n = 0u64;
             while !stop.load(Ordering::Relaxed) {
@@ -183,21 +197,31 @@ async fn payments_survive_a_kill(database_url: &str) {
     let server = ServerProcess::start(database_url);
     let mut http = Http::new(&server.base);
     http.token = http
-        .ok(Method::POST, "/api/auth/login", Some(&json!({ "email": "crash@example.com", "password": "crash-password" })))
+        .ok(
+            Method::POST,
+            "/api/auth/login",
+            Some(&json!({ "email": "crash@example.com", "password": "crash-password" })),
+        )
         .await["token"]
         .as_str()
         .unwrap()
         .to_owned();
     let mut stored: Vec<Value> = Vec::new();
     for page in 1.. {
-        let listed = http.ok(Method::GET, &format!("/api/transactions?pageSize=100&page={page}&sortBy=createdAt&sortDir=asc"), None).await;
+        let listed = http
+            .ok(Method::GET, &format!("/api/transactions?pageSize=100&page={page}&sortBy=createdAt&sortDir=asc"), None)
+            .await;
         let items = listed["items"].as_array().unwrap().clone();
         if items.is_empty() {
             break;
         }
         stored.extend(items);
     }
-    eprintln!("{} payments acknowledged before the kill, {} stored after the restart", acknowledged.len(), stored.len());
+    eprintln!(
+        "{} payments acknowledged before the kill, {} stored after the restart",
+        acknowledged.len(),
+        stored.len()
+    );
     let by_id: BTreeMap<i64, &Value> = stored.iter().map(|p| (p["id"].as_i64().unwrap(), p)).collect();
     let descriptions: Vec<&str> = stored.iter().map(|p| p["description"].as_str().unwrap()).collect();
     let unique: BTreeSet<&str> = descriptions.iter().copied().collect();
@@ -212,7 +236,8 @@ async fn payments_survive_a_kill(database_url: &str) {
     let mut total_paid = Decimal::ZERO;
     for invoice in &invoices {
         let read = http.ok(Method::GET, &format!("/api/invoices/{invoice}"), None).await;
-        let sum: Decimal = stored.iter().filter(|p| p["invoiceId"].as_i64() == Some(*invoice)).map(|p| dec(&p["amount"])).sum();
+        let sum: Decimal =
+            stored.iter().filter(|p| p["invoiceId"].as_i64() == Some(*invoice)).map(|p| dec(&p["amount"])).sum();
         assert_eq!(dec(&read["paidAmount"]), sum, "invoice {invoice}: paid equals its payments");
         assert_eq!(dec(&read["pendingAmount"]), dec(&read["amount"]) - sum, "invoice {invoice}: pending");
         total_paid += sum;
@@ -233,6 +258,7 @@ async fn sqlite_keeps_every_acknowledged_payment_through_sigkill() {
     // SQLite's own check of the file after the crash and the restart.
     use sqlx::Connection;
     let mut connection = sqlx::SqliteConnection::connect(&url).await.expect("the file opens again");
-    let verdict: String = sqlx::query_scalar("PRAGMA integrity_check").fetch_one(&mut connection).await.expect("the check runs");
+    let verdict: String =
+        sqlx::query_scalar("PRAGMA integrity_check").fetch_one(&mut connection).await.expect("the check runs");
     assert_eq!(verdict, "ok", "PRAGMA integrity_check");
 }

@@ -774,6 +774,9 @@ impl Store for MemoryStore {
     // Vendors
 
     async fn insert_vendor(&self, vendor: NewVendor, ctx: WriteContext) -> StoreResult<Vendor> {
+        if vendor.vendor_type == VendorType::OwnPharmacy {
+            return Err(StoreError::Rule(RuleBroken::OwnPharmacyType));
+        }
         let mut state = self.write();
         let id = state.insert_vendor_row(vendor, ctx.at);
         state.finish_write(&ctx, "create", Entity::Vendor, id);

@@ -56,6 +56,8 @@
 mod error;
 mod postgres;
 mod sqlite;
+#[cfg(feature = "test-support")]
+pub mod testing;
 
 use std::time::Duration;
 

@@ -262,10 +262,10 @@ async fn postgres_turns_a_lost_race_on_the_unique_index_into_a_conflict() {
 
 #[test]
 fn test_database_urls_replace_only_the_database_name() {
-    assert_eq!(common::with_database("postgres://u@h:5432/test", "x"), "postgres://u@h:5432/x");
-    assert_eq!(common::with_database("postgres://u@h:5432", "x"), "postgres://u@h:5432/x");
+    assert_eq!(pharmapay_store_sqlx::testing::with_database("postgres://u@h:5432/test", "x"), "postgres://u@h:5432/x");
+    assert_eq!(pharmapay_store_sqlx::testing::with_database("postgres://u@h:5432", "x"), "postgres://u@h:5432/x");
     assert_eq!(
-        common::with_database("postgresql://u:p@h/test?sslmode=disable", "x"),
+        pharmapay_store_sqlx::testing::with_database("postgresql://u:p@h/test?sslmode=disable", "x"),
         "postgresql://u:p@h/x?sslmode=disable"
     );
 }

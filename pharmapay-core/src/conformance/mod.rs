@@ -231,11 +231,19 @@ impl<S: Store> Fixture<S> {
 }
 
 /// Generates one `#[tokio::test]` per conformance case for the store made by `$fresh`, an async
-/// function returning `(store, guard)`.
+/// function returning `(store, guard)`. With `optional`, `$fresh` returns
+/// `Option<(store, guard)>` and a case returns at once on `None` (a backend that is not
+/// configured on this machine, which `$fresh` reports).
 #[macro_export]
 macro_rules! store_conformance_tests {
+    (optional $fresh:path) => {
+        $crate::store_conformance_tests!(@list optional $fresh);
+    };
     ($fresh:path) => {
-        $crate::store_conformance_tests!(@cases $fresh;
+        $crate::store_conformance_tests!(@list required $fresh);
+    };
+    (@list $mode:ident $fresh:path) => {
+        $crate::store_conformance_tests!(@cases $mode $fresh;
             onboarding_creates_the_pharmacy_and_the_first_admin_once,
             concurrent_onboarding_makes_exactly_one_admin,
             login_issues_a_token_with_the_spec_claims,
@@ -277,11 +285,20 @@ macro_rules! store_conformance_tests {
             aggregates_stay_exact_beyond_sixty_four_bits,
         );
     };
-    (@cases $fresh:path; $($case:ident),* $(,)?) => {
+    (@cases required $fresh:path; $($case:ident),* $(,)?) => {
         $(
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn $case() {
                 let (store, _guard) = $fresh().await;
+                $crate::conformance::cases::$case(store).await;
+            }
+        )*
+    };
+    (@cases optional $fresh:path; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() {
+                let Some((store, _guard)) = $fresh().await else { return };
                 $crate::conformance::cases::$case(store).await;
             }
         )*

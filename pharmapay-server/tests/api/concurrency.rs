@@ -55,7 +55,10 @@ pub async fn parallel_failed_logins_stop_at_the_limit(app: Arc<TestApp>) {
     for _ in 0..12 {
         let app = Arc::clone(&app);
         tasks.push(tokio::spawn(async move {
-            app.post_public("/api/auth/login", &json!({ "email": ADMIN_EMAIL, "password": "wrong-guess" })).await.status.as_u16()
+            app.post_public("/api/auth/login", &json!({ "email": ADMIN_EMAIL, "password": "wrong-guess" }))
+                .await
+                .status
+                .as_u16()
         }));
     }
     let mut expected = vec![401; 5];
