@@ -2,124 +2,18 @@
 //! mid-load and restarted on the same database. Every payment acknowledged with 201 must be
 //! there exactly once, nothing may be half-written, and every invariant must still hold.
 
+mod process;
+
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper::{Method, Request};
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
+use hyper::Method;
 use pharmapay_core::rust_decimal::Decimal;
+use process::{Http, ServerProcess, dec};
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
-
-const SECRET: &str = "crash-test-secret-crash-test-secret-0123";
-
-/// A `pharmapay` process we started, killed when dropped.
-struct ServerProcess {
-    child: Child,
-    base: String,
-}
-
-impl ServerProcess {
-    fn start(database_url: &str) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_pharmapay"))
-            .args(["--database-url", database_url, "--listen", "127.0.0.1:0", "--jwt-secret", SECRET, "--log", "info"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("the pharmapay binary starts");
-        let stdout = child.stdout.take().expect("piped stdout");
-        let (sender, receiver) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut sent = false;
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if !sent && line.contains("pharmapay is listening") {
-                    let addr =
-                        line.split("addr=").nth(1).and_then(|rest| rest.split_whitespace().next()).map(str::to_owned);
-                    let _ = sender.send(addr);
-                    sent = true;
-                }
-            }
-        });
-        let addr = receiver
-            .recv_timeout(Duration::from_secs(60))
-            .ok()
-            .flatten()
-            .expect("the server reports its address within a minute");
-        Self { child, base: format!("http://{addr}") }
-    }
-
-    /// SIGKILL: no shutdown, no flush, as a crash or an OOM kill would do.
-    fn kill(mut self) {
-        self.child.kill().expect("the server can be killed");
-        self.child.wait().expect("the killed server is reaped");
-    }
-}
-
-impl Drop for ServerProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-struct Http {
-    client: Client<HttpConnector, Full<Bytes>>,
-    base: String,
-    token: String,
-}
-
-impl Http {
-    fn new(base: &str) -> Self {
-        Self { client: Client::builder(TokioExecutor::new()).build_http(), base: base.to_owned(), token: String::new() }
-    }
-
-    async fn call(
-        &self,
-        method: Method,
-        path: &str,
-        body: Option<&Value>,
-        key: Option<&str>,
-    ) -> Result<(u16, Value), String> {
-        let mut builder = Request::builder().method(method).uri(format!("{}{path}", self.base));
-        if !self.token.is_empty() {
-            builder = builder.header("authorization", format!("Bearer {}", self.token));
-        }
-        if let Some(key) = key {
-            builder = builder.header("idempotency-key", key);
-        }
-        let bytes = match body {
-            Some(body) => {
-                builder = builder.header("content-type", "application/json");
-                Bytes::from(serde_json::to_vec(body).unwrap())
-            }
-            None => Bytes::new(),
-        };
-        let response = self.client.request(builder.body(Full::new(bytes)).unwrap()).await.map_err(|e| e.to_string())?;
-        let status = response.status().as_u16();
-        let body = response.into_body().collect().await.map_err(|e| e.to_string())?.to_bytes();
-        let json =
-            if body.is_empty() { Value::Null } else { serde_json::from_slice(&body).map_err(|e| e.to_string())? };
-        Ok((status, json))
-    }
-
-    async fn ok(&self, method: Method, path: &str, body: Option<&Value>) -> Value {
-        let (status, json) = self.call(method, path, body, None).await.expect("the server answers");
-        assert!((200..300).contains(&status), "{path}: {status} {json}");
-        json
-    }
-}
-
-fn dec(value: &Value) -> Decimal {
-    value.to_string().parse().unwrap_or_else(|_| panic!("{value} is a decimal"))
-}
 
 #[derive(Debug, Clone)]
 struct Acknowledged {
@@ -261,4 +155,11 @@ async fn sqlite_keeps_every_acknowledged_payment_through_sigkill() {
     let verdict: String =
         sqlx::query_scalar("PRAGMA integrity_check").fetch_one(&mut connection).await.expect("the check runs");
     assert_eq!(verdict, "ok", "PRAGMA integrity_check");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_keeps_every_acknowledged_payment_through_sigkill() {
+    let Some(admin_url) = pharmapay_store_sqlx::testing::postgres_admin_url() else { return };
+    let database = pharmapay_store_sqlx::testing::PgDatabase::create(&admin_url).await;
+    payments_survive_a_kill(database.url()).await;
 }

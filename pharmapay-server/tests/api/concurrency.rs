@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use crate::helpers::{ADMIN_EMAIL, TestApp};
+use crate::helpers::{ADMIN_EMAIL, Backend, TestApp};
 
 async fn join_statuses(tasks: Vec<tokio::task::JoinHandle<u16>>) -> Vec<u16> {
     let mut statuses = Vec::new();
@@ -93,7 +93,17 @@ macro_rules! races {
 }
 
 async fn memory_app() -> Option<TestApp> {
-    Some(crate::helpers::spawn_app().await)
+    crate::helpers::spawn_app_on(Backend::Memory).await
+}
+
+async fn sqlite_app() -> Option<TestApp> {
+    crate::helpers::spawn_app_on(Backend::Sqlite).await
+}
+
+async fn postgres_app() -> Option<TestApp> {
+    crate::helpers::spawn_app_on(Backend::Postgres).await
 }
 
 races!(memory, super::memory_app);
+races!(sqlite, super::sqlite_app);
+races!(postgres, super::postgres_app);

@@ -84,6 +84,19 @@ pub struct TestApp {
     running: std::sync::Mutex<Option<Running>>,
     /// The onboarded admin's token (empty before onboarding).
     pub admin_token: String,
+    /// Keeps the test's database (a temporary file or PostgreSQL database) until the app goes.
+    _database: Option<Box<dyn std::any::Any + Send + Sync>>,
+}
+
+/// Where a test server keeps its data.
+#[derive(Clone, Copy, Debug)]
+pub enum Backend {
+    /// The in-memory store.
+    Memory,
+    /// A fresh SQLite file.
+    Sqlite,
+    /// A fresh PostgreSQL database (when `PHARMAPAY_TEST_POSTGRES_URL` is set).
+    Postgres,
 }
 
 fn init_logs() {
@@ -113,9 +126,51 @@ pub fn test_config() -> Config {
     config
 }
 
-/// A fresh, not yet onboarded server.
+/// The backend of the API suite: `PHARMAPAY_API_TEST_BACKEND` (`memory`, the default,
+/// `sqlite` or `postgres`), so CI can run every API test on every store.
+pub fn default_backend() -> Backend {
+    match std::env::var("PHARMAPAY_API_TEST_BACKEND").as_deref() {
+        Ok("sqlite") => Backend::Sqlite,
+        Ok("postgres") => Backend::Postgres,
+        _ => Backend::Memory,
+    }
+}
+
+/// A fresh, not yet onboarded server on the suite's backend.
 pub async fn spawn_fresh() -> TestApp {
-    spawn_with(test_config()).await
+    spawn_fresh_on(default_backend()).await.expect("the API suite's backend is configured")
+}
+
+/// A fresh, not yet onboarded server on `backend`, or `None` when it is not configured here.
+pub async fn spawn_fresh_on(backend: Backend) -> Option<TestApp> {
+    let mut config = test_config();
+    let database: Option<Box<dyn std::any::Any + Send + Sync>> = match backend {
+        Backend::Memory => None,
+        Backend::Sqlite => {
+            let dir = tempfile::tempdir().expect("a temporary directory");
+            config.database_url = format!("sqlite:{}", dir.path().join("pharmapay.db").display());
+            Some(Box::new(dir))
+        }
+        Backend::Postgres => {
+            let admin_url = pharmapay_store_sqlx::testing::postgres_admin_url()?;
+            let database = pharmapay_store_sqlx::testing::PgDatabase::create(&admin_url).await;
+            config.database_url = database.url().to_owned();
+            Some(Box::new(database))
+        }
+    };
+    let mut app = spawn_with(config).await;
+    app._database = database;
+    Some(app)
+}
+
+/// An onboarded server with a signed-in admin on `backend`, or `None` when it is not
+/// configured here.
+pub async fn spawn_app_on(backend: Backend) -> Option<TestApp> {
+    let mut app = spawn_fresh_on(backend).await?;
+    let response = app.post_public("/api/onboarding/setup", &setup_body()).await;
+    response.expect(200);
+    app.admin_token = response.json()["token"].as_str().unwrap().to_owned();
+    Some(app)
 }
 
 /// A fresh server with `config`.
@@ -130,6 +185,7 @@ pub async fn spawn_with(config: Config) -> TestApp {
         client,
         running: std::sync::Mutex::new(Some(running)),
         admin_token: String::new(),
+        _database: None,
     }
 }
 

@@ -13,7 +13,12 @@ use crate::helpers::{ADMIN_EMAIL, ADMIN_PASSWORD, spawn_app, spawn_with, start_t
 async fn health_is_public() {
     let app = spawn_app().await;
     let health = app.call(Method::GET, "/api/health", None, None).await;
-    assert_eq!(health.expect(200).json(), json!({ "status": "ok", "database": "memory" }));
+    let expected = match crate::helpers::default_backend() {
+        crate::helpers::Backend::Memory => "memory",
+        crate::helpers::Backend::Sqlite => "sqlite",
+        crate::helpers::Backend::Postgres => "postgres",
+    };
+    assert_eq!(health.expect(200).json(), json!({ "status": "ok", "database": expected }));
 }
 
 #[tokio::test]

@@ -1,0 +1,138 @@
+//! Real `pharmapay` processes for tests that must kill or share servers: start one on a
+//! database, find its address in its log, talk to it over HTTP, and kill it (SIGKILL) at will.
+//! Every process started here is killed when its handle is dropped.
+
+// Each test binary uses a different part of this module.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::{Method, Request};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use pharmapay_core::rust_decimal::Decimal;
+use serde_json::Value;
+
+/// The signing secret given to processes started with one.
+pub const SECRET: &str = "crash-test-secret-crash-test-secret-0123";
+
+/// A `pharmapay` process we started, killed when dropped.
+pub struct ServerProcess {
+    child: Child,
+    /// `http://host:port` of the server.
+    pub base: String,
+}
+
+impl ServerProcess {
+    /// Starts a server on `database_url` with the fixed [`SECRET`].
+    pub fn start(database_url: &str) -> Self {
+        Self::start_with(database_url, Some(SECRET))
+    }
+
+    /// Starts a server on `database_url`; without a secret it uses the one kept in the database.
+    pub fn start_with(database_url: &str, secret: Option<&str>) -> Self {
+        let mut args = vec!["--database-url", database_url, "--listen", "127.0.0.1:0", "--log", "info"];
+        if let Some(secret) = secret {
+            args.extend(["--jwt-secret", secret]);
+        }
+        let mut child = Command::new(env!("CARGO_BIN_EXE_pharmapay"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the pharmapay binary starts");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (sender, receiver) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut sent = false;
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if !sent && line.contains("pharmapay is listening") {
+                    let addr =
+                        line.split("addr=").nth(1).and_then(|rest| rest.split_whitespace().next()).map(str::to_owned);
+                    let _ = sender.send(addr);
+                    sent = true;
+                }
+            }
+        });
+        let addr = receiver
+            .recv_timeout(Duration::from_secs(60))
+            .ok()
+            .flatten()
+            .expect("the server reports its address within a minute");
+        Self { child, base: format!("http://{addr}") }
+    }
+
+    /// SIGKILL: no shutdown, no flush, as a crash or an OOM kill would do.
+    pub fn kill(mut self) {
+        self.child.kill().expect("the server can be killed");
+        self.child.wait().expect("the killed server is reaped");
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A small HTTP client bound to one server and, once signed in, one token.
+pub struct Http {
+    client: Client<HttpConnector, Full<Bytes>>,
+    base: String,
+    /// The bearer token sent with each request (empty for none).
+    pub token: String,
+}
+
+impl Http {
+    /// A client of the server at `base`.
+    pub fn new(base: &str) -> Self {
+        Self { client: Client::builder(TokioExecutor::new()).build_http(), base: base.to_owned(), token: String::new() }
+    }
+
+    pub async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+        key: Option<&str>,
+    ) -> Result<(u16, Value), String> {
+        let mut builder = Request::builder().method(method).uri(format!("{}{path}", self.base));
+        if !self.token.is_empty() {
+            builder = builder.header("authorization", format!("Bearer {}", self.token));
+        }
+        if let Some(key) = key {
+            builder = builder.header("idempotency-key", key);
+        }
+        let bytes = match body {
+            Some(body) => {
+                builder = builder.header("content-type", "application/json");
+                Bytes::from(serde_json::to_vec(body).unwrap())
+            }
+            None => Bytes::new(),
+        };
+        let response = self.client.request(builder.body(Full::new(bytes)).unwrap()).await.map_err(|e| e.to_string())?;
+        let status = response.status().as_u16();
+        let body = response.into_body().collect().await.map_err(|e| e.to_string())?.to_bytes();
+        let json =
+            if body.is_empty() { Value::Null } else { serde_json::from_slice(&body).map_err(|e| e.to_string())? };
+        Ok((status, json))
+    }
+
+    /// Sends a request that must succeed (2xx).
+    pub async fn ok(&self, method: Method, path: &str, body: Option<&Value>) -> Value {
+        let (status, json) = self.call(method, path, body, None).await.expect("the server answers");
+        assert!((200..300).contains(&status), "{path}: {status} {json}");
+        json
+    }
+}
+
+/// A JSON number as an exact decimal.
+pub fn dec(value: &Value) -> Decimal {
+    value.to_string().parse().unwrap_or_else(|_| panic!("{value} is a decimal"))
+}
