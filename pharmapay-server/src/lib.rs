@@ -123,7 +123,13 @@ pub async fn seed_demo(
             tracing::warn!("seeding the in-memory store: the data is gone when this command ends");
             seed_store(MemoryStore::new(), config, size, clock).await
         }
-        Database::Sql(url) => seed_store(SqlxStore::connect(&url).await?, config, size, clock).await,
+        Database::Sql(url) => {
+            let store = SqlxStore::connect(&url).await?;
+            let report = seed_store(store.clone(), config, size, clock).await?;
+            // Fresh statistics let PostgreSQL plan the big tables well from the first request.
+            store.analyze().await?;
+            Ok(report)
+        }
     }
 }
 
