@@ -232,12 +232,20 @@ pub struct App<S> {
     pub backend: &'static str,
     /// The route table.
     pub router: Router,
+    /// How long a client may take to send its headers, and again its body.
+    pub request_timeout: std::time::Duration,
 }
 
 impl<S: Store> App<S> {
-    /// An application over `engine`.
-    pub fn new(engine: PharmaPay<S>, cors: Cors, backend: &'static str) -> Arc<Self> {
-        Arc::new(Self { engine, cors, backend, router: Router::new() })
+    /// An application over `engine` that gives clients `request_timeout` to send their
+    /// headers and again their body.
+    pub fn new(
+        engine: PharmaPay<S>,
+        cors: Cors,
+        backend: &'static str,
+        request_timeout: std::time::Duration,
+    ) -> Arc<Self> {
+        Arc::new(Self { engine, cors, backend, router: Router::new(), request_timeout })
     }
 
     /// Runs the handler of `route`.

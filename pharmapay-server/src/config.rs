@@ -126,6 +126,12 @@ pub struct Config {
     #[arg(long, global = true, env = "PHARMAPAY_CORS_ORIGINS", value_delimiter = ',')]
     pub cors_origins: Vec<String>,
 
+    /// Seconds a client may take to send a request's headers, and again its body; slower or
+    /// stalled clients are cut off (1 to 3600).
+    #[arg(long, global = true, env = "PHARMAPAY_REQUEST_TIMEOUT_SECS", default_value_t = 30,
+        value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub request_timeout_secs: u64,
+
     /// Log filter, such as `info`, `debug` or `pharmapay=debug,info`.
     #[arg(long = "log", global = true, env = "RUST_LOG", default_value = "info")]
     pub log_filter: String,

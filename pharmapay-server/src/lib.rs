@@ -181,7 +181,8 @@ async fn launch<S: Store>(
     clock: impl Clock,
 ) -> Result<Running, StartError> {
     let engine = PharmaPay::open(store, clock, engine_options(config)).await?;
-    let app = App::new(engine, Cors::new(config.cors_origins.clone()), backend);
+    let request_timeout = std::time::Duration::from_secs(config.request_timeout_secs);
+    let app = App::new(engine, Cors::new(config.cors_origins.clone()), backend, request_timeout);
     let listener = TcpListener::bind(config.listen).await?;
     let addr = listener.local_addr()?;
     let (stop, stopped) = oneshot::channel::<()>();

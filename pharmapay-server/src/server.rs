@@ -3,8 +3,8 @@
 //!
 //! [`serve`] takes an already-bound listener and a shutdown future, so tests bind port 0 and
 //! `main` passes SIGINT/SIGTERM. On shutdown it stops accepting, lets in-flight requests finish
-//! (up to [`DRAIN_TIMEOUT`]) and returns. Slow clients are cut off: request headers must arrive
-//! within [`HEADER_TIMEOUT`] and bodies within [`BODY_TIMEOUT`].
+//! (up to [`DRAIN_TIMEOUT`]) and returns. Slow clients are cut off: request headers, and then
+//! bodies, must arrive within the application's request timeout (30 seconds by default).
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -27,10 +27,6 @@ use crate::app::{App, Matched};
 use crate::http::{Body, MAX_BODY_BYTES, Reply, Req, TraceId, parse_query};
 use crate::problem::ApiError;
 
-/// How long a client may take to send its request headers.
-pub const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long a client may take to send its request body.
-pub const BODY_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long shutdown waits for in-flight requests.
 pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -46,7 +42,7 @@ pub async fn serve<S: Store>(
 ) -> std::io::Result<()> {
     let graceful = GracefulShutdown::new();
     let mut builder = http1::Builder::new();
-    builder.timer(TokioTimer::new()).header_read_timeout(HEADER_TIMEOUT).keep_alive(true);
+    builder.timer(TokioTimer::new()).header_read_timeout(app.request_timeout).keep_alive(true);
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
         tokio::select! {
@@ -135,7 +131,7 @@ async fn respond<S: Store>(
     if declared_length.is_some_and(|length| length > MAX_BODY_BYTES as u64) {
         return Err(ApiError::PayloadTooLarge);
     }
-    let collected = tokio::time::timeout(BODY_TIMEOUT, Limited::new(body, MAX_BODY_BYTES).collect())
+    let collected = tokio::time::timeout(app.request_timeout, Limited::new(body, MAX_BODY_BYTES).collect())
         .await
         .map_err(|_| ApiError::Timeout)?;
     let body = match collected {

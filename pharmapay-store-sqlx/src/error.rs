@@ -110,7 +110,8 @@ fn guarded_by(error: &dyn DatabaseError) -> Option<&'static Guarded> {
 
 /// True for failures that mean "the database cannot serve now" rather than "this request is
 /// wrong": SQLite's busy, locked and cannot-open results; PostgreSQL's connection exceptions
-/// (class 08), insufficient resources (class 53) and shutdowns (57P01 to 57P03).
+/// (class 08), insufficient resources (class 53), shutdowns (57P01 to 57P03) and a database
+/// that no longer exists (3D000, when it was dropped under a running server).
 fn is_unavailable(error: &dyn DatabaseError) -> bool {
     let Some(code) = error.code() else { return false };
     if error.try_downcast_ref::<sqlx::sqlite::SqliteError>().is_some() {
@@ -122,7 +123,7 @@ fn is_unavailable(error: &dyn DatabaseError) -> bool {
             .parse::<i32>()
             .is_ok_and(|code| matches!(code & 0xff, SQLITE_BUSY | SQLITE_LOCKED | SQLITE_CANTOPEN));
     }
-    code.starts_with("08") || code.starts_with("53") || matches!(&*code, "57P01" | "57P02" | "57P03")
+    code.starts_with("08") || code.starts_with("53") || matches!(&*code, "57P01" | "57P02" | "57P03" | "3D000")
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ async fn roles_are_managed_and_system_roles_protected() {
     let id = role["id"].as_i64().unwrap();
     assert_eq!(role["isSystem"], false, "mass assignment of isSystem has no effect");
     assert_eq!(created.header("location"), Some(format!("/api/roles/{id}").as_str()));
+    assert_eq!(app.get(&format!("/api/roles/{id}")).await.expect(200).json(), role);
     app.post("/api/roles", &json!({ "name": "cashier" })).await.problem(409);
     app.post("/api/roles", &json!({ "description": "no name" })).await.invalid("name");
     app.put(&format!("/api/roles/{id}"), &json!({ "name": "Cashiers", "description": "" })).await.expect(200);

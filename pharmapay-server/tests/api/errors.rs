@@ -144,3 +144,42 @@ async fn unknown_fields_are_ignored_and_hostile_text_is_bounded() {
     app.get("/api/vendors?search=%27%20OR%201%3D1%20--").await.expect(200);
     app.get("/api/invoices?sortBy=amount%3B%20DROP%20TABLE%20invoices").await.invalid("sortBy");
 }
+
+#[tokio::test]
+async fn hostile_search_and_sort_values_are_refused_or_matched_literally() {
+    let app = spawn_app().await;
+    let vendor = app.vendor("Acme").await;
+    app.invoice(vendor, "A-1", "10", "2024-06-01").await;
+    let hostile =
+        ["%27%20OR%201%3D1%20--", "%25", "_", "%5C", "%22%3B%20DROP%20TABLE%20vendors%3B%20--", "%E2%80%AE%00"];
+    // The audit log has one order (newest first) and no sort parameters.
+    for list in ["vendors", "invoices", "transactions"] {
+        for sort_param in ["sortBy", "sortDir"] {
+            for value in hostile {
+                let response = app.get(&format!("/api/{list}?{sort_param}={value}")).await;
+                assert_eq!(response.status.as_u16(), 400, "{list} {sort_param}={value}");
+            }
+        }
+        let long = app.get(&format!("/api/{list}?sortBy={}", "a".repeat(5000))).await;
+        assert_eq!(long.status.as_u16(), 400, "{list}: a long sort key");
+    }
+    for (list, param) in
+        [("vendors", "search"), ("invoices", "search"), ("invoices", "invoiceNumber"), ("audit-log", "entity")]
+    {
+        for value in hostile {
+            let response = app.get(&format!("/api/{list}?{param}={value}")).await;
+            let status = response.status.as_u16();
+            assert!(status == 200 || status == 400, "{list} {param}={value}: {status}");
+            if status == 200 {
+                assert_eq!(response.json()["totalCount"], 0, "{list} {param}={value} matches literally, so nothing");
+            }
+        }
+        let long = app.get(&format!("/api/{list}?{param}={}", "a".repeat(5000))).await;
+        assert_eq!(long.status.as_u16(), 400, "{list}: a long {param}");
+    }
+    for list in ["vendors", "invoices", "transactions", "audit-log"] {
+        let page = app.get(&format!("/api/{list}?pageSize=1000000&page=1")).await.expect(200).json();
+        assert_eq!(page["pageSize"], 100, "{list}: D8 clamp");
+        app.get(&format!("/api/{list}?page=99999999999999999999")).await.expect(200);
+    }
+}

@@ -50,6 +50,14 @@ async fn invoice_lifecycle_with_exact_money() {
         ]
     );
 
+    let mut replaced = invoice_body(vendor, "INV-1A", "1000.10");
+    replaced["description"] = json!("corrected number");
+    let updated = app.put(&format!("/api/invoices/{id}"), &replaced).await.expect(200).json();
+    assert_eq!(
+        (updated["invoiceNumber"].clone(), updated["description"].clone()),
+        (json!("INV-1A"), json!("corrected number"))
+    );
+    assert_eq!(updated["paidAmount"], json!(0.3), "D14: a replacement keeps the payments");
     app.pay(id, "999.8").await;
     assert_eq!(app.get(&format!("/api/invoices/{id}")).await.json()["status"], "FullyPaid");
     app.delete(&format!("/api/invoices/{id}")).await.expect(204);
@@ -57,7 +65,7 @@ async fn invoice_lifecycle_with_exact_money() {
     let canceled = app.get("/api/invoices?isActive=false").await.json();
     assert_eq!(canceled["items"][0]["status"], "Canceled");
     assert_eq!(canceled["items"][0]["paidAmount"], json!(1000.1), "D10: canceled invoices keep their figures");
-    app.post("/api/invoices", &invoice_body(vendor, "inv-1", "5")).await.expect(201);
+    app.post("/api/invoices", &invoice_body(vendor, "inv-1a", "5")).await.expect(201);
     let clash = app.post_empty(&format!("/api/invoices/{id}/restore")).await;
     assert!(clash.problem(409)["errors"]["invoiceNumber"].is_array(), "D15: restore onto a taken number");
 }

@@ -17,6 +17,11 @@ async fn users_are_listed_created_updated_deleted_and_restored() {
     assert_eq!(created.header("location"), Some(format!("/api/users/{id}").as_str()));
     assert!(user.get("password").is_none() && user.get("passwordHash").is_none(), "no password in any answer");
     assert_eq!(user["createdAt"], "2024-05-10T10:00:00Z");
+    assert_eq!(
+        app.get(&format!("/api/users/{id}")).await.expect(200).json(),
+        user,
+        "read returns what create returned"
+    );
     let duplicate = app.post("/api/users", &json!({ "firstName": "M", "lastName": "I", "email": "MEERA@example.com", "password": "password-1", "roleId": 2 })).await;
     assert!(duplicate.problem(409)["errors"]["email"].is_array(), "D5");
     app.post(

@@ -85,3 +85,49 @@ async fn shutdown_lets_in_flight_requests_finish() {
     let refused = tokio::net::TcpStream::connect(app.base.trim_start_matches("http://")).await;
     assert!(refused.is_err(), "the listener is closed after shutdown");
 }
+
+#[tokio::test]
+async fn a_lost_database_answers_503_not_500() {
+    let Some(admin_url) = pharmapay_store_sqlx::testing::postgres_admin_url() else { return };
+    let database = pharmapay_store_sqlx::testing::PgDatabase::create(&admin_url).await;
+    let mut config = test_config();
+    config.database_url = database.url().to_owned();
+    let mut app = spawn_with(config).await;
+    let setup = app.post_public("/api/onboarding/setup", &crate::helpers::setup_body()).await;
+    app.admin_token = setup.expect(200).json()["token"].as_str().unwrap().to_owned();
+    app.get("/api/vendors").await.expect(200);
+    // The database goes away under the running server, as when its host is lost.
+    drop(database);
+    let health = app.call(Method::GET, "/api/health", None, None).await;
+    assert_eq!(health.expect(503).json()["status"], "unavailable");
+    let listed = app.get("/api/vendors").await;
+    assert!(listed.problem(503)["detail"].as_str().unwrap().contains("cannot be reached"), "a clear 503, not a 500");
+}
+
+#[tokio::test]
+async fn stalled_clients_are_cut_off() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut config = test_config();
+    config.request_timeout_secs = 1;
+    let app = spawn_with(config).await;
+    let addr = app.base.trim_start_matches("http://").to_owned();
+
+    // Headers that never finish: the connection is closed.
+    let mut stalled = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    stalled.write_all(b"GET /api/health HTTP/1.1\r\nHost: x\r\n").await.unwrap();
+    let mut buffer = Vec::new();
+    let read = tokio::time::timeout(std::time::Duration::from_secs(10), stalled.read_to_end(&mut buffer)).await;
+    assert!(read.is_ok(), "the server closes a connection whose headers stall");
+
+    // A body that never finishes: 408 problem details.
+    let mut slow = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    slow.write_all(b"POST /api/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"email\"").await.unwrap();
+    let mut answer = vec![0u8; 4096];
+    let n = tokio::time::timeout(std::time::Duration::from_secs(10), slow.read(&mut answer))
+        .await
+        .expect("an answer in time")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer[..n]);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("application/problem+json"), "{answer}");
+}
