@@ -201,3 +201,68 @@ async fn the_currency_setting_shapes_the_amount_format() {
     assert!(sheet_xml.contains("<autoFilter ref=\"A1:J2\""), "autofilter over header and rows: {sheet_xml}");
     assert!(sheet_xml.contains("state=\"frozen\""), "the header row is frozen");
 }
+
+/// The `soffice` binary, or `None` (after saying so) when LibreOffice is not installed. CI sets
+/// `PHARMAPAY_REQUIRE_LIBREOFFICE` and installs it, so there the check always runs.
+fn soffice() -> Option<std::path::PathBuf> {
+    let found = std::env::var_os("PATH")
+        .and_then(|paths| std::env::split_paths(&paths).map(|dir| dir.join("soffice")).find(|path| path.is_file()));
+    if found.is_none() {
+        assert!(
+            std::env::var_os("PHARMAPAY_REQUIRE_LIBREOFFICE").is_none(),
+            "LibreOffice (soffice) is required here but missing"
+        );
+        eprintln!("skipping: LibreOffice (soffice) is not installed");
+    }
+    found
+}
+
+#[tokio::test]
+async fn libreoffice_opens_every_report_and_reads_the_same_values() {
+    let Some(soffice) = soffice() else { return };
+    let app = spawn_app().await;
+    let vendor = app.vendor("Cipla, \"Mumbai\"").await;
+    let invoice = app.invoice(vendor, "INV-1", "1234.5", "2024-06-01").await;
+    app.pay(invoice, "234.25").await;
+    let dir = tempfile::tempdir().unwrap();
+    let profile = format!("-env:UserInstallation=file://{}", dir.path().join("profile").display());
+    let mut expected_rows = Vec::new();
+    for (report, rows) in [("vendors", 3), ("invoices", 2), ("transactions", 2)] {
+        let response = download(&app, &format!("/api/reports/{report}")).await;
+        let xlsx = dir.path().join(format!("{report}.xlsx"));
+        std::fs::write(&xlsx, &response.body).unwrap();
+        let output = std::process::Command::new(&soffice)
+            .args([
+                profile.as_str(),
+                "--headless",
+                "--convert-to",
+                "csv:Text - txt - csv (StarCalc):44,34,76",
+                "--outdir",
+            ])
+            .arg(dir.path())
+            .arg(&xlsx)
+            .output()
+            .expect("soffice runs");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{report}: soffice failed: {stderr}");
+        assert!(!stderr.to_lowercase().contains("error"), "{report}: soffice complained: {stderr}");
+        let csv = std::fs::read_to_string(dir.path().join(format!("{report}.csv"))).expect("a CSV was written");
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines.len(), rows, "{report}: header and rows\n{csv}");
+        expected_rows.push((report, csv));
+    }
+    let (_, vendors) = &expected_rows[0];
+    assert!(vendors.starts_with("ID,Name,Type,Address,Phone,Email,Drug License 1,Drug License 2,Outstanding Balance,Total Invoice Value,Total Paid,Created At"), "{vendors}");
+    assert!(
+        vendors.contains("\"Cipla, \"\"Mumbai\"\"\",Wholesaler"),
+        "text with commas and quotes survives: {vendors}"
+    );
+    assert!(
+        vendors.contains("\"₹1,000.25\",\"₹1,234.50\",₹234.25,2024-05-10 10:00"),
+        "amounts and dates as LibreOffice shows them: {vendors}"
+    );
+    let (_, invoices) = &expected_rows[1];
+    assert!(invoices.contains(&format!("{invoice},INV-1,\"Cipla, \"\"Mumbai\"\"\",\"₹1,234.50\",₹234.25,\"₹1,000.25\",PartiallyPaid,2024-05-01,2024-06-01")), "{invoices}");
+    let (_, transactions) = &expected_rows[2];
+    assert!(transactions.contains(",INV-1,\"Cipla, \"\"Mumbai\"\"\",₹234.25,UPI,2024-05-05"), "{transactions}");
+}
