@@ -170,6 +170,12 @@ fn payment_error(error: StoreError) -> Error {
     }
 }
 
+/// Setting keys are short names without control characters; anything else cannot name a
+/// setting, and is answered "not found" before it reaches the store.
+fn plausible_setting_key(key: &str) -> bool {
+    key.len() <= NAME_MAX && !key.chars().any(char::is_control)
+}
+
 fn conflict_entity(field: &str) -> Entity {
     match field {
         "invoiceNumber" => Entity::Invoice,
@@ -447,7 +453,15 @@ impl<S: Store> PharmaPay<S> {
     #[instrument(skip_all)]
     pub async fn login(&self, email: &str, password: &str) -> Result<Session> {
         let now = self.now();
-        let email_key: String = text::key(email).chars().take(EMAIL_MAX + 1).collect();
+        // Control characters cannot be part of a stored address (Email::parse refuses them), so
+        // such an email is an unknown one. They are replaced before the key reaches the store,
+        // whose database may refuse them (PostgreSQL rejects NUL) and so must not see them.
+        let email_key: String = text::key(email)
+            .chars()
+            .take(EMAIL_MAX + 1)
+            .map(|c| if c.is_control() { char::REPLACEMENT_CHARACTER } else { c })
+            .collect();
+        let possible_user = !email.chars().any(char::is_control);
         let gate = self
             .store
             .begin_login_attempt(&email_key, now, LOGIN_ATTEMPT_LIMIT, LOGIN_WINDOW)
@@ -459,7 +473,7 @@ impl<S: Store> PharmaPay<S> {
             self.audit_login("login_throttled", None, &email_key, now).await;
             return Err(Error::Throttled { retry_after: Duration::from_secs(retry_after.as_secs().max(1)) });
         }
-        let credentials = if password.len() > text::PASSWORD_MAX_BYTES {
+        let credentials = if password.len() > text::PASSWORD_MAX_BYTES || !possible_user {
             None
         } else {
             self.store.find_credentials(&email_key).await.map_err(store_error)?
@@ -1354,7 +1368,7 @@ impl<S: Store> PharmaPay<S> {
     /// [`Error::Forbidden`]; [`Error::NotFound`] for an unknown key.
     pub async fn get_setting(&self, principal: &Principal, key: &str) -> Result<Setting> {
         principal.require(Access::new(Collection::Setting, Action::Read))?;
-        if key.len() > NAME_MAX {
+        if !plausible_setting_key(key) {
             return Err(Error::not_found(Entity::Setting));
         }
         self.store.get_setting(key).await.map_err(store_error)?.ok_or(Error::not_found(Entity::Setting))
@@ -1367,7 +1381,7 @@ impl<S: Store> PharmaPay<S> {
     #[instrument(skip_all, fields(key = %key))]
     pub async fn update_setting(&self, principal: &Principal, key: &str, value: &str) -> Result<Setting> {
         principal.require(Access::new(Collection::Setting, Action::Update))?;
-        if key.len() > NAME_MAX {
+        if !plausible_setting_key(key) {
             return Err(Error::not_found(Entity::Setting));
         }
         let value = text::required(value, CODE_MAX).map_err(|error| Error::invalid("value", error.to_string()))?;

@@ -192,6 +192,31 @@ pub async fn login_refuses_wrong_unknown_and_inactive_alike<S: Store>(store: S) 
     }
 }
 
+/// Control characters in a login email, a setting key or a list filter are answered like any
+/// other unknown or invalid input; a NUL byte never reaches the store (PostgreSQL refuses it).
+pub async fn control_characters_never_reach_the_store<S: Store>(store: S) {
+    let fx = Fixture::new(store).await;
+    for email in ["admin\0@example.com", "\0", "admin@example.com\u{7}"] {
+        assert!(
+            matches!(fx.engine.login(email, "admin-password").await, Err(Error::InvalidCredentials)),
+            "{email:?} is no user's address"
+        );
+    }
+    assert!(matches!(fx.engine.get_setting(&fx.admin, "Curr\0ency").await, Err(Error::NotFound { .. })));
+    assert!(matches!(fx.engine.update_setting(&fx.admin, "\0", "x").await, Err(Error::NotFound { .. })));
+    let audit = AuditQuery::from_params(&params(&[("entity", "\u{202e}\0")])).unwrap_err();
+    assert!(audit.contains("entity"), "{audit}");
+    let vendors = VendorQuery::from_params(&params(&[("search", "a\0")])).unwrap_err();
+    assert!(vendors.contains("search"), "{vendors}");
+    field_error(
+        fx.engine.create_vendor(&fx.admin, NewVendor::new("Nul\0 Traders", VendorType::Dealer), None).await,
+        "name",
+        "a NUL in a name",
+    );
+    // The right address still signs in afterwards: the odd attempts were not counted against it.
+    fx.engine.login("admin@example.com", "admin-password").await.unwrap();
+}
+
 /// Five failures within 15 minutes throttle the email until the window passes (D21).
 pub async fn login_is_throttled_after_five_failures_until_the_window_passes<S: Store>(store: S) {
     let fx = Fixture::new(store).await;

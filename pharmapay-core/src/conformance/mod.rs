@@ -248,6 +248,7 @@ macro_rules! store_conformance_tests {
             concurrent_onboarding_makes_exactly_one_admin,
             login_issues_a_token_with_the_spec_claims,
             login_refuses_wrong_unknown_and_inactive_alike,
+            control_characters_never_reach_the_store,
             login_is_throttled_after_five_failures_until_the_window_passes,
             parallel_failed_logins_never_pass_the_limit,
             tokens_stop_working_after_delete_or_password_change,

@@ -5,6 +5,7 @@ use jiff::Timestamp;
 use crate::error::FieldErrors;
 use crate::ids::{AuditId, UserId};
 use crate::paging::{PageRequest, Params, read_id};
+use crate::text;
 
 use super::invoice::read_date;
 
@@ -79,14 +80,9 @@ impl AuditQuery {
     /// The messages by parameter name.
     pub fn from_params(params: &(impl Params + ?Sized)) -> Result<Self, FieldErrors> {
         let mut errors = FieldErrors::new();
-        let entity = match params.get("entity").map(str::trim) {
-            Some(entity) if entity.chars().count() > 50 => {
-                errors.add("entity", "must be at most 50 characters");
-                None
-            }
-            Some("") | None => None,
-            Some(entity) => Some(entity.to_owned()),
-        };
+        // Bounded and free of control characters like every other text filter: a NUL byte
+        // would otherwise reach the database, which PostgreSQL refuses outright.
+        let entity = errors.check("entity", text::optional(params.get("entity"), 50, text::Lines::Single)).flatten();
         let filter = AuditFilter {
             entity,
             entity_id: read_id(params, "entityId", &mut errors),

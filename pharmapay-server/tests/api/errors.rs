@@ -177,6 +177,12 @@ async fn hostile_search_and_sort_values_are_refused_or_matched_literally() {
         let long = app.get(&format!("/api/{list}?{param}={}", "a".repeat(5000))).await;
         assert_eq!(long.status.as_u16(), 400, "{list}: a long {param}");
     }
+    // A NUL byte in a login email or a setting key is just an unknown one (PostgreSQL would
+    // refuse it, so it must never reach the store).
+    let login = app.post_public("/api/auth/login", &json!({ "email": "admin\0@example.com", "password": "x" })).await;
+    assert_eq!(login.status.as_u16(), 401, "NUL in a login email");
+    app.get("/api/settings/Curr%00ency").await.problem(404);
+    app.put("/api/settings/Curr%00ency", &json!({ "value": "$" })).await.problem(404);
     for list in ["vendors", "invoices", "transactions", "audit-log"] {
         let page = app.get(&format!("/api/{list}?pageSize=1000000&page=1")).await.expect(200).json();
         assert_eq!(page["pageSize"], 100, "{list}: D8 clamp");
