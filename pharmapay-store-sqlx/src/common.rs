@@ -910,6 +910,28 @@ fn invoice_count_source(filter: &InvoiceFilter) -> &'static str {
     if filter.search.is_some() { invoices_with_vendor!() } else { "invoices i" }
 }
 
+/// The statement counting an invoice list's matches (`conditions` is the list's `WHERE`).
+///
+/// A list filtered by `Overdue` or `PartiallyPaid` alone is counted from `invoice_open_counts`
+/// (migration 2): open invoices are exactly the active ones with something pending, split by
+/// whether their due date is before the start of today (D10), so the sum over the buckets on
+/// one side of today equals the count of the filter. Any other filter counts the invoices.
+fn invoice_count(binds: &mut Binds, filter: &InvoiceFilter, today_start: Timestamp, conditions: &str) -> String {
+    let status_alone = InvoiceFilter { status: filter.status, is_active: filter.is_active, ..InvoiceFilter::default() };
+    let side = match filter.status {
+        Some(InvoiceStatus::Overdue) => Some("<"),
+        Some(InvoiceStatus::PartiallyPaid) => Some(">="),
+        _ => None,
+    };
+    match side {
+        Some(side) if *filter == status_alone && filter.is_active != Some(false) => format!(
+            "SELECT CAST(COALESCE(SUM(open_count), 0) AS BIGINT) FROM invoice_open_counts WHERE due_date {side} {}",
+            binds.int(micros(today_start))
+        ),
+        _ => format!("SELECT COUNT(*) FROM {} WHERE {conditions}", invoice_count_source(filter)),
+    }
+}
+
 /// The page's total: read with the page when it has rows (one statement, one snapshot),
 /// counted apart only for pages past the end.
 async fn page_total(conn: &mut Conn, rows: &[DbRow], page: PageRequest, recount: Query) -> Result<u64> {
@@ -1658,12 +1680,12 @@ impl SqlStore {
     pub(crate) async fn list_invoices(&self, query: &InvoiceQuery, today_start: Timestamp) -> Result<Page<Invoice>> {
         let mut binds = Binds::default();
         let filter = invoice_conditions(&mut binds, &query.filter, today_start);
-        let source = invoice_count_source(&query.filter);
         let dir = direction(query.sort.dir);
         let sort = invoice_sort(query.sort.key);
         let (limit, offset) = page_binds(&mut binds, query.page);
+        let count = invoice_count(&mut binds, &query.filter, today_start, &filter);
         let sql = format!(
-            "SELECT (SELECT COUNT(*) FROM {source} WHERE {filter}) AS total_count, {columns} \
+            "SELECT ({count}) AS total_count, {columns} \
              FROM {from} WHERE {filter} ORDER BY {sort} {dir}, i.id {dir} LIMIT {limit} OFFSET {offset}",
             columns = invoice_columns!(),
             from = invoices_with_vendor!(),
@@ -1673,7 +1695,8 @@ impl SqlStore {
         let items = rows.iter().map(|row| invoice_from(row, today_start)).collect::<Result<Vec<_>>>()?;
         let mut binds = Binds::default();
         let filter = invoice_conditions(&mut binds, &query.filter, today_start);
-        let recount = binds.query(format!("SELECT COUNT(*) FROM {source} WHERE {filter}"));
+        let recount = invoice_count(&mut binds, &query.filter, today_start, &filter);
+        let recount = binds.query(recount);
         let total_count = page_total(&mut conn, &rows, query.page, recount).await?;
         Ok(Page { items, total_count, page: query.page.page(), page_size: query.page.page_size() })
     }
@@ -1796,8 +1819,18 @@ impl SqlStore {
         if i128::from(target_paid) + i128::from(new_amount) - i128::from(freed) > i128::from(max_scaled()) {
             return refused(StoreError::Rule(RuleBroken::PaidTotalTooLarge));
         }
-        Self::add_paid(&mut db_tx, old_invoice, -old_amount).await?;
-        Self::add_paid(&mut db_tx, new_invoice, new_amount).await?;
+        // One statement for both invoices: PostgreSQL's open-count trigger then sees both
+        // changes at once and locks the buckets they touch in due-date order (migration 2).
+        sqlx::query(
+            "UPDATE invoices SET paid = paid + CASE WHEN id = $1 THEN $2 ELSE 0 END \
+             + CASE WHEN id = $3 THEN $4 ELSE 0 END WHERE id = $1 OR id = $3",
+        )
+        .bind(old_invoice)
+        .bind(-old_amount)
+        .bind(new_invoice)
+        .bind(new_amount)
+        .execute(&mut *db_tx)
+        .await?;
         sqlx::query(
             "UPDATE transactions SET invoice_id = $2, amount = $3, transaction_date = $4, transaction_type = $5, \
              description = $6, updated_at = $7 WHERE id = $1",

@@ -51,12 +51,20 @@ pub(crate) use common::SqlStore as PostgresStore;
 const IN_ORDER_PLACEHOLDER: Option<&str> = None;
 
 /// The embedded migrations, in version order.
-const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    description: "schema",
-    sql: include_str!("../migrations/postgres/0001_schema.sql"),
-    seeds: true,
-}];
+const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        description: "schema",
+        sql: include_str!("../migrations/postgres/0001_schema.sql"),
+        seeds: true,
+    },
+    Migration {
+        version: 2,
+        description: "open invoice counts",
+        sql: include_str!("../migrations/postgres/0002_open_invoice_counts.sql"),
+        seeds: false,
+    },
+];
 
 /// The table that records applied migrations.
 const MIGRATIONS_TABLE: &str = "CREATE TABLE IF NOT EXISTS _pharmapay_migrations ( \

@@ -65,7 +65,52 @@ async fn a_sqlite_file_keeps_its_data_across_reopens_and_migrates_once() {
     let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
     let applied: i64 =
         sqlx::query("SELECT COUNT(*) FROM _pharmapay_migrations").fetch_one(&mut conn).await.unwrap().get(0);
-    assert_eq!(applied, 1, "each migration is recorded once");
+    assert_eq!(applied, 2, "each of the two migrations is recorded once");
+}
+
+#[tokio::test]
+async fn open_invoice_counts_start_from_the_invoices_already_stored() {
+    // Arrange: a file with an overdue, a fully paid and a partially paid invoice, taken back to
+    // the schema of before migration 2, as a database written by an earlier version would be.
+    let dir = tempfile::tempdir().unwrap();
+    let path = sqlite_path(&dir);
+    let store = SqlxStore::connect(&path).await.unwrap();
+    let vendor = store.insert_vendor(NewVendor::new("Counted", VendorType::Dealer), ctx()).await.unwrap();
+    let past = |number: &str| NewInvoice { due_date: ts("2024-05-01T00:00:00Z"), ..invoice(vendor.id, number, "10") };
+    store.insert_invoice(past("C-1"), ctx(), today()).await.unwrap();
+    let paid = store.insert_invoice(past("C-2"), ctx(), today()).await.unwrap();
+    store.insert_invoice(invoice(vendor.id, "C-3", "10"), ctx(), today()).await.unwrap();
+    let payment = NewTransaction {
+        invoice_id: paid.id,
+        amount: amount("10"),
+        transaction_date: ts("2024-05-09T00:00:00Z"),
+        transaction_type: TransactionType::Cash,
+        description: None,
+    };
+    store.insert_transaction(payment, ctx()).await.unwrap();
+    store.close().await;
+    let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
+    sqlx::raw_sql(
+        "DROP TRIGGER invoices_open_on_insert; DROP TRIGGER invoices_open_on_update_leave; \
+         DROP TRIGGER invoices_open_on_update_enter; DROP TRIGGER invoices_open_on_delete; \
+         DROP TABLE invoice_open_counts; DELETE FROM _pharmapay_migrations WHERE version = 2",
+    )
+    .execute(&mut conn)
+    .await
+    .unwrap();
+    conn.close().await.unwrap();
+
+    // Act: open it again, which applies migration 2.
+    let store = SqlxStore::connect(&path).await.unwrap();
+
+    // Assert: each status counted alone (from the kept counts) matches the invoices.
+    for (status, expected) in [("Overdue", 1), ("PartiallyPaid", 1), ("FullyPaid", 1), ("Canceled", 0)] {
+        let query = pharmapay_core::domain::InvoiceQuery::from_params(&vec![("status".to_owned(), status.to_owned())])
+            .unwrap();
+        let page = store.list_invoices(&query, today()).await.unwrap();
+        assert_eq!(page.total_count, expected, "{status}");
+        assert_eq!(page.items.len() as u64, expected, "{status}");
+    }
 }
 
 #[tokio::test]

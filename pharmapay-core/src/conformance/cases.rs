@@ -1707,6 +1707,20 @@ pub async fn imports_keep_paid_totals_and_unique_numbers<S: Store>(store: S) {
     let read = fx.engine.get_invoice(&fx.admin, invoice_ids[0]).await.unwrap().invoice;
     assert_eq!((read.paid_amount, read.pending_amount()), (dec("30.5"), dec("69.5")), "active imported payments count");
     assert_eq!(read.created_at, at);
+    store.import_transactions(vec![payment(invoice_ids[1], "100", true)]).await.unwrap();
+    // Imports keep the status counts too: IMP-1 is overdue, IMP-2 fully paid, the duplicate
+    // canceled. A second, redundant filter makes the store count rows instead of reading any
+    // kept count, and both must agree.
+    for (status, expected) in [("Overdue", vec![invoice_ids[0]]), ("FullyPaid", vec![invoice_ids[1]])] {
+        let alone = fx.engine.list_invoices(&fx.admin, &invoice_query(&[("status", status)])).await.unwrap();
+        let counted = fx
+            .engine
+            .list_invoices(&fx.admin, &invoice_query(&[("status", status), ("minAmount", "0.0001")]))
+            .await
+            .unwrap();
+        assert_eq!(alone.items.iter().map(|i| i.id).collect::<Vec<_>>(), expected, "{status}");
+        assert_eq!((alone.total_count, counted.total_count), (1, 1), "{status}");
+    }
     let missing = store.import_transactions(vec![payment(InvoiceId(9999), "1", true)]).await;
     assert!(matches!(missing, Err(crate::store::StoreError::ParentInactive(Entity::Invoice))));
     let inactive_vendor = store
