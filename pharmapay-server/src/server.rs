@@ -131,13 +131,18 @@ async fn respond<S: Store>(
     if declared_length.is_some_and(|length| length > MAX_BODY_BYTES as u64) {
         return Err(ApiError::PayloadTooLarge);
     }
-    let collected = tokio::time::timeout(app.request_timeout, Limited::new(body, MAX_BODY_BYTES).collect())
-        .await
-        .map_err(|_| ApiError::Timeout)?;
-    let body = match collected {
-        Ok(collected) => collected.to_bytes(),
-        Err(error) if error.is::<http_body_util::LengthLimitError>() => return Err(ApiError::PayloadTooLarge),
-        Err(_) => return Err(ApiError::malformed("the request body could not be read")),
+    // A request without a body (most reads) skips the timer of the body's deadline.
+    let body = if hyper::body::Body::is_end_stream(&body) {
+        hyper::body::Bytes::new()
+    } else {
+        let collected = tokio::time::timeout(app.request_timeout, Limited::new(body, MAX_BODY_BYTES).collect())
+            .await
+            .map_err(|_| ApiError::Timeout)?;
+        match collected {
+            Ok(collected) => collected.to_bytes(),
+            Err(error) if error.is::<http_body_util::LengthLimitError>() => return Err(ApiError::PayloadTooLarge),
+            Err(_) => return Err(ApiError::malformed("the request body could not be read")),
+        }
     };
     let req = Req {
         method: parts.method.clone(),

@@ -1710,7 +1710,7 @@ impl SqlStore {
     ) -> Result<Transaction> {
         let mut db_tx = self.begin().await?;
         let scaled = transaction.amount.to_scaled();
-        Self::add_to_active_invoice(&mut db_tx, transaction.invoice_id.get(), scaled).await?;
+        let invoice = Self::add_to_active_invoice(&mut db_tx, transaction.invoice_id.get(), scaled).await?;
         let row = sqlx::query(
             "INSERT INTO transactions (invoice_id, amount, transaction_date, transaction_type, description, \
              is_active, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, TRUE, $6, $6) RETURNING id",
@@ -1719,15 +1719,28 @@ impl SqlStore {
         .bind(scaled)
         .bind(micros(transaction.transaction_date))
         .bind(transaction.transaction_type.name())
-        .bind(transaction.description)
+        .bind(transaction.description.clone())
         .bind(micros(ctx.at))
         .fetch_one(&mut *db_tx)
         .await?;
         let id: i64 = row.try_get(0)?;
         finish_write(&mut db_tx, &ctx, "create", Entity::Transaction, id).await?;
-        let transaction = written(transaction_in(&mut db_tx, id).await?)?;
         db_tx.commit().await?;
-        Ok(transaction)
+        // The payment as a read would give it: instants at the stored precision (microseconds)
+        // and the amount through the stored scale, exactly as `transaction_from` builds it.
+        let created_at = instant(micros(ctx.at))?;
+        Ok(Transaction {
+            id: TransactionId(id),
+            invoice_id: transaction.invoice_id,
+            amount: amount(scaled)?,
+            transaction_date: instant(micros(transaction.transaction_date))?,
+            transaction_type: transaction.transaction_type,
+            description: transaction.description,
+            is_active: true,
+            created_at,
+            updated_at: created_at,
+            invoice,
+        })
     }
 
     pub(crate) async fn get_transaction(&self, id: TransactionId) -> Result<Option<Transaction>> {
@@ -1750,16 +1763,29 @@ impl SqlStore {
     /// locks the invoice row, so concurrent payments queue instead of losing updates. When it
     /// changes nothing, the invoice says why: inactive or missing (`ParentInactive`), or full
     /// (`Rule(PaidTotalTooLarge)`).
-    async fn add_to_active_invoice(conn: &mut Conn, invoice_id: i64, scaled: i64) -> Result<()> {
-        let changed = sqlx::query("UPDATE invoices SET paid = paid + $2 WHERE id = $1 AND is_active AND paid <= $3")
-            .bind(invoice_id)
-            .bind(scaled)
-            .bind(max_scaled() - scaled)
-            .execute(&mut *conn)
-            .await?
-            .rows_affected();
-        if changed == 1 {
-            return Ok(());
+    async fn add_to_active_invoice(conn: &mut Conn, invoice_id: i64, scaled: i64) -> Result<InvoiceBrief> {
+        // RETURNING gives the payment's nested invoice as it stands after the change, so the
+        // new payment need not be read back inside the write transaction.
+        let changed = sqlx::query(
+            "UPDATE invoices SET paid = paid + $2 WHERE id = $1 AND is_active AND paid <= $3 \
+             RETURNING invoice_number, vendor_id, amount, paid, \
+             (SELECT v.name FROM vendors v WHERE v.id = invoices.vendor_id) AS vendor_name",
+        )
+        .bind(invoice_id)
+        .bind(scaled)
+        .bind(max_scaled() - scaled)
+        .fetch_optional(&mut *conn)
+        .await?;
+        if let Some(row) = changed {
+            let (invoice_amount, invoice_paid): (i64, i64) = (row.try_get("amount")?, row.try_get("paid")?);
+            return Ok(InvoiceBrief {
+                id: InvoiceId(invoice_id),
+                invoice_number: row.try_get("invoice_number")?,
+                vendor_id: VendorId(row.try_get("vendor_id")?),
+                vendor_name: row.try_get("vendor_name")?,
+                amount: amount(invoice_amount)?,
+                pending_amount: difference(invoice_amount, invoice_paid),
+            });
         }
         let active = sqlx::query("SELECT is_active FROM invoices WHERE id = $1")
             .bind(invoice_id)

@@ -105,8 +105,8 @@ async fn open_invoice_counts_start_from_the_invoices_already_stored() {
 
     // Assert: each status counted alone (from the kept counts) matches the invoices.
     for (status, expected) in [("Overdue", 1), ("PartiallyPaid", 1), ("FullyPaid", 1), ("Canceled", 0)] {
-        let query = pharmapay_core::domain::InvoiceQuery::from_params(&vec![("status".to_owned(), status.to_owned())])
-            .unwrap();
+        let query =
+            pharmapay_core::domain::InvoiceQuery::from_params(&vec![("status".to_owned(), status.to_owned())]).unwrap();
         let page = store.list_invoices(&query, today()).await.unwrap();
         assert_eq!(page.total_count, expected, "{status}");
         assert_eq!(page.items.len() as u64, expected, "{status}");
