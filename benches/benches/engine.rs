@@ -1,7 +1,13 @@
 //! Engine benchmarks over the memory store and SQLite, at the scale `PHARMAPAY_BENCH_SCALE`
 //! names (`S` by default: 300 vendors, 30,000 invoices, 90,000 payments).
 //!
-//! Run with `cargo bench -p pharmapay-benches --bench engine`.
+//! SQLite runs on a fresh file in the system's temporary directory, removed afterwards; set
+//! `PHARMAPAY_BENCH_SQLITE_FILE` to keep a file between runs instead (the data is loaded only
+//! into an empty one, which saves the load at L). The payments created by the write benchmark
+//! stay in a kept file.
+//!
+//! Run with `cargo bench -p pharmapay-benches --bench engine` (`-- memory/` or `-- sqlite/`
+//! picks one backend).
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use pharmapay_benches::{Bench, prepare, scale_from_env, small_payment};
@@ -9,6 +15,7 @@ use pharmapay_core::domain::{InvoiceQuery, VendorQuery};
 use pharmapay_core::store::Store;
 use pharmapay_core::{Access, Action, Collection};
 use pharmapay_store_memory::MemoryStore;
+use pharmapay_store_sqlx::SqlxStore;
 use tokio::runtime::Runtime;
 
 fn runtime() -> Runtime {
@@ -75,9 +82,33 @@ fn memory(c: &mut Criterion) {
     bench_engine(c, &runtime, "memory", &bench);
 }
 
+fn sqlite(c: &mut Criterion) {
+    let runtime = runtime();
+    let (_, size) = scale_from_env();
+    let (path, temporary) = match std::env::var_os("PHARMAPAY_BENCH_SQLITE_FILE") {
+        Some(path) => (std::path::PathBuf::from(path), false),
+        None => (std::env::temp_dir().join(format!("pharmapay-bench-{}.db", std::process::id())), true),
+    };
+    let url = path.to_str().expect("a UTF-8 path");
+    let bench = runtime.block_on(async {
+        let store = SqlxStore::connect(url).await.expect("the SQLite file opens");
+        prepare(store, size).await
+    });
+    bench_engine(c, &runtime, "sqlite", &bench);
+    runtime.block_on(bench.engine.store().close());
+    drop(bench);
+    if temporary {
+        for suffix in ["", "-wal", "-shm"] {
+            let mut file = path.clone().into_os_string();
+            file.push(suffix);
+            let _ = std::fs::remove_file(file);
+        }
+    }
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(30).measurement_time(std::time::Duration::from_secs(3));
-    targets = memory
+    targets = memory, sqlite
 }
 criterion_main!(benches);

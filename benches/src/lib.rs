@@ -1,5 +1,10 @@
 //! Shared set-up for pharmapay's benchmarks: an engine over a store filled with demo data at a
 //! chosen scale, a signed-in admin, and sample records to read and write.
+//!
+//! [`stats`] holds the small pure helpers the load harness and the reports benchmark share:
+//! percentiles, rates and the process's memory figures.
+
+pub mod stats;
 
 use pharmapay_core::domain::{InvoiceQuery, NewTransaction, TransactionType, VendorQuery};
 use pharmapay_core::ids::{InvoiceId, VendorId};

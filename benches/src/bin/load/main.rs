@@ -1,0 +1,679 @@
+//! The load harness: starts the real `pharmapay` server on a prepared database, drives each
+//! endpoint the benchmark issue names with concurrent keep-alive clients on 127.0.0.1, and
+//! prints one table per backend and scale with requests/s, p50 and p99 next to the ceilings
+//! measured in the same run: a minimal hyper JSON server, and the bare SQL statements the
+//! store runs, timed directly through sqlx.
+//!
+//! Run it from the workspace root after building the server in release mode:
+//!
+//! ```text
+//! cargo build --release -p pharmapay-server
+//! cargo run --release -p pharmapay-benches --bin load -- --backend sqlite --scale S
+//! cargo run --release -p pharmapay-benches --bin load -- --backend all --scale all
+//! ```
+//!
+//! Every process it starts is stopped when it ends, also on a panic; it only ever connects to
+//! 127.0.0.1. `BENCHMARKS.md` describes the method and the figures.
+
+mod children;
+mod client;
+mod setup;
+mod sql;
+mod table;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use clap::{Args, Parser, Subcommand};
+use hyper::{Method, StatusCode};
+use pharmapay_core::jiff::Timestamp;
+
+use crate::children::Child;
+use crate::client::{Timing, Traffic, request};
+use crate::setup::{Backend, Fixture, Logging, Places, Scale};
+use crate::sql::{Ceiling, Context, Database, SqlTiming, Statement, Write};
+use crate::table::{Block, Endpoint, Row, SqlFigure};
+
+#[derive(Parser)]
+#[command(
+    name = "load",
+    about = "Load harness of the pharmapay server: throughput and latency next to their ceilings."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Hidden>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+#[derive(Subcommand)]
+enum Hidden {
+    /// Serves the fixed JSON body of the hyper ceiling until killed.
+    #[command(hide = true)]
+    CeilingServer,
+    /// Serves the pharmapay API over the memory store, seeded at `scale`, until killed.
+    #[command(hide = true)]
+    MemoryServer {
+        /// The demo scale.
+        #[arg(long, value_enum)]
+        scale: Scale,
+        /// The log filter.
+        #[arg(long, default_value = "warn")]
+        log: String,
+    },
+}
+
+/// Which backends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum BackendChoice {
+    All,
+    Memory,
+    Sqlite,
+    Postgres,
+}
+
+/// Which scales.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum ScaleChoice {
+    #[value(name = "all")]
+    All,
+    #[value(name = "S", alias = "s")]
+    Small,
+    #[value(name = "L", alias = "l")]
+    Large,
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// Backends to measure (comma-separated): memory, sqlite, postgres or all.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "all")]
+    backend: Vec<BackendChoice>,
+    /// Scales to measure: S, L or all.
+    #[arg(long, value_enum, default_value = "S")]
+    scale: ScaleChoice,
+    /// Keep-alive connections of the loaded runs.
+    #[arg(long, default_value_t = 64)]
+    connections: usize,
+    /// Connections for endpoints whose single-connection median is above `--heavy-ms`: with
+    /// 64 connections a slow endpoint would only measure its queue.
+    #[arg(long, default_value_t = 8)]
+    heavy_connections: usize,
+    /// The single-connection median (ms) above which an endpoint counts as heavy.
+    #[arg(long, default_value_t = 20.0)]
+    heavy_ms: f64,
+    /// Warm-up seconds before each loaded window.
+    #[arg(long, default_value_t = 2.0)]
+    warmup: f64,
+    /// Seconds of each loaded measuring window.
+    #[arg(long, default_value_t = 5.0)]
+    window: f64,
+    /// Seconds of each single-connection latency window (after a one-second warm-up).
+    #[arg(long, default_value_t = 3.0)]
+    single_window: f64,
+    /// Worker threads of the load generator.
+    #[arg(long, default_value_t = 2)]
+    client_threads: usize,
+    /// Measure only the endpoints whose key contains one of these (see the table's first column).
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
+    /// Also measure the memory store at L, whose in-process load takes very long.
+    #[arg(long)]
+    memory_large: bool,
+    /// Skip the bare SQL ceilings.
+    #[arg(long)]
+    skip_sql: bool,
+    /// The release `pharmapay` binary.
+    #[arg(long, default_value_os_t = setup::default_server_bin())]
+    server_bin: PathBuf,
+    /// Where the SQLite databases are kept between runs.
+    #[arg(long, default_value_os_t = setup::default_data_dir())]
+    data_dir: PathBuf,
+    /// The PostgreSQL server, without a database name (only 127.0.0.1 or localhost).
+    #[arg(long, default_value = "postgres://postgres@127.0.0.1:5432")]
+    pg_url: String,
+    /// An existing PostgreSQL database to create the benchmark databases from.
+    #[arg(long, default_value = "test")]
+    pg_admin_db: String,
+    /// Also append the tables, as Markdown, to this file.
+    #[arg(long)]
+    markdown: Option<PathBuf>,
+    /// Largest share of the two cores other processes may keep busy before a block starts
+    /// (the harness waits up to a minute for the machine to calm down, then goes on and says so).
+    #[arg(long, default_value_t = 0.15)]
+    max_busy: f64,
+}
+
+fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Some(Hidden::CeilingServer) => exit(children::run_ceiling_server()),
+        Some(Hidden::MemoryServer { scale, log }) => exit(setup::run_memory_server(scale, &log)),
+        None => {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(cli.run.client_threads.max(1))
+                .enable_all()
+                .build()
+                .expect("a Tokio runtime starts");
+            // On SIGINT or SIGTERM the measurement is dropped, and with it the guards of the
+            // processes it started, which stop them.
+            let outcome = runtime.block_on(async {
+                tokio::select! {
+                    outcome = run(cli.run) => outcome,
+                    signal = stop_signal() => Err(format!("stopped by {signal}")),
+                }
+            });
+            match outcome {
+                Ok(()) => std::process::ExitCode::SUCCESS,
+                Err(error) => {
+                    eprintln!("load: {error}");
+                    std::process::ExitCode::FAILURE
+                }
+            }
+        }
+    }
+}
+
+/// Waits for SIGINT or SIGTERM and names it.
+async fn stop_signal() -> &'static str {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut interrupt), Ok(mut terminate)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate()))
+    else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = interrupt.recv() => "SIGINT",
+        _ = terminate.recv() => "SIGTERM",
+    }
+}
+
+fn exit(result: std::io::Result<()>) -> std::process::ExitCode {
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("load: {error}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// The settings every block shares.
+struct Settings {
+    args: RunArgs,
+    places: Places,
+    loaded: Timing,
+    single: Timing,
+    sql: SqlTiming,
+}
+
+async fn run(args: RunArgs) -> Result<(), String> {
+    let host = args.pg_url.split('@').next_back().unwrap_or_default();
+    if !(host.starts_with("127.0.0.1") || host.starts_with("localhost")) {
+        return Err(format!("--pg-url must point at 127.0.0.1 or localhost, not {host}"));
+    }
+    if !args.server_bin.exists() {
+        return Err(format!(
+            "{} is missing: build it first with `cargo build --release -p pharmapay-server`",
+            args.server_bin.display()
+        ));
+    }
+    let backends: Vec<Backend> = if args.backend.contains(&BackendChoice::All) {
+        vec![Backend::Memory, Backend::Sqlite, Backend::Postgres]
+    } else {
+        let mut chosen: Vec<Backend> = args
+            .backend
+            .iter()
+            .map(|choice| match choice {
+                BackendChoice::Memory => Backend::Memory,
+                BackendChoice::Postgres => Backend::Postgres,
+                _ => Backend::Sqlite,
+            })
+            .collect();
+        chosen.sort();
+        chosen.dedup();
+        chosen
+    };
+    let scales = match args.scale {
+        ScaleChoice::All => vec![Scale::Small, Scale::Large],
+        ScaleChoice::Small => vec![Scale::Small],
+        ScaleChoice::Large => vec![Scale::Large],
+    };
+    let settings = Settings {
+        places: Places {
+            server_bin: args.server_bin.clone(),
+            data_dir: args.data_dir.clone(),
+            pg_base: args.pg_url.trim_end_matches('/').to_owned(),
+            pg_admin_db: args.pg_admin_db.clone(),
+        },
+        loaded: Timing { warmup: Duration::from_secs_f64(args.warmup), window: Duration::from_secs_f64(args.window) },
+        single: Timing { warmup: Duration::from_secs(1), window: Duration::from_secs_f64(args.single_window) },
+        sql: SqlTiming { latency_budget: Duration::from_secs(2), rate_window: Duration::from_secs(3) },
+        args,
+    };
+    // Databases first, so that no seeding runs while anything is measured.
+    let mut seeded = Vec::new();
+    for &scale in &scales {
+        for &backend in &backends {
+            if backend == Backend::Memory && scale == Scale::Large && !settings.args.memory_large {
+                // The memory store checks each imported invoice's number against every invoice
+                // it holds, so loading a million takes far longer than the whole run.
+                eprintln!("skipping the memory store at L (pass --memory-large to wait for its load)");
+                continue;
+            }
+            let prepared = settings.places.prepare(backend, scale).await?;
+            seeded.push((backend, scale, prepared));
+        }
+    }
+    let started = Instant::now();
+    let (ceiling, ceiling_addr) = {
+        let exe = std::env::current_exe().map_err(|error| error.to_string())?;
+        let mut command = std::process::Command::new(exe);
+        command.arg("ceiling-server");
+        Child::spawn_server("ceiling server", command, Duration::from_secs(30))?
+    };
+    let mut blocks = Vec::new();
+    for (backend, scale, prepared) in seeded {
+        let block = measure_block(&settings, backend, scale, &prepared.url, prepared.seeded_in, ceiling_addr).await?;
+        let text = table::render(&block);
+        println!("{text}");
+        if let Some(path) = &settings.args.markdown {
+            append(path, &text)?;
+        }
+        blocks.push(block);
+    }
+    drop(ceiling);
+    let summary = table::summary(&blocks);
+    println!("{summary}");
+    if let Some(path) = &settings.args.markdown {
+        append(path, &summary)?;
+    }
+    eprintln!("done in {:.0} s", started.elapsed().as_secs_f64());
+    Ok(())
+}
+
+fn append(path: &PathBuf, text: &str) -> Result<(), String> {
+    use std::io::Write as _;
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|error| format!("{}: {error}", path.display()))?;
+    writeln!(file, "{text}").map_err(|error| error.to_string())
+}
+
+/// The share of both cores busy over one second, from `/proc/stat`.
+fn busy_share() -> Option<f64> {
+    fn sample() -> Option<(u64, u64)> {
+        let stat = std::fs::read_to_string("/proc/stat").ok()?;
+        let fields: Vec<u64> = stat.lines().next()?.split_whitespace().skip(1).filter_map(|f| f.parse().ok()).collect();
+        let idle = fields.get(3)? + fields.get(4).unwrap_or(&0);
+        Some((fields.iter().sum(), idle))
+    }
+    let (total_a, idle_a) = sample()?;
+    std::thread::sleep(Duration::from_secs(1));
+    let (total_b, idle_b) = sample()?;
+    let total = total_b.saturating_sub(total_a).max(1) as f64;
+    Some(1.0 - idle_b.saturating_sub(idle_a) as f64 / total)
+}
+
+/// Waits (up to a minute) until other processes leave the machine nearly idle, and describes
+/// the conditions.
+async fn quiet_machine(max_busy: f64) -> String {
+    let started = Instant::now();
+    loop {
+        let busy = tokio::task::spawn_blocking(busy_share).await.ok().flatten().unwrap_or(0.0);
+        let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+        let load: Vec<&str> = load.split_whitespace().take(3).collect();
+        if busy <= max_busy || started.elapsed() > Duration::from_secs(60) {
+            let waited = started.elapsed().as_secs();
+            let quiet = if busy <= max_busy { "quiet" } else { "NOT quiet (gave up waiting)" };
+            return format!(
+                "machine {quiet} before the block: {:.0} % of both cores busy over 1 s, load average {} (waited {waited} s)",
+                busy * 100.0,
+                load.join(" ")
+            );
+        }
+        eprintln!("waiting for the machine to calm down: {:.0} % busy", busy * 100.0);
+        tokio::time::sleep(Duration::from_secs(5)).await;
+    }
+}
+
+/// What one endpoint sends.
+fn traffic_for(endpoint: Endpoint, addr: SocketAddr, fixture: &Fixture, connections: usize) -> Traffic {
+    let token = Arc::new(fixture.token.clone());
+    let get = |path: String| -> Traffic {
+        let token = Arc::clone(&token);
+        Traffic {
+            connections,
+            make: Arc::new(move |_, _| request(addr, Method::GET, &path, Some(&token), None)),
+            expect: StatusCode::OK,
+        }
+    };
+    match endpoint {
+        Endpoint::GetVendor | Endpoint::VendorDuringLogins => get(format!("/api/vendors/{}", fixture.vendor_id)),
+        Endpoint::InvoicesDefault => get("/api/invoices".into()),
+        Endpoint::InvoicesOverdue => get("/api/invoices?sortBy=pendingAmount&sortDir=desc&status=Overdue".into()),
+        Endpoint::VendorsByBalance => get("/api/vendors?sortBy=outstandingBalance&sortDir=desc".into()),
+        Endpoint::Summary => get("/api/dashboard/summary".into()),
+        Endpoint::TopVendors => get("/api/dashboard/top-vendors".into()),
+        Endpoint::RecentInvoices => get("/api/dashboard/recent-invoices".into()),
+        Endpoint::Monthly => get("/api/dashboard/monthly-transactions".into()),
+        Endpoint::CreatePayment => {
+            let ids = Arc::new(fixture.invoice_ids.clone());
+            Traffic {
+                connections,
+                make: Arc::new(move |connection, n| {
+                    // Spread the payments over the invoices, each connection on its own stride.
+                    let invoice_id = ids[(connection * 37 + n as usize) % ids.len()];
+                    let body = format!(
+                        r#"{{"invoiceId":{invoice_id},"amount":0.01,"transactionDate":"2024-05-10","transactionType":"UPI"}}"#
+                    );
+                    request(addr, Method::POST, "/api/transactions", Some(&token), Some(Bytes::from(body)))
+                }),
+                expect: StatusCode::CREATED,
+            }
+        }
+        Endpoint::Login => logins(addr, fixture, connections),
+    }
+}
+
+/// Logins, each connection as its own user: one email's attempts are counted together (D21),
+/// so more than five in flight for one email would be throttled by design.
+fn logins(addr: SocketAddr, fixture: &Fixture, connections: usize) -> Traffic {
+    let bodies: Arc<Vec<Bytes>> = Arc::new(
+        fixture
+            .users
+            .iter()
+            .map(|(email, password)| {
+                Bytes::from(serde_json::json!({ "email": email, "password": password }).to_string())
+            })
+            .collect(),
+    );
+    Traffic {
+        connections: connections.min(bodies.len()),
+        make: Arc::new(move |connection, _| {
+            let body = bodies[connection % bodies.len()].clone();
+            request(addr, Method::POST, "/api/auth/login", None, Some(body))
+        }),
+        expect: StatusCode::OK,
+    }
+}
+
+/// The bare SQL statement lists of an endpoint: the ceiling's, and others shown beside it.
+fn statements_for(endpoint: Endpoint, context: &Context) -> Vec<(&'static str, Vec<Statement>)> {
+    let session = context.session();
+    let with_session = |statement: Statement| vec![session.clone(), statement];
+    match endpoint {
+        Endpoint::GetVendor => vec![("store", with_session(Statement::new(sql::GET_VENDOR, vec![context.vendor_id])))],
+        Endpoint::InvoicesDefault => vec![("store", with_session(Statement::new(sql::INVOICES_DEFAULT, vec![15, 0])))],
+        Endpoint::InvoicesOverdue => {
+            let today = context.today_start();
+            vec![
+                ("store", with_session(Statement::new(sql::INVOICES_OVERDUE, vec![today, 15, 0]))),
+                ("page only", vec![Statement::new(sql::INVOICES_OVERDUE_PAGE_ONLY, vec![today, 15, 0])]),
+                ("count only", vec![Statement::new(sql::INVOICES_OVERDUE_COUNT_ONLY, vec![today])]),
+            ]
+        }
+        Endpoint::VendorsByBalance => {
+            vec![("store", with_session(Statement::new(sql::vendors_by_balance(), vec![10, 0])))]
+        }
+        Endpoint::Summary => vec![("store", with_session(Statement::new(sql::SUMMARY, vec![context.recent_from()])))],
+        Endpoint::TopVendors => vec![("store", with_session(Statement::new(sql::top_vendors(), vec![5])))],
+        Endpoint::RecentInvoices => vec![("store", with_session(Statement::new(sql::RECENT_INVOICES, vec![5])))],
+        Endpoint::Monthly => vec![
+            ("store", with_session(Statement::new(sql::monthly_union(), context.month_bounds()))),
+            ("single scan", with_session(Statement::new(sql::monthly_single_scan(), context.month_starts_and_end()))),
+        ],
+        Endpoint::CreatePayment | Endpoint::Login | Endpoint::VendorDuringLogins => Vec::new(),
+    }
+}
+
+/// The statements the server must be seen sending for the bare SQL to be its ceiling.
+fn expected_statements() -> Vec<String> {
+    let mut expected: Vec<String> = [
+        sql::SESSION,
+        sql::GET_VENDOR,
+        sql::INVOICES_DEFAULT,
+        sql::INVOICES_OVERDUE,
+        sql::SUMMARY,
+        sql::RECENT_INVOICES,
+        sql::ADD_PAID,
+        sql::INSERT_PAYMENT,
+        sql::INSERT_AUDIT,
+        sql::READ_PAYMENT,
+    ]
+    .iter()
+    .map(|text| (*text).to_owned())
+    .collect();
+    expected.extend([sql::vendors_by_balance(), sql::top_vendors(), sql::monthly_union()]);
+    expected
+}
+
+/// Starts a server that logs its SQL, sends each endpoint once, and returns the bare
+/// statements the server was not seen sending (empty when every ceiling measures the store's
+/// own statements).
+async fn check_statements(
+    settings: &Settings,
+    backend: Backend,
+    scale: Scale,
+    url: &str,
+) -> Result<Vec<String>, String> {
+    let (server, addr) = setup::start_server(&settings.places, backend, scale, url, Logging::Statements)?;
+    let fixture = setup::fixture(addr).await?;
+    for endpoint in Endpoint::ALL {
+        if matches!(endpoint, Endpoint::Login | Endpoint::VendorDuringLogins) {
+            continue;
+        }
+        let traffic = traffic_for(endpoint, addr, &fixture, 1);
+        let (status, body) = client::call_request(addr, (traffic.make)(0, 0)).await?;
+        if status != traffic.expect {
+            return Err(format!("{}: {status} {body}", endpoint.label()));
+        }
+    }
+    let logged = server.stop_and_collect_statements();
+    Ok(expected_statements().into_iter().filter(|statement| !logged.contains(statement)).collect())
+}
+
+/// Measures one backend at one scale.
+async fn measure_block(
+    settings: &Settings,
+    backend: Backend,
+    scale: Scale,
+    url: &str,
+    seeded_in: Option<Duration>,
+    ceiling_addr: SocketAddr,
+) -> Result<Block, String> {
+    let args = &settings.args;
+    eprintln!("== {} {} ==", backend.name(), scale.name());
+    let unmatched = match backend {
+        Backend::Memory => None,
+        _ if args.skip_sql => None,
+        _ => Some(check_statements(settings, backend, scale, url).await?),
+    };
+    let conditions = quiet_machine(args.max_busy).await;
+    eprintln!("{conditions}");
+    let started = Instant::now();
+    let (server, addr) = setup::start_server(&settings.places, backend, scale, url, Logging::Quiet)?;
+    eprintln!("server pid {} on {addr} (started in {:.1} s)", server.pid(), started.elapsed().as_secs_f64());
+    let fixture = setup::fixture(addr).await?;
+
+    // The hyper ceiling, measured the same way right before the endpoints.
+    let hyper_traffic = Traffic {
+        connections: args.connections,
+        make: Arc::new(move |_, _| request(ceiling_addr, Method::GET, "/", None, None)),
+        expect: StatusCode::OK,
+    };
+    let hyper_single =
+        client::run(ceiling_addr, &[Traffic { connections: 1, ..hyper_traffic.clone() }], settings.single)
+            .await
+            .remove(0);
+    let hyper = client::run(ceiling_addr, &[hyper_traffic], settings.loaded).await.remove(0);
+    eprintln!("hyper ceiling: {:.0} req/s, p50 {:.2} ms", hyper.rps, hyper.latencies.p50_ms());
+
+    let mut rows: Vec<Row> = Vec::new();
+    for endpoint in Endpoint::ALL {
+        if !args.only.is_empty() && !args.only.iter().any(|only| endpoint.key().contains(only.as_str())) {
+            continue;
+        }
+        client::settle(addr, "/api/health", Duration::from_secs(180)).await;
+        let row = match endpoint {
+            Endpoint::VendorDuringLogins => {
+                let gets = traffic_for(Endpoint::GetVendor, addr, &fixture, args.connections);
+                let logins = logins(addr, &fixture, 20);
+                let login_connections = logins.connections;
+                let mut measured = client::run(addr, &[gets, logins], settings.loaded).await;
+                let during = measured.remove(0);
+                let alongside = measured.remove(0);
+                let note = format!(
+                    "{} logins on {login_connections} connections alongside: {:.1}/s, p50 {:.0} ms",
+                    alongside.ok,
+                    alongside.rps,
+                    alongside.latencies.p50_ms()
+                );
+                Row {
+                    endpoint,
+                    connections: args.connections,
+                    loaded: during,
+                    single: None,
+                    sql: None,
+                    note: Some(note),
+                }
+            }
+            _ => {
+                let mut single =
+                    client::run(addr, &[traffic_for(endpoint, addr, &fixture, 1)], settings.single).await.remove(0);
+                if single.latencies.count < 10 && single.errors == 0 {
+                    // A slow endpoint: measure again, long enough for about ten requests.
+                    let window = (Duration::from_micros(single.latencies.p50_us) * 11).min(Duration::from_secs(30));
+                    let longer = Timing { warmup: Duration::ZERO, window: window.max(settings.single.window) };
+                    client::settle(addr, "/api/health", Duration::from_secs(180)).await;
+                    single = client::run(addr, &[traffic_for(endpoint, addr, &fixture, 1)], longer).await.remove(0);
+                }
+                client::settle(addr, "/api/health", Duration::from_secs(180)).await;
+                let heavy = single.latencies.p50_ms() > args.heavy_ms;
+                let connections = match endpoint {
+                    Endpoint::Login => fixture.users.len(),
+                    _ if heavy => args.heavy_connections,
+                    _ => args.connections,
+                };
+                let traffic = traffic_for(endpoint, addr, &fixture, connections);
+                let connections = traffic.connections;
+                let loaded = client::run(addr, &[traffic], settings.loaded).await.remove(0);
+                Row { endpoint, connections, loaded, single: Some(single), sql: None, note: None }
+            }
+        };
+        report_errors(&row);
+        eprintln!("{}: {:.1} req/s, p50 {:.2} ms", endpoint.label(), row.loaded.rps, row.loaded.latencies.p50_ms());
+        rows.push(row);
+    }
+    let invoice_ids = fixture.invoice_ids.clone();
+    let admin_id = fixture.admin_id;
+    let context =
+        Context { admin_id, vendor_id: fixture.vendor_id, calendar: fixture.calendar.clone(), now: Timestamp::now() };
+    drop(server);
+
+    // Bare SQL, with the server stopped so that it takes nothing from the database.
+    let mut argon2 = None;
+    if rows.iter().any(|row| matches!(row.endpoint, Endpoint::Login | Endpoint::VendorDuringLogins)) {
+        argon2 = Some(tokio::task::spawn_blocking(argon2_ceiling).await.map_err(|error| error.to_string())?);
+    }
+    if backend != Backend::Memory && !args.skip_sql {
+        let db = Database::open(url)?;
+        for row in &mut rows {
+            let mut figures = Vec::new();
+            for (label, statements) in statements_for(row.endpoint, &context) {
+                let ceiling = sql::time_reads(&db, &statements, settings.sql).await?;
+                figures.push(SqlFigure { label, ceiling });
+            }
+            if row.endpoint == Endpoint::CreatePayment {
+                for (label, write) in
+                    [("insert + update", Write::InsertAndUpdate), ("store sequence", Write::StoreSequence)]
+                {
+                    let ceiling = sql::time_writes(&db, write, &invoice_ids, admin_id, settings.sql).await?;
+                    figures.push(SqlFigure { label, ceiling });
+                }
+            }
+            if !figures.is_empty() {
+                eprintln!(
+                    "bare SQL {}: {}",
+                    row.endpoint.label(),
+                    figures
+                        .iter()
+                        .map(|figure| format!(
+                            "{} p50 {:.2} ms {:.0}/s",
+                            figure.label,
+                            figure.ceiling.latencies.p50_ms(),
+                            figure.ceiling.rps
+                        ))
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                );
+                row.sql = Some(figures);
+            }
+        }
+    }
+    Ok(Block {
+        backend,
+        scale,
+        conditions,
+        seeded_in,
+        hyper,
+        hyper_single,
+        hyper_connections: args.connections,
+        argon2,
+        rows,
+        unmatched,
+    })
+}
+
+fn report_errors(row: &Row) {
+    if row.loaded.errors > 0 || row.single.as_ref().is_some_and(|single| single.errors > 0) {
+        eprintln!(
+            "  {}: {} errors in the window; first: {}",
+            row.endpoint.label(),
+            row.loaded.errors + row.single.as_ref().map_or(0, |single| single.errors),
+            row.loaded
+                .first_error
+                .as_deref()
+                .or(row.single.as_ref().and_then(|s| s.first_error.as_deref()))
+                .unwrap_or("?")
+        );
+    }
+}
+
+/// Argon2id verifications per second on two threads, with the engine's parameters (the
+/// crate's defaults): the ceiling of logins, which verify one hash each.
+fn argon2_ceiling() -> Ceiling {
+    use argon2::{Argon2, PasswordHasher as _, PasswordVerifier as _};
+    let argon2 = Argon2::new(argon2::Algorithm::Argon2id, argon2::Version::V0x13, argon2::Params::default());
+    let hash = argon2.hash_password(b"bench-password-01").map(|hash| hash.to_string()).unwrap_or_default();
+    let mut samples = Vec::new();
+    let started = Instant::now();
+    while samples.len() < 20 || started.elapsed() < Duration::from_secs(1) {
+        let one = Instant::now();
+        let _ = argon2.verify_password(b"bench-password-01", hash.as_str());
+        samples.push(one.elapsed().as_micros() as u64);
+    }
+    let window = Duration::from_secs(3);
+    let threads: Vec<_> = (0..2)
+        .map(|_| {
+            let (argon2, hash) = (argon2.clone(), hash.clone());
+            std::thread::spawn(move || {
+                let started = Instant::now();
+                let mut n = 0u64;
+                while started.elapsed() < window {
+                    let _ = argon2.verify_password(b"bench-password-01", hash.as_str());
+                    n += 1;
+                }
+                n
+            })
+        })
+        .collect();
+    let total: u64 = threads.into_iter().map(|thread| thread.join().unwrap_or(0)).sum();
+    Ceiling {
+        latencies: pharmapay_benches::stats::Latencies::of(samples),
+        rps: pharmapay_benches::stats::per_second(total, window),
+    }
+}

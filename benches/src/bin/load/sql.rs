@@ -1,0 +1,589 @@
+//! The bare SQL ceilings: the statements the store runs for each endpoint, timed directly
+//! through sqlx with the store's connection settings, and nothing else (no HTTP, no JSON, no
+//! engine, no decoding of the rows into domain values).
+//!
+//! The statement texts are copies of what `pharmapay-store-sqlx/src/common.rs` sends (as sqlx
+//! logs them); the harness checks at every run that the server really sent each of them, so a
+//! change in the store cannot silently leave a ceiling measuring another query. Reads run on
+//! the reader settings (`query_only`, WAL), writes on the writer's (WAL, `synchronous = FULL`,
+//! a 64 MiB page cache, `BEGIN IMMEDIATE`) for SQLite; PostgreSQL uses plain connections at
+//! the server's defaults.
+
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+use pharmapay_benches::stats::{Latencies, per_second};
+use pharmapay_core::BusinessCalendar;
+use pharmapay_core::jiff::{Timestamp, ToSpan};
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{PgPool, SqlitePool};
+
+/// The session check every authenticated request makes (`Store::session_state`).
+pub const SESSION: &str = "SELECT is_active, tokens_revoked_at FROM users WHERE id = $1";
+
+/// One vendor with its totals (`Store::get_vendor`).
+pub const GET_VENDOR: &str = "SELECT v.id, v.name, v.vendor_type, v.address, v.phone, v.email, v.drug_license_number1, \
+v.drug_license_number2, v.additional_drug_license_numbers, v.is_active, v.created_at, v.updated_at, \
+(SELECT CAST(COALESCE(SUM(vi.amount / 4294967296), 0) AS BIGINT) FROM invoices vi WHERE vi.vendor_id = v.id AND vi.is_active) AS total_value_high, \
+(SELECT CAST(COALESCE(SUM(vi.amount % 4294967296), 0) AS BIGINT) FROM invoices vi WHERE vi.vendor_id = v.id AND vi.is_active) AS total_value_low, \
+(SELECT CAST(COALESCE(SUM(vi.paid / 4294967296), 0) AS BIGINT) FROM invoices vi WHERE vi.vendor_id = v.id AND vi.is_active) AS total_paid_high, \
+(SELECT CAST(COALESCE(SUM(vi.paid % 4294967296), 0) AS BIGINT) FROM invoices vi WHERE vi.vendor_id = v.id AND vi.is_active) AS total_paid_low \
+FROM vendors v WHERE v.id = $1";
+
+/// The default invoice page: every invoice, newest invoice date first, 15 a page.
+pub const INVOICES_DEFAULT: &str = "SELECT (SELECT COUNT(*) FROM invoices i WHERE TRUE) AS total_count, i.id, i.vendor_id, \
+v.name AS vendor_name, i.invoice_number, i.amount, i.paid, i.invoice_date, i.due_date, i.description, i.is_active, \
+i.created_at, i.updated_at FROM invoices i JOIN vendors v ON v.id = i.vendor_id WHERE TRUE \
+ORDER BY i.invoice_date DESC, i.id DESC LIMIT $1 OFFSET $2";
+
+/// Overdue invoices by pending amount, largest first, with their total count.
+pub const INVOICES_OVERDUE: &str = "SELECT (SELECT COUNT(*) FROM invoices i WHERE i.is_active AND i.amount - i.paid > 0 \
+AND i.due_date < $1) AS total_count, i.id, i.vendor_id, v.name AS vendor_name, i.invoice_number, i.amount, i.paid, \
+i.invoice_date, i.due_date, i.description, i.is_active, i.created_at, i.updated_at FROM invoices i \
+JOIN vendors v ON v.id = i.vendor_id WHERE i.is_active AND i.amount - i.paid > 0 AND i.due_date < $1 \
+ORDER BY (i.amount - i.paid) DESC, i.id DESC LIMIT $2 OFFSET $3";
+
+/// The page of overdue invoices alone, without the total count: what the page costs when the
+/// count is not recomputed (shown for the diagnosis, not a ceiling).
+pub const INVOICES_OVERDUE_PAGE_ONLY: &str = "SELECT i.id, i.vendor_id, v.name AS vendor_name, i.invoice_number, \
+i.amount, i.paid, i.invoice_date, i.due_date, i.description, i.is_active, i.created_at, i.updated_at FROM invoices i \
+JOIN vendors v ON v.id = i.vendor_id WHERE i.is_active AND i.amount - i.paid > 0 AND i.due_date < $1 \
+ORDER BY (i.amount - i.paid) DESC, i.id DESC LIMIT $2 OFFSET $3";
+
+/// The total count of overdue invoices alone (shown for the diagnosis, not a ceiling).
+pub const INVOICES_OVERDUE_COUNT_ONLY: &str =
+    "SELECT COUNT(*) FROM invoices i WHERE i.is_active AND i.amount - i.paid > 0 AND i.due_date < $1";
+
+/// Each active vendor's balance, as the store computes it (`vendor_balances!`).
+const VENDOR_BALANCES: &str = "SELECT vendor_id, CAST(SUM((amount - paid + 18014398509481984) / 4294967296) AS BIGINT) \
+- COUNT(*) * 4194304 + CAST(SUM((amount - paid + 18014398509481984) % 4294967296) AS BIGINT) / 4294967296 AS balance_high, \
+CAST(SUM((amount - paid + 18014398509481984) % 4294967296) AS BIGINT) % 4294967296 AS balance_low, COUNT(*) AS n_invoices \
+FROM invoices WHERE is_active GROUP BY vendor_id";
+
+/// The vendor page sorted by outstanding balance, largest first (10 a page).
+pub fn vendors_by_balance() -> String {
+    format!(
+        "SELECT (SELECT COUNT(*) FROM vendors v WHERE v.is_active) AS total_count, v.id, v.name, v.vendor_type, \
+v.address, v.phone, v.email, v.drug_license_number1, v.drug_license_number2, v.additional_drug_license_numbers, \
+v.is_active, v.created_at, v.updated_at, \
+(SELECT CAST(COALESCE(SUM(vi.amount / 4294967296), 0) AS BIGINT) FROM invoices vi WHERE vi.vendor_id = v.id AND vi.is_active) AS total_value_high, \
+(SELECT CAST(COALESCE(SUM(vi.amount % 4294967296), 0) AS BIGINT) FROM invoices vi WHERE vi.vendor_id = v.id AND vi.is_active) AS total_value_low, \
+(SELECT CAST(COALESCE(SUM(vi.paid / 4294967296), 0) AS BIGINT) FROM invoices vi WHERE vi.vendor_id = v.id AND vi.is_active) AS total_paid_high, \
+(SELECT CAST(COALESCE(SUM(vi.paid % 4294967296), 0) AS BIGINT) FROM invoices vi WHERE vi.vendor_id = v.id AND vi.is_active) AS total_paid_low \
+FROM (SELECT v.id AS page_id, COALESCE(b.balance_high, 0) AS sort_0, COALESCE(b.balance_low, 0) AS sort_1 FROM vendors v \
+LEFT JOIN ({VENDOR_BALANCES}) b ON b.vendor_id = v.id WHERE v.is_active \
+ORDER BY COALESCE(b.balance_high, 0) DESC, COALESCE(b.balance_low, 0) DESC, v.id DESC LIMIT $1 OFFSET $2) page \
+JOIN vendors v ON v.id = page.page_id ORDER BY page.sort_0 DESC, page.sort_1 DESC, v.id DESC"
+    )
+}
+
+/// The dashboard summary's five aggregates in one row.
+pub const SUMMARY: &str = "SELECT * FROM (SELECT COUNT(*) AS n_vendors FROM vendors) AS counted_vendors, \
+(SELECT COUNT(*) AS n_invoices FROM invoices) AS counted_invoices, \
+(SELECT CAST(COALESCE(SUM((amount) / 4294967296), 0) AS BIGINT) AS invoiced_high, \
+CAST(COALESCE(SUM((amount) % 4294967296), 0) AS BIGINT) AS invoiced_low, \
+CAST(COALESCE(SUM((paid) / 4294967296), 0) AS BIGINT) AS invoice_paid_high, \
+CAST(COALESCE(SUM((paid) % 4294967296), 0) AS BIGINT) AS invoice_paid_low FROM invoices WHERE is_active) AS active_invoices, \
+(SELECT CAST(COALESCE(SUM((amount) / 4294967296), 0) AS BIGINT) AS payments_high, \
+CAST(COALESCE(SUM((amount) % 4294967296), 0) AS BIGINT) AS payments_low FROM transactions WHERE is_active) AS active_payments, \
+(SELECT COUNT(*) AS n_recent FROM transactions WHERE transaction_date >= $1 AND is_active) AS recent";
+
+/// The five active vendors with the largest balances.
+pub fn top_vendors() -> String {
+    format!(
+        "SELECT v.id, v.name, COALESCE(b.balance_high, 0) AS balance_high, COALESCE(b.balance_low, 0) AS balance_low, \
+COALESCE(b.n_invoices, 0) AS n_invoices FROM vendors v LEFT JOIN ({VENDOR_BALANCES}) b ON b.vendor_id = v.id \
+WHERE v.is_active ORDER BY COALESCE(b.balance_high, 0) DESC, COALESCE(b.balance_low, 0) DESC, v.name_key ASC, v.id ASC LIMIT $1"
+    )
+}
+
+/// The five newest invoices.
+pub const RECENT_INVOICES: &str = "SELECT i.id, i.vendor_id, v.name AS vendor_name, i.invoice_number, i.amount, i.paid, \
+i.invoice_date, i.due_date, i.description, i.is_active, i.created_at, i.updated_at FROM invoices i \
+JOIN vendors v ON v.id = i.vendor_id ORDER BY i.created_at DESC, i.id DESC LIMIT $1";
+
+/// Twelve monthly payment totals as the store asks for them: one range scan of the covering
+/// index `transactions_by_date` per month, in one `UNION ALL` statement.
+pub fn monthly_union() -> String {
+    (0..12)
+        .map(|index| {
+            format!(
+                "SELECT CAST({index} AS BIGINT) AS window_index, CAST(COALESCE(SUM((amount) / 4294967296), 0) AS BIGINT) AS total_high, \
+CAST(COALESCE(SUM((amount) % 4294967296), 0) AS BIGINT) AS total_low, COUNT(*) AS n_payments FROM transactions \
+WHERE transaction_date >= ${} AND transaction_date < ${} AND is_active",
+                2 * index + 1,
+                2 * index + 2
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" UNION ALL ")
+}
+
+/// The same twelve totals from one range scan over the whole year, bucketed by month: the
+/// other way to write it over the same covering index. The best of the two is the ceiling.
+/// Binds the twelve window starts, newest first, then the end of the newest window.
+pub fn monthly_single_scan() -> String {
+    let buckets: Vec<String> =
+        (0..12).map(|index| format!("WHEN transaction_date >= ${} THEN {index}", index + 1)).collect();
+    format!(
+        "SELECT CASE {} END AS window_index, CAST(COALESCE(SUM(amount / 4294967296), 0) AS BIGINT) AS total_high, \
+CAST(COALESCE(SUM(amount % 4294967296), 0) AS BIGINT) AS total_low, COUNT(*) AS n_payments FROM transactions \
+WHERE transaction_date >= $12 AND transaction_date < $13 AND is_active GROUP BY 1",
+        buckets.join(" ")
+    )
+}
+
+/// Moves a paid total (`Store::insert_transaction`, first statement).
+pub const ADD_PAID: &str = "UPDATE invoices SET paid = paid + $2 WHERE id = $1 AND is_active AND paid <= $3";
+/// Inserts the payment.
+pub const INSERT_PAYMENT: &str = "INSERT INTO transactions (invoice_id, amount, transaction_date, transaction_type, \
+description, is_active, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, TRUE, $6, $6) RETURNING id";
+/// Records the audit entry.
+pub const INSERT_AUDIT: &str = "INSERT INTO audit_log (at, user_id, action, entity, entity_key, entity_id, reason, changes) \
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
+/// Reads the payment back.
+pub const READ_PAYMENT: &str = "SELECT t.id, t.invoice_id, t.amount, t.transaction_date, t.transaction_type, \
+t.description, t.is_active, t.created_at, t.updated_at, i.invoice_number, i.vendor_id, v.name AS vendor_name, \
+i.amount AS invoice_amount, i.paid AS invoice_paid FROM transactions t JOIN invoices i ON i.id = t.invoice_id \
+JOIN vendors v ON v.id = i.vendor_id WHERE t.id = $1";
+
+/// A statement with its integer parameters.
+#[derive(Clone, Debug)]
+pub struct Statement {
+    /// The SQL text.
+    pub sql: &'static str,
+    /// The values of `$1`, `$2` ... in order.
+    pub binds: Vec<i64>,
+}
+
+impl Statement {
+    /// A statement; the text is kept for the whole run (sqlx caches its prepared form per
+    /// connection, keyed by the text, as it does for the store's).
+    pub fn new(sql: impl Into<String>, binds: Vec<i64>) -> Self {
+        Self { sql: String::leak(sql.into()), binds }
+    }
+}
+
+/// What the bare statements of one endpoint need to know.
+pub struct Context {
+    /// The signed-in admin (for the session check).
+    pub admin_id: i64,
+    /// The vendor read by `GET /api/vendors/:id`.
+    pub vendor_id: i64,
+    /// The business calendar (from the `TimeZone` setting).
+    pub calendar: BusinessCalendar,
+    /// Now.
+    pub now: Timestamp,
+}
+
+impl Context {
+    fn micros(instant: Timestamp) -> i64 {
+        instant.as_microsecond()
+    }
+
+    /// The first instant of today in the business calendar.
+    pub fn today_start(&self) -> i64 {
+        Self::micros(self.calendar.start_of(self.calendar.date_of(self.now)))
+    }
+
+    /// The first instant of the dashboard's thirty recent days.
+    pub fn recent_from(&self) -> i64 {
+        let today = self.calendar.date_of(self.now);
+        let first = today.checked_sub(29.days()).unwrap_or(today);
+        Self::micros(self.calendar.start_of(first))
+    }
+
+    /// The twelve month windows' bounds, current month first, as the dashboard binds them.
+    pub fn month_bounds(&self) -> Vec<i64> {
+        self.calendar
+            .last_twelve_months(self.now)
+            .iter()
+            .flat_map(|window| [Self::micros(window.start), Self::micros(window.end)])
+            .collect()
+    }
+
+    /// The twelve window starts, newest first, then the end of the newest window, as
+    /// [`monthly_single_scan`] binds them.
+    pub fn month_starts_and_end(&self) -> Vec<i64> {
+        let windows = self.calendar.last_twelve_months(self.now);
+        let mut bounds: Vec<i64> = windows.iter().map(|window| Self::micros(window.start)).collect();
+        bounds.push(windows.first().map_or(0, |window| Self::micros(window.end)));
+        bounds
+    }
+
+    /// The session check.
+    pub fn session(&self) -> Statement {
+        Statement::new(SESSION, vec![self.admin_id])
+    }
+}
+
+/// A database to time statements on.
+#[derive(Clone)]
+pub enum Database {
+    /// A SQLite file: the reader pool's settings and the writer's.
+    Sqlite {
+        /// Connection settings of the store's readers.
+        reader: SqliteConnectOptions,
+        /// Connection settings of the store's writer.
+        writer: SqliteConnectOptions,
+    },
+    /// A PostgreSQL database.
+    Postgres(PgConnectOptions),
+}
+
+#[derive(Clone)]
+enum Pool {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+impl Database {
+    /// The database at `url`, with the store's settings (SQLite: WAL, `synchronous = FULL`,
+    /// foreign keys, a 5 s busy timeout; readers `query_only`, the writer a 64 MiB cache).
+    ///
+    /// # Errors
+    /// When the URL cannot be read.
+    pub fn open(url: &str) -> Result<Self, String> {
+        if url.starts_with("postgres") {
+            let options = PgConnectOptions::from_str(url).map_err(|error| error.to_string())?;
+            return Ok(Database::Postgres(options.application_name("pharmapay-bench")));
+        }
+        let base = SqliteConnectOptions::from_str(url)
+            .map_err(|error| error.to_string())?
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Full)
+            .foreign_keys(true)
+            .busy_timeout(Duration::from_secs(5));
+        Ok(Database::Sqlite {
+            reader: base.clone().pragma("query_only", "ON"),
+            writer: base.pragma("cache_size", "-65536"),
+        })
+    }
+
+    async fn pool(&self, connections: u32, write: bool) -> Result<Pool, String> {
+        match self {
+            Database::Sqlite { reader, writer } => {
+                let options = if write { writer } else { reader };
+                let connections = if write { 1 } else { connections };
+                SqlitePoolOptions::new()
+                    .max_connections(connections)
+                    .test_before_acquire(false)
+                    .max_lifetime(None)
+                    .connect_with(options.clone())
+                    .await
+                    .map(Pool::Sqlite)
+                    .map_err(|error| error.to_string())
+            }
+            Database::Postgres(options) => PgPoolOptions::new()
+                .max_connections(connections)
+                .connect_with(options.clone())
+                .await
+                .map(Pool::Postgres)
+                .map_err(|error| error.to_string()),
+        }
+    }
+
+    /// How many connections the store's read pool has: 4 SQLite readers, 10 PostgreSQL
+    /// connections (the store's defaults).
+    pub fn store_pool_size(&self) -> u32 {
+        match self {
+            Database::Sqlite { .. } => 4,
+            Database::Postgres(_) => 10,
+        }
+    }
+}
+
+/// A bare SQL figure: the single-connection latency and the rate a saturated pool reaches.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Ceiling {
+    /// Latency of the whole statement list, one connection, back to back.
+    pub latencies: Latencies,
+    /// Statement lists per second with concurrent callers on a pool of the store's size.
+    pub rps: f64,
+}
+
+/// How long to time each statement list.
+#[derive(Clone, Copy, Debug)]
+pub struct SqlTiming {
+    /// Time spent back to back on one connection (at least seven runs).
+    pub latency_budget: Duration,
+    /// The window of the rate measurement.
+    pub rate_window: Duration,
+}
+
+/// Times the statement list `statements` (a read): median and 99th percentile on one
+/// connection, then the rate with twice the store's pool size of callers.
+///
+/// # Errors
+/// When connecting or a statement fails.
+pub async fn time_reads(db: &Database, statements: &[Statement], timing: SqlTiming) -> Result<Ceiling, String> {
+    let pool = db.pool(db.store_pool_size(), false).await?;
+    let latencies = match &pool {
+        Pool::Sqlite(pool) => {
+            let mut conn = pool.acquire().await.map_err(|error| error.to_string())?;
+            sequential(timing.latency_budget, async || run_sqlite(&mut conn, statements).await).await?
+        }
+        Pool::Postgres(pool) => {
+            let mut conn = pool.acquire().await.map_err(|error| error.to_string())?;
+            sequential(timing.latency_budget, async || run_postgres(&mut conn, statements).await).await?
+        }
+    };
+    let tasks = 2 * db.store_pool_size() as usize;
+    let shared = pool.clone();
+    let statements = std::sync::Arc::new(statements.to_vec());
+    let rps = concurrent(tasks, timing.rate_window, latencies, move || {
+        let (pool, statements) = (shared.clone(), std::sync::Arc::clone(&statements));
+        async move {
+            match pool {
+                Pool::Sqlite(pool) => {
+                    let mut conn = pool.acquire().await.map_err(|error| error.to_string())?;
+                    run_sqlite(&mut conn, &statements).await
+                }
+                Pool::Postgres(pool) => {
+                    let mut conn = pool.acquire().await.map_err(|error| error.to_string())?;
+                    run_postgres(&mut conn, &statements).await
+                }
+            }
+        }
+    })
+    .await?;
+    close(pool).await;
+    Ok(Ceiling { latencies, rps })
+}
+
+async fn close(pool: Pool) {
+    match pool {
+        Pool::Sqlite(pool) => pool.close().await,
+        Pool::Postgres(pool) => pool.close().await,
+    }
+}
+
+async fn run_sqlite(conn: &mut sqlx::SqliteConnection, statements: &[Statement]) -> Result<(), String> {
+    for statement in statements {
+        let mut query = sqlx::query(statement.sql);
+        for value in &statement.binds {
+            query = query.bind(*value);
+        }
+        query.fetch_all(&mut *conn).await.map_err(|error| format!("{error} in {}", statement.sql))?;
+    }
+    Ok(())
+}
+
+async fn run_postgres(conn: &mut sqlx::PgConnection, statements: &[Statement]) -> Result<(), String> {
+    for statement in statements {
+        let mut query = sqlx::query(statement.sql);
+        for value in &statement.binds {
+            query = query.bind(*value);
+        }
+        query.fetch_all(&mut *conn).await.map_err(|error| format!("{error} in {}", statement.sql))?;
+    }
+    Ok(())
+}
+
+/// Runs `once` back to back: a warm-up run, then for `budget` (at least seven runs).
+async fn sequential(budget: Duration, mut once: impl AsyncFnMut() -> Result<(), String>) -> Result<Latencies, String> {
+    once().await?;
+    let started = Instant::now();
+    let mut samples = Vec::new();
+    while samples.len() < 7 || started.elapsed() < budget {
+        let sent = Instant::now();
+        once().await?;
+        samples.push(sent.elapsed().as_micros() as u64);
+    }
+    Ok(Latencies::of(samples))
+}
+
+/// Runs `make()` from `tasks` callers at once for `window` after a warm-up, and returns the
+/// completions per second inside the window. Slow statement lists (a median above a tenth of
+/// the window) get a window long enough for several completions per caller.
+async fn concurrent<F, Fut>(tasks: usize, window: Duration, latencies: Latencies, make: F) -> Result<f64, String>
+where
+    F: Fn() -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<(), String>> + Send + 'static,
+{
+    let median = Duration::from_micros(latencies.p50_us);
+    let window = window.max(median * 3 * tasks as u32 / 2);
+    let warmup = (median * 2).max(Duration::from_millis(300));
+    let started = Instant::now();
+    let window_start = started + warmup;
+    let window_end = window_start + window;
+    let make = std::sync::Arc::new(make);
+    let mut handles = Vec::new();
+    for _ in 0..tasks {
+        let make = std::sync::Arc::clone(&make);
+        handles.push(tokio::spawn(async move {
+            let mut completed = 0u64;
+            while Instant::now() < window_end {
+                let run = tokio::time::timeout_at(tokio::time::Instant::from_std(window_end), make()).await;
+                match run {
+                    Err(_) => break,
+                    Ok(result) => result?,
+                }
+                let done = Instant::now();
+                if done >= window_start && done < window_end {
+                    completed += 1;
+                }
+            }
+            Ok::<u64, String>(completed)
+        }));
+    }
+    let mut completed = 0;
+    for handle in handles {
+        completed += handle.await.map_err(|error| error.to_string())??;
+    }
+    Ok(per_second(completed, window))
+}
+
+/// Which write transaction to time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Write {
+    /// The issue's ceiling: the paid-total update and the payment insert, committed.
+    InsertAndUpdate,
+    /// Every statement the store's `insert_transaction` runs: update, insert, audit entry and
+    /// reading the payment back, committed.
+    StoreSequence,
+}
+
+/// Times one payment per database transaction on `invoice_ids` (round robin), at the store's
+/// durability: latency on one connection, then the rate with eight callers (SQLite queues them
+/// for its one writer connection, as the store does).
+///
+/// # Errors
+/// When connecting or a statement fails.
+pub async fn time_writes(
+    db: &Database,
+    write: Write,
+    invoice_ids: &[i64],
+    admin_id: i64,
+    timing: SqlTiming,
+) -> Result<Ceiling, String> {
+    let pool = db.pool(db.store_pool_size(), true).await?;
+    let ids = std::sync::Arc::new(invoice_ids.to_vec());
+    let counter = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let one = {
+        let shared = pool.clone();
+        move || {
+            let n = counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let invoice_id = ids[n % ids.len()];
+            let pool = shared.clone();
+            async move {
+                match pool {
+                    Pool::Sqlite(pool) => {
+                        let mut db_tx = pool.begin_with("BEGIN IMMEDIATE").await.map_err(|error| error.to_string())?;
+                        payment_sqlite(&mut db_tx, write, invoice_id, admin_id).await?;
+                        db_tx.commit().await.map_err(|error| error.to_string())
+                    }
+                    Pool::Postgres(pool) => {
+                        let mut db_tx = pool.begin().await.map_err(|error| error.to_string())?;
+                        payment_postgres(&mut db_tx, write, invoice_id, admin_id).await?;
+                        db_tx.commit().await.map_err(|error| error.to_string())
+                    }
+                }
+            }
+        }
+    };
+    let latencies = sequential(timing.latency_budget, &one).await?;
+    let tasks = 8;
+    let rps = concurrent(tasks, timing.rate_window, latencies, one).await?;
+    close(pool).await;
+    Ok(Ceiling { latencies, rps })
+}
+
+/// A payment of 0.01 (100 ten-thousandths), dated 2024-05-10, as the harness posts them.
+const PAYMENT_SCALED: i64 = 100;
+const PAYMENT_DATE_MICROS: i64 = 1_715_299_200_000_000;
+
+fn max_paid_before(scaled: i64) -> i64 {
+    let max = pharmapay_core::Amount::try_from(pharmapay_core::money::MAX_AMOUNT)
+        .map(pharmapay_core::Amount::to_scaled)
+        .unwrap_or(i64::MAX);
+    max - scaled
+}
+
+fn now_micros() -> i64 {
+    Timestamp::now().as_microsecond()
+}
+
+macro_rules! payment_statements {
+    ($conn:expr, $write:expr, $invoice_id:expr, $admin_id:expr) => {{
+        let at = now_micros();
+        let changed = sqlx::query(ADD_PAID)
+            .bind($invoice_id)
+            .bind(PAYMENT_SCALED)
+            .bind(max_paid_before(PAYMENT_SCALED))
+            .execute(&mut *$conn)
+            .await
+            .map_err(|error| error.to_string())?
+            .rows_affected();
+        if changed != 1 {
+            return Err(format!("invoice {} is not active", $invoice_id));
+        }
+        let row = sqlx::query(INSERT_PAYMENT)
+            .bind($invoice_id)
+            .bind(PAYMENT_SCALED)
+            .bind(PAYMENT_DATE_MICROS)
+            .bind("UPI")
+            .bind(None::<String>)
+            .bind(at)
+            .fetch_one(&mut *$conn)
+            .await
+            .map_err(|error| error.to_string())?;
+        if $write == Write::StoreSequence {
+            let id: i64 = sqlx::Row::try_get(&row, 0).map_err(|error| error.to_string())?;
+            sqlx::query(INSERT_AUDIT)
+                .bind(at)
+                .bind(Some($admin_id))
+                .bind("create")
+                .bind("Transaction")
+                .bind("transaction")
+                .bind(Some(id))
+                .bind(None::<String>)
+                .bind(Some(format!("{{\"invoiceId\":{},\"amount\":\"0.01\"}}", $invoice_id)))
+                .execute(&mut *$conn)
+                .await
+                .map_err(|error| error.to_string())?;
+            sqlx::query(READ_PAYMENT).bind(id).fetch_one(&mut *$conn).await.map_err(|error| error.to_string())?;
+        }
+        Ok(())
+    }};
+}
+
+async fn payment_sqlite(
+    conn: &mut sqlx::SqliteConnection,
+    write: Write,
+    invoice_id: i64,
+    admin_id: i64,
+) -> Result<(), String> {
+    payment_statements!(conn, write, invoice_id, admin_id)
+}
+
+async fn payment_postgres(
+    conn: &mut sqlx::PgConnection,
+    write: Write,
+    invoice_id: i64,
+    admin_id: i64,
+) -> Result<(), String> {
+    payment_statements!(conn, write, invoice_id, admin_id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_monthly_statements_bind_twelve_windows() {
+        let union = monthly_union();
+        assert_eq!(union.matches("UNION ALL").count(), 11);
+        assert!(union.contains("transaction_date < $24 AND is_active"));
+        let single = monthly_single_scan();
+        assert!(single.contains("WHEN transaction_date >= $12 THEN 11"));
+        assert!(single.contains("transaction_date < $13 AND"));
+    }
+
+    #[test]
+    fn the_payment_date_is_the_tenth_of_may_2024() {
+        let date: Timestamp = "2024-05-10T00:00:00Z".parse().unwrap();
+        assert_eq!(date.as_microsecond(), PAYMENT_DATE_MICROS);
+    }
+}

@@ -1,0 +1,404 @@
+//! The harness's results and how they are printed: one Markdown table per backend and scale,
+//! with the targets of the benchmark issue checked against ratios from the same run, and a
+//! closing list of every target met or missed.
+
+use std::time::Duration;
+
+use crate::client::Measured;
+use crate::setup::{Backend, Scale};
+use crate::sql::Ceiling;
+
+/// The endpoints the benchmark issue names, in the order they are measured (reads first, then
+/// the writes, then the logins, which hash).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Endpoint {
+    /// `GET /api/vendors/:id`.
+    GetVendor,
+    /// `GET /api/invoices`.
+    InvoicesDefault,
+    /// `GET /api/invoices?sortBy=pendingAmount&sortDir=desc&status=Overdue`.
+    InvoicesOverdue,
+    /// `GET /api/vendors?sortBy=outstandingBalance&sortDir=desc`.
+    VendorsByBalance,
+    /// `GET /api/dashboard/summary`.
+    Summary,
+    /// `GET /api/dashboard/top-vendors`.
+    TopVendors,
+    /// `GET /api/dashboard/recent-invoices`.
+    RecentInvoices,
+    /// `GET /api/dashboard/monthly-transactions`.
+    Monthly,
+    /// `POST /api/transactions`.
+    CreatePayment,
+    /// `POST /api/auth/login`.
+    Login,
+    /// `GET /api/vendors/:id` while twenty logins run.
+    VendorDuringLogins,
+}
+
+impl Endpoint {
+    /// Every endpoint, in measuring order.
+    pub const ALL: [Endpoint; 11] = [
+        Endpoint::GetVendor,
+        Endpoint::InvoicesDefault,
+        Endpoint::InvoicesOverdue,
+        Endpoint::VendorsByBalance,
+        Endpoint::Summary,
+        Endpoint::TopVendors,
+        Endpoint::RecentInvoices,
+        Endpoint::Monthly,
+        Endpoint::CreatePayment,
+        Endpoint::Login,
+        Endpoint::VendorDuringLogins,
+    ];
+
+    /// A short key for `--only`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Endpoint::GetVendor => "get-vendor",
+            Endpoint::InvoicesDefault => "invoices-default",
+            Endpoint::InvoicesOverdue => "invoices-overdue",
+            Endpoint::VendorsByBalance => "vendors-by-balance",
+            Endpoint::Summary => "dashboard-summary",
+            Endpoint::TopVendors => "dashboard-top-vendors",
+            Endpoint::RecentInvoices => "dashboard-recent-invoices",
+            Endpoint::Monthly => "dashboard-monthly",
+            Endpoint::CreatePayment => "create-payment",
+            Endpoint::Login => "login",
+            Endpoint::VendorDuringLogins => "get-vendor-during-logins",
+        }
+    }
+
+    /// The request, as the table shows it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Endpoint::GetVendor => "GET /api/vendors/:id",
+            Endpoint::InvoicesDefault => "GET /api/invoices",
+            Endpoint::InvoicesOverdue => "GET /api/invoices?sortBy=pendingAmount&sortDir=desc&status=Overdue",
+            Endpoint::VendorsByBalance => "GET /api/vendors?sortBy=outstandingBalance&sortDir=desc",
+            Endpoint::Summary => "GET /api/dashboard/summary",
+            Endpoint::TopVendors => "GET /api/dashboard/top-vendors",
+            Endpoint::RecentInvoices => "GET /api/dashboard/recent-invoices",
+            Endpoint::Monthly => "GET /api/dashboard/monthly-transactions",
+            Endpoint::CreatePayment => "POST /api/transactions",
+            Endpoint::Login => "POST /api/auth/login",
+            Endpoint::VendorDuringLogins => "GET /api/vendors/:id, 20 logins in parallel",
+        }
+    }
+}
+
+/// A bare SQL figure with what it times.
+#[derive(Clone, Debug)]
+pub struct SqlFigure {
+    /// `store` (the statements the store runs), or a variant shown for comparison.
+    pub label: &'static str,
+    /// The figures.
+    pub ceiling: Ceiling,
+}
+
+/// One endpoint's measurements.
+#[derive(Clone, Debug)]
+pub struct Row {
+    /// The endpoint.
+    pub endpoint: Endpoint,
+    /// Connections of the loaded run.
+    pub connections: usize,
+    /// The loaded run.
+    pub loaded: Measured,
+    /// The single-connection run.
+    pub single: Option<Measured>,
+    /// Bare SQL figures.
+    pub sql: Option<Vec<SqlFigure>>,
+    /// Anything else worth a note.
+    pub note: Option<String>,
+}
+
+impl Row {
+    /// The bare SQL figure the endpoint is compared with: the store's statements, the best
+    /// of the monthly variants, or the insert-plus-update transaction for payments.
+    fn ceiling(&self) -> Option<&SqlFigure> {
+        let figures = self.sql.as_ref()?;
+        match self.endpoint {
+            Endpoint::Monthly => figures.iter().min_by_key(|figure| figure.ceiling.latencies.p50_us),
+            Endpoint::CreatePayment => figures.iter().find(|figure| figure.label == "insert + update"),
+            _ => figures.iter().find(|figure| figure.label == "store"),
+        }
+    }
+}
+
+/// One backend at one scale.
+pub struct Block {
+    /// The backend.
+    pub backend: Backend,
+    /// The scale.
+    pub scale: Scale,
+    /// How busy the machine was before.
+    pub conditions: String,
+    /// How long `seed-demo` took, when this run loaded the data.
+    pub seeded_in: Option<Duration>,
+    /// The hyper ceiling, loaded.
+    pub hyper: Measured,
+    /// The hyper ceiling on one connection.
+    pub hyper_single: Measured,
+    /// Connections of the hyper ceiling's loaded run.
+    pub hyper_connections: usize,
+    /// Argon2id verifications per second on two threads.
+    pub argon2: Option<Ceiling>,
+    /// The endpoints.
+    pub rows: Vec<Row>,
+    /// Bare statements the server was not seen sending (`None`: not checked).
+    pub unmatched: Option<Vec<String>>,
+}
+
+/// A target of the benchmark issue, checked.
+struct Verdict {
+    target: &'static str,
+    measured: String,
+    met: bool,
+}
+
+fn ratio(a: f64, b: f64) -> Option<f64> {
+    (b > 0.0).then(|| a / b)
+}
+
+fn single_p50_ms(row: &Row) -> Option<f64> {
+    row.single.as_ref().map(|single| single.latencies.p50_ms())
+}
+
+fn verdict(block: &Block, row: &Row) -> Option<Verdict> {
+    let large_sql = block.scale == Scale::Large && block.backend != Backend::Memory;
+    let sql_p50 = row.ceiling().map(|figure| figure.ceiling.latencies.p50_ms());
+    let latency_ratio = single_p50_ms(row).zip(sql_p50).and_then(|(p50, sql)| ratio(p50, sql));
+    match row.endpoint {
+        Endpoint::GetVendor => {
+            let floor = match block.backend {
+                Backend::Sqlite => 0.4,
+                Backend::Memory => 0.7,
+                Backend::Postgres => return None,
+            };
+            let share = ratio(row.loaded.rps, block.hyper.rps)?;
+            Some(Verdict {
+                target: if floor == 0.4 { "req/s >= 0.4 x hyper" } else { "req/s >= 0.7 x hyper" },
+                measured: format!("{share:.2} x hyper"),
+                met: share >= floor,
+            })
+        }
+        Endpoint::InvoicesOverdue if large_sql => {
+            let p50 = single_p50_ms(row)?;
+            let against = latency_ratio?;
+            Some(Verdict {
+                target: "1-conn p50 < 10 ms and <= 2 x bare SQL",
+                measured: format!("{} ms, {against:.2} x SQL", ms(p50)),
+                met: p50 < 10.0 && against <= 2.0,
+            })
+        }
+        Endpoint::VendorsByBalance | Endpoint::Summary | Endpoint::TopVendors if large_sql => {
+            let against = latency_ratio?;
+            Some(Verdict {
+                target: "1-conn p50 <= 1.5 x bare SQL",
+                measured: format!("{against:.2} x SQL"),
+                met: against <= 1.5,
+            })
+        }
+        Endpoint::Monthly if large_sql => {
+            let against = latency_ratio?;
+            Some(Verdict {
+                target: "1-conn p50 <= 1.5 x best bare SQL",
+                measured: format!("{against:.2} x SQL"),
+                met: against <= 1.5,
+            })
+        }
+        Endpoint::CreatePayment if block.backend == Backend::Sqlite => {
+            let share = ratio(row.loaded.rps, row.ceiling()?.ceiling.rps)?;
+            Some(Verdict {
+                target: "req/s >= 0.8 x bare insert + update",
+                measured: format!("{share:.2} x SQL"),
+                met: share >= 0.8,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// A rate with sensible precision.
+pub fn rate(value: f64) -> String {
+    if value >= 100.0 {
+        format!("{value:.0}")
+    } else if value >= 10.0 {
+        format!("{value:.1}")
+    } else {
+        format!("{value:.2}")
+    }
+}
+
+/// Milliseconds with sensible precision.
+pub fn ms(value: f64) -> String {
+    if value >= 100.0 {
+        format!("{value:.0}")
+    } else if value >= 10.0 {
+        format!("{value:.1}")
+    } else if value >= 1.0 {
+        format!("{value:.2}")
+    } else {
+        format!("{value:.3}")
+    }
+}
+
+fn or_dash(value: Option<String>) -> String {
+    value.unwrap_or_else(|| "-".into())
+}
+
+/// The Markdown of one block.
+pub fn render(block: &Block) -> String {
+    let mut out = String::new();
+    out.push_str(&format!("\n### {}, scale {}\n\n", block.backend.name(), block.scale.name()));
+    out.push_str(&format!("Conditions: {}.\n", block.conditions));
+    if let Some(seeded) = block.seeded_in {
+        out.push_str(&format!("This run loaded the demo data with `seed-demo` in {:.1} s.\n", seeded.as_secs_f64()));
+    }
+    out.push_str(&format!(
+        "Hyper JSON ceiling: {} req/s with {} connections (p50 {} ms, p99 {} ms); one connection: p50 {} ms.\n",
+        rate(block.hyper.rps),
+        block.hyper_connections,
+        ms(block.hyper.latencies.p50_ms()),
+        ms(block.hyper.latencies.p99_ms()),
+        ms(block.hyper_single.latencies.p50_ms()),
+    ));
+    if let Some(argon2) = &block.argon2 {
+        out.push_str(&format!(
+            "Argon2id verify ceiling (the engine's parameters): {}/s on two threads, {} ms each.\n",
+            rate(argon2.rps),
+            ms(argon2.latencies.p50_ms())
+        ));
+    }
+    match &block.unmatched {
+        Some(unmatched) if unmatched.is_empty() => {
+            out.push_str("Bare SQL check: every ceiling statement was seen in the server's own SQL log this run.\n")
+        }
+        Some(unmatched) => out.push_str(&format!(
+            "Bare SQL check: NOT seen in the server's SQL log: {}.\n",
+            unmatched.iter().map(|sql| format!("`{}...`", &sql[..sql.len().min(60)])).collect::<Vec<_>>().join(", ")
+        )),
+        None => {}
+    }
+    out.push_str(
+        "\n| Endpoint | Conns | req/s | p50 ms | p99 ms | 1-conn p50 ms | req/s / hyper | SQL p50 ms | SQL req/s \
+         | 1-conn p50 / SQL p50 | req/s / SQL req/s | Target | Met | Notes |\n",
+    );
+    out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|\n");
+    out.push_str(&format!(
+        "| hyper JSON ceiling (304 B) | {} | {} | {} | {} | {} | 1.00 | - | - | - | - | - | - | separate process |\n",
+        block.hyper_connections,
+        rate(block.hyper.rps),
+        ms(block.hyper.latencies.p50_ms()),
+        ms(block.hyper.latencies.p99_ms()),
+        ms(block.hyper_single.latencies.p50_ms()),
+    ));
+    let alone = block.rows.iter().find(|row| row.endpoint == Endpoint::GetVendor).map(|row| row.loaded.rps);
+    for row in &block.rows {
+        let (sql_p50, sql_rps) = match (row.endpoint, row.ceiling(), &block.argon2) {
+            (Endpoint::Login, _, Some(argon2)) => (Some(argon2.latencies.p50_ms()), Some(argon2.rps)),
+            (_, Some(figure), _) => (Some(figure.ceiling.latencies.p50_ms()), Some(figure.ceiling.rps)),
+            _ => (None, None),
+        };
+        let mut notes: Vec<String> = Vec::new();
+        if row.endpoint == Endpoint::Login {
+            notes.push("ceiling: Argon2id verify, one per login".into());
+        }
+        if let Some(figures) = &row.sql {
+            for figure in figures {
+                if row.ceiling().is_some_and(|chosen| chosen.label == figure.label) && figures.len() > 1 {
+                    notes.push(format!("ceiling = {}", figure.label));
+                } else if figure.label != "store" || figures.len() > 1 {
+                    notes.push(format!(
+                        "{}: p50 {} ms, {}/s",
+                        figure.label,
+                        ms(figure.ceiling.latencies.p50_ms()),
+                        rate(figure.ceiling.rps)
+                    ));
+                }
+            }
+        }
+        if row.endpoint == Endpoint::VendorDuringLogins
+            && let Some(share) = alone.and_then(|alone| ratio(row.loaded.rps, alone))
+        {
+            notes.push(format!("{share:.2} x the rate alone"));
+        }
+        if let Some(note) = &row.note {
+            notes.push(note.clone());
+        }
+        let errors = row.loaded.errors + row.single.as_ref().map_or(0, |single| single.errors);
+        if errors > 0 {
+            notes.push(format!("{errors} errors: {}", row.loaded.first_error.as_deref().unwrap_or("?")));
+        }
+        let verdict = verdict(block, row);
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            row.endpoint.label(),
+            row.connections,
+            rate(row.loaded.rps),
+            ms(row.loaded.latencies.p50_ms()),
+            ms(row.loaded.latencies.p99_ms()),
+            or_dash(single_p50_ms(row).map(ms)),
+            or_dash(ratio(row.loaded.rps, block.hyper.rps).map(|value| format!("{value:.3}"))),
+            or_dash(sql_p50.map(ms)),
+            or_dash(sql_rps.map(rate)),
+            or_dash(single_p50_ms(row).zip(sql_p50).and_then(|(p50, sql)| ratio(p50, sql)).map(|v| format!("{v:.2}"))),
+            or_dash(sql_rps.and_then(|sql| ratio(row.loaded.rps, sql)).map(|v| format!("{v:.2}"))),
+            verdict.as_ref().map_or("-", |verdict| verdict.target),
+            verdict.as_ref().map_or("-".to_owned(), |verdict| format!(
+                "{} ({})",
+                if verdict.met { "met" } else { "MISSED" },
+                verdict.measured
+            )),
+            notes.join("; ").replace('|', "/"),
+        ));
+    }
+    out
+}
+
+/// Every target checked in the run, one line each.
+pub fn summary(blocks: &[Block]) -> String {
+    let mut out = String::from(
+        "\n### Targets\n\n| Backend | Scale | Endpoint | Target | Measured | Met |\n|---|---|---|---|---|---|\n",
+    );
+    for block in blocks {
+        for row in &block.rows {
+            if let Some(verdict) = verdict(block, row) {
+                out.push_str(&format!(
+                    "| {} | {} | {} | {} | {} | {} |\n",
+                    block.backend.name(),
+                    block.scale.name(),
+                    row.endpoint.label(),
+                    verdict.target,
+                    verdict.measured,
+                    if verdict.met { "met" } else { "MISSED" }
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figures_keep_three_significant_digits_or_so() {
+        assert_eq!(rate(12345.6), "12346");
+        assert_eq!(rate(45.67), "45.7");
+        assert_eq!(rate(4.567), "4.57");
+        assert_eq!(ms(0.1234), "0.123");
+        assert_eq!(ms(2.345), "2.35");
+        assert_eq!(ms(812.4), "812");
+    }
+
+    #[test]
+    fn endpoint_keys_are_unique() {
+        let mut keys: Vec<&str> = Endpoint::ALL.iter().map(|endpoint| endpoint.key()).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        assert_eq!(keys.len(), Endpoint::ALL.len());
+    }
+}
