@@ -411,9 +411,9 @@ fn statements_for(endpoint: Endpoint, context: &Context) -> Vec<(&'static str, V
         Endpoint::InvoicesOverdue => {
             let today = context.today_start();
             vec![
-                ("store", with_session(Statement::new(sql::INVOICES_OVERDUE, vec![today, 15, 0]))),
+                ("store", with_session(Statement::new(sql::INVOICES_OVERDUE, vec![today, 15, 0, today]))),
                 ("page only", vec![Statement::new(sql::INVOICES_OVERDUE_PAGE_ONLY, vec![today, 15, 0])]),
-                ("count only", vec![Statement::new(sql::INVOICES_OVERDUE_COUNT_ONLY, vec![today])]),
+                ("count over rows", vec![Statement::new(sql::INVOICES_OVERDUE_ROW_COUNT, vec![today])]),
             ]
         }
         Endpoint::VendorsByBalance => {
@@ -442,7 +442,6 @@ fn expected_statements() -> Vec<String> {
         sql::ADD_PAID,
         sql::INSERT_PAYMENT,
         sql::INSERT_AUDIT,
-        sql::READ_PAYMENT,
     ]
     .iter()
     .map(|text| (*text).to_owned())

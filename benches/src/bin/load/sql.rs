@@ -37,22 +37,24 @@ v.name AS vendor_name, i.invoice_number, i.amount, i.paid, i.invoice_date, i.due
 i.created_at, i.updated_at FROM invoices i JOIN vendors v ON v.id = i.vendor_id WHERE TRUE \
 ORDER BY i.invoice_date DESC, i.id DESC LIMIT $1 OFFSET $2";
 
-/// Overdue invoices by pending amount, largest first, with their total count.
-pub const INVOICES_OVERDUE: &str = "SELECT (SELECT COUNT(*) FROM invoices i WHERE i.is_active AND i.amount - i.paid > 0 \
-AND i.due_date < $1) AS total_count, i.id, i.vendor_id, v.name AS vendor_name, i.invoice_number, i.amount, i.paid, \
+/// Overdue invoices by pending amount, largest first, with their total count summed from the
+/// open-invoice counts per due date (binds: today's start, limit, offset, today's start).
+pub const INVOICES_OVERDUE: &str = "SELECT (SELECT CAST(COALESCE(SUM(open_count), 0) AS BIGINT) FROM invoice_open_counts \
+WHERE due_date < $4) AS total_count, i.id, i.vendor_id, v.name AS vendor_name, i.invoice_number, i.amount, i.paid, \
 i.invoice_date, i.due_date, i.description, i.is_active, i.created_at, i.updated_at FROM invoices i \
 JOIN vendors v ON v.id = i.vendor_id WHERE i.is_active AND i.amount - i.paid > 0 AND i.due_date < $1 \
 ORDER BY (i.amount - i.paid) DESC, i.id DESC LIMIT $2 OFFSET $3";
 
-/// The page of overdue invoices alone, without the total count: what the page costs when the
-/// count is not recomputed (shown for the diagnosis, not a ceiling).
+/// The page of overdue invoices alone, without the total count (shown for the diagnosis, not
+/// a ceiling).
 pub const INVOICES_OVERDUE_PAGE_ONLY: &str = "SELECT i.id, i.vendor_id, v.name AS vendor_name, i.invoice_number, \
 i.amount, i.paid, i.invoice_date, i.due_date, i.description, i.is_active, i.created_at, i.updated_at FROM invoices i \
 JOIN vendors v ON v.id = i.vendor_id WHERE i.is_active AND i.amount - i.paid > 0 AND i.due_date < $1 \
 ORDER BY (i.amount - i.paid) DESC, i.id DESC LIMIT $2 OFFSET $3";
 
-/// The total count of overdue invoices alone (shown for the diagnosis, not a ceiling).
-pub const INVOICES_OVERDUE_COUNT_ONLY: &str =
+/// The total count of overdue invoices counted over the invoices themselves, as a store without
+/// the kept counts would (shown for the diagnosis, not a ceiling).
+pub const INVOICES_OVERDUE_ROW_COUNT: &str =
     "SELECT COUNT(*) FROM invoices i WHERE i.is_active AND i.amount - i.paid > 0 AND i.due_date < $1";
 
 /// Each active vendor's balance, as the store computes it (`vendor_balances!`).
@@ -134,19 +136,18 @@ WHERE transaction_date >= $12 AND transaction_date < $13 AND is_active GROUP BY 
     )
 }
 
-/// Moves a paid total (`Store::insert_transaction`, first statement).
-pub const ADD_PAID: &str = "UPDATE invoices SET paid = paid + $2 WHERE id = $1 AND is_active AND paid <= $3";
+/// Moves a paid total and returns the payment's nested invoice (`Store::insert_transaction`,
+/// first statement).
+pub const ADD_PAID: &str = "UPDATE invoices SET paid = paid + $2 WHERE id = $1 AND is_active AND paid <= $3 \
+RETURNING invoice_number, vendor_id, amount, paid, (SELECT v.name FROM vendors v WHERE v.id = invoices.vendor_id) AS vendor_name";
+/// The plain paid-total update of the bare insert-plus-update ceiling.
+const PLAIN_ADD_PAID: &str = "UPDATE invoices SET paid = paid + $2 WHERE id = $1 AND is_active AND paid <= $3";
 /// Inserts the payment.
 pub const INSERT_PAYMENT: &str = "INSERT INTO transactions (invoice_id, amount, transaction_date, transaction_type, \
 description, is_active, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, TRUE, $6, $6) RETURNING id";
 /// Records the audit entry.
 pub const INSERT_AUDIT: &str = "INSERT INTO audit_log (at, user_id, action, entity, entity_key, entity_id, reason, changes) \
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
-/// Reads the payment back.
-pub const READ_PAYMENT: &str = "SELECT t.id, t.invoice_id, t.amount, t.transaction_date, t.transaction_type, \
-t.description, t.is_active, t.created_at, t.updated_at, i.invoice_number, i.vendor_id, v.name AS vendor_name, \
-i.amount AS invoice_amount, i.paid AS invoice_paid FROM transactions t JOIN invoices i ON i.id = t.invoice_id \
-JOIN vendors v ON v.id = i.vendor_id WHERE t.id = $1";
 
 /// A statement with its integer parameters.
 #[derive(Clone, Debug)]
@@ -508,14 +509,25 @@ fn now_micros() -> i64 {
 macro_rules! payment_statements {
     ($conn:expr, $write:expr, $invoice_id:expr, $admin_id:expr) => {{
         let at = now_micros();
-        let changed = sqlx::query(ADD_PAID)
-            .bind($invoice_id)
-            .bind(PAYMENT_SCALED)
-            .bind(max_paid_before(PAYMENT_SCALED))
-            .execute(&mut *$conn)
-            .await
-            .map_err(|error| error.to_string())?
-            .rows_affected();
+        let changed = if $write == Write::StoreSequence {
+            sqlx::query(ADD_PAID)
+                .bind($invoice_id)
+                .bind(PAYMENT_SCALED)
+                .bind(max_paid_before(PAYMENT_SCALED))
+                .fetch_all(&mut *$conn)
+                .await
+                .map_err(|error| error.to_string())?
+                .len() as u64
+        } else {
+            sqlx::query(PLAIN_ADD_PAID)
+                .bind($invoice_id)
+                .bind(PAYMENT_SCALED)
+                .bind(max_paid_before(PAYMENT_SCALED))
+                .execute(&mut *$conn)
+                .await
+                .map_err(|error| error.to_string())?
+                .rows_affected()
+        };
         if changed != 1 {
             return Err(format!("invoice {} is not active", $invoice_id));
         }
@@ -543,7 +555,6 @@ macro_rules! payment_statements {
                 .execute(&mut *$conn)
                 .await
                 .map_err(|error| error.to_string())?;
-            sqlx::query(READ_PAYMENT).bind(id).fetch_one(&mut *$conn).await.map_err(|error| error.to_string())?;
         }
         Ok(())
     }};
