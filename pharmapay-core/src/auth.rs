@@ -1,15 +1,19 @@
 //! Proving who the caller is: password hashing (D29) and signed tokens (spec, Authentication).
 //!
 //! Passwords are hashed with Argon2id. Hashing costs about 20 ms of one core and 19 MiB, so it
-//! runs on the blocking thread pool when a Tokio runtime is present, and a semaphore bounds how
-//! many hashes run at once: a flood of logins queues instead of exhausting memory.
+//! runs on threads of its own, never on the async workers, and a semaphore bounds how many
+//! hashes run at once: a flood of logins queues instead of exhausting memory. On Linux those
+//! threads run at a lower scheduling priority (nice 10) than the rest of the process, so while
+//! the machine is busy a burst of logins takes what serving requests leaves and slows logins,
+//! not every other request.
 //!
 //! Tokens are HS256 JWTs carrying exactly the spec's claims. Verification pins the algorithm,
 //! requires `exp`, `iss` and `aud`, rejects claims of the wrong JSON type, and checks expiry
 //! against the engine's [`crate::Clock`] rather than the system time.
 
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use argon2::{Argon2, PasswordHasher as _, PasswordVerifier as _};
 use jiff::{SignedDuration, Timestamp};
@@ -253,10 +257,75 @@ impl Default for PasswordOptions {
     }
 }
 
+/// The nice value of the hashing threads: with the default weights a thread at nice 10 gets
+/// about a tenth of a core that a nice-0 thread also wants, and all of an idle one.
+const HASHING_NICENESS: i32 = 10;
+
+type HashingJob = Box<dyn FnOnce() + Send>;
+
+/// Threads that run password hashing, started on first use, one per hash allowed at once.
+/// They end when the engine that owns them is dropped.
+struct HashingThreads {
+    jobs: mpsc::Sender<HashingJob>,
+}
+
+impl HashingThreads {
+    /// Starts `count` threads; `None` when not one could be started.
+    fn start(count: usize) -> Option<Self> {
+        let (sender, receiver) = mpsc::channel::<HashingJob>();
+        let receiver = Arc::new(Mutex::new(receiver));
+        let mut started = 0;
+        for index in 0..count {
+            let receiver = Arc::clone(&receiver);
+            let spawned = std::thread::Builder::new().name(format!("pharmapay-hash-{index}")).spawn(move || {
+                lower_priority();
+                loop {
+                    // The lock is held only while waiting for the next job, not while hashing.
+                    let job = match receiver.lock() {
+                        Ok(receiver) => receiver.recv(),
+                        Err(_) => return,
+                    };
+                    let Ok(job) = job else { return };
+                    job();
+                }
+            });
+            match spawned {
+                Ok(_) => started += 1,
+                Err(error) => tracing::warn!(%error, "could not start a password hashing thread"),
+            }
+        }
+        (started > 0).then_some(Self { jobs: sender })
+    }
+
+    /// Runs `work` on a hashing thread and waits for its answer.
+    async fn run<T: Send + 'static>(&self, work: impl FnOnce() -> T + Send + 'static) -> T {
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let job: HashingJob = Box::new(move || {
+            let _ = reply.send(work());
+        });
+        assert!(self.jobs.send(job).is_ok(), "the password hashing threads are running");
+        answer.await.expect("password hashing does not panic")
+    }
+}
+
+/// Lowers the calling thread's scheduling priority (Linux keeps a nice value per thread).
+#[cfg(target_os = "linux")]
+fn lower_priority() {
+    if let Err(error) = rustix::process::setpriority_process(None, HASHING_NICENESS) {
+        tracing::debug!(%error, "password hashing keeps the normal priority");
+    }
+}
+
+/// Elsewhere the call would change the whole process, so hashing keeps the normal priority.
+#[cfg(not(target_os = "linux"))]
+fn lower_priority() {}
+
 /// Hashes and verifies passwords with Argon2id, off the async workers and bounded.
 pub(crate) struct Passwords {
     argon2: Argon2<'static>,
     permits: Arc<Semaphore>,
+    max_concurrent: usize,
+    threads: OnceLock<Option<HashingThreads>>,
     /// A hash of a random password, verified against when the email is unknown so that
     /// unknown emails take as long as wrong passwords (D21).
     decoy: OnceLock<String>,
@@ -264,9 +333,12 @@ pub(crate) struct Passwords {
 
 impl Passwords {
     pub(crate) fn new(options: PasswordOptions) -> Self {
+        let max_concurrent = options.max_concurrent.max(1);
         Self {
             argon2: Argon2::new(argon2::Algorithm::Argon2id, argon2::Version::V0x13, options.params),
-            permits: Arc::new(Semaphore::new(options.max_concurrent.max(1))),
+            permits: Arc::new(Semaphore::new(max_concurrent)),
+            max_concurrent,
+            threads: OnceLock::new(),
             decoy: OnceLock::new(),
         }
     }
@@ -274,6 +346,10 @@ impl Passwords {
     async fn run_bounded<T: Send + 'static>(&self, work: impl FnOnce(&Argon2<'static>) -> T + Send + 'static) -> T {
         let _permit = self.permits.acquire().await.expect("the hashing semaphore is never closed");
         let argon2 = self.argon2.clone();
+        if let Some(threads) = self.threads.get_or_init(|| HashingThreads::start(self.max_concurrent)) {
+            return threads.run(move || work(&argon2)).await;
+        }
+        // No hashing thread could be started: Tokio's blocking pool, still off the async workers.
         match tokio::runtime::Handle::try_current() {
             Ok(handle) => handle.spawn_blocking(move || work(&argon2)).await.expect("password hashing does not panic"),
             Err(_) => work(&argon2),
@@ -418,5 +494,26 @@ mod tests {
         assert!(passwords.verify("correct horse", &hash).await);
         assert!(!passwords.verify("wrong horse", &hash).await);
         assert!(!passwords.verify("correct horse", "not a hash").await);
+    }
+
+    #[tokio::test]
+    async fn hashing_runs_on_its_own_threads_below_the_normal_priority() {
+        let passwords = Passwords::new(PasswordOptions { max_concurrent: 2, ..PasswordOptions::default() });
+        let (name, niceness) = passwords
+            .run_bounded(|_| {
+                let name = std::thread::current().name().map(str::to_owned);
+                #[cfg(target_os = "linux")]
+                let niceness = rustix::process::getpriority_process(None).ok();
+                #[cfg(not(target_os = "linux"))]
+                let niceness = None::<i32>;
+                (name, niceness)
+            })
+            .await;
+        assert!(name.as_deref().is_some_and(|name| name.starts_with("pharmapay-hash-")), "{name:?}");
+        if cfg!(target_os = "linux") {
+            // Raising one's own nice value needs no privilege, so this holds for any user
+            // unless the process already runs at 10 or above.
+            assert!(niceness.is_some_and(|niceness| niceness >= HASHING_NICENESS), "{niceness:?}");
+        }
     }
 }
