@@ -215,10 +215,11 @@ impl SqlxStore {
         .map_err(StoreError::from)
     }
 
-    /// Refreshes the query planner's statistics; call it after a bulk load (a run of imports),
-    /// so the queries that follow plan with the new table sizes. PostgreSQL runs `ANALYZE`
-    /// (autovacuum would, some time later); SQLite needs nothing, as its plans for this schema
-    /// do not depend on statistics.
+    /// Refreshes the query planner's statistics and PostgreSQL's visibility map; call it after
+    /// a bulk load (a run of imports), so the queries that follow plan with the new table sizes
+    /// and index-only scans (the dashboard's monthly totals, vendor totals) need not visit the
+    /// table. PostgreSQL runs `VACUUM (ANALYZE)`, which autovacuum would do some time later when
+    /// it is on; SQLite needs nothing, as its plans for this schema do not depend on statistics.
     ///
     /// # Errors
     /// [`StoreError::Unavailable`] or [`StoreError::Backend`] when the statement fails.

@@ -146,9 +146,10 @@ pub(crate) async fn open(url: &str, options: &StoreOptions) -> Result<PostgresSt
     Ok(store)
 }
 
-/// Refreshes the planner's statistics of every table (after bulk loads).
+/// Refreshes the planner's statistics and the visibility map of every table (after bulk
+/// loads). `VACUUM` cannot run inside a transaction, so it goes to the pool as a statement.
 pub(crate) async fn analyze(store: &PostgresStore) -> Result<(), Error> {
-    sqlx::query("ANALYZE").execute(store.writer()).await?;
+    sqlx::raw_sql("VACUUM (ANALYZE)").execute(store.writer()).await?;
     Ok(())
 }
 
