@@ -37,6 +37,25 @@ pub fn scale_from_env() -> (&'static str, DemoSize) {
     }
 }
 
+/// The benchmarks' pharmacy and its admin (`bench@example.com`, password `bench-password`).
+pub fn bench_onboarding() -> Onboarding {
+    Onboarding {
+        pharmacy: PharmacyDetails {
+            name: "Bench Pharmacy".into(),
+            address: None,
+            phone: None,
+            email: None,
+            drug_license_number1: None,
+        },
+        admin: AdminAccount {
+            first_name: "Bench".into(),
+            last_name: "Admin".into(),
+            email: "bench@example.com".into(),
+            password: Password::parse("bench-password").expect("long enough"),
+        },
+    }
+}
+
 /// Onboards `store`, fills it with demo data of `size`, and signs the admin in.
 ///
 /// # Panics
@@ -44,21 +63,7 @@ pub fn scale_from_env() -> (&'static str, DemoSize) {
 pub async fn prepare<S: Store>(store: S, size: DemoSize) -> Bench<S> {
     let engine = PharmaPay::open(store, SystemClock, EngineOptions::default()).await.expect("engine opens");
     if !engine.onboarding_status().await.expect("status") {
-        let setup = Onboarding {
-            pharmacy: PharmacyDetails {
-                name: "Bench Pharmacy".into(),
-                address: None,
-                phone: None,
-                email: None,
-                drug_license_number1: None,
-            },
-            admin: AdminAccount {
-                first_name: "Bench".into(),
-                last_name: "Admin".into(),
-                email: "bench@example.com".into(),
-                password: Password::parse("bench-password").expect("long enough"),
-            },
-        };
+        let setup = bench_onboarding();
         engine.complete_onboarding(setup).await.expect("onboarding");
         demo::seed(engine.store(), size, engine.now()).await.expect("demo data");
     }

@@ -108,6 +108,26 @@ pub const DEMO_ADMIN_EMAIL: &str = "admin@demo.example";
 /// The demo admin's password.
 pub const DEMO_ADMIN_PASSWORD: &str = "demo-password";
 
+/// The demo pharmacy and its admin, as `seed-demo` onboards them on an empty store.
+pub fn demo_onboarding() -> pharmapay_core::Onboarding {
+    pharmapay_core::Onboarding {
+        pharmacy: pharmapay_core::PharmacyDetails {
+            name: "Demo Pharmacy".into(),
+            address: Some("1 Market Street".into()),
+            phone: None,
+            email: None,
+            drug_license_number1: Some("DL-DEMO-0001".into()),
+        },
+        admin: pharmapay_core::AdminAccount {
+            first_name: "Demo".into(),
+            last_name: "Admin".into(),
+            email: DEMO_ADMIN_EMAIL.into(),
+            password: pharmapay_core::text::Password::parse(DEMO_ADMIN_PASSWORD)
+                .expect("the demo password is long enough"),
+        },
+    }
+}
+
 /// Opens the configured store, onboards a demo pharmacy if the store is empty, and writes demo
 /// data of `size` (see [`demo`]).
 ///
@@ -141,22 +161,7 @@ async fn seed_store<S: Store>(
 ) -> Result<demo::DemoReport, StartError> {
     let engine = PharmaPay::open(store, clock, engine_options(config)).await?;
     if !engine.onboarding_status().await.map_err(|error| StartError::Config(error.to_string()))? {
-        let setup = pharmapay_core::Onboarding {
-            pharmacy: pharmapay_core::PharmacyDetails {
-                name: "Demo Pharmacy".into(),
-                address: Some("1 Market Street".into()),
-                phone: None,
-                email: None,
-                drug_license_number1: Some("DL-DEMO-0001".into()),
-            },
-            admin: pharmapay_core::AdminAccount {
-                first_name: "Demo".into(),
-                last_name: "Admin".into(),
-                email: DEMO_ADMIN_EMAIL.into(),
-                password: pharmapay_core::text::Password::parse(DEMO_ADMIN_PASSWORD)
-                    .expect("the demo password is long enough"),
-            },
-        };
+        let setup = demo_onboarding();
         engine.complete_onboarding(setup).await.map_err(|error| StartError::Config(error.to_string()))?;
         info!(email = DEMO_ADMIN_EMAIL, password = DEMO_ADMIN_PASSWORD, "onboarded a demo pharmacy");
     }

@@ -26,7 +26,7 @@ use pharmapay_core::jiff::civil::{Date, date};
 use pharmapay_core::jiff::{Timestamp, ToSpan, tz::TimeZone};
 use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::store::{ImportedInvoice, ImportedTransaction, ImportedVendor};
-use pharmapay_core::{AdminAccount, Amount, EngineOptions, Onboarding, PharmaPay, PharmacyDetails, Store, SystemClock};
+use pharmapay_core::{Amount, EngineOptions, PharmaPay, Store, SystemClock};
 use pharmapay_store_memory::MemoryStore;
 use rust_xlsxwriter::{ExcelDateTime, Format, Workbook, XlsxError};
 
@@ -196,22 +196,7 @@ async fn engine_report(rows: u32) -> Result<Measurement, String> {
     let engine = PharmaPay::open(MemoryStore::new(), SystemClock, EngineOptions::default())
         .await
         .map_err(|error| error.to_string())?;
-    let password = pharmapay_core::text::Password::parse("bench-password").map_err(|error| error.to_string())?;
-    let setup = Onboarding {
-        pharmacy: PharmacyDetails {
-            name: "Bench Pharmacy".into(),
-            address: None,
-            phone: None,
-            email: None,
-            drug_license_number1: None,
-        },
-        admin: AdminAccount {
-            first_name: "Bench".into(),
-            last_name: "Admin".into(),
-            email: "bench@example.com".into(),
-            password,
-        },
-    };
+    let setup = pharmapay_benches::bench_onboarding();
     let session = engine.complete_onboarding(setup).await.map_err(|error| error.to_string())?;
     let admin = engine.authenticate(&session.token.token).await.map_err(|error| error.to_string())?;
     fill(engine.store(), rows).await?;

@@ -339,21 +339,7 @@ pub fn run_memory_server(scale: Scale, log: &str) -> std::io::Result<()> {
         let engine = PharmaPay::open(MemoryStore::new(), SystemClock, EngineOptions::default())
             .await
             .map_err(std::io::Error::other)?;
-        let setup = pharmapay_core::Onboarding {
-            pharmacy: pharmapay_core::PharmacyDetails {
-                name: "Demo Pharmacy".into(),
-                address: Some("1 Market Street".into()),
-                phone: None,
-                email: None,
-                drug_license_number1: Some("DL-DEMO-0001".into()),
-            },
-            admin: pharmapay_core::AdminAccount {
-                first_name: "Demo".into(),
-                last_name: "Admin".into(),
-                email: DEMO_ADMIN_EMAIL.into(),
-                password: pharmapay_core::text::Password::parse(DEMO_ADMIN_PASSWORD).map_err(std::io::Error::other)?,
-            },
-        };
+        let setup = pharmapay_server::demo_onboarding();
         engine.complete_onboarding(setup).await.map_err(std::io::Error::other)?;
         let started = Instant::now();
         demo::seed(engine.store(), scale.size(), engine.now()).await.map_err(std::io::Error::other)?;

@@ -360,26 +360,27 @@ async fn close(pool: Pool) {
     }
 }
 
-async fn run_sqlite(conn: &mut sqlx::SqliteConnection, statements: &[Statement]) -> Result<(), String> {
-    for statement in statements {
-        let mut query = sqlx::query(statement.sql);
-        for value in &statement.binds {
-            query = query.bind(*value);
+/// Runs each statement of a list on one connection, fetching every row (the connection types of
+/// the two databases differ, so the body is written once here).
+macro_rules! run_statements {
+    ($conn:expr, $statements:expr) => {{
+        for statement in $statements {
+            let mut query = sqlx::query(statement.sql);
+            for value in &statement.binds {
+                query = query.bind(*value);
+            }
+            query.fetch_all(&mut *$conn).await.map_err(|error| format!("{error} in {}", statement.sql))?;
         }
-        query.fetch_all(&mut *conn).await.map_err(|error| format!("{error} in {}", statement.sql))?;
-    }
-    Ok(())
+        Ok(())
+    }};
+}
+
+async fn run_sqlite(conn: &mut sqlx::SqliteConnection, statements: &[Statement]) -> Result<(), String> {
+    run_statements!(conn, statements)
 }
 
 async fn run_postgres(conn: &mut sqlx::PgConnection, statements: &[Statement]) -> Result<(), String> {
-    for statement in statements {
-        let mut query = sqlx::query(statement.sql);
-        for value in &statement.binds {
-            query = query.bind(*value);
-        }
-        query.fetch_all(&mut *conn).await.map_err(|error| format!("{error} in {}", statement.sql))?;
-    }
-    Ok(())
+    run_statements!(conn, statements)
 }
 
 /// Runs `once` back to back: a warm-up run, then for `budget` (at least seven runs).
