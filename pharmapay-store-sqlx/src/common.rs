@@ -395,10 +395,23 @@ fn invoice_from(row: &DbRow, today_start: Timestamp) -> Result<Invoice> {
     })
 }
 
-fn transaction_from(row: &DbRow) -> Result<Transaction> {
-    let invoice_id = InvoiceId(row.try_get("invoice_id")?);
+/// The payment's nested invoice from a row with `invoice_number`, `vendor_id`, `vendor_name`,
+/// `invoice_amount` and `invoice_paid`.
+fn invoice_brief_from(row: &DbRow, invoice_id: InvoiceId) -> Result<InvoiceBrief> {
     let invoice_amount: i64 = row.try_get("invoice_amount")?;
     let invoice_paid: i64 = row.try_get("invoice_paid")?;
+    Ok(InvoiceBrief {
+        id: invoice_id,
+        invoice_number: row.try_get("invoice_number")?,
+        vendor_id: VendorId(row.try_get("vendor_id")?),
+        vendor_name: row.try_get("vendor_name")?,
+        amount: amount(invoice_amount)?,
+        pending_amount: difference(invoice_amount, invoice_paid),
+    })
+}
+
+fn transaction_from(row: &DbRow) -> Result<Transaction> {
+    let invoice_id = InvoiceId(row.try_get("invoice_id")?);
     Ok(Transaction {
         id: TransactionId(row.try_get("id")?),
         invoice_id,
@@ -409,14 +422,7 @@ fn transaction_from(row: &DbRow) -> Result<Transaction> {
         is_active: row.try_get("is_active")?,
         created_at: instant(row.try_get("created_at")?)?,
         updated_at: instant(row.try_get("updated_at")?)?,
-        invoice: InvoiceBrief {
-            id: invoice_id,
-            invoice_number: row.try_get("invoice_number")?,
-            vendor_id: VendorId(row.try_get("vendor_id")?),
-            vendor_name: row.try_get("vendor_name")?,
-            amount: amount(invoice_amount)?,
-            pending_amount: difference(invoice_amount, invoice_paid),
-        },
+        invoice: invoice_brief_from(row, invoice_id)?,
     })
 }
 
@@ -1768,7 +1774,7 @@ impl SqlStore {
         // new payment need not be read back inside the write transaction.
         let changed = sqlx::query(
             "UPDATE invoices SET paid = paid + $2 WHERE id = $1 AND is_active AND paid <= $3 \
-             RETURNING invoice_number, vendor_id, amount, paid, \
+             RETURNING invoice_number, vendor_id, amount AS invoice_amount, paid AS invoice_paid, \
              (SELECT v.name FROM vendors v WHERE v.id = invoices.vendor_id) AS vendor_name",
         )
         .bind(invoice_id)
@@ -1777,15 +1783,7 @@ impl SqlStore {
         .fetch_optional(&mut *conn)
         .await?;
         if let Some(row) = changed {
-            let (invoice_amount, invoice_paid): (i64, i64) = (row.try_get("amount")?, row.try_get("paid")?);
-            return Ok(InvoiceBrief {
-                id: InvoiceId(invoice_id),
-                invoice_number: row.try_get("invoice_number")?,
-                vendor_id: VendorId(row.try_get("vendor_id")?),
-                vendor_name: row.try_get("vendor_name")?,
-                amount: amount(invoice_amount)?,
-                pending_amount: difference(invoice_amount, invoice_paid),
-            });
+            return invoice_brief_from(&row, InvoiceId(invoice_id));
         }
         let active = sqlx::query("SELECT is_active FROM invoices WHERE id = $1")
             .bind(invoice_id)

@@ -139,7 +139,8 @@ WHERE transaction_date >= $12 AND transaction_date < $13 AND is_active GROUP BY 
 /// Moves a paid total and returns the payment's nested invoice (`Store::insert_transaction`,
 /// first statement).
 pub const ADD_PAID: &str = "UPDATE invoices SET paid = paid + $2 WHERE id = $1 AND is_active AND paid <= $3 \
-RETURNING invoice_number, vendor_id, amount, paid, (SELECT v.name FROM vendors v WHERE v.id = invoices.vendor_id) AS vendor_name";
+RETURNING invoice_number, vendor_id, amount AS invoice_amount, paid AS invoice_paid, \
+(SELECT v.name FROM vendors v WHERE v.id = invoices.vendor_id) AS vendor_name";
 /// The plain paid-total update of the bare insert-plus-update ceiling.
 const PLAIN_ADD_PAID: &str = "UPDATE invoices SET paid = paid + $2 WHERE id = $1 AND is_active AND paid <= $3";
 /// Inserts the payment.
