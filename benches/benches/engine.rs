@@ -15,7 +15,7 @@ use pharmapay_core::domain::{InvoiceQuery, VendorQuery};
 use pharmapay_core::store::Store;
 use pharmapay_core::{Access, Action, Collection};
 use pharmapay_store_memory::MemoryStore;
-use pharmapay_store_sqlx::SqlxStore;
+use pharmapay_store_sqlx::SqliteStore;
 use tokio::runtime::Runtime;
 
 fn runtime() -> Runtime {
@@ -91,7 +91,7 @@ fn sqlite(c: &mut Criterion) {
     };
     let url = path.to_str().expect("a UTF-8 path");
     let bench = runtime.block_on(async {
-        let store = SqlxStore::connect(url).await.expect("the SQLite file opens");
+        let store = SqliteStore::connect(url).await.expect("the SQLite file opens");
         prepare(store, size).await
     });
     bench_engine(c, &runtime, "sqlite", &bench);

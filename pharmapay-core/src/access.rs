@@ -11,6 +11,7 @@ use jiff::Timestamp;
 
 use crate::error::Error;
 use crate::ids::{PermissionId, RoleId, UserId};
+use crate::rules::grants::Escalation;
 
 /// The role seeded as `Admin`: its users are admins (D18, D27).
 pub const ADMIN_ROLE_ID: RoleId = RoleId(1);
@@ -72,10 +73,6 @@ impl Collection {
             Collection::AuditLog => "AuditLog",
         }
     }
-
-    fn index(self) -> u32 {
-        Collection::ALL.iter().position(|c| *c == self).expect("ALL lists every collection") as u32
-    }
 }
 
 /// What a permission allows on its collection.
@@ -104,10 +101,6 @@ impl Action {
             Action::Delete => "Delete",
         }
     }
-
-    fn index(self) -> u32 {
-        Action::ALL.iter().position(|a| *a == self).expect("ALL lists every action") as u32
-    }
 }
 
 /// A permission a use case requires, such as `Vendor:Read`.
@@ -133,8 +126,10 @@ impl Access {
         Some(Self { collection, action })
     }
 
+    /// The permission's bit in a [`PermissionSet`]: four per collection, one per action, both
+    /// numbered as declared.
     fn bit(self) -> u64 {
-        1 << (self.collection.index() * 4 + self.action.index())
+        1 << (self.collection as u32 * 4 + self.action as u32)
     }
 }
 
@@ -151,6 +146,8 @@ pub enum Requirement {
     Permission(Access),
     /// An admin token (listing soft-deleted vendors, spec Vendors).
     Admin,
+    /// Holding everything a write would give (D38): what the caller lacks.
+    Grant(Escalation),
 }
 
 impl fmt::Display for Requirement {
@@ -158,7 +155,25 @@ impl fmt::Display for Requirement {
         match self {
             Requirement::Permission(access) => access.fmt(f),
             Requirement::Admin => f.write_str("admin"),
+            Requirement::Grant(missing) => missing.fmt(f),
         }
+    }
+}
+
+/// What a caller may give others through roles and policies (D38): everything, or only the
+/// permissions their token holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Authority {
+    /// An admin, or the system itself (onboarding, imports): no limit.
+    Full,
+    /// Anyone else: at most these permissions, and never the Admin role.
+    Limited(PermissionSet),
+}
+
+impl Authority {
+    /// The authority a verified caller's token proves.
+    pub fn of(principal: &Principal) -> Self {
+        if principal.is_admin { Authority::Full } else { Authority::Limited(principal.permissions) }
     }
 }
 
@@ -180,6 +195,30 @@ impl PermissionSet {
     /// True when `access` is in the set.
     pub fn contains(self, access: Access) -> bool {
         self.0 & access.bit() != 0
+    }
+
+    /// The permissions in this set or in `other`.
+    pub fn union(self, other: PermissionSet) -> PermissionSet {
+        Self(self.0 | other.0)
+    }
+
+    /// The permissions of this set that `other` lacks.
+    pub fn without(self, other: PermissionSet) -> PermissionSet {
+        Self(self.0 & !other.0)
+    }
+
+    /// True when the set holds nothing.
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// The set of the permissions listed, skipping any that names no known [`Access`].
+    pub fn from_permissions<'a>(permissions: impl IntoIterator<Item = &'a Permission>) -> Self {
+        let mut set = Self::empty();
+        for access in permissions.into_iter().filter_map(Permission::access) {
+            set.insert(access);
+        }
+        set
     }
 
     /// Builds a set from `Collection:Action` strings, skipping ones it does not know.
@@ -217,6 +256,13 @@ impl Permission {
     /// `Collection:Action`.
     pub fn code(&self) -> String {
         format!("{}:{}", self.collection, self.action)
+    }
+
+    /// What the permission allows, when it names a known collection and action.
+    pub fn access(&self) -> Option<Access> {
+        let collection = Collection::ALL.into_iter().find(|c| c.name() == self.collection)?;
+        let action = Action::ALL.into_iter().find(|a| a.name() == self.action)?;
+        Some(Access::new(collection, action))
     }
 
     /// The wildcard entry `GET /api/users/me/permissions` answers for an admin (D19).
@@ -271,6 +317,13 @@ impl Principal {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_permission_has_a_bit_of_its_own() {
+        let every = Collection::ALL.into_iter().flat_map(|c| Action::ALL.into_iter().map(move |a| Access::new(c, a)));
+        let bits: std::collections::BTreeSet<u64> = every.map(Access::bit).collect();
+        assert_eq!(bits.len(), Collection::ALL.len() * Action::ALL.len());
+    }
 
     fn principal(is_admin: bool, perms: &[&str]) -> Principal {
         Principal {

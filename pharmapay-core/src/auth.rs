@@ -7,15 +7,20 @@
 //! the machine is busy a burst of logins takes what serving requests leaves and slows logins,
 //! not every other request.
 //!
-//! Tokens are HS256 JWTs carrying exactly the spec's claims. Verification pins the algorithm,
-//! requires `exp`, `iss` and `aud`, rejects claims of the wrong JSON type, and checks expiry
-//! against the engine's [`crate::Clock`] rather than the system time.
+//! Tokens are HS256 JWTs carrying the spec's claims and their issue second `iat` (D39).
+//! Verification pins the algorithm, requires `exp`, `iat`, `iss` and `aud`, rejects claims of
+//! the wrong JSON type, checks expiry against the engine's [`crate::Clock`] rather than the
+//! system time, and refuses a token whose lifetime is longer than the configured one or whose
+//! `iat` lies more than a minute ahead (see [`crate::rules::sessions`]).
 
 use std::fmt;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use argon2::{Argon2, PasswordHasher as _, PasswordVerifier as _};
+use std::cell::RefCell;
+
+use argon2::password_hash::phc::{Output, ParamsString, PasswordHash, Salt};
+use argon2::{Argon2, Block, Params, Version};
 use jiff::{SignedDuration, Timestamp};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
@@ -25,6 +30,7 @@ use crate::access::{PermissionSet, Principal};
 use crate::domain::User;
 use crate::error::Error;
 use crate::ids::{RoleId, UserId};
+use crate::rules::sessions;
 
 /// Shortest signing secret accepted (spec, Authentication 4).
 pub const MIN_SECRET_CHARS: usize = 32;
@@ -111,6 +117,7 @@ struct Claims {
     is_admin: String,
     perm: Vec<String>,
     exp: u64,
+    iat: u64,
     iss: String,
     aud: String,
 }
@@ -128,7 +135,7 @@ pub struct IssuedToken {
 #[derive(Clone, Debug)]
 pub(crate) struct VerifiedToken {
     pub principal: Principal,
-    /// Whole seconds since the epoch: `exp` minus the configured lifetime.
+    /// The `iat` claim: whole seconds since the epoch.
     pub issued_at_second: i64,
 }
 
@@ -157,7 +164,7 @@ impl Tokens {
         let mut validation = Validation::new(Algorithm::HS256);
         validation.set_issuer(&[settings.issuer.as_str()]);
         validation.set_audience(&[settings.audience.as_str()]);
-        validation.set_required_spec_claims(&["exp", "iss", "aud"]);
+        validation.set_required_spec_claims(&["exp", "iat", "iss", "aud"]);
         // Expiry is checked against the engine's clock in `verify`, with no leeway.
         validation.validate_exp = false;
         validation.leeway = 0;
@@ -170,23 +177,16 @@ impl Tokens {
         })
     }
 
-    /// Signs a token for `user` issued at `now`.
-    ///
-    /// Tokens carry no issue time of their own (the spec lists the claims exactly), so the issue
-    /// second is read back as `exp` minus the lifetime. A token must be issued in a later second
-    /// than the user's last revocation (D20); when `now` falls in that same second, the token is
-    /// dated one second later, which keeps it valid while every token issued before the
-    /// revocation stays refused.
+    /// Signs a token for `user` with `iat` = `issued_at` (Unix seconds), as the store's
+    /// transaction chose it with [`crate::rules::sessions::issue`], expiring one lifetime later.
     pub(crate) fn issue(
         &self,
         user: &User,
         is_admin: bool,
         perm: Vec<String>,
-        now: Timestamp,
-        tokens_revoked_at: Timestamp,
+        issued_at: i64,
     ) -> Result<IssuedToken, Error> {
-        let issued = now.as_second().max(tokens_revoked_at.as_second().saturating_add(1));
-        let exp = issued.saturating_add(self.settings.lifetime.as_secs());
+        let exp = issued_at.saturating_add(self.settings.lifetime.as_secs());
         let claims = Claims {
             sub: user.id.to_string(),
             email: user.email.clone(),
@@ -197,6 +197,7 @@ impl Tokens {
             // Spec, Authentication 6: an admin token carries the single entry `*:Create`.
             perm: if is_admin { vec!["*:Create".into()] } else { perm },
             exp: u64::try_from(exp).unwrap_or(0),
+            iat: u64::try_from(issued_at).unwrap_or(0),
             iss: self.settings.issuer.clone(),
             aud: self.settings.audience.clone(),
         };
@@ -215,7 +216,13 @@ impl Tokens {
             .map_err(|_| Error::Unauthenticated)?;
         let claims = data.claims;
         let exp = i64::try_from(claims.exp).map_err(|_| Error::Unauthenticated)?;
+        let iat = i64::try_from(claims.iat).map_err(|_| Error::Unauthenticated)?;
         if exp <= now.as_second() {
+            return Err(Error::Unauthenticated);
+        }
+        // D39: a token cannot claim a longer life than tokens are given now, nor an issue time
+        // ahead of the clock; lowering the lifetime therefore shortens older tokens too.
+        if !sessions::times_are_plausible(iat, exp, self.settings.lifetime.as_secs(), now) {
             return Err(Error::Unauthenticated);
         }
         let user_id = claims.sub.parse::<i64>().map_err(|_| Error::Unauthenticated)?;
@@ -235,7 +242,7 @@ impl Tokens {
             permissions: PermissionSet::from_names(claims.perm.iter().map(String::as_str)),
             expires_at: Timestamp::from_second(exp).map_err(|_| Error::Unauthenticated)?,
         };
-        Ok(VerifiedToken { principal, issued_at_second: exp - self.settings.lifetime.as_secs() })
+        Ok(VerifiedToken { principal, issued_at_second: iat })
     }
 }
 
@@ -328,7 +335,7 @@ pub(crate) struct Passwords {
     threads: OnceLock<Option<HashingThreads>>,
     /// A hash of a random password, verified against when the email is unknown so that
     /// unknown emails take as long as wrong passwords (D21).
-    decoy: OnceLock<String>,
+    decoy: tokio::sync::OnceCell<String>,
 }
 
 impl Passwords {
@@ -339,12 +346,21 @@ impl Passwords {
             permits: Arc::new(Semaphore::new(max_concurrent)),
             max_concurrent,
             threads: OnceLock::new(),
-            decoy: OnceLock::new(),
+            decoy: tokio::sync::OnceCell::new(),
         }
     }
 
     async fn run_bounded<T: Send + 'static>(&self, work: impl FnOnce(&Argon2<'static>) -> T + Send + 'static) -> T {
-        let _permit = self.permits.acquire().await.expect("the hashing semaphore is never closed");
+        let permit = self.permits.acquire().await.expect("the hashing semaphore is never closed");
+        self.run_holding(permit, work).await
+    }
+
+    /// Runs `work` on a hashing thread while `_permit` holds one of the bounded places.
+    async fn run_holding<T: Send + 'static>(
+        &self,
+        _permit: tokio::sync::SemaphorePermit<'_>,
+        work: impl FnOnce(&Argon2<'static>) -> T + Send + 'static,
+    ) -> T {
         let argon2 = self.argon2.clone();
         if let Some(threads) = self.threads.get_or_init(|| HashingThreads::start(self.max_concurrent)) {
             return threads.run(move || work(&argon2)).await;
@@ -360,10 +376,8 @@ impl Passwords {
     pub(crate) async fn hash(&self, password: &str) -> Result<String, Error> {
         let password = password.to_owned();
         self.run_bounded(move |argon2| {
-            argon2
-                .hash_password(password.as_bytes())
-                .map(|hash| hash.to_string())
-                .map_err(|error| Error::Store(crate::store::StoreError::backend(HashError(error.to_string()))))
+            hash_phc(argon2, password.as_bytes())
+                .map_err(|error| Error::Store(crate::store::StoreError::backend(HashError(error))))
         })
         .await
     }
@@ -372,25 +386,112 @@ impl Passwords {
     pub(crate) async fn verify(&self, password: &str, hash: &str) -> bool {
         let password = password.to_owned();
         let hash = hash.to_owned();
-        self.run_bounded(move |argon2| argon2.verify_password(password.as_bytes(), hash.as_str()).is_ok()).await
+        self.run_bounded(move |_| verify_phc(password.as_bytes(), &hash)).await
     }
 
-    /// Spends the time of one verification without a real hash to check (D21).
-    pub(crate) async fn verify_decoy(&self, password: &str) {
-        let decoy = match self.decoy.get() {
-            Some(decoy) => decoy.clone(),
-            None => {
-                let fresh = self.hash(Secret::generate().expose()).await.unwrap_or_default();
-                self.decoy.get_or_init(|| fresh).clone()
+    /// The hash verified against when there is no real one, so that unknown emails take as
+    /// long as wrong passwords (D21). It is made once, however many sign-ins ask at the start.
+    async fn decoy(&self) -> String {
+        self.decoy
+            .get_or_init(|| async { self.hash(Secret::generate().expose()).await.unwrap_or_default() })
+            .await
+            .clone()
+    }
+
+    /// Checks `password` against `hash`, or spends the same work on a decoy when there is no
+    /// hash (the answer is then false). When every hashing place is busy and the call had to
+    /// wait for one, it asks `still_allowed` first and answers `None` without hashing when that
+    /// says no: a flood of sign-ins queued behind the hashing threads stops costing work once
+    /// the login window closes on them (D40).
+    pub(crate) async fn verify_unless_throttled<F: std::future::Future<Output = bool>>(
+        &self,
+        password: &str,
+        hash: Option<&str>,
+        still_allowed: impl FnOnce() -> F,
+    ) -> Option<bool> {
+        let (hash, real) = match hash {
+            Some(hash) => (hash.to_owned(), true),
+            None => (self.decoy().await, false),
+        };
+        let permit = match self.permits.try_acquire() {
+            Ok(permit) => permit,
+            Err(_) => {
+                let permit = self.permits.acquire().await.expect("the hashing semaphore is never closed");
+                if !still_allowed().await {
+                    return None;
+                }
+                permit
             }
         };
-        let _ = self.verify(password, &decoy).await;
+        let password = password.to_owned();
+        let matches = self.run_holding(permit, move |_| verify_phc(password.as_bytes(), &hash)).await;
+        Some(matches && real)
     }
 }
 
 #[derive(Debug, thiserror::Error)]
 #[error("password hashing failed: {0}")]
 struct HashError(String);
+
+thread_local! {
+    /// Argon2's working memory (19 MiB at the default cost), kept by each hashing thread from
+    /// one hash to the next. Allocating and freeing it for every sign-in left the allocator
+    /// holding freed buffers: a burst of sign-ins grew the process by hundreds of megabytes
+    /// that it never gave back. Kept per thread, it costs one buffer per hashing thread.
+    static WORK_MEMORY: RefCell<Vec<Block>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `work` over this thread's Argon2 memory, grown to `blocks` blocks when needed.
+fn with_work_memory<T>(blocks: usize, work: impl FnOnce(&mut [Block]) -> T) -> T {
+    WORK_MEMORY.with(|memory| {
+        let mut memory = memory.borrow_mut();
+        if memory.len() < blocks {
+            memory.resize(blocks, Block::default());
+        }
+        work(&mut memory[..blocks])
+    })
+}
+
+/// Hashes `password` with `argon2`'s algorithm, version and costs and a fresh 16-byte salt,
+/// into a PHC string (`$argon2id$v=19$m=...,t=...,p=...$salt$hash`).
+fn hash_phc(argon2: &Argon2<'static>, password: &[u8]) -> Result<String, String> {
+    let mut salt = [0u8; 16];
+    getrandom::fill(&mut salt).map_err(|error| error.to_string())?;
+    let params = argon2.params().clone();
+    let mut out = vec![0u8; params.output_len().unwrap_or(Params::DEFAULT_OUTPUT_LEN)];
+    with_work_memory(params.block_count(), |blocks| {
+        argon2.hash_password_into_with_memory(password, &salt, &mut out, blocks)
+    })
+    .map_err(|error| error.to_string())?;
+    let phc = PasswordHash {
+        algorithm: argon2::Algorithm::Argon2id.ident(),
+        version: Some(Version::V0x13.into()),
+        params: ParamsString::try_from(&params).map_err(|error| error.to_string())?,
+        salt: Some(Salt::new(&salt).map_err(|error| error.to_string())?),
+        hash: Some(Output::new(&out).map_err(|error| error.to_string())?),
+    };
+    Ok(phc.to_string())
+}
+
+/// True when `password` matches the PHC string `phc`, hashed with the algorithm, version, costs
+/// and salt the string names; the outputs are compared in constant time. Anything unreadable
+/// matches nothing.
+fn verify_phc(password: &[u8], phc: &str) -> bool {
+    let Ok(hash) = PasswordHash::new(phc) else { return false };
+    let (Some(salt), Some(expected)) = (hash.salt, hash.hash) else { return false };
+    let Ok(algorithm) = argon2::Algorithm::try_from(hash.algorithm.as_str()) else { return false };
+    let version = match hash.version {
+        Some(number) => Version::try_from(number),
+        None => Ok(Version::default()),
+    };
+    let (Ok(version), Ok(params)) = (version, Params::try_from(&hash)) else { return false };
+    let argon2 = Argon2::new(algorithm, version, params.clone());
+    let mut out = vec![0u8; expected.len()];
+    let hashed = with_work_memory(params.block_count(), |blocks| {
+        argon2.hash_password_into_with_memory(password, &salt, &mut out, blocks)
+    });
+    hashed.is_ok() && Output::new(&out).is_ok_and(|output| output == expected)
+}
 
 #[cfg(test)]
 mod tests {
@@ -425,7 +526,7 @@ mod tests {
     #[test]
     fn a_token_round_trips_into_a_principal() {
         let tokens = Tokens::new(settings()).unwrap();
-        let issued = tokens.issue(&user(), false, vec!["Vendor:Read".into()], now(), Timestamp::UNIX_EPOCH).unwrap();
+        let issued = tokens.issue(&user(), false, vec!["Vendor:Read".into()], now().as_second()).unwrap();
         assert_eq!(issued.expires_at, "2024-05-11T12:00:00Z".parse().unwrap());
         let verified = tokens.verify(&issued.token, now()).unwrap();
         assert_eq!(verified.principal.user_id, UserId(3));
@@ -438,7 +539,7 @@ mod tests {
     #[test]
     fn expired_tokens_are_refused_at_the_second_of_expiry() {
         let tokens = Tokens::new(settings()).unwrap();
-        let issued = tokens.issue(&user(), false, vec![], now(), Timestamp::UNIX_EPOCH).unwrap();
+        let issued = tokens.issue(&user(), false, vec![], now().as_second()).unwrap();
         let just_before = issued.expires_at - SignedDuration::from_secs(1);
         assert!(tokens.verify(&issued.token, just_before).is_ok());
         assert!(matches!(tokens.verify(&issued.token, issued.expires_at), Err(Error::Unauthenticated)));
@@ -449,30 +550,68 @@ mod tests {
         let tokens = Tokens::new(settings()).unwrap();
         let mut other = settings();
         other.secret = Secret::new("another-secret-another-secret-xx");
-        let forged = Tokens::new(other).unwrap().issue(&user(), true, vec![], now(), Timestamp::UNIX_EPOCH).unwrap();
+        let forged = Tokens::new(other).unwrap().issue(&user(), true, vec![], now().as_second()).unwrap();
         assert!(tokens.verify(&forged.token, now()).is_err());
         for (issuer, audience) in [("someone-else", "pharmapay"), ("pharmapay", "someone-else")] {
             let mut other = settings();
             other.issuer = issuer.into();
             other.audience = audience.into();
-            let token = Tokens::new(other).unwrap().issue(&user(), true, vec![], now(), Timestamp::UNIX_EPOCH).unwrap();
+            let token = Tokens::new(other).unwrap().issue(&user(), true, vec![], now().as_second()).unwrap();
             assert!(tokens.verify(&token.token, now()).is_err(), "iss {issuer} aud {audience}");
         }
     }
 
     #[test]
-    fn a_token_issued_in_the_second_of_a_revocation_is_dated_after_it() {
+    fn a_token_carries_the_issue_second_it_was_given() {
         let tokens = Tokens::new(settings()).unwrap();
-        let revoked_at = now() + SignedDuration::from_millis(300);
-        let issued = tokens.issue(&user(), false, vec![], now(), revoked_at).unwrap();
+        let issued = tokens.issue(&user(), false, vec![], now().as_second() + 1).unwrap();
         let verified = tokens.verify(&issued.token, now()).unwrap();
         assert_eq!(verified.issued_at_second, now().as_second() + 1);
+        let payload = decode_payload(&issued.token);
+        assert_eq!(payload["iat"], serde_json::json!(now().as_second() + 1));
+        assert_eq!(payload["exp"], serde_json::json!(now().as_second() + 1 + 24 * 3600));
+    }
+
+    #[test]
+    fn lowering_the_lifetime_shortens_tokens_already_issued() {
+        let long_lived = Tokens::new(settings()).unwrap().issue(&user(), false, vec![], now().as_second()).unwrap();
+        let mut shorter = settings();
+        shorter.lifetime = SignedDuration::from_hours(1);
+        let tokens = Tokens::new(shorter).unwrap();
+        assert!(matches!(tokens.verify(&long_lived.token, now()), Err(Error::Unauthenticated)));
+    }
+
+    #[test]
+    fn tokens_dated_more_than_a_minute_ahead_are_refused() {
+        let tokens = Tokens::new(settings()).unwrap();
+        let ahead = tokens.issue(&user(), false, vec![], now().as_second() + 61).unwrap();
+        assert!(matches!(tokens.verify(&ahead.token, now()), Err(Error::Unauthenticated)));
+        let slightly_ahead = tokens.issue(&user(), false, vec![], now().as_second() + 60).unwrap();
+        assert!(tokens.verify(&slightly_ahead.token, now()).is_ok());
+    }
+
+    #[test]
+    fn tokens_without_an_issue_time_are_refused() {
+        let tokens = Tokens::new(settings()).unwrap();
+        let claims = serde_json::json!({
+            "sub": "3", "email": "asha@example.com", "given_name": "Asha", "family_name": "Rao",
+            "role_id": "2", "is_admin": "false", "perm": [], "exp": now().as_second() + 3600,
+            "iss": "pharmapay", "aud": "pharmapay",
+        });
+        let key = EncodingKey::from_secret(settings().secret.expose().as_bytes());
+        let token = jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &key).unwrap();
+        assert!(matches!(tokens.verify(&token, now()), Err(Error::Unauthenticated)));
+    }
+
+    /// The claims as written, read without checking the signature.
+    fn decode_payload(token: &str) -> serde_json::Value {
+        jsonwebtoken::dangerous::insecure_decode_claims(token).unwrap()
     }
 
     #[test]
     fn admin_tokens_carry_only_the_wildcard_entry() {
         let tokens = Tokens::new(settings()).unwrap();
-        let issued = tokens.issue(&user(), true, vec!["Vendor:Read".into()], now(), Timestamp::UNIX_EPOCH).unwrap();
+        let issued = tokens.issue(&user(), true, vec!["Vendor:Read".into()], now().as_second()).unwrap();
         let payload = issued.token.split('.').nth(1).unwrap();
         let verified = tokens.verify(&issued.token, now()).unwrap();
         assert!(verified.principal.is_admin);
@@ -484,6 +623,35 @@ mod tests {
     fn secrets_never_print() {
         assert_eq!(format!("{:?}", Secret::new("hunter2")), "[redacted]");
         assert_eq!(Secret::generate().expose().len(), 64);
+    }
+
+    #[test]
+    fn hashes_made_by_the_argon2_crate_itself_still_verify() {
+        use argon2::PasswordHasher as _;
+        let argon2 = Argon2::new(argon2::Algorithm::Argon2id, Version::V0x13, Params::new(1024, 1, 1, None).unwrap());
+        let stored = argon2.hash_password(b"correct horse").unwrap().to_string();
+        assert!(verify_phc(b"correct horse", &stored));
+        assert!(!verify_phc(b"wrong horse", &stored));
+        let ours = hash_phc(&argon2, b"correct horse").unwrap();
+        assert!(ours.starts_with("$argon2id$v=19$m=1024,t=1,p=1$"), "{ours}");
+        assert!(verify_phc(b"correct horse", &ours));
+        assert_ne!(hash_phc(&argon2, b"correct horse").unwrap(), ours, "each hash has its own salt");
+    }
+
+    #[test]
+    fn unreadable_hashes_match_nothing() {
+        for phc in
+            ["", "not a hash", "$argon2id$v=19$m=1024,t=1,p=1$c2FsdA", "$scrypt$ln=15,r=8,p=1$c2FsdHNhbHQ$aGFzaA"]
+        {
+            assert!(!verify_phc(b"anything", phc), "{phc:?}");
+        }
+    }
+
+    #[test]
+    fn each_thread_keeps_one_working_memory() {
+        let first = with_work_memory(1024, |blocks| blocks.as_ptr() as usize);
+        let second = with_work_memory(512, |blocks| blocks.as_ptr() as usize);
+        assert_eq!(first, second, "the same buffer serves the next hash");
     }
 
     #[tokio::test]

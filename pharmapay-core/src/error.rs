@@ -10,7 +10,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::access::Requirement;
-use crate::store::StoreError;
+use crate::store::{StoreError, UniqueKey};
 
 /// The result type of every engine method.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -212,14 +212,10 @@ pub enum Error {
         /// What was looked for.
         entity: Entity,
     },
-    /// A unique value is already taken (D4, D5, D15).
-    #[error("{field} is already taken")]
-    Conflict {
-        /// The record kind holding the unique value.
-        entity: Entity,
-        /// The field path whose value is taken.
-        field: &'static str,
-    },
+    /// A unique value is already taken (D4, D5, D15); [`UniqueKey::entity`] names the kind of
+    /// record holding it.
+    #[error("the {0} is already taken")]
+    Conflict(UniqueKey),
     /// A business rule refused the request.
     #[error("{}", .0.message())]
     Rule(RuleBroken),

@@ -105,7 +105,7 @@ pub enum ClaimOutcome {
     Completed {
         /// The id of the record created.
         entity_id: i64,
-        /// The response recorded with [`crate::Store::record_idempotent_response`], if any.
+        /// The response recorded with [`crate::store::SessionStore::record_idempotent_response`], if any.
         response: Option<Vec<u8>>,
     },
 }

@@ -17,8 +17,15 @@
 //! ```
 //!
 //! # Layout
-//! - [`engine`]: [`PharmaPay`], one method per use case; permissions are checked there.
-//! - [`store`]: the [`Store`] trait and its contract; backends live in other crates.
+//! - [`engine`]: [`PharmaPay`], one method per use case, in one file per family (sessions,
+//!   ledger, access, reports); permissions are checked there.
+//! - [`store`]: the [`Store`] contract, one trait per purpose (sessions, vendors, invoices,
+//!   payments, access, reports), and [`ImportStore`] for bulk imports; backends live in other
+//!   crates.
+//! - [`rules`]: every rule that spans records, decided once by a pure function over the facts
+//!   a store loaded under its lock: onboarding, the OwnPharmacy vendor, the guard rails of
+//!   people, the ledger's paid totals, restores, grants, token revocation, the login window and
+//!   idempotency claims. Core decides; stores keep.
 //! - [`domain`]: records, the inputs that create them and the filters that list them.
 //! - [`error`]: the one [`Error`] enum every method returns.
 //! - [`money`]: exact amounts (D1); [`clock`]: the injected clock and the business calendar
@@ -26,10 +33,12 @@
 //! - [`access`]: permissions and the authenticated [`Principal`]; [`auth`]: Argon2id and JWT.
 //! - [`paging`]: pages, sorts and list parameters (D8); [`dashboard`]: figures (D12);
 //!   [`idempotency`]: idempotent creates (D23); [`seed`]: the initial data (D27).
-//! - [`report`]: Excel reports (D26), built in constant memory and saved into any writer.
-//! - `conformance` (feature `conformance`): the behavioural suite every store must pass.
+//! - [`report`]: Excel reports (D26), streamed from the store in batches, built in constant
+//!   memory and saved into any writer.
+//! - `conformance` (feature `conformance`): the behavioural suite every store must pass, one
+//!   file of cases per family.
 //!
-//! Decision ids (D1..D29) refer to the project's contract decisions; the comments that cite
+//! Decision ids (D1..D42) refer to the project's contract decisions; the comments that cite
 //! them explain why a rule is as it is.
 
 pub mod access;
@@ -46,17 +55,18 @@ pub mod ids;
 pub mod money;
 pub mod paging;
 pub mod report;
+pub mod rules;
 pub mod seed;
 pub mod store;
 pub mod text;
 
-pub use access::{Access, Action, Collection, Permission, Principal};
+pub use access::{Access, Action, Authority, Collection, Permission, Principal};
 pub use clock::{BusinessCalendar, Clock, ManualClock, SystemClock};
 pub use engine::{AdminAccount, EngineOptions, Onboarding, PharmaPay, PharmacyDetails, Session};
 pub use error::{Entity, Error, FieldErrors, Result, RuleBroken};
 pub use money::Amount;
 pub use paging::{Page, PageRequest, Params, Sort, SortDir};
-pub use store::{Store, StoreError, StoreResult};
+pub use store::{ImportStore, Store, StoreError, StoreResult, UniqueKey};
 
 pub use jiff;
 pub use rust_decimal;

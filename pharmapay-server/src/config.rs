@@ -126,11 +126,19 @@ pub struct Config {
     #[arg(long, global = true, env = "PHARMAPAY_CORS_ORIGINS", value_delimiter = ',')]
     pub cors_origins: Vec<String>,
 
-    /// Seconds a client may take to send a request's headers, and again its body; slower or
-    /// stalled clients are cut off (1 to 3600).
+    /// Seconds a client may take to send a request's headers, and again its body, and may leave
+    /// an answer (such as a report download) unread; slower or stalled clients are cut off
+    /// (1 to 3600).
     #[arg(long, global = true, env = "PHARMAPAY_REQUEST_TIMEOUT_SECS", default_value_t = 30,
         value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub request_timeout_secs: u64,
+
+    /// How many client connections are served at once (at least 1). Further clients wait to be
+    /// accepted until a connection closes; a warning is logged the first time the limit is
+    /// reached.
+    #[arg(long, global = true, env = "PHARMAPAY_MAX_CONNECTIONS", default_value_t = 1024,
+        value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections: u32,
 
     /// Log filter, such as `info`, `debug` or `pharmapay=debug,info`.
     #[arg(long = "log", global = true, env = "RUST_LOG", default_value = "info")]
@@ -165,12 +173,17 @@ mod tests {
             "https://a.example,https://b.example",
             "--token-hours",
             "8",
+            "--max-connections",
+            "3",
         ]);
         assert_eq!(cli.config.listen.port(), 9000);
+        assert_eq!(cli.config.max_connections, 3);
         assert_eq!(cli.config.cors_origins, ["https://a.example", "https://b.example"]);
         assert_eq!(cli.config.token_hours, 8);
         assert!(!format!("{:?}", cli.config).contains("s3cret"));
         assert!(Cli::try_parse_from(["pharmapay", "--token-hours", "0"]).is_err());
+        assert!(Cli::try_parse_from(["pharmapay", "--max-connections", "0"]).is_err());
+        assert_eq!(Config::defaults().max_connections, 1024);
     }
 
     #[test]

@@ -15,7 +15,7 @@ use pharmapay_core::ids::{InvoiceId, VendorId};
 use pharmapay_core::jiff::{SignedDuration, Timestamp};
 use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::store::{ImportedInvoice, ImportedTransaction, ImportedVendor};
-use pharmapay_core::{Amount, Store, StoreError};
+use pharmapay_core::{Amount, ImportStore, StoreError};
 use tracing::info;
 
 /// How much data to make.
@@ -124,6 +124,26 @@ impl Progress {
     }
 }
 
+/// Writes `records` through `import` once they fill a batch or, being the `last`, there will be
+/// no more, counting them in `progress`; `None` while the batch is still filling.
+async fn write_batch<T, R, F>(
+    records: &mut Vec<T>,
+    last: bool,
+    progress: &mut Progress,
+    import: impl FnOnce(Vec<T>) -> F,
+) -> Result<Option<R>, StoreError>
+where
+    F: Future<Output = Result<R, StoreError>>,
+{
+    if records.len() < BATCH && !last {
+        return Ok(None);
+    }
+    let written = records.len() as u64;
+    let imported = import(std::mem::take(records)).await?;
+    progress.advance(written);
+    Ok(Some(imported))
+}
+
 /// Writes demo data of `size` into `store`, as of `now`.
 ///
 /// Invoice numbers carry the seed (`D1-000001`), so data from different seeds can share a
@@ -131,7 +151,7 @@ impl Progress {
 ///
 /// # Errors
 /// The store's errors, such as `Conflict` when this seed was loaded before.
-pub async fn seed<S: Store>(store: &S, size: DemoSize, now: Timestamp) -> Result<DemoReport, StoreError> {
+pub async fn seed<S: ImportStore>(store: &S, size: DemoSize, now: Timestamp) -> Result<DemoReport, StoreError> {
     let mut random = Random(size.seed ^ 0x005E_ED0F_DA7A);
     let day = SignedDuration::from_hours(24);
     let history_days = 3 * 365;
@@ -154,10 +174,10 @@ pub async fn seed<S: Store>(store: &S, size: DemoSize, now: Timestamp) -> Result
         vendor.drug_license_number1 = Some(format!("DL-{:02}-{:06}", random.below(36), random.below(1_000_000)));
         let created_at = now - day * (history_days + 30 + random.below(60) as i32);
         batch.push(ImportedVendor { vendor, is_active: !random.chance(3), created_at });
-        if batch.len() == BATCH || n + 1 == size.vendors {
-            let written = batch.len() as u64;
-            vendor_ids.extend(store.import_vendors(std::mem::take(&mut batch)).await?);
-            progress.advance(written);
+        let last = n + 1 == size.vendors;
+        if let Some(ids) = write_batch(&mut batch, last, &mut progress, |records| store.import_vendors(records)).await?
+        {
+            vendor_ids.extend(ids);
         }
     }
     progress.finish();
@@ -196,14 +216,13 @@ pub async fn seed<S: Store>(store: &S, size: DemoSize, now: Timestamp) -> Result
         pending.push((cents, invoice_day, active));
         let created_at = (invoice_date + SignedDuration::from_hours(random.below(48) as i64)).min(now);
         invoice_batch.push(ImportedInvoice { invoice, is_active: active, created_at });
-        if invoice_batch.len() == BATCH || n + 1 == size.invoices {
-            let records = std::mem::take(&mut invoice_batch);
-            let written = records.len() as u64;
-            let ids = store.import_invoices(records).await?;
+        let last = n + 1 == size.invoices;
+        if let Some(ids) =
+            write_batch(&mut invoice_batch, last, &mut progress, |records| store.import_invoices(records)).await?
+        {
             for (id, (cents, invoice_day, active)) in ids.into_iter().zip(pending.drain(..)) {
                 invoices.push(InvoiceFacts { id, cents, invoice_day, active });
             }
-            progress.advance(written);
         }
     }
     progress.finish();
@@ -247,10 +266,11 @@ pub async fn seed<S: Store>(store: &S, size: DemoSize, now: Timestamp) -> Result
             });
         }
         remaining -= count;
-        if payments.len() >= BATCH || remaining == 0 {
-            let written = payments.len() as u64;
-            report.payments += store.import_transactions(std::mem::take(&mut payments)).await?.len() as u64;
-            progress.advance(written);
+        let last = remaining == 0;
+        if let Some(ids) =
+            write_batch(&mut payments, last, &mut progress, |records| store.import_transactions(records)).await?
+        {
+            report.payments += ids.len() as u64;
         }
     }
     progress.finish();

@@ -15,15 +15,13 @@ use http_body_util::{BodyExt, Full};
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::{Method, StatusCode};
 use serde::Serialize;
-use serde_json::Value;
+use serde::de::DeserializeOwned;
 
+use crate::decode;
 use crate::problem::ApiError;
 
 /// Largest request body accepted: 1 MiB (D7).
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
-
-/// Deepest nesting of arrays and objects accepted in a JSON body.
-pub const MAX_JSON_DEPTH: usize = 32;
 
 /// The body of every response.
 pub type Body = UnsyncBoxBody<Bytes, std::io::Error>;
@@ -64,11 +62,13 @@ pub struct Req {
     pub method: Method,
     /// The path, without the query.
     pub path: String,
-    /// Query parameters, percent-decoded, in order.
+    /// Query parameters, percent-decoded, in order. [`crate::app::App::dispatch`] fills them
+    /// in only once the caller's access is checked, so a malformed query never answers before a
+    /// missing permission does.
     pub query: Vec<(String, String)>,
     /// Request headers.
     pub headers: HeaderMap,
-    /// The body (at most [`MAX_BODY_BYTES`]).
+    /// The body (at most [`MAX_BODY_BYTES`]); empty once [`Req::json`] has read it.
     pub body: Bytes,
     /// Path parameters by name.
     pub params: Vec<(String, String)>,
@@ -113,71 +113,30 @@ impl Req {
             || (mime.len() > 5 && mime[..mime.len() - 5].ends_with('+') && mime.ends_with("json"))
     }
 
-    /// The JSON body, which must be present (D7).
+    /// The JSON body as `B`, which must be present (D7). The body's bytes are released once
+    /// read, so they are not held while the request is served.
     ///
     /// # Errors
-    /// 415 without a JSON content type; 400 for an empty, malformed or too deeply nested body.
-    pub fn json(&self) -> Result<Value, ApiError> {
+    /// 415 without a JSON content type; 400 for an empty, malformed or too deeply nested body,
+    /// or one that is not an object.
+    pub fn json<B: DeserializeOwned>(&mut self) -> Result<B, ApiError> {
         self.optional_json()?.ok_or_else(|| ApiError::malformed("a JSON body is required"))
     }
 
-    /// The JSON body, or `None` when the request has no body (optional delete reasons).
+    /// The JSON body as `B`, or `None` when the request has no body (optional delete reasons).
     ///
     /// # Errors
     /// As for [`Req::json`] when a body is present.
-    pub fn optional_json(&self) -> Result<Option<Value>, ApiError> {
+    pub fn optional_json<B: DeserializeOwned>(&mut self) -> Result<Option<B>, ApiError> {
         if self.body.iter().all(u8::is_ascii_whitespace) {
             return Ok(None);
         }
         if !self.is_json() {
             return Err(ApiError::UnsupportedMediaType);
         }
-        parse_json(&self.body).map(Some)
+        let body = std::mem::take(&mut self.body);
+        decode::parse(&body).map(Some)
     }
-}
-
-/// Parses a JSON document, refusing nesting deeper than [`MAX_JSON_DEPTH`].
-///
-/// # Errors
-/// A 400 describing what is wrong.
-pub fn parse_json(bytes: &[u8]) -> Result<Value, ApiError> {
-    if json_depth(bytes) > MAX_JSON_DEPTH {
-        return Err(ApiError::malformed(format!("JSON nests deeper than {MAX_JSON_DEPTH} levels")));
-    }
-    serde_json::from_slice(bytes).map_err(|error| {
-        let what = match error.classify() {
-            serde_json::error::Category::Eof => "the JSON body ends too early",
-            serde_json::error::Category::Syntax => "the body is not valid JSON",
-            _ => "the JSON body could not be read",
-        };
-        ApiError::malformed(format!("{what} (line {}, column {})", error.line(), error.column()))
-    })
-}
-
-/// The deepest nesting of arrays and objects, ignoring brackets inside strings.
-fn json_depth(bytes: &[u8]) -> usize {
-    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
-    for &byte in bytes {
-        if in_string {
-            match byte {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match byte {
-            b'"' => in_string = true,
-            b'[' | b'{' => {
-                depth += 1;
-                deepest = deepest.max(depth);
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    deepest
 }
 
 /// Decodes a query string (`a=1&b=x%20y`, `+` as space).
@@ -319,13 +278,6 @@ impl Cors {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn json_depth_ignores_brackets_in_strings() {
-        assert_eq!(json_depth(br#"{"a":[1,{"b":"[[[["}]}"#), 3);
-        assert_eq!(json_depth(br#""\"{""#), 0);
-        assert!(parse_json(&vec![b'['; 40].into_iter().chain(vec![b']'; 40]).collect::<Vec<_>>()).is_err());
-    }
 
     #[test]
     fn query_strings_are_percent_decoded() {

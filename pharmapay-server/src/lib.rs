@@ -24,11 +24,13 @@ pub mod routes;
 pub mod server;
 
 use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use pharmapay_core::auth::{MIN_SECRET_CHARS, Secret};
 use pharmapay_core::engine::OpenError;
 use pharmapay_core::jiff::SignedDuration;
-use pharmapay_core::{Clock, EngineOptions, PharmaPay, Store, StoreError};
+use pharmapay_core::{Clock, EngineOptions, ImportStore, PharmaPay, Store, StoreError};
 use pharmapay_store_memory::MemoryStore;
 use pharmapay_store_sqlx::SqlxStore;
 use tokio::net::TcpListener;
@@ -63,11 +65,18 @@ pub struct Running {
     pub addr: SocketAddr,
     /// The store's kind: `sqlite`, `postgres` or `memory`.
     pub backend: &'static str,
+    open_downloads: Arc<AtomicUsize>,
     stop: oneshot::Sender<()>,
     task: JoinHandle<std::io::Result<()>>,
 }
 
 impl Running {
+    /// How many report downloads are being written right now; each holds a blocking thread and
+    /// temporary files until it ends.
+    pub fn open_downloads(&self) -> usize {
+        self.open_downloads.load(Ordering::SeqCst)
+    }
+
     /// Stops accepting connections, lets in-flight requests finish, and returns.
     ///
     /// # Errors
@@ -95,11 +104,10 @@ pub async fn start(config: &Config, clock: impl Clock) -> Result<Running, StartE
     }
     match config.database() {
         Database::Memory => launch(MemoryStore::new(), "memory", config, clock).await,
-        Database::Sql(url) => {
-            let store = SqlxStore::connect(&url).await?;
-            let backend = store.backend();
-            launch(store, backend, config, clock).await
-        }
+        Database::Sql(url) => match SqlxStore::connect(&url).await? {
+            SqlxStore::Sqlite(store) => launch(store, "sqlite", config, clock).await,
+            SqlxStore::Postgres(store) => launch(store, "postgres", config, clock).await,
+        },
     }
 }
 
@@ -145,7 +153,10 @@ pub async fn seed_demo(
         }
         Database::Sql(url) => {
             let store = SqlxStore::connect(&url).await?;
-            let report = seed_store(store.clone(), config, size, clock).await?;
+            let report = match store.clone() {
+                SqlxStore::Sqlite(sqlite) => seed_store(sqlite, config, size, clock).await?,
+                SqlxStore::Postgres(postgres) => seed_store(postgres, config, size, clock).await?,
+            };
             // Fresh statistics let PostgreSQL plan the big tables well from the first request.
             store.analyze().await?;
             Ok(report)
@@ -153,7 +164,7 @@ pub async fn seed_demo(
     }
 }
 
-async fn seed_store<S: Store>(
+async fn seed_store<S: Store + ImportStore>(
     store: S,
     config: &Config,
     size: demo::DemoSize,
@@ -187,13 +198,21 @@ async fn launch<S: Store>(
 ) -> Result<Running, StartError> {
     let engine = PharmaPay::open(store, clock, engine_options(config)).await?;
     let request_timeout = std::time::Duration::from_secs(config.request_timeout_secs);
-    let app = App::new(engine, Cors::new(config.cors_origins.clone()), backend, request_timeout);
+    let max_connections = usize::try_from(config.max_connections).unwrap_or(usize::MAX);
+    let app = App::with_max_connections(
+        engine,
+        Cors::new(config.cors_origins.clone()),
+        backend,
+        request_timeout,
+        max_connections,
+    );
+    let open_downloads = Arc::clone(&app.open_downloads);
     let listener = TcpListener::bind(config.listen).await?;
     let addr = listener.local_addr()?;
     let (stop, stopped) = oneshot::channel::<()>();
     let task = tokio::spawn(server::serve(listener, app, async {
         let _ = stopped.await;
     }));
-    info!(%addr, backend, "pharmapay is listening");
-    Ok(Running { addr, backend, stop, task })
+    info!(%addr, backend, max_connections, "pharmapay is listening");
+    Ok(Running { addr, backend, open_downloads, stop, task })
 }

@@ -11,8 +11,9 @@ use std::error::Error as StdError;
 
 use hyper::StatusCode;
 use hyper::header::{self, HeaderName};
+use pharmapay_core::access::Requirement;
 use pharmapay_core::error::IdempotencyClash;
-use pharmapay_core::{Error, FieldErrors};
+use pharmapay_core::{Entity, Error, FieldErrors, UniqueKey};
 use serde_json::{Map, Value, json};
 
 use crate::http::{Reply, TraceId};
@@ -36,6 +37,14 @@ pub enum ApiError {
     RouteNotFound,
     /// The path exists, the method does not (405); the methods it has.
     MethodNotAllowed(String),
+    /// A unique value is taken (409): the kind of record holding it and the field's path in
+    /// the request.
+    Taken {
+        /// The record kind holding the value.
+        entity: Entity,
+        /// The field path, such as `invoiceNumber` or `adminUser.email`.
+        field: String,
+    },
 }
 
 impl From<Error> for ApiError {
@@ -61,6 +70,18 @@ impl ApiError {
         ApiError::Malformed(detail.into())
     }
 
+    /// An onboarding's error: a taken value is named by its path in the setup body, under
+    /// `adminUser` or `pharmacy` (D6).
+    pub fn in_setup(error: Error) -> Self {
+        match error {
+            Error::Conflict(key) => {
+                let section = if key.entity() == Entity::User { "adminUser" } else { "pharmacy" };
+                ApiError::Taken { entity: key.entity(), field: format!("{section}.{}", unique_field(key)) }
+            }
+            other => ApiError::Core(other),
+        }
+    }
+
     /// The status this error answers with.
     pub fn status(&self) -> StatusCode {
         match self {
@@ -82,6 +103,7 @@ impl ApiError {
             ApiError::Timeout => StatusCode::REQUEST_TIMEOUT,
             ApiError::RouteNotFound => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::Taken { .. } => StatusCode::CONFLICT,
         }
     }
 
@@ -106,15 +128,16 @@ impl ApiError {
                     Some("One or more fields are invalid.".into())
                 }
                 Error::NotFound { entity } => Some(format!("{entity} not found.")),
-                Error::Conflict { field, entity } => {
-                    body.insert("errors".into(), errors_json(&FieldErrors::single(field, "is already taken")));
-                    Some(format!("Another {} already uses this {field}.", entity.name().to_lowercase()))
-                }
+                Error::Conflict(key) => Some(taken(&mut body, key.entity(), unique_field(key))),
                 Error::Rule(rule) => Some(rule.message()),
                 Error::Unauthenticated => {
                     tracing::info!(trace_id = %trace_id, "authentication failed");
                     extra_headers.push((header::WWW_AUTHENTICATE, "Bearer".into()));
                     Some("A valid bearer token is required.".into())
+                }
+                Error::Forbidden { required: Requirement::Grant(missing) } => {
+                    tracing::warn!(trace_id = %trace_id, %missing, "refused to give more than the caller holds");
+                    Some(format!("You cannot give what you do not hold yourself: {missing}."))
                 }
                 Error::Forbidden { required } => {
                     tracing::warn!(trace_id = %trace_id, %required, "permission denied");
@@ -154,6 +177,7 @@ impl ApiError {
                 extra_headers.push((header::ALLOW, allow));
                 Some(detail)
             }
+            ApiError::Taken { entity, field } => Some(taken(&mut body, entity, &field)),
         };
         if let Some(detail) = detail {
             body.insert("detail".into(), Value::String(detail));
@@ -166,6 +190,24 @@ impl ApiError {
         }
         reply
     }
+}
+
+/// The request field holding a unique value (D5): the one place unique keys get their wire
+/// names. The OwnPharmacy vendor is answered as a rule by the engine and never reaches here as
+/// a conflict; its field is named for completeness.
+fn unique_field(key: UniqueKey) -> &'static str {
+    match key {
+        UniqueKey::InvoiceNumber => "invoiceNumber",
+        UniqueKey::UserEmail => "email",
+        UniqueKey::RoleName | UniqueKey::PolicyName => "name",
+        UniqueKey::OwnPharmacy => "vendorType",
+    }
+}
+
+/// Fills a 409's `errors` for `field` and answers its detail.
+fn taken(body: &mut Map<String, Value>, entity: Entity, field: &str) -> String {
+    body.insert("errors".into(), errors_json(&FieldErrors::single(field, "is already taken")));
+    format!("Another {} already uses this {field}.", entity.name().to_lowercase())
 }
 
 fn errors_json(errors: &FieldErrors) -> Value {
@@ -220,5 +262,47 @@ fn title(status: StatusCode) -> &'static str {
         429 => "Too Many Requests",
         503 => "Service Unavailable",
         _ => "Internal Server Error",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use http_body_util::BodyExt;
+    use pharmapay_core::{Entity, Error, UniqueKey};
+    use serde_json::Value;
+
+    use super::ApiError;
+    use crate::http::TraceId;
+
+    async fn body(error: ApiError) -> (u16, Value) {
+        let reply = error.into_reply(TraceId::next());
+        let status = reply.status.as_u16();
+        let bytes = reply.body.collect().await.expect("a whole body").to_bytes();
+        (status, serde_json::from_slice(&bytes).expect("a JSON body"))
+    }
+
+    #[tokio::test]
+    async fn a_taken_value_names_its_field_and_its_record() {
+        for (key, field, detail) in [
+            (UniqueKey::InvoiceNumber, "invoiceNumber", "Another invoice already uses this invoiceNumber."),
+            (UniqueKey::UserEmail, "email", "Another user already uses this email."),
+            (UniqueKey::RoleName, "name", "Another role already uses this name."),
+            (UniqueKey::PolicyName, "name", "Another policy already uses this name."),
+        ] {
+            let (status, problem) = body(ApiError::Core(Error::Conflict(key))).await;
+            assert_eq!(status, 409, "{key:?}");
+            assert_eq!(problem["errors"][field][0], "is already taken", "{key:?}");
+            assert_eq!(problem["detail"], detail, "{key:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_taken_admin_email_at_setup_is_named_by_its_path_in_the_body() {
+        let (status, problem) = body(ApiError::in_setup(Error::Conflict(UniqueKey::UserEmail))).await;
+        assert_eq!(status, 409);
+        assert_eq!(problem["errors"]["adminUser.email"][0], "is already taken");
+        assert_eq!(problem["detail"], "Another user already uses this adminUser.email.");
+        let (status, _) = body(ApiError::in_setup(Error::not_found(Entity::User))).await;
+        assert_eq!(status, 404, "other errors pass through unchanged");
     }
 }

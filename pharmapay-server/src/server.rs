@@ -4,11 +4,17 @@
 //! [`serve`] takes an already-bound listener and a shutdown future, so tests bind port 0 and
 //! `main` passes SIGINT/SIGTERM. On shutdown it stops accepting, lets in-flight requests finish
 //! (up to [`DRAIN_TIMEOUT`]) and returns. Slow clients are cut off: request headers, and then
-//! bodies, must arrive within the application's request timeout (30 seconds by default).
+//! bodies, must arrive within the application's request timeout (30 seconds by default), and a
+//! client that leaves an answer unread for as long loses its connection. At most
+//! [`App::max_connections`] connections are served at once; further clients wait in the
+//! listener's backlog until one closes.
 
 use std::convert::Infallible;
 use std::future::Future;
+use std::io;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use http_body_util::{BodyExt, Limited};
@@ -20,11 +26,14 @@ use hyper::{Request, Response};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use pharmapay_core::Store;
-use tokio::net::TcpListener;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
+use tokio::time::Sleep;
 use tracing::{Instrument, info, warn};
 
 use crate::app::{App, Matched};
-use crate::http::{Body, MAX_BODY_BYTES, Reply, Req, TraceId, parse_query};
+use crate::http::{Body, MAX_BODY_BYTES, Reply, Req, TraceId};
 use crate::problem::ApiError;
 
 /// How long shutdown waits for in-flight requests.
@@ -43,8 +52,27 @@ pub async fn serve<S: Store>(
     let graceful = GracefulShutdown::new();
     let mut builder = http1::Builder::new();
     builder.timer(TokioTimer::new()).header_read_timeout(app.request_timeout).keep_alive(true);
+    let connections = Arc::new(Semaphore::new(app.max_connections.clamp(1, Semaphore::MAX_PERMITS)));
+    let mut warned_at_capacity = false;
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
+        // A connection is accepted only once it can be served: beyond the cap, clients wait in
+        // the kernel's backlog rather than holding memory here.
+        if connections.available_permits() == 0 {
+            if !warned_at_capacity {
+                warn!(
+                    max_connections = app.max_connections,
+                    "the connection limit is reached; new clients wait until a connection closes"
+                );
+                warned_at_capacity = true;
+            } else {
+                tracing::debug!(max_connections = app.max_connections, "the connection limit is reached");
+            }
+        }
+        let permit = tokio::select! {
+            permit = Arc::clone(&connections).acquire_owned() => permit.expect("the connection semaphore is never closed"),
+            () = &mut shutdown => break,
+        };
         tokio::select! {
             accepted = listener.accept() => {
                 let stream = match accepted {
@@ -56,13 +84,15 @@ pub async fn serve<S: Store>(
                     }
                 };
                 let _ = stream.set_nodelay(true);
+                let io = TokioIo::new(WriteTimeout::new(stream, app.request_timeout));
                 let app = Arc::clone(&app);
                 let service = service_fn(move |request| handle(Arc::clone(&app), request));
-                let connection = graceful.watch(builder.serve_connection(TokioIo::new(stream), service));
+                let connection = graceful.watch(builder.serve_connection(io, service));
                 tokio::spawn(async move {
                     if let Err(error) = connection.await {
                         tracing::debug!(%error, "connection ended with an error");
                     }
+                    drop(permit);
                 });
             }
             () = &mut shutdown => break,
@@ -117,12 +147,11 @@ async fn respond<S: Store>(
     body: Incoming,
     trace_id: TraceId,
 ) -> Result<Reply, ApiError> {
-    let (route, params) = match app.router.find(&parts.method, parts.uri.path()) {
-        Matched::Route(route, params) => (route, params),
+    let (route, guard, params) = match app.router.find(&parts.method, parts.uri.path()) {
+        Matched::Route(route, guard, params) => (route, guard, params),
         Matched::WrongMethod(allow) => return Err(ApiError::MethodNotAllowed(allow)),
         Matched::Unknown => return Err(ApiError::RouteNotFound),
     };
-    let query = parse_query(parts.uri.query().unwrap_or(""))?;
     let declared_length = parts
         .headers
         .get(header::CONTENT_LENGTH)
@@ -147,11 +176,86 @@ async fn respond<S: Store>(
     let req = Req {
         method: parts.method.clone(),
         path: parts.uri.path().to_owned(),
-        query,
+        query: Vec::new(),
         headers: parts.headers.clone(),
         body,
         params,
         trace_id,
     };
-    app.dispatch(route, &req).await
+    app.dispatch(route, guard, parts.uri.query().unwrap_or(""), req).await
+}
+
+/// A connection whose writes fail once they make no progress for `timeout`: a client that
+/// stops reading its answers is cut off instead of holding the connection, and whatever feeds
+/// the answer, for ever.
+struct WriteTimeout {
+    stream: TcpStream,
+    timeout: Duration,
+    /// When the write now waiting on the client gives up; set while writes are pending.
+    deadline: Option<Pin<Box<Sleep>>>,
+}
+
+impl WriteTimeout {
+    fn new(stream: TcpStream, timeout: Duration) -> Self {
+        Self { stream, timeout, deadline: None }
+    }
+
+    /// Passes on a finished write and forgets the deadline; turns a pending one into an error
+    /// once the deadline has passed.
+    fn watch<T>(&mut self, cx: &mut Context<'_>, polled: Poll<io::Result<T>>) -> Poll<io::Result<T>> {
+        match polled {
+            Poll::Ready(result) => {
+                self.deadline = None;
+                Poll::Ready(result)
+            }
+            Poll::Pending => {
+                let timeout = self.timeout;
+                let deadline = self.deadline.get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
+                match deadline.as_mut().poll(cx) {
+                    Poll::Ready(()) => {
+                        self.deadline = None;
+                        tracing::info!(timeout_secs = timeout.as_secs_f64(), "cut off a client that stopped reading");
+                        Poll::Ready(Err(io::Error::new(io::ErrorKind::TimedOut, "the client stopped reading")))
+                    }
+                    Poll::Pending => Poll::Pending,
+                }
+            }
+        }
+    }
+}
+
+impl AsyncRead for WriteTimeout {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for WriteTimeout {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        let polled = Pin::new(&mut self.stream).poll_write(cx, buf);
+        self.watch(cx, polled)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let polled = Pin::new(&mut self.stream).poll_write_vectored(cx, bufs);
+        self.watch(cx, polled)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let polled = Pin::new(&mut self.stream).poll_flush(cx);
+        self.watch(cx, polled)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let polled = Pin::new(&mut self.stream).poll_shutdown(cx);
+        self.watch(cx, polled)
+    }
 }

@@ -542,11 +542,11 @@ def json_content(schema):
     return {"application/json": {"schema": schema}}
 
 responses = {
-    "BadRequest": {"description": "The request is invalid: malformed JSON, a body that is not an object, a missing or mistyped field, an unknown enum value, a bad path or query parameter, or a business rule refused it. Validation problems carry `errors` (D6, D7, D8).",
+    "BadRequest": {"description": "The request is invalid: malformed JSON (a field named twice included), a body that is not an object, a missing or mistyped field, an unknown enum value, a bad path or query parameter, or a business rule refused it. Validation problems carry `errors` (D6, D7, D8).",
                    "content": problem_content()},
     "Unauthorized": {"description": "Missing, malformed, forged, expired or revoked bearer token, or the user is no longer active or changed their password since the token was issued (D20).",
                      "headers": {"WWW-Authenticate": hdr("WWWAuthenticate")}, "content": problem_content()},
-    "Forbidden": {"description": "The token lacks the required permission (`detail` names it).", "content": problem_content()},
+    "Forbidden": {"description": "The token lacks the required permission (`detail` names it). The permission is checked before any path parameter, query parameter or body is read, so a caller without it gets this answer, never a 400.", "content": problem_content()},
     "NotFound": {"description": "The record does not exist or is soft-deleted.", "content": problem_content()},
     "Conflict": {"description": "Duplicate unique value (D5; `errors` names the field), or a request with the same `Idempotency-Key` is still being processed (D23).",
                  "content": problem_content()},

@@ -3,11 +3,12 @@
 //! Store code returns [`Error`], so `?` works on sqlx's errors and on the domain refusals
 //! (`StoreError::NotFound` and friends) alike; the public `Store` implementation converts once,
 //! at the edge. The conversion is where the backends' native failures get their meaning:
-//! unique violations become `Conflict` naming the field (D5), connection trouble becomes
-//! `Unavailable`, and the rest is `Backend`. A local enum is needed because
+//! unique violations become `Conflict` naming the [`UniqueKey`] the index guards (D5),
+//! connection trouble becomes `Unavailable`, and the rest is `Backend`. What a taken key means
+//! is the engine's to say (the one OwnPharmacy vendor is a rule, D14), never this file's. A local enum is needed because
 //! `From<sqlx::Error> for StoreError` would implement a foreign trait for foreign types.
 
-use pharmapay_core::{RuleBroken, StoreError};
+use pharmapay_core::{StoreError, UniqueKey};
 use sqlx::error::{DatabaseError, ErrorKind};
 
 /// How a SQL store method failed.
@@ -46,21 +47,14 @@ impl Error {
     }
 }
 
-/// What a unique index protects, by index name (PostgreSQL reports it) and by `table.column`
-/// (SQLite reports that instead).
-enum Guarded {
-    /// A field whose value is taken (D5).
-    Field(&'static str),
-    /// The one OwnPharmacy vendor (D14).
-    OwnPharmacy,
-}
-
-const UNIQUE_INDEXES: [(&str, &str, Guarded); 5] = [
-    ("invoices_active_number_key", "invoices.number_key", Guarded::Field("invoiceNumber")),
-    ("users_active_email_key", "users.email_key", Guarded::Field("email")),
-    ("roles_name_key", "roles.name_key", Guarded::Field("name")),
-    ("policies_active_name_key", "policies.name_key", Guarded::Field("name")),
-    ("vendors_one_own_pharmacy", "vendors.vendor_type", Guarded::OwnPharmacy),
+/// What each unique index protects, by index name (PostgreSQL reports it) and by
+/// `table.column` (SQLite reports that instead).
+const UNIQUE_INDEXES: [(&str, &str, UniqueKey); 5] = [
+    ("invoices_active_number_key", "invoices.number_key", UniqueKey::InvoiceNumber),
+    ("users_active_email_key", "users.email_key", UniqueKey::UserEmail),
+    ("roles_name_key", "roles.name_key", UniqueKey::RoleName),
+    ("policies_active_name_key", "policies.name_key", UniqueKey::PolicyName),
+    ("vendors_one_own_pharmacy", "vendors.vendor_type", UniqueKey::OwnPharmacy),
 ];
 
 impl From<Error> for StoreError {
@@ -82,12 +76,9 @@ fn from_sqlx(error: sqlx::Error) -> StoreError {
         | sqlx::Error::WorkerCrashed => StoreError::Unavailable(Box::new(error)),
         sqlx::Error::Database(database) => {
             if database.kind() == ErrorKind::UniqueViolation
-                && let Some(guarded) = guarded_by(database.as_ref())
+                && let Some(key) = guarded_by(database.as_ref())
             {
-                return match guarded {
-                    Guarded::Field(field) => StoreError::Conflict { field },
-                    Guarded::OwnPharmacy => StoreError::Rule(RuleBroken::OwnPharmacyType),
-                };
+                return StoreError::Conflict(key);
             }
             if is_unavailable(database.as_ref()) {
                 StoreError::Unavailable(Box::new(error))
@@ -99,13 +90,13 @@ fn from_sqlx(error: sqlx::Error) -> StoreError {
     }
 }
 
-fn guarded_by(error: &dyn DatabaseError) -> Option<&'static Guarded> {
+fn guarded_by(error: &dyn DatabaseError) -> Option<UniqueKey> {
     if let Some(constraint) = error.constraint() {
-        return UNIQUE_INDEXES.iter().find(|(name, _, _)| *name == constraint).map(|(_, _, guarded)| guarded);
+        return UNIQUE_INDEXES.iter().find(|(name, _, _)| *name == constraint).map(|(_, _, key)| *key);
     }
     // SQLite names the columns: "UNIQUE constraint failed: invoices.number_key".
     let message = error.message();
-    UNIQUE_INDEXES.iter().find(|(_, columns, _)| message.ends_with(columns)).map(|(_, _, guarded)| guarded)
+    UNIQUE_INDEXES.iter().find(|(_, columns, _)| message.ends_with(columns)).map(|(_, _, key)| *key)
 }
 
 /// True for failures that mean "the database cannot serve now" rather than "this request is
@@ -156,9 +147,9 @@ mod tests {
         .expect("the schema is created");
 
         let invoice = violation(&mut conn, "INSERT INTO invoices VALUES ('n-1', 1)").await;
-        assert!(matches!(invoice, StoreError::Conflict { field: "invoiceNumber" }), "{invoice:?}");
+        assert!(matches!(invoice, StoreError::Conflict(UniqueKey::InvoiceNumber)), "{invoice:?}");
         let vendor = violation(&mut conn, "INSERT INTO vendors VALUES ('OwnPharmacy')").await;
-        assert!(matches!(vendor, StoreError::Rule(RuleBroken::OwnPharmacyType)), "{vendor:?}");
+        assert!(matches!(vendor, StoreError::Conflict(UniqueKey::OwnPharmacy)), "{vendor:?}");
         let unknown = violation(&mut conn, "INSERT INTO other VALUES ('x')").await;
         assert!(matches!(unknown, StoreError::Backend(_)), "an unknown index is a backend failure: {unknown:?}");
     }
@@ -171,8 +162,8 @@ mod tests {
         assert!(matches!(StoreError::from(Error::Sqlx(sqlx::Error::Io(refused))), StoreError::Unavailable(_)));
         assert!(matches!(StoreError::from(Error::Sqlx(sqlx::Error::RowNotFound)), StoreError::Backend(_)));
         assert!(matches!(
-            StoreError::from(Error::Refused(StoreError::Conflict { field: "email" })),
-            StoreError::Conflict { field: "email" }
+            StoreError::from(Error::Refused(StoreError::Conflict(UniqueKey::UserEmail))),
+            StoreError::Conflict(UniqueKey::UserEmail)
         ));
     }
 }

@@ -1,18 +1,23 @@
 //! SQL stores for the pharmapay engine: SQLite and PostgreSQL through sqlx.
 //!
-//! [`SqlxStore`] implements [`pharmapay_core::Store`] over either database, picked from the URL
-//! given to [`SqlxStore::connect`]: `sqlite:`, `sqlite://path` or a plain file path opens (and
-//! creates) a SQLite file; `postgres://` or `postgresql://` connects to PostgreSQL. Connecting
-//! applies the embedded migrations (`migrations/<backend>/`) and the seed data of D27.
+//! [`SqliteStore`] and [`PostgresStore`] implement [`pharmapay_core::Store`] (and
+//! [`pharmapay_core::ImportStore`]) over each database. [`SqlxStore::connect`] picks one from
+//! the URL: `sqlite:`, `sqlite://path` or a plain file path opens (and creates) a SQLite file;
+//! `postgres://` or `postgresql://` connects to PostgreSQL. The caller matches the
+//! [`SqlxStore`] it gets once and runs the engine over the concrete store. Connecting applies
+//! the embedded migrations (`migrations/<backend>/`) and the seed data of D27.
 //!
 //! # Layout
-//! - `common.rs` holds the store itself, written once in SQL both databases understand: every
-//!   `Store` method is one database transaction that checks and writes what the contract says.
-//!   It is compiled twice, as `sqlite::common` and `postgres::common`, each time over that
-//!   backend's `Db` type and dialect macros.
+//! - `common/` holds the store itself, written once in SQL both databases understand, one file
+//!   per purpose of the contract: every method is one database transaction that loads the
+//!   facts a rule of `pharmapay_core::rules` names, asks it and writes what it allows. It is
+//!   compiled twice, as `sqlite::common` and `postgres::common`, each time over that backend's
+//!   `Db` type and dialect macros, giving [`SqliteStore`] and [`PostgresStore`].
 //! - `sqlite.rs` and `postgres.rs` hold what differs: connection settings, how a write
 //!   transaction starts and locks, identity sequences, and the migration list.
 //! - `error.rs` maps sqlx's errors into [`StoreError`] once.
+//! - [`statements`] holds the SQL fragments statements share and the texts of the fixed
+//!   statements on the hot paths, which the store sends and benchmarks may import.
 //!
 //! # Guarantees and choices
 //! - Money is stored exactly, as integers of ten-thousandths (D1); sums are integer sums.
@@ -53,6 +58,37 @@
 //!   PostgreSQL loads payments about half as fast (each paid-total change is a non-HOT update
 //!   that touches every invoice index); call [`SqlxStore::analyze`] after a bulk load.
 
+/// The embedded migrations of the backend whose folder under `migrations/` is `$backend`, in
+/// version order; both backends have the same list, each in its own dialect.
+macro_rules! migrations {
+    ($backend:literal) => {
+        [
+            Migration {
+                version: 1,
+                description: "schema",
+                sql: include_str!(concat!("../migrations/", $backend, "/0001_schema.sql")),
+                seeds: true,
+            },
+            Migration {
+                version: 2,
+                description: "open invoice counts",
+                sql: include_str!(concat!("../migrations/", $backend, "/0002_open_invoice_counts.sql")),
+                seeds: false,
+            },
+            Migration {
+                version: 3,
+                description: "token issue seconds and login failures",
+                sql: include_str!(concat!("../migrations/", $backend, "/0003_token_issue_and_login_failures.sql")),
+                seeds: false,
+            },
+        ]
+    };
+}
+
+// The statements' fragment macros are used by `common/`, compiled in the backend modules below.
+#[macro_use]
+pub mod statements;
+
 mod error;
 mod postgres;
 mod sqlite;
@@ -61,23 +97,10 @@ pub mod testing;
 
 use std::time::Duration;
 
-use pharmapay_core::access::Permission;
-use pharmapay_core::auth::Secret;
-use pharmapay_core::dashboard::{PeriodTotal, Summary, TopVendor};
-use pharmapay_core::domain::{
-    AuditEntry, AuditQuery, Invoice, InvoiceDetail, InvoiceFilter, InvoiceQuery, NewAuditEntry, NewInvoice, NewPolicy,
-    NewRole, NewTransaction, NewVendor, Policy, ProfileUpdate, Role, Setting, Transaction, TransactionFilter,
-    TransactionQuery, User, UserUpdate, Vendor, VendorFilter, VendorQuery,
-};
-use pharmapay_core::idempotency::{ClaimOutcome, IdempotencyClaim, IdempotencyKey};
-use pharmapay_core::ids::{InvoiceId, PermissionId, PolicyId, RoleId, TransactionId, UserId, VendorId};
-use pharmapay_core::jiff::{SignedDuration, Timestamp};
-use pharmapay_core::store::WriteContext;
-use pharmapay_core::store::{
-    Credentials, ImportedInvoice, ImportedTransaction, ImportedVendor, LoginGate, NewUserRecord, SessionState,
-    StoreResult,
-};
-use pharmapay_core::{Page, Store, StoreError};
+use pharmapay_core::StoreError;
+
+pub use postgres::PostgresStore;
+pub use sqlite::SqliteStore;
 
 /// Pool sizes, timeouts and durability; [`StoreOptions::default`] is what a server wants.
 #[derive(Clone, Debug)]
@@ -121,25 +144,27 @@ impl Default for StoreOptions {
     }
 }
 
-/// A pharmapay store over SQLite or PostgreSQL. Cloning is cheap; clones share the pools.
+/// A pharmapay store over SQLite or PostgreSQL, as [`SqlxStore::connect`] found it from the URL.
+///
+/// Each variant is a complete [`Store`](pharmapay_core::Store) (and
+/// [`ImportStore`](pharmapay_core::ImportStore)): match once, where the store is opened, and
+/// run the engine over the concrete store, so no call pays for choosing a backend. Cloning is
+/// cheap; clones share the pools.
 #[derive(Clone)]
-pub struct SqlxStore {
-    backend: Backend,
-}
-
-#[derive(Clone)]
-enum Backend {
-    Sqlite(sqlite::SqliteStore),
-    Postgres(postgres::PostgresStore),
+pub enum SqlxStore {
+    /// A SQLite file.
+    Sqlite(SqliteStore),
+    /// A PostgreSQL database.
+    Postgres(PostgresStore),
 }
 
 /// Where a URL points.
-enum Target<'a> {
+pub(crate) enum Target<'a> {
     Sqlite(sqlite::Location<'a>),
     Postgres(&'a str),
 }
 
-fn target(url: &str) -> Result<Target<'_>, error::Error> {
+pub(crate) fn target(url: &str) -> Result<Target<'_>, error::Error> {
     let lower = url.trim_start().to_ascii_lowercase();
     if lower.starts_with("postgres://") || lower.starts_with("postgresql://") {
         Ok(Target::Postgres(url))
@@ -172,18 +197,17 @@ impl SqlxStore {
     /// # Errors
     /// As [`SqlxStore::connect`].
     pub async fn connect_with(url: &str, options: StoreOptions) -> Result<SqlxStore, StoreError> {
-        let backend = match target(url)? {
-            Target::Sqlite(location) => Backend::Sqlite(sqlite::open(location, &options).await?),
-            Target::Postgres(url) => Backend::Postgres(postgres::open(url, &options).await?),
-        };
-        Ok(SqlxStore { backend })
+        Ok(match target(url)? {
+            Target::Sqlite(location) => SqlxStore::Sqlite(sqlite::open(location, &options).await?),
+            Target::Postgres(url) => SqlxStore::Postgres(postgres::open(url, &options).await?),
+        })
     }
 
     /// `"sqlite"` or `"postgres"`.
     pub fn backend(&self) -> &'static str {
-        match &self.backend {
-            Backend::Sqlite(_) => "sqlite",
-            Backend::Postgres(_) => "postgres",
+        match self {
+            SqlxStore::Sqlite(store) => store.backend(),
+            SqlxStore::Postgres(store) => store.backend(),
         }
     }
 
@@ -193,11 +217,10 @@ impl SqlxStore {
     /// # Errors
     /// [`StoreError::Backend`] when a migration fails or an applied one was edited.
     pub async fn migrate(&self) -> Result<(), StoreError> {
-        match &self.backend {
-            Backend::Sqlite(store) => store.migrate().await,
-            Backend::Postgres(store) => store.migrate().await,
+        match self {
+            SqlxStore::Sqlite(store) => store.migrate().await,
+            SqlxStore::Postgres(store) => store.migrate().await,
         }
-        .map_err(StoreError::from)
     }
 
     /// The settings that decide the store's durability and integrity, read from a live
@@ -208,11 +231,10 @@ impl SqlxStore {
     /// # Errors
     /// [`StoreError::Unavailable`] when no connection can be had.
     pub async fn facts(&self) -> Result<Vec<(&'static str, String)>, StoreError> {
-        match &self.backend {
-            Backend::Sqlite(store) => sqlite::facts(store).await,
-            Backend::Postgres(store) => postgres::facts(store).await,
+        match self {
+            SqlxStore::Sqlite(store) => store.facts().await,
+            SqlxStore::Postgres(store) => store.facts().await,
         }
-        .map_err(StoreError::from)
     }
 
     /// Refreshes the query planner's statistics and PostgreSQL's visibility map; call it after
@@ -224,17 +246,17 @@ impl SqlxStore {
     /// # Errors
     /// [`StoreError::Unavailable`] or [`StoreError::Backend`] when the statement fails.
     pub async fn analyze(&self) -> Result<(), StoreError> {
-        match &self.backend {
-            Backend::Sqlite(_) => Ok(()),
-            Backend::Postgres(store) => postgres::analyze(store).await.map_err(StoreError::from),
+        match self {
+            SqlxStore::Sqlite(store) => store.analyze().await,
+            SqlxStore::Postgres(store) => store.analyze().await,
         }
     }
 
     /// Closes every connection; calls made afterwards fail with [`StoreError::Unavailable`].
     pub async fn close(&self) {
-        match &self.backend {
-            Backend::Sqlite(store) => store.close().await,
-            Backend::Postgres(store) => store.close().await,
+        match self {
+            SqlxStore::Sqlite(store) => store.close().await,
+            SqlxStore::Postgres(store) => store.close().await,
         }
     }
 }
@@ -262,6 +284,17 @@ pub(crate) fn checksum(text: &str) -> String {
     format!("{hash:016x}")
 }
 
+/// The tables whose ids imports reserve up front, so the ids they answer follow the input order.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Table {
+    /// `vendors`.
+    Vendors,
+    /// `invoices`.
+    Invoices,
+    /// `transactions`.
+    Transactions,
+}
+
 /// Locks that serialise a kind of write across every connection (PostgreSQL advisory locks
 /// held until the transaction ends; SQLite's writers are serialised already).
 #[derive(Clone, Copy, Debug)]
@@ -270,8 +303,10 @@ pub(crate) enum Lock {
     Migrations,
     /// One-time onboarding.
     Onboarding,
-    /// Changes that may remove an admin (D18).
-    Admins,
+    /// Changes to users, roles and policies: the last admin (D18), grants (D38) and the token
+    /// revocations they cause (D39) are decided one change at a time, so these writes never
+    /// wait on each other's row locks in a cycle.
+    Access,
 }
 
 impl Lock {
@@ -281,102 +316,7 @@ impl Lock {
         BASE + match self {
             Lock::Migrations => 1,
             Lock::Onboarding => 2,
-            Lock::Admins => 3,
+            Lock::Access => 3,
         }
     }
-}
-
-/// Implements `Store` for [`SqlxStore`] by handing each call to the backend's store (which
-/// has an inherent method of the same name and arguments) and mapping its error once.
-macro_rules! delegate {
-    ($( fn $name:ident(&self $(, $arg:ident: $ty:ty)*) -> $ret:ty; )*) => {
-        impl Store for SqlxStore {
-            $(
-                async fn $name(&self $(, $arg: $ty)*) -> StoreResult<$ret> {
-                    match &self.backend {
-                        Backend::Sqlite(store) => store.$name($($arg),*).await,
-                        Backend::Postgres(store) => store.$name($($arg),*).await,
-                    }
-                    .map_err(StoreError::from)
-                }
-            )*
-        }
-    };
-}
-
-delegate! {
-    fn health(&self) -> ();
-    fn is_onboarded(&self) -> bool;
-    fn complete_onboarding(&self, pharmacy: NewVendor, admin: NewUserRecord, ctx: WriteContext) -> (Vendor, User);
-    fn token_secret(&self, candidate: Secret) -> Secret;
-    fn find_credentials(&self, email_key: &str) -> Option<Credentials>;
-    fn credentials(&self, user_id: UserId) -> Option<Credentials>;
-    fn session_state(&self, user_id: UserId) -> Option<SessionState>;
-    fn resolve_permissions(&self, user_id: UserId) -> Vec<Permission>;
-    fn begin_login_attempt(&self, email_key: &str, now: Timestamp, limit: u32, window: SignedDuration) -> LoginGate;
-    fn clear_login_attempts(&self, email_key: &str) -> ();
-    fn append_audit(&self, entry: NewAuditEntry) -> ();
-    fn claim_idempotency_key(&self, claim: IdempotencyClaim) -> ClaimOutcome;
-    fn record_idempotent_response(&self, user_id: UserId, key: &IdempotencyKey, response: Vec<u8>) -> ();
-    fn release_idempotency_key(&self, user_id: UserId, key: &IdempotencyKey) -> ();
-    fn insert_vendor(&self, vendor: NewVendor, ctx: WriteContext) -> Vendor;
-    fn get_vendor(&self, id: VendorId) -> Option<Vendor>;
-    fn update_vendor(&self, id: VendorId, vendor: NewVendor, ctx: WriteContext) -> Vendor;
-    fn delete_vendor(&self, id: VendorId, ctx: WriteContext) -> ();
-    fn restore_vendor(&self, id: VendorId, ctx: WriteContext) -> Vendor;
-    fn list_vendors(&self, query: &VendorQuery) -> Page<Vendor>;
-    fn insert_invoice(&self, invoice: NewInvoice, ctx: WriteContext, today_start: Timestamp) -> Invoice;
-    fn get_invoice(&self, id: InvoiceId, today_start: Timestamp) -> Option<InvoiceDetail>;
-    fn update_invoice(&self, id: InvoiceId, invoice: NewInvoice, ctx: WriteContext, today_start: Timestamp) -> Invoice;
-    fn delete_invoice(&self, id: InvoiceId, ctx: WriteContext) -> ();
-    fn restore_invoice(&self, id: InvoiceId, ctx: WriteContext, today_start: Timestamp) -> Invoice;
-    fn list_invoices(&self, query: &InvoiceQuery, today_start: Timestamp) -> Page<Invoice>;
-    fn insert_transaction(&self, transaction: NewTransaction, ctx: WriteContext) -> Transaction;
-    fn get_transaction(&self, id: TransactionId) -> Option<Transaction>;
-    fn update_transaction(&self, id: TransactionId, transaction: NewTransaction, ctx: WriteContext) -> Transaction;
-    fn delete_transaction(&self, id: TransactionId, ctx: WriteContext) -> ();
-    fn restore_transaction(&self, id: TransactionId, ctx: WriteContext) -> Transaction;
-    fn list_transactions(&self, query: &TransactionQuery) -> Page<Transaction>;
-    fn insert_user(&self, user: NewUserRecord, ctx: WriteContext) -> User;
-    fn get_user(&self, id: UserId) -> Option<User>;
-    fn list_users(&self) -> Vec<User>;
-    fn update_user(&self, id: UserId, user: UserUpdate, ctx: WriteContext) -> User;
-    fn delete_user(&self, id: UserId, ctx: WriteContext) -> ();
-    fn restore_user(&self, id: UserId, ctx: WriteContext) -> User;
-    fn update_profile(&self, id: UserId, profile: ProfileUpdate, ctx: WriteContext) -> User;
-    fn set_password(&self, id: UserId, password_hash: String, ctx: WriteContext) -> ();
-    fn list_user_policies(&self, user_id: UserId) -> Vec<Policy>;
-    fn attach_user_policy(&self, user_id: UserId, policy_id: PolicyId, ctx: WriteContext) -> ();
-    fn detach_user_policy(&self, user_id: UserId, policy_id: PolicyId, ctx: WriteContext) -> ();
-    fn insert_role(&self, role: NewRole, ctx: WriteContext) -> Role;
-    fn get_role(&self, id: RoleId) -> Option<Role>;
-    fn list_roles(&self) -> Vec<Role>;
-    fn update_role(&self, id: RoleId, role: NewRole, ctx: WriteContext) -> Role;
-    fn delete_role(&self, id: RoleId, ctx: WriteContext) -> ();
-    fn restore_role(&self, id: RoleId, ctx: WriteContext) -> Role;
-    fn attach_role_policy(&self, role_id: RoleId, policy_id: PolicyId, ctx: WriteContext) -> ();
-    fn detach_role_policy(&self, role_id: RoleId, policy_id: PolicyId, ctx: WriteContext) -> ();
-    fn list_permissions(&self) -> Vec<Permission>;
-    fn insert_policy(&self, policy: NewPolicy, ctx: WriteContext) -> Policy;
-    fn get_policy(&self, id: PolicyId) -> Option<Policy>;
-    fn list_policies(&self) -> Vec<Policy>;
-    fn update_policy(&self, id: PolicyId, policy: NewPolicy, ctx: WriteContext) -> Policy;
-    fn delete_policy(&self, id: PolicyId, ctx: WriteContext) -> ();
-    fn restore_policy(&self, id: PolicyId, ctx: WriteContext) -> Policy;
-    fn add_policy_permission(&self, policy_id: PolicyId, permission_id: PermissionId, ctx: WriteContext) -> ();
-    fn remove_policy_permission(&self, policy_id: PolicyId, permission_id: PermissionId, ctx: WriteContext) -> ();
-    fn list_settings(&self) -> Vec<Setting>;
-    fn get_setting(&self, key: &str) -> Option<Setting>;
-    fn update_setting(&self, key: &str, value: String, ctx: WriteContext) -> Setting;
-    fn dashboard_summary(&self, recent_from: Timestamp) -> Summary;
-    fn top_vendors(&self, limit: u32) -> Vec<TopVendor>;
-    fn recent_invoices(&self, limit: u32, today_start: Timestamp) -> Vec<Invoice>;
-    fn payment_totals(&self, windows: &[(Timestamp, Timestamp)]) -> Vec<PeriodTotal>;
-    fn list_audit(&self, query: &AuditQuery) -> Page<AuditEntry>;
-    fn export_vendors(&self, filter: &VendorFilter, after: Option<VendorId>, limit: u32) -> Vec<Vendor>;
-    fn export_invoices(&self, filter: &InvoiceFilter, today_start: Timestamp, after: Option<InvoiceId>, limit: u32) -> Vec<Invoice>;
-    fn export_transactions(&self, filter: &TransactionFilter, after: Option<TransactionId>, limit: u32) -> Vec<Transaction>;
-    fn import_vendors(&self, vendors: Vec<ImportedVendor>) -> Vec<VendorId>;
-    fn import_invoices(&self, invoices: Vec<ImportedInvoice>) -> Vec<InvoiceId>;
-    fn import_transactions(&self, transactions: Vec<ImportedTransaction>) -> Vec<TransactionId>;
 }

@@ -1,6 +1,6 @@
 //! The PostgreSQL backend: connection settings, locking and the migration list.
 //!
-//! The store body is `common.rs`, compiled here over [`sqlx::Postgres`]. What this module
+//! The store body is `common/`, compiled here over [`sqlx::Postgres`]. What this module
 //! decides:
 //! - Write transactions run at READ COMMITTED. Rows a write checks and then relies on are
 //!   locked with `FOR UPDATE` (the row it changes) or `FOR SHARE` (a parent that must stay
@@ -21,7 +21,7 @@ use sqlx::{Pool, Row, Transaction};
 use tracing::info;
 
 use crate::error::Error;
-use crate::{Lock, Migration, StoreOptions};
+use crate::{Lock, Migration, StoreOptions, Table, Target, target};
 
 /// The database the shared store body is compiled for.
 type Db = sqlx::Postgres;
@@ -42,40 +42,28 @@ macro_rules! for_share {
 
 // The store body is shared with the sqlite backend on purpose: same file, other `Db`.
 #[allow(clippy::duplicate_mod)]
-#[path = "common.rs"]
+#[path = "common/mod.rs"]
 mod common;
 
-pub(crate) use common::SqlStore as PostgresStore;
+pub use common::SqlStore as PostgresStore;
 
 /// PostgreSQL binds `$n` by position already: no other placeholder is needed.
 const IN_ORDER_PLACEHOLDER: Option<&str> = None;
 
 /// The embedded migrations, in version order.
-const MIGRATIONS: &[Migration] = &[
-    Migration {
-        version: 1,
-        description: "schema",
-        sql: include_str!("../migrations/postgres/0001_schema.sql"),
-        seeds: true,
-    },
-    Migration {
-        version: 2,
-        description: "open invoice counts",
-        sql: include_str!("../migrations/postgres/0002_open_invoice_counts.sql"),
-        seeds: false,
-    },
-];
+const MIGRATIONS: &[Migration] = &migrations!("postgres");
 
 /// The table that records applied migrations.
 const MIGRATIONS_TABLE: &str = "CREATE TABLE IF NOT EXISTS _pharmapay_migrations ( \
      version BIGINT PRIMARY KEY, description TEXT NOT NULL, checksum TEXT NOT NULL, applied_at BIGINT NOT NULL)";
 
-/// The tables whose ids imports reserve.
-#[derive(Clone, Copy)]
-enum Table {
-    Vendors,
-    Invoices,
-    Transactions,
+/// Connects to the database at `url` for [`PostgresStore::connect_with`]: a `postgres://` or
+/// `postgresql://` URL; any other database's URL is refused.
+async fn open_url(url: &str, options: &StoreOptions) -> Result<PostgresStore, Error> {
+    match target(url)? {
+        Target::Postgres(url) => open(url, options).await,
+        Target::Sqlite(_) => Err(Error::Config("a PostgreSQL store needs a postgres:// URL".into())),
+    }
 }
 
 /// Begins a write transaction (READ COMMITTED, the server's default).
@@ -148,13 +136,13 @@ pub(crate) async fn open(url: &str, options: &StoreOptions) -> Result<PostgresSt
 
 /// Refreshes the planner's statistics and the visibility map of every table (after bulk
 /// loads). `VACUUM` cannot run inside a transaction, so it goes to the pool as a statement.
-pub(crate) async fn analyze(store: &PostgresStore) -> Result<(), Error> {
+async fn analyze(store: &PostgresStore) -> Result<(), Error> {
     sqlx::raw_sql("VACUUM (ANALYZE)").execute(store.writer()).await?;
     Ok(())
 }
 
 /// The server's version and the settings write transactions rely on.
-pub(crate) async fn facts(store: &PostgresStore) -> Result<Vec<(&'static str, String)>, Error> {
+async fn facts(store: &PostgresStore) -> Result<Vec<(&'static str, String)>, Error> {
     let row = sqlx::query(
         "SELECT current_setting('server_version') AS server_version, \
          current_setting('default_transaction_isolation') AS isolation, \

@@ -1,6 +1,6 @@
 //! The SQLite backend: connection settings, write transactions and the migration list.
 //!
-//! The store body is `common.rs`, compiled here over [`sqlx::Sqlite`]. What this module
+//! The store body is `common/`, compiled here over [`sqlx::Sqlite`]. What this module
 //! decides:
 //! - Writers are serialised: one writer connection, and every write transaction begins with
 //!   `BEGIN IMMEDIATE`, which takes the database's write lock at once. A transaction that
@@ -26,7 +26,7 @@ use sqlx::{Pool, Row, Transaction};
 use tracing::info;
 
 use crate::error::Error;
-use crate::{Lock, Migration, SqliteDurability, StoreOptions};
+use crate::{Lock, Migration, SqliteDurability, StoreOptions, Table, Target, target};
 
 /// The database the shared store body is compiled for.
 type Db = sqlx::Sqlite;
@@ -48,10 +48,10 @@ macro_rules! for_share {
 
 // The store body is shared with the postgres backend on purpose: same file, other `Db`.
 #[allow(clippy::duplicate_mod)]
-#[path = "common.rs"]
+#[path = "common/mod.rs"]
 mod common;
 
-pub(crate) use common::SqlStore as SqliteStore;
+pub use common::SqlStore as SqliteStore;
 
 /// The placeholder for statements whose values are bound in the order they appear, each once.
 /// SQLite binds a numbered `$n` by looking its name up in a list, once per value, so a
@@ -60,20 +60,7 @@ pub(crate) use common::SqlStore as SqliteStore;
 const IN_ORDER_PLACEHOLDER: Option<&str> = Some("?");
 
 /// The embedded migrations, in version order.
-const MIGRATIONS: &[Migration] = &[
-    Migration {
-        version: 1,
-        description: "schema",
-        sql: include_str!("../migrations/sqlite/0001_schema.sql"),
-        seeds: true,
-    },
-    Migration {
-        version: 2,
-        description: "open invoice counts",
-        sql: include_str!("../migrations/sqlite/0002_open_invoice_counts.sql"),
-        seeds: false,
-    },
-];
+const MIGRATIONS: &[Migration] = &migrations!("sqlite");
 
 /// The table that records applied migrations.
 const MIGRATIONS_TABLE: &str = "CREATE TABLE IF NOT EXISTS _pharmapay_migrations ( \
@@ -88,12 +75,18 @@ pub(crate) enum Location<'a> {
     Path(&'a str),
 }
 
-/// The tables whose ids imports reserve.
-#[derive(Clone, Copy)]
-enum Table {
-    Vendors,
-    Invoices,
-    Transactions,
+/// Opens the database at `url` for [`SqliteStore::connect_with`]: a `sqlite:` URL or a file
+/// path; any other database's URL is refused.
+async fn open_url(url: &str, options: &StoreOptions) -> Result<SqliteStore, Error> {
+    match target(url)? {
+        Target::Sqlite(location) => open(location, options).await,
+        Target::Postgres(_) => Err(Error::Config("a SQLite store needs a sqlite: URL or a file path".into())),
+    }
+}
+
+/// Nothing to refresh: SQLite's plans for this schema do not depend on statistics.
+async fn analyze(_store: &SqliteStore) -> Result<(), Error> {
+    Ok(())
 }
 
 /// Begins a write transaction holding the database's write lock.
@@ -174,7 +167,7 @@ pub(crate) async fn open(location: Location<'_>, options: &StoreOptions) -> Resu
 }
 
 /// The settings that decide durability and integrity, read from the writer connection.
-pub(crate) async fn facts(store: &SqliteStore) -> Result<Vec<(&'static str, String)>, Error> {
+async fn facts(store: &SqliteStore) -> Result<Vec<(&'static str, String)>, Error> {
     let mut conn = store.writer().acquire().await?;
     let mut facts = Vec::new();
     for (name, sql) in [

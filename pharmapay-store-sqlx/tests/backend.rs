@@ -5,18 +5,18 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use pharmapay_core::Store;
 use pharmapay_core::conformance::{amount, dec, ts};
 use pharmapay_core::domain::{NewInvoice, NewTransaction, NewVendor, TransactionType, VendorType};
 use pharmapay_core::ids::VendorId;
 use pharmapay_core::money::MAX_AMOUNT;
-use pharmapay_core::store::WriteContext;
-use pharmapay_core::{StoreError, StoreResult};
-use pharmapay_store_sqlx::{SqlxStore, StoreOptions};
+use pharmapay_core::store::{AccessStore, InvoiceStore, SessionStore, TransactionStore, VendorStore, WriteContext};
+use pharmapay_core::{Authority, Store};
+use pharmapay_core::{StoreError, StoreResult, UniqueKey};
+use pharmapay_store_sqlx::{PostgresStore, SqliteStore, SqlxStore, StoreOptions};
 use sqlx::{AssertSqlSafe, Connection, Row};
 
 fn ctx() -> WriteContext {
-    WriteContext::new(None, ts("2024-05-10T10:00:00Z"))
+    WriteContext::new(None, Authority::Full, ts("2024-05-10T10:00:00Z"))
 }
 
 fn today() -> pharmapay_core::jiff::Timestamp {
@@ -43,7 +43,7 @@ async fn a_sqlite_file_keeps_its_data_across_reopens_and_migrates_once() {
     // Arrange: a store with a vendor and an invoice.
     let dir = tempfile::tempdir().unwrap();
     let path = sqlite_path(&dir);
-    let store = SqlxStore::connect(&path).await.unwrap();
+    let store = SqliteStore::connect(&path).await.unwrap();
     assert_eq!(store.backend(), "sqlite");
     let vendor = store.insert_vendor(NewVendor::new("Kept", VendorType::Dealer), ctx()).await.unwrap();
     store.insert_invoice(invoice(vendor.id, "K-1", "12.5"), ctx(), today()).await.unwrap();
@@ -52,8 +52,8 @@ async fn a_sqlite_file_keeps_its_data_across_reopens_and_migrates_once() {
     store.close().await;
 
     // Act: reopen the same file, twice over the URL forms.
-    let reopened = SqlxStore::connect(&format!("sqlite://{path}")).await.expect("the URL form opens the same file");
-    let again = SqlxStore::connect(&format!("sqlite:{path}")).await.expect("so does the short URL form");
+    let reopened = SqliteStore::connect(&format!("sqlite://{path}")).await.expect("the URL form opens the same file");
+    let again = SqliteStore::connect(&format!("sqlite:{path}")).await.expect("so does the short URL form");
 
     // Assert: the data, the seed and the migration record are as they were.
     let read = reopened.get_vendor(vendor.id).await.unwrap().expect("the vendor is still there");
@@ -65,7 +65,7 @@ async fn a_sqlite_file_keeps_its_data_across_reopens_and_migrates_once() {
     let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
     let applied: i64 =
         sqlx::query("SELECT COUNT(*) FROM _pharmapay_migrations").fetch_one(&mut conn).await.unwrap().get(0);
-    assert_eq!(applied, 2, "each of the two migrations is recorded once");
+    assert_eq!(applied, 3, "each of the three migrations is recorded once");
 }
 
 #[tokio::test]
@@ -74,7 +74,7 @@ async fn open_invoice_counts_start_from_the_invoices_already_stored() {
     // the schema of before migration 2, as a database written by an earlier version would be.
     let dir = tempfile::tempdir().unwrap();
     let path = sqlite_path(&dir);
-    let store = SqlxStore::connect(&path).await.unwrap();
+    let store = SqliteStore::connect(&path).await.unwrap();
     let vendor = store.insert_vendor(NewVendor::new("Counted", VendorType::Dealer), ctx()).await.unwrap();
     let past = |number: &str| NewInvoice { due_date: ts("2024-05-01T00:00:00Z"), ..invoice(vendor.id, number, "10") };
     store.insert_invoice(past("C-1"), ctx(), today()).await.unwrap();
@@ -101,7 +101,7 @@ async fn open_invoice_counts_start_from_the_invoices_already_stored() {
     conn.close().await.unwrap();
 
     // Act: open it again, which applies migration 2.
-    let store = SqlxStore::connect(&path).await.unwrap();
+    let store = SqliteStore::connect(&path).await.unwrap();
 
     // Assert: each status counted alone (from the kept counts) matches the invoices.
     for (status, expected) in [("Overdue", 1), ("PartiallyPaid", 1), ("FullyPaid", 1), ("Canceled", 0)] {
@@ -198,7 +198,7 @@ async fn a_closed_store_reports_itself_unavailable() {
 
 /// D1: the largest amount, paid totals at that ceiling and sums beyond it survive storage
 /// exactly; a payment past the ceiling is refused and changes nothing.
-async fn money_round_trips_at_the_bounds(store: SqlxStore) -> StoreResult<()> {
+async fn money_round_trips_at_the_bounds<S: Store>(store: S) -> StoreResult<()> {
     let max = MAX_AMOUNT.to_string();
     assert_eq!(max, "999999999999.9999");
     let vendor = store.insert_vendor(NewVendor::new("Big", VendorType::Manufacturer), ctx()).await?;
@@ -251,9 +251,9 @@ async fn postgres_reports_its_settings_and_migrates_once_when_servers_start_toge
     // Three servers starting at once on an empty database: the migration lock lets one apply
     // each migration and the others see it applied.
     let (a, b, c) = tokio::join!(
-        SqlxStore::connect(database.url()),
-        SqlxStore::connect(database.url()),
-        SqlxStore::connect(database.url())
+        PostgresStore::connect(database.url()),
+        PostgresStore::connect(database.url()),
+        PostgresStore::connect(database.url())
     );
     let store = a.unwrap();
     b.unwrap();
@@ -300,7 +300,7 @@ async fn postgres_turns_a_lost_race_on_the_unique_index_into_a_conflict() {
 
     // Assert: D5, a Conflict naming the field, not a backend failure.
     match racing.await.unwrap() {
-        Err(StoreError::Conflict { field: "invoiceNumber" }) => {}
+        Err(StoreError::Conflict(UniqueKey::InvoiceNumber)) => {}
         other => panic!("the loser of a race gets Conflict, got {other:?}"),
     }
 }

@@ -10,17 +10,18 @@ mod common;
 
 use std::future::Future;
 
+use pharmapay_core::Store;
 use pharmapay_core::conformance::model::{Model, Op, ops};
 use pharmapay_store_memory::MemoryStore;
-use pharmapay_store_sqlx::SqlxStore;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 
 /// Runs `cases` random histories of up to `max_ops` steps, each against a fresh SQL store
 /// made by `fresh`.
-fn differential<G, F, Fut>(label: &str, cases: u32, max_ops: usize, fresh: F)
+fn differential<S, G, F, Fut>(label: &str, cases: u32, max_ops: usize, fresh: F)
 where
+    S: Store,
     F: Fn() -> Fut,
-    Fut: Future<Output = (SqlxStore, G)>,
+    Fut: Future<Output = (S, G)>,
 {
     let runtime =
         tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("a test runtime");
@@ -41,7 +42,7 @@ where
     }
 }
 
-async fn compare(history: &[Op], store: SqlxStore) -> Result<(), TestCaseError> {
+async fn compare<S: Store>(history: &[Op], store: S) -> Result<(), TestCaseError> {
     let mut expected = Model::new(MemoryStore::new()).await;
     let mut actual = Model::new(store).await;
     for (step, op) in history.iter().enumerate() {

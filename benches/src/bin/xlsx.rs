@@ -26,7 +26,7 @@ use pharmapay_core::jiff::civil::{Date, date};
 use pharmapay_core::jiff::{Timestamp, ToSpan, tz::TimeZone};
 use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::store::{ImportedInvoice, ImportedTransaction, ImportedVendor};
-use pharmapay_core::{Amount, EngineOptions, PharmaPay, Store, SystemClock};
+use pharmapay_core::{Amount, EngineOptions, ImportStore, PharmaPay, SystemClock};
 use pharmapay_store_memory::MemoryStore;
 use rust_xlsxwriter::{ExcelDateTime, Format, Workbook, XlsxError};
 

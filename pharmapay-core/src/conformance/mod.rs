@@ -11,23 +11,31 @@
 //! ```
 //!
 //! The function returns the store and a guard kept alive until the case ends (a temporary
-//! file or database to drop). [`model`] holds random operation sequences for property tests.
+//! file or database to drop). The store must also implement
+//! [`ImportStore`](crate::store::ImportStore), which the case of imports drives directly.
+//! [`cases`] holds the cases, one file per family; [`model`] holds random operation sequences
+//! for property tests.
 
 pub mod cases;
 pub mod model;
 
+use std::cmp::Ordering;
+
 use jiff::{SignedDuration, Timestamp};
 
-use crate::access::{PHARMACIST_ROLE_ID, Principal};
+use crate::access::{Access, PHARMACIST_ROLE_ID, Principal};
 use crate::auth::{PasswordOptions, Secret};
 use crate::clock::ManualClock;
 use crate::domain::{
-    Invoice, NewInvoice, NewTransaction, NewUser, NewVendor, Transaction, TransactionType, Vendor, VendorType,
+    Invoice, InvoiceSortKey, NewInvoice, NewPolicy, NewTransaction, NewUser, NewVendor, Transaction, TransactionType,
+    Vendor, VendorType,
 };
 use crate::engine::{AdminAccount, EngineOptions, Onboarding, PharmaPay, PharmacyDetails, Session};
 use crate::idempotency::Created;
-use crate::ids::{InvoiceId, VendorId};
+use crate::ids::{InvoiceId, PolicyId, VendorId};
 use crate::money::Amount;
+use crate::paging::{Sort, SortKey};
+use crate::seed::permission_id;
 use crate::store::Store;
 use crate::text::Password;
 
@@ -112,6 +120,26 @@ pub async fn engine<S: Store>(store: S) -> (PharmaPay<S>, ManualClock) {
     let clock = ManualClock::new(start_time());
     let engine = PharmaPay::open(store, clock.clone(), test_options()).await.expect("the engine opens");
     (engine, clock)
+}
+
+/// Every invoice sort key, in the order the API names them.
+pub fn invoice_sort_keys() -> impl Iterator<Item = InvoiceSortKey> {
+    InvoiceSortKey::NAMES.iter().map(|(_, key)| *key)
+}
+
+/// How `sort` orders two invoices of a list (D8): by its key, text without regard to case, then
+/// by id, all in its direction.
+pub fn invoice_order(sort: Sort<InvoiceSortKey>, x: &Invoice, y: &Invoice) -> Ordering {
+    let ordering = match sort.key {
+        InvoiceSortKey::InvoiceDate => x.invoice_date.cmp(&y.invoice_date),
+        InvoiceSortKey::DueDate => x.due_date.cmp(&y.due_date),
+        InvoiceSortKey::Amount => x.amount.cmp(&y.amount),
+        InvoiceSortKey::PendingAmount => x.pending_amount().cmp(&y.pending_amount()),
+        InvoiceSortKey::PaidAmount => x.paid_amount.cmp(&y.paid_amount),
+        InvoiceSortKey::InvoiceNumber => x.invoice_number.to_lowercase().cmp(&y.invoice_number.to_lowercase()),
+        InvoiceSortKey::VendorName => x.vendor_name.to_lowercase().cmp(&y.vendor_name.to_lowercase()),
+    };
+    sort.dir.apply(ordering.then(x.id.cmp(&y.id)))
 }
 
 /// Unwraps a create that was not replayed.
@@ -221,6 +249,19 @@ impl<S: Store> Fixture<S> {
         (session, principal)
     }
 
+    /// Creates a policy holding exactly the permissions `codes` name (`Vendor:Read` ...).
+    ///
+    /// # Panics
+    /// When a code names no permission, or on failure.
+    pub async fn policy_of(&self, name: &str, codes: &[&str]) -> PolicyId {
+        let permission_ids = codes
+            .iter()
+            .map(|code| permission_id(Access::parse(code).unwrap_or_else(|| panic!("{code} is a permission"))))
+            .collect();
+        let policy = NewPolicy { name: name.into(), description: String::new(), permission_ids };
+        created(self.engine.create_policy(&self.admin, policy, None).await.expect("policy created")).id
+    }
+
     /// Creates a pharmacist (role 2) and signs them in.
     ///
     /// # Panics
@@ -284,6 +325,12 @@ macro_rules! store_conformance_tests {
             imports_keep_paid_totals_and_unique_numbers,
             paid_totals_stay_within_the_largest_amount,
             aggregates_stay_exact_beyond_sixty_four_bits,
+            users_are_given_no_role_beyond_their_creator,
+            policies_give_no_permission_beyond_their_author,
+            reductions_revoke_older_tokens_at_once,
+            demotions_racing_sign_ins_leave_no_stale_admin_token,
+            throttled_sign_ins_write_nothing_and_right_passwords_pass,
+            wrong_current_passwords_count_as_failed_sign_ins,
         );
     };
     (@cases required $fresh:path; $($case:ident),* $(,)?) => {

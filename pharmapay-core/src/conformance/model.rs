@@ -13,16 +13,17 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use jiff::{SignedDuration, Timestamp};
+use jiff::SignedDuration;
 use proptest::prelude::*;
 use rust_decimal::Decimal;
 
-use super::Fixture;
+use super::{Fixture, invoice_order, invoice_sort_keys};
 use crate::domain::{
     Invoice, InvoiceQuery, InvoiceSortKey, InvoiceStatus, NewInvoice, NewTransaction, NewVendor, Transaction,
     TransactionQuery, TransactionSortKey, TransactionType, Vendor, VendorQuery, VendorSortKey, VendorType,
 };
 use crate::error::Error;
+use crate::idempotency::Created;
 use crate::ids::{InvoiceId, TransactionId, VendorId};
 use crate::money::Amount;
 use crate::paging::{PageRequest, Sort, SortDir};
@@ -163,11 +164,27 @@ fn outcome<T>(result: Result<T, Error>) -> String {
             let fields: Vec<&str> = errors.iter().map(|(field, _)| field).collect();
             format!("invalid:{}", fields.join(","))
         }
-        Err(Error::Conflict { field, .. }) => format!("conflict:{field}"),
+        Err(Error::Conflict(key)) => format!("conflict:{key:?}"),
         Err(Error::NotFound { entity }) => format!("not_found:{entity}"),
         Err(Error::Rule(rule)) => format!("rule:{rule:?}"),
         Err(other) => panic!("no operation of the model may fail with {other:?}"),
     }
+}
+
+/// The outcome of a create, keeping the new record's id in `ids`.
+fn kept<T: std::fmt::Debug, I>(ids: &mut Vec<I>, result: Result<Created<T>, Error>, id_of: fn(&T) -> I) -> String {
+    match result {
+        Ok(created) => {
+            ids.push(id_of(&super::created(created)));
+            "ok".into()
+        }
+        Err(error) => outcome::<()>(Err(error)),
+    }
+}
+
+/// An amount of `value` units of `10^-scale`.
+fn units(value: u32, scale: u32) -> Amount {
+    Amount::try_from(Decimal::new(i64::from(value), scale)).expect("positive")
 }
 
 /// An engine plus the ids the history created, in creation order.
@@ -187,10 +204,26 @@ impl<S: Store> Model<S> {
         Self { fx, vendors: vec![own], invoices: Vec::new(), payments: Vec::new() }
     }
 
-    fn due(&self, due_days: i8) -> (Timestamp, Timestamp) {
+    /// The invoice an operation writes: dated today (or on its due date when that is earlier),
+    /// due in `due_days`, for `cents` hundredths.
+    fn invoice(
+        &self,
+        vendor_id: VendorId,
+        number: u8,
+        cents: u32,
+        due_days: i8,
+        description: Option<&str>,
+    ) -> NewInvoice {
         let now = self.fx.engine.now();
-        let due = now + SignedDuration::from_hours(24 * i64::from(due_days));
-        (now.min(due), due)
+        let due_date = now + SignedDuration::from_hours(24 * i64::from(due_days));
+        NewInvoice {
+            vendor_id,
+            invoice_number: NUMBERS[number as usize % NUMBERS.len()].into(),
+            amount: units(cents, 2),
+            invoice_date: now.min(due_date),
+            due_date,
+            description: description.map(str::to_owned),
+        }
     }
 
     /// Applies one operation and returns its outcome (`ok`, or the error's kind).
@@ -200,13 +233,7 @@ impl<S: Store> Model<S> {
         match *op {
             Op::CreateVendor { name } => {
                 let input = NewVendor::new(NAMES[name as usize % NAMES.len()], VendorType::Dealer);
-                match engine.create_vendor(admin, input, None).await {
-                    Ok(created) => {
-                        self.vendors.push(super::created(created).id);
-                        "ok".into()
-                    }
-                    Err(error) => outcome::<()>(Err(error)),
-                }
+                kept(&mut self.vendors, engine.create_vendor(admin, input, None).await, |vendor| vendor.id)
             }
             Op::UpdateVendor { vendor, name } => {
                 let Some(id) = pick(&self.vendors[1..], vendor) else { return "skip".into() };
@@ -223,36 +250,14 @@ impl<S: Store> Model<S> {
             }
             Op::CreateInvoice { vendor, number, cents, due_days } => {
                 let Some(vendor_id) = pick(&self.vendors, vendor) else { return "skip".into() };
-                let (invoice_date, due_date) = self.due(due_days);
-                let input = NewInvoice {
-                    vendor_id,
-                    invoice_number: NUMBERS[number as usize % NUMBERS.len()].into(),
-                    amount: Amount::try_from(Decimal::new(i64::from(cents), 2)).expect("positive"),
-                    invoice_date,
-                    due_date,
-                    description: None,
-                };
-                match engine.create_invoice(admin, input, None).await {
-                    Ok(created) => {
-                        self.invoices.push(super::created(created).id);
-                        "ok".into()
-                    }
-                    Err(error) => outcome::<()>(Err(error)),
-                }
+                let input = self.invoice(vendor_id, number, cents, due_days, None);
+                kept(&mut self.invoices, engine.create_invoice(admin, input, None).await, |invoice| invoice.id)
             }
             Op::UpdateInvoice { invoice, vendor, number, cents, due_days } => {
                 let (Some(id), Some(vendor_id)) = (pick(&self.invoices, invoice), pick(&self.vendors, vendor)) else {
                     return "skip".into();
                 };
-                let (invoice_date, due_date) = self.due(due_days);
-                let input = NewInvoice {
-                    vendor_id,
-                    invoice_number: NUMBERS[number as usize % NUMBERS.len()].into(),
-                    amount: Amount::try_from(Decimal::new(i64::from(cents), 2)).expect("positive"),
-                    invoice_date,
-                    due_date,
-                    description: Some("updated".into()),
-                };
+                let input = self.invoice(vendor_id, number, cents, due_days, Some("updated"));
                 outcome(engine.update_invoice(admin, id, input).await)
             }
             Op::DeleteInvoice { invoice } => {
@@ -263,31 +268,25 @@ impl<S: Store> Model<S> {
                 let Some(id) = pick(&self.invoices, invoice) else { return "skip".into() };
                 outcome(engine.restore_invoice(admin, id).await)
             }
-            Op::Pay { invoice, units, days_ago, kind } => {
+            Op::Pay { invoice, units: paid, days_ago, kind } => {
                 let Some(invoice_id) = pick(&self.invoices, invoice) else { return "skip".into() };
                 let input = NewTransaction {
                     invoice_id,
-                    amount: Amount::try_from(Decimal::new(i64::from(units), 4)).expect("positive"),
+                    amount: units(paid, 4),
                     transaction_date: engine.now() - SignedDuration::from_hours(24 * i64::from(days_ago)),
                     transaction_type: KINDS[kind as usize % KINDS.len()],
                     description: None,
                 };
-                match engine.create_transaction(admin, input, None).await {
-                    Ok(created) => {
-                        self.payments.push(super::created(created).id);
-                        "ok".into()
-                    }
-                    Err(error) => outcome::<()>(Err(error)),
-                }
+                kept(&mut self.payments, engine.create_transaction(admin, input, None).await, |payment| payment.id)
             }
-            Op::UpdatePayment { payment, invoice, units } => {
+            Op::UpdatePayment { payment, invoice, units: paid } => {
                 let (Some(id), Some(invoice_id)) = (pick(&self.payments, payment), pick(&self.invoices, invoice))
                 else {
                     return "skip".into();
                 };
                 let input = NewTransaction {
                     invoice_id,
-                    amount: Amount::try_from(Decimal::new(i64::from(units), 4)).expect("positive"),
+                    amount: units(paid, 4),
                     transaction_date: engine.now(),
                     transaction_type: TransactionType::NetBanking,
                     description: Some("moved".into()),
@@ -390,15 +389,7 @@ impl<S: Store> Model<S> {
     }
 
     async fn check_paging(&self, seed: u64) {
-        let keys = [
-            InvoiceSortKey::InvoiceDate,
-            InvoiceSortKey::DueDate,
-            InvoiceSortKey::Amount,
-            InvoiceSortKey::PendingAmount,
-            InvoiceSortKey::PaidAmount,
-            InvoiceSortKey::InvoiceNumber,
-            InvoiceSortKey::VendorName,
-        ];
+        let keys: Vec<InvoiceSortKey> = invoice_sort_keys().collect();
         let key = keys[(seed % keys.len() as u64) as usize];
         let dir = if seed / 7 % 2 == 0 { SortDir::Asc } else { SortDir::Desc };
         let page_size = (seed % 5 + 1) as u32;
@@ -409,18 +400,8 @@ impl<S: Store> Model<S> {
         }
         let whole = self.fx.engine.list_invoices(&self.fx.admin, &query).await.expect("list").items;
         for pair in whole.windows(2) {
-            let (x, y) = (&pair[0], &pair[1]);
-            let ordering = match key {
-                InvoiceSortKey::InvoiceDate => x.invoice_date.cmp(&y.invoice_date),
-                InvoiceSortKey::DueDate => x.due_date.cmp(&y.due_date),
-                InvoiceSortKey::Amount => x.amount.cmp(&y.amount),
-                InvoiceSortKey::PendingAmount => x.pending_amount().cmp(&y.pending_amount()),
-                InvoiceSortKey::PaidAmount => x.paid_amount.cmp(&y.paid_amount),
-                InvoiceSortKey::InvoiceNumber => x.invoice_number.to_lowercase().cmp(&y.invoice_number.to_lowercase()),
-                InvoiceSortKey::VendorName => x.vendor_name.to_lowercase().cmp(&y.vendor_name.to_lowercase()),
-            };
             assert_eq!(
-                dir.apply(ordering.then(x.id.cmp(&y.id))),
+                invoice_order(query.sort, &pair[0], &pair[1]),
                 std::cmp::Ordering::Less,
                 "sorted by {key:?} {dir:?} then id"
             );

@@ -99,3 +99,20 @@ impl AuditQuery {
         if errors.is_empty() { Ok(Self { filter, page }) } else { Err(errors) }
     }
 }
+
+impl NewAuditEntry {
+    /// The entry of a sign-in event (`login`, `login_failed`, `login_throttled`,
+    /// `password_change_failed`) for `email_key`, already a key or `(invalid)` (D40): the email
+    /// is kept as that key, never as typed.
+    pub(crate) fn sign_in(action: &'static str, user_id: Option<UserId>, email_key: &str, at: Timestamp) -> Self {
+        NewAuditEntry {
+            at,
+            user_id,
+            action,
+            entity: crate::error::Entity::User.name(),
+            entity_id: user_id.map(UserId::get),
+            reason: None,
+            changes: Some(serde_json::json!({ "email": email_key }).to_string()),
+        }
+    }
+}

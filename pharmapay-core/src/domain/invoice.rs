@@ -318,6 +318,21 @@ impl InvoiceQuery {
     }
 }
 
+impl NewInvoice {
+    /// The values written, as the audit log keeps them (D22).
+    pub(crate) fn audit_changes(&self) -> String {
+        serde_json::json!({
+            "vendorId": self.vendor_id.get(),
+            "invoiceNumber": self.invoice_number,
+            "amount": super::decimal_text(self.amount.get()),
+            "invoiceDate": self.invoice_date.to_string(),
+            "dueDate": self.due_date.to_string(),
+            "description": self.description,
+        })
+        .to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

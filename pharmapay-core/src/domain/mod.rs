@@ -2,11 +2,16 @@
 //! list them. One file per resource; each input has a `validate` that applies the text rules of
 //! [`crate::text`] and the cross-field rules of the decisions, so stores only ever see clean data.
 
+pub mod aging;
 pub mod audit;
+pub mod gstin;
 pub mod invoice;
+pub mod licence;
 pub mod policy;
+pub mod reference;
 pub mod role;
 pub mod setting;
+pub mod statement;
 pub mod transaction;
 pub mod user;
 pub mod vendor;
@@ -49,6 +54,15 @@ pub(crate) fn tidy_optional(
     }
 }
 
+/// Applies the rules of a role's or a policy's `name` (required, one line) and `description`
+/// (may be empty, several lines) in place.
+pub(crate) fn tidy_name_and_description(name: &mut String, description: &mut String, errors: &mut FieldErrors) {
+    tidy_required(name, "name", text::NAME_MAX, errors);
+    let mut optional = Some(std::mem::take(description));
+    tidy_optional(&mut optional, "description", text::TEXT_MAX, Lines::Multi, errors);
+    *description = optional.unwrap_or_default();
+}
+
 /// Applies an optional email rule in place (D29): blank becomes `None`.
 pub(crate) fn tidy_optional_email(value: &mut Option<String>, field: &str, errors: &mut FieldErrors) {
     let Some(raw) = value.as_deref() else { return };
@@ -73,4 +87,9 @@ pub(crate) fn tidy_email(value: &mut String, field: &str, errors: &mut FieldErro
 /// A required parse error message, for decoders that find a field absent.
 pub fn required_message() -> String {
     TextError::Required.to_string()
+}
+
+/// An exact decimal as the audit log writes it: normalised text in a JSON string (D1).
+pub(crate) fn decimal_text(value: rust_decimal::Decimal) -> serde_json::Value {
+    serde_json::Value::String(value.normalize().to_string())
 }

@@ -5,7 +5,6 @@ use jiff::Timestamp;
 use crate::access::Permission;
 use crate::error::FieldErrors;
 use crate::ids::{PermissionId, PolicyId};
-use crate::text::{Lines, NAME_MAX, TEXT_MAX};
 
 /// Most permissions one policy request may list.
 pub const MAX_POLICY_PERMISSIONS: usize = 200;
@@ -45,15 +44,20 @@ impl NewPolicy {
     /// The messages by field path.
     pub fn validate(mut self) -> Result<Self, FieldErrors> {
         let mut errors = FieldErrors::new();
-        super::tidy_required(&mut self.name, "name", NAME_MAX, &mut errors);
-        let mut description = Some(std::mem::take(&mut self.description));
-        super::tidy_optional(&mut description, "description", TEXT_MAX, Lines::Multi, &mut errors);
-        self.description = description.unwrap_or_default();
+        super::tidy_name_and_description(&mut self.name, &mut self.description, &mut errors);
         if self.permission_ids.len() > MAX_POLICY_PERMISSIONS {
             errors.add("permissionIds", format!("must list at most {MAX_POLICY_PERMISSIONS} ids"));
         }
         self.permission_ids.sort();
         self.permission_ids.dedup();
         if errors.is_empty() { Ok(self) } else { Err(errors) }
+    }
+}
+
+impl NewPolicy {
+    /// The values written, as the audit log keeps them (D22).
+    pub(crate) fn audit_changes(&self) -> String {
+        let ids: Vec<i64> = self.permission_ids.iter().map(|id| id.get()).collect();
+        serde_json::json!({ "name": self.name, "description": self.description, "permissionIds": ids }).to_string()
     }
 }

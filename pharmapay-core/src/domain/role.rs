@@ -4,7 +4,6 @@ use jiff::Timestamp;
 
 use crate::error::FieldErrors;
 use crate::ids::RoleId;
-use crate::text::{Lines, NAME_MAX, TEXT_MAX};
 
 /// A role.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,10 +38,14 @@ impl NewRole {
     /// The messages by field path.
     pub fn validate(mut self) -> Result<Self, FieldErrors> {
         let mut errors = FieldErrors::new();
-        super::tidy_required(&mut self.name, "name", NAME_MAX, &mut errors);
-        let mut description = Some(std::mem::take(&mut self.description));
-        super::tidy_optional(&mut description, "description", TEXT_MAX, Lines::Multi, &mut errors);
-        self.description = description.unwrap_or_default();
+        super::tidy_name_and_description(&mut self.name, &mut self.description, &mut errors);
         if errors.is_empty() { Ok(self) } else { Err(errors) }
+    }
+}
+
+impl NewRole {
+    /// The values written, as the audit log keeps them (D22).
+    pub(crate) fn audit_changes(&self) -> String {
+        serde_json::json!({ "name": self.name, "description": self.description }).to_string()
     }
 }

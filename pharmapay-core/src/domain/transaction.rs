@@ -216,6 +216,20 @@ impl TransactionQuery {
     }
 }
 
+impl NewTransaction {
+    /// The values written, as the audit log keeps them (D22).
+    pub(crate) fn audit_changes(&self) -> String {
+        serde_json::json!({
+            "invoiceId": self.invoice_id.get(),
+            "amount": super::decimal_text(self.amount.get()),
+            "transactionDate": self.transaction_date.to_string(),
+            "transactionType": self.transaction_type.name(),
+            "description": self.description,
+        })
+        .to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

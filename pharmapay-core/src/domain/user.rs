@@ -127,3 +127,34 @@ pub struct PasswordChange {
     /// The new password (D29).
     pub new_password: Password,
 }
+
+/// A person's values as the audit log keeps them (D22): names, email and, when the write sets
+/// it, the role.
+fn person_changes(first_name: &str, last_name: &str, email: &str, role_id: Option<RoleId>) -> String {
+    let mut changes = serde_json::json!({ "firstName": first_name, "lastName": last_name, "email": email });
+    if let Some(role_id) = role_id {
+        changes["roleId"] = serde_json::json!(role_id.get());
+    }
+    changes.to_string()
+}
+
+impl NewUser {
+    /// The values written, as the audit log keeps them (D22); never the password.
+    pub(crate) fn audit_changes(&self) -> String {
+        person_changes(&self.first_name, &self.last_name, &self.email, Some(self.role_id))
+    }
+}
+
+impl UserUpdate {
+    /// The values written, as the audit log keeps them (D22).
+    pub(crate) fn audit_changes(&self) -> String {
+        person_changes(&self.first_name, &self.last_name, &self.email, Some(self.role_id))
+    }
+}
+
+impl ProfileUpdate {
+    /// The values written, as the audit log keeps them (D22).
+    pub(crate) fn audit_changes(&self) -> String {
+        person_changes(&self.first_name, &self.last_name, &self.email, None)
+    }
+}

@@ -325,6 +325,23 @@ impl VendorQuery {
     }
 }
 
+impl NewVendor {
+    /// The values written, as the audit log keeps them (D22).
+    pub(crate) fn audit_changes(&self) -> String {
+        serde_json::json!({
+            "name": self.name,
+            "vendorType": self.vendor_type.name(),
+            "address": self.address,
+            "phone": self.phone,
+            "email": self.email,
+            "drugLicenseNumber1": self.drug_license_number1,
+            "drugLicenseNumber2": self.drug_license_number2,
+            "additionalDrugLicenseNumbers": self.additional_drug_license_numbers,
+        })
+        .to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,30 +1,30 @@
-//! The handlers, one file per resource. Each decodes the request into a core input, calls one
-//! engine method and encodes the result; the rules live in the engine.
+//! The handlers. Most routes only read their parameters, call one engine method and encode
+//! its result in one of a few ways: a page of a list, one record by `{id}`, a create, a
+//! replacement, a delete with an optional reason, a link between two records. [`Call`] holds
+//! those ways once, each taking the engine method to call and the DTO to answer with, so such a
+//! route is one line of the dispatch in [`crate::app`]. The files below hold the handlers that
+//! read something of their own (a setting's key, a dashboard limit, report filters) or answer
+//! in their own way (sessions, downloads); the rules live in the engine.
 
-pub mod audit;
 pub mod auth;
 pub mod dashboard;
-pub mod invoices;
 pub mod onboarding;
-pub mod permissions;
-pub mod policies;
 pub mod profile;
 pub mod reports;
-pub mod roles;
 pub mod settings;
 pub mod system;
-pub mod transactions;
-pub mod users;
-pub mod vendors;
 
 use hyper::StatusCode;
 use hyper::header::{self, HeaderName};
 use pharmapay_core::idempotency::{Created, IdempotencyKey, IdempotencyRequest, Replay};
-use pharmapay_core::{Access, Action, Collection, Error, Principal, Store};
-use serde::Serialize;
+use pharmapay_core::paging::Page;
+use pharmapay_core::{Error, FieldErrors, PharmaPay, Principal, Store};
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::app::App;
+use crate::decode::{self, Body, Input};
+use crate::dto::PageDto;
 use crate::http::{Reply, Req};
 use crate::problem::ApiError;
 
@@ -42,23 +42,143 @@ impl<S: Store> App<S> {
     }
 }
 
-/// Checks `collection:action` before a body is decoded, so a caller without the permission
-/// learns nothing from validation errors (403 comes before 400). The engine checks again.
+/// A request that passed its route's guard, on its way to one engine call: the application, the
+/// caller and the request.
 ///
-/// # Errors
-/// 403 naming the permission.
-pub fn need(principal: &Principal, collection: Collection, action: Action) -> Result<(), ApiError> {
-    Ok(principal.require(Access::new(collection, action))?)
+/// Each method reads the request's parameters in a fixed order (the path's `{id}` first, then
+/// the body), calls the engine method it is given with the caller, and answers with the DTO
+/// `to_dto` makes of the result.
+pub struct Call<'a, S> {
+    /// The application.
+    pub app: &'a App<S>,
+    /// The caller, already checked against the route's guard.
+    pub principal: &'a Principal,
+    /// The request, its query string read.
+    pub req: Req,
+}
+
+impl<S: Store> Call<'_, S> {
+    /// A page of a list: the query string read by `parse` (filter, sort and page, D8); 200.
+    ///
+    /// # Errors
+    /// 400 for invalid parameters; the engine's errors.
+    pub async fn page<Q, T, D: Serialize>(
+        self,
+        parse: impl FnOnce(&Vec<(String, String)>) -> Result<Q, FieldErrors>,
+        list: impl AsyncFnOnce(&PharmaPay<S>, &Principal, &Q) -> Result<Page<T>, Error>,
+        to_dto: impl FnMut(T) -> D,
+    ) -> Result<Reply, ApiError> {
+        let query = parse(&self.req.query)?;
+        let page = list(&self.app.engine, self.principal, &query).await?;
+        Ok(ok(&PageDto::from_page(page, to_dto)))
+    }
+
+    /// A read that takes nothing but the caller: 200.
+    ///
+    /// # Errors
+    /// The engine's errors.
+    pub async fn read<T, D: Serialize>(
+        self,
+        read: impl AsyncFnOnce(&PharmaPay<S>, &Principal) -> Result<T, Error>,
+        to_dto: impl FnOnce(T) -> D,
+    ) -> Result<Reply, ApiError> {
+        let value = read(&self.app.engine, self.principal).await?;
+        Ok(ok(&to_dto(value)))
+    }
+
+    /// A read or a restore of the record the path's `{id}` names: 200.
+    ///
+    /// # Errors
+    /// 400 for an `{id}` that is not a positive integer; the engine's errors.
+    pub async fn by_id<I: From<i64>, T, D: Serialize>(
+        self,
+        call: impl AsyncFnOnce(&PharmaPay<S>, &Principal, I) -> Result<T, Error>,
+        to_dto: impl FnOnce(T) -> D,
+    ) -> Result<Reply, ApiError> {
+        let id = I::from(self.req.id("id")?);
+        let value = call(&self.app.engine, self.principal, id).await?;
+        Ok(ok(&to_dto(value)))
+    }
+
+    /// A create from the body its input is decoded from: 201 with `Location` under
+    /// `/api/{collection}`, or the replay of an earlier create with the same `Idempotency-Key`
+    /// (D9, D23).
+    ///
+    /// # Errors
+    /// 415 or 400 for the body, 400 for the key; the engine's errors.
+    pub async fn create<N: Input, T, D: Serialize>(
+        mut self,
+        collection: &str,
+        create: impl AsyncFnOnce(&PharmaPay<S>, &Principal, N, Option<&IdempotencyRequest>) -> Result<Created<T>, Error>,
+        id_of: impl Fn(&T) -> i64,
+        to_dto: impl Fn(T) -> D,
+    ) -> Result<Reply, ApiError> {
+        let body: N::Body = self.req.json()?;
+        let idempotency = idempotency(&self.req, &body)?;
+        let input = body.decode()?;
+        let result = create(&self.app.engine, self.principal, input, idempotency.as_ref()).await?;
+        Ok(created(self.app, self.principal, idempotency.as_ref(), result, collection, id_of, to_dto).await)
+    }
+
+    /// A replacement of the record `{id}` from the body its input is decoded from (D14): 200.
+    ///
+    /// # Errors
+    /// 400 for the `{id}`, then 415 or 400 for the body; the engine's errors.
+    pub async fn replace<I: From<i64>, N: Input, T, D: Serialize>(
+        mut self,
+        update: impl AsyncFnOnce(&PharmaPay<S>, &Principal, I, N) -> Result<T, Error>,
+        to_dto: impl FnOnce(T) -> D,
+    ) -> Result<Reply, ApiError> {
+        let id = I::from(self.req.id("id")?);
+        let input = self.req.json::<N::Body>()?.decode()?;
+        let value = update(&self.app.engine, self.principal, id, input).await?;
+        Ok(ok(&to_dto(value)))
+    }
+
+    /// A soft delete of the record `{id}`, with an optional `{reason}` body (D16): 204.
+    ///
+    /// # Errors
+    /// 400 for the `{id}`, then 415 or 400 for the body; the engine's errors.
+    pub async fn delete<I: From<i64>>(
+        mut self,
+        delete: impl AsyncFnOnce(&PharmaPay<S>, &Principal, I, Option<String>) -> Result<(), Error>,
+    ) -> Result<Reply, ApiError> {
+        let id = I::from(self.req.id("id")?);
+        let reason = decode::reason(self.req.optional_json()?)?;
+        delete(&self.app.engine, self.principal, id, reason).await?;
+        Ok(Reply::no_content())
+    }
+
+    /// A link between the record `{id}` and the one the path parameter `other` names, or its
+    /// removal (a user's or a role's policies, a policy's permissions): 204.
+    ///
+    /// # Errors
+    /// 400 for either parameter; the engine's errors.
+    pub async fn link<I: From<i64>, J: From<i64>>(
+        self,
+        other: &str,
+        link: impl AsyncFnOnce(&PharmaPay<S>, &Principal, I, J) -> Result<(), Error>,
+    ) -> Result<Reply, ApiError> {
+        let (id, other) = (I::from(self.req.id("id")?), J::from(self.req.id(other)?));
+        link(&self.app.engine, self.principal, id, other).await?;
+        Ok(Reply::no_content())
+    }
+}
+
+/// Converts each record of a list with `to_dto`, for the reads that answer an array.
+pub fn each<T, D>(to_dto: impl FnMut(T) -> D) -> impl FnOnce(Vec<T>) -> Vec<D> {
+    move |records| records.into_iter().map(to_dto).collect()
 }
 
 /// The `Idempotency-Key` of a create, with a fingerprint of the request (D23).
 ///
-/// The fingerprint hashes the method, the path and the body re-serialised with sorted keys, so
-/// the same JSON sent with other spacing or key order counts as the same request.
+/// The fingerprint hashes the method, the path and the typed body serialised field by field in
+/// a fixed order, so the same JSON sent with other spacing or key order counts as the same
+/// request; unknown fields, which are ignored (D7), do not count.
 ///
 /// # Errors
 /// 400 for a key that is empty, too long or not visible ASCII.
-pub fn idempotency(req: &Req, body: &serde_json::Value) -> Result<Option<IdempotencyRequest>, ApiError> {
+fn idempotency(req: &Req, body: &impl Serialize) -> Result<Option<IdempotencyRequest>, ApiError> {
     let Some(raw) = req.headers.get("idempotency-key") else { return Ok(None) };
     let key = raw
         .to_str()
@@ -79,7 +199,7 @@ pub fn idempotency(req: &Req, body: &serde_json::Value) -> Result<Option<Idempot
 ///
 /// A fresh create under a key records the response it sends, so later retries get the same
 /// bytes.
-pub async fn created<S: Store, T, D: Serialize>(
+async fn created<S: Store, T, D: Serialize>(
     app: &App<S>,
     principal: &Principal,
     request: Option<&IdempotencyRequest>,
@@ -100,9 +220,9 @@ pub async fn created<S: Store, T, D: Serialize>(
             Reply::json_bytes(StatusCode::CREATED, body).with_header(header::LOCATION, &location)
         }
         Created::Replayed(Replay::Recorded(body)) => {
-            let location = serde_json::from_slice::<serde_json::Value>(&body)
+            let location = serde_json::from_slice::<RecordedId>(&body)
                 .ok()
-                .and_then(|value| value.get("id").and_then(serde_json::Value::as_i64))
+                .and_then(|recorded| recorded.id)
                 .map(|id| format!("/api/{collection}/{id}"));
             let reply = Reply::json_bytes(StatusCode::CREATED, body).with_header(REPLAYED, "true");
             match location {
@@ -117,6 +237,12 @@ pub async fn created<S: Store, T, D: Serialize>(
                 .with_header(REPLAYED, "true")
         }
     }
+}
+
+/// The id of a recorded create's answer, the one field a replay needs from it.
+#[derive(Deserialize)]
+struct RecordedId {
+    id: Option<i64>,
 }
 
 /// 200 with a JSON body.

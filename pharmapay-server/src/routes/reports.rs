@@ -3,10 +3,17 @@
 //! Each report accepts its list's filters (not paging) and holds active records only. The sheet
 //! is built first, so a failure still answers problem details; the finished file then streams
 //! to the client from the blocking pool while it is being zipped, so memory stays flat.
+//!
+//! A client that stops reading cannot hold a download open: when it takes no chunk within the
+//! request timeout, the writer gives up, which frees its blocking thread and drops the report
+//! with its temporary files, and the response ends in an error rather than looking complete.
 
 use std::io::Write;
 use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::BodyExt;
@@ -15,8 +22,10 @@ use hyper::body::Frame;
 use hyper::header;
 use pharmapay_core::domain::{InvoiceFilter, TransactionFilter, VendorFilter};
 use pharmapay_core::report::Report;
-use pharmapay_core::{FieldErrors, Store};
+use pharmapay_core::{FieldErrors, Principal, Store};
+use tokio::runtime::Handle;
 use tokio::sync::mpsc;
+use tokio::sync::mpsc::error::SendTimeoutError;
 
 use crate::app::App;
 use crate::http::{Reply, Req};
@@ -32,60 +41,121 @@ fn filter<T>(req: &Req, read: impl FnOnce(&Vec<(String, String)>, &mut FieldErro
 }
 
 /// Active vendors matching the vendor list's filters.
-pub async fn vendors<S: Store>(app: &App<S>, req: &Req) -> Result<Reply, ApiError> {
-    let principal = app.principal(req).await?;
-    let filter = filter(req, VendorFilter::from_params)?;
-    Ok(download(app.engine.vendors_report(&principal, filter).await?))
+pub async fn vendors<S: Store>(app: &App<S>, principal: &Principal, req: Req) -> Result<Reply, ApiError> {
+    let filter = filter(&req, VendorFilter::from_params)?;
+    Ok(download(app, app.engine.vendors_report(principal, filter).await?))
 }
 
 /// Active invoices matching the invoice list's filters.
-pub async fn invoices<S: Store>(app: &App<S>, req: &Req) -> Result<Reply, ApiError> {
-    let principal = app.principal(req).await?;
-    let filter = filter(req, InvoiceFilter::from_params)?;
-    Ok(download(app.engine.invoices_report(&principal, filter).await?))
+pub async fn invoices<S: Store>(app: &App<S>, principal: &Principal, req: Req) -> Result<Reply, ApiError> {
+    let filter = filter(&req, InvoiceFilter::from_params)?;
+    Ok(download(app, app.engine.invoices_report(principal, filter).await?))
 }
 
 /// Active payments matching the transaction list's filters.
-pub async fn transactions<S: Store>(app: &App<S>, req: &Req) -> Result<Reply, ApiError> {
-    let principal = app.principal(req).await?;
-    let filter = filter(req, TransactionFilter::from_params)?;
-    Ok(download(app.engine.transactions_report(&principal, filter).await?))
+pub async fn transactions<S: Store>(app: &App<S>, principal: &Principal, req: Req) -> Result<Reply, ApiError> {
+    let filter = filter(&req, TransactionFilter::from_params)?;
+    Ok(download(app, app.engine.transactions_report(principal, filter).await?))
 }
 
 /// A 200 whose body is the report's file, written on the blocking pool as the client reads it.
-fn download(report: Report) -> Reply {
+fn download<S>(app: &App<S>, report: Report) -> Reply {
     let disposition = format!("attachment; filename=\"{}\"", report.file_name());
-    let (sender, receiver) = mpsc::channel::<std::io::Result<Bytes>>(4);
+    let (sender, receiver) = mpsc::channel::<Bytes>(4);
+    let complete = Arc::new(AtomicBool::new(false));
+    let open = OpenDownload::new(Arc::clone(&app.open_downloads));
+    let mut writer = ChannelWriter::new(sender, Handle::current(), app.request_timeout);
+    let written = Arc::clone(&complete);
+    let span = tracing::Span::current();
     tokio::task::spawn_blocking(move || {
-        let mut writer = ChannelWriter { sender, buffer: Vec::with_capacity(CHUNK) };
+        // Declared first, so it is dropped last: the count falls once the report is gone.
+        let _open = open;
+        let _span = span.enter();
+        let (file_name, rows) = (report.file_name().to_owned(), report.rows());
+        // The report is consumed here, so its temporary files are gone when this returns.
         let outcome = report.save_to(&mut writer).map_err(std::io::Error::other).and_then(|()| writer.flush());
-        if let Err(error) = outcome {
-            tracing::warn!(%error, "a report download stopped early");
-            let _ = writer.sender.blocking_send(Err(error));
+        match (outcome, writer.stopped) {
+            (Ok(()), _) => written.store(true, Ordering::Release),
+            (Err(_), Some(Stop::Stalled)) => tracing::warn!(
+                file = %file_name,
+                rows,
+                timeout_secs = writer.timeout.as_secs_f64(),
+                "cut off a report download: the client took no data for the request timeout"
+            ),
+            (Err(_), Some(Stop::Closed)) => {
+                tracing::info!(file = %file_name, rows, "a report download ended early: its connection closed");
+            }
+            (Err(error), None) => tracing::warn!(%error, file = %file_name, rows, "a report download stopped early"),
         }
     });
-    Reply::stream(StatusCode::OK, XLSX, ReceiverBody { receiver }.boxed_unsync())
+    Reply::stream(StatusCode::OK, XLSX, ReceiverBody { receiver, complete }.boxed_unsync())
         .with_header(header::CONTENT_DISPOSITION, &disposition)
         .with_header(header::CACHE_CONTROL, "no-store")
 }
 
+/// Counts a download in [`App::open_downloads`] for as long as it lives.
+struct OpenDownload(Arc<AtomicUsize>);
+
+impl OpenDownload {
+    fn new(count: Arc<AtomicUsize>) -> Self {
+        count.fetch_add(1, Ordering::SeqCst);
+        Self(count)
+    }
+}
+
+impl Drop for OpenDownload {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 const CHUNK: usize = 64 * 1024;
 
-/// A `Write` that hands the bytes to the response body in 64 KiB chunks.
+/// Why the client made a download stop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stop {
+    /// It took no chunk for the request timeout.
+    Stalled,
+    /// Its connection closed, so nobody takes chunks any more.
+    Closed,
+}
+
+/// A `Write` that hands the bytes to the response body in 64 KiB chunks, waiting at most
+/// `timeout` for the client to take each one.
 struct ChannelWriter {
-    sender: mpsc::Sender<std::io::Result<Bytes>>,
+    sender: mpsc::Sender<Bytes>,
     buffer: Vec<u8>,
+    runtime: Handle,
+    timeout: Duration,
+    /// Set when the client made writing stop.
+    stopped: Option<Stop>,
 }
 
 impl ChannelWriter {
+    fn new(sender: mpsc::Sender<Bytes>, runtime: Handle, timeout: Duration) -> Self {
+        Self { sender, buffer: Vec::with_capacity(CHUNK), runtime, timeout, stopped: None }
+    }
+
     fn send_buffer(&mut self) -> std::io::Result<()> {
         if self.buffer.is_empty() {
             return Ok(());
         }
         let chunk = Bytes::from(std::mem::replace(&mut self.buffer, Vec::with_capacity(CHUNK)));
-        self.sender
-            .blocking_send(Ok(chunk))
-            .map_err(|_| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the client went away"))
+        // This runs on the blocking pool, where waiting on the runtime is allowed.
+        match self.runtime.block_on(self.sender.send_timeout(chunk, self.timeout)) {
+            Ok(()) => Ok(()),
+            Err(SendTimeoutError::Timeout(_)) => {
+                self.stopped = Some(Stop::Stalled);
+                Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    "the client took no data within the request timeout",
+                ))
+            }
+            Err(SendTimeoutError::Closed(_)) => {
+                self.stopped = Some(Stop::Closed);
+                Err(std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the connection closed"))
+            }
+        }
     }
 }
 
@@ -103,9 +173,12 @@ impl Write for ChannelWriter {
     }
 }
 
-/// A response body fed by a channel.
+/// A response body fed by a channel. It ends cleanly only when the writer says the file is
+/// complete; a writer that stopped early makes it end in an error, so the connection is cut
+/// rather than a truncated file looking whole.
 struct ReceiverBody {
-    receiver: mpsc::Receiver<std::io::Result<Bytes>>,
+    receiver: mpsc::Receiver<Bytes>,
+    complete: Arc<AtomicBool>,
 }
 
 impl hyper::body::Body for ReceiverBody {
@@ -116,6 +189,67 @@ impl hyper::body::Body for ReceiverBody {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
-        self.receiver.poll_recv(cx).map(|chunk| chunk.map(|chunk| chunk.map(Frame::data)))
+        match self.receiver.poll_recv(cx) {
+            Poll::Ready(Some(chunk)) => Poll::Ready(Some(Ok(Frame::data(chunk)))),
+            Poll::Ready(None) if self.complete.load(Ordering::Acquire) => Poll::Ready(None),
+            Poll::Ready(None) => Poll::Ready(Some(Err(std::io::Error::other("the report was not written to the end")))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use http_body_util::BodyExt;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_writer_whose_chunks_nobody_takes_gives_up_after_the_timeout() {
+        let (sender, receiver) = mpsc::channel::<Bytes>(1);
+        let mut writer = ChannelWriter::new(sender, Handle::current(), Duration::from_millis(50));
+        let stopped = tokio::task::spawn_blocking(move || {
+            // The first chunk fills the channel; the second waits for a reader that never comes.
+            let chunk = vec![b'x'; CHUNK];
+            let first = writer.write_all(&chunk);
+            let second = writer.write_all(&chunk);
+            (first.is_ok(), second.map_err(|error| error.kind()), writer.stopped)
+        })
+        .await
+        .unwrap();
+        assert_eq!(stopped, (true, Err(std::io::ErrorKind::TimedOut), Some(Stop::Stalled)));
+        drop(receiver);
+    }
+
+    #[tokio::test]
+    async fn a_writer_stops_at_once_when_the_connection_is_gone() {
+        let (sender, receiver) = mpsc::channel::<Bytes>(1);
+        drop(receiver);
+        let mut writer = ChannelWriter::new(sender, Handle::current(), Duration::from_secs(3600));
+        let stopped = tokio::task::spawn_blocking(move || {
+            let result = writer.write_all(&vec![b'x'; CHUNK]);
+            (result.map_err(|error| error.kind()), writer.stopped)
+        })
+        .await
+        .unwrap();
+        assert_eq!(stopped, (Err(std::io::ErrorKind::BrokenPipe), Some(Stop::Closed)));
+    }
+
+    #[tokio::test]
+    async fn a_body_ends_cleanly_only_when_the_whole_file_was_written() {
+        for complete in [true, false] {
+            let (sender, receiver) = mpsc::channel::<Bytes>(2);
+            sender.send(Bytes::from_static(b"PK")).await.unwrap();
+            drop(sender);
+            let mut body = ReceiverBody { receiver, complete: Arc::new(AtomicBool::new(complete)) };
+            let first = body.frame().await.expect("a frame").expect("data").into_data().unwrap();
+            assert_eq!(first, Bytes::from_static(b"PK"));
+            let last = body.frame().await;
+            if complete {
+                assert!(last.is_none(), "a complete file ends the body");
+            } else {
+                assert!(matches!(last, Some(Err(_))), "an unfinished file ends the body in an error");
+            }
+        }
     }
 }

@@ -12,7 +12,7 @@ use crate::problem::ApiError;
 pub const OPENAPI: &str = include_str!("../../openapi.json");
 
 /// 200 `{status: "ok", database}` when the store answers, else 503 `{status: "unavailable"}`.
-pub async fn health<S: Store>(app: &App<S>, _req: &Req) -> Result<Reply, ApiError> {
+pub async fn health<S: Store>(app: &App<S>, _req: Req) -> Result<Reply, ApiError> {
     match app.engine.health().await {
         Ok(()) => Ok(super::ok(&json!({ "status": "ok", "database": app.backend }))),
         Err(error) => {
@@ -26,6 +26,6 @@ pub async fn health<S: Store>(app: &App<S>, _req: &Req) -> Result<Reply, ApiErro
 }
 
 /// The OpenAPI document.
-pub async fn openapi<S: Store>(_app: &App<S>, _req: &Req) -> Result<Reply, ApiError> {
+pub async fn openapi<S: Store>(_app: &App<S>, _req: Req) -> Result<Reply, ApiError> {
     Ok(Reply::bytes(StatusCode::OK, "application/json", OPENAPI))
 }

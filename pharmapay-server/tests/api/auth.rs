@@ -26,7 +26,11 @@ async fn login_answers_the_login_result_with_the_spec_claims() {
     let claims = claims(token);
     let mut keys: Vec<&str> = claims.as_object().unwrap().keys().map(String::as_str).collect();
     keys.sort();
-    assert_eq!(keys, ["aud", "email", "exp", "family_name", "given_name", "is_admin", "iss", "perm", "role_id", "sub"]);
+    assert_eq!(
+        keys,
+        ["aud", "email", "exp", "family_name", "given_name", "iat", "is_admin", "iss", "perm", "role_id", "sub"],
+        "the spec's claims and the issue second (D39)"
+    );
     assert_eq!(claims["sub"], body["user"]["id"].to_string());
     assert_eq!(claims["given_name"], "Asha");
     assert_eq!(claims["family_name"], "Rao");
@@ -36,6 +40,7 @@ async fn login_answers_the_login_result_with_the_spec_claims() {
     assert_eq!(claims["iss"], "pharmapay");
     assert_eq!(claims["aud"], "pharmapay");
     assert_eq!(claims["exp"], json!(1_715_421_600_i64));
+    assert_eq!(claims["iat"], json!(1_715_421_600_i64 - 24 * 3600), "issued at the clock's second");
 
     let (_, pharmacist) = app.user("pharma@example.com", 2).await;
     let claims = crate::helpers::claims(&pharmacist);

@@ -5,30 +5,19 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use crate::helpers::{ADMIN_EMAIL, Backend, TestApp};
-
-async fn join_statuses(tasks: Vec<tokio::task::JoinHandle<u16>>) -> Vec<u16> {
-    let mut statuses = Vec::new();
-    for task in tasks {
-        statuses.push(task.await.expect("no request task panics"));
-    }
-    statuses.sort();
-    statuses
-}
+use crate::helpers::{ADMIN_EMAIL, Backend, TestApp, statuses_at_once};
 
 /// Thirty concurrent payments of 1.00 on one invoice sum to exactly 30.
 pub async fn parallel_payments_sum_exactly(app: Arc<TestApp>) {
     let vendor = app.vendor("Busy").await;
     let invoice = app.invoice(vendor, "BUSY-1", "100", "2024-06-01").await;
-    let mut tasks = Vec::new();
-    for _ in 0..30 {
-        let app = Arc::clone(&app);
-        tasks.push(tokio::spawn(async move {
-            let body = json!({ "invoiceId": invoice, "amount": 1.00, "transactionDate": "2024-05-10", "transactionType": "Cash" });
-            app.post("/api/transactions", &body).await.status.as_u16()
-        }));
-    }
-    assert_eq!(join_statuses(tasks).await, vec![201; 30]);
+    let statuses = statuses_at_once(&app, 30, |app, _| async move {
+        let body =
+            json!({ "invoiceId": invoice, "amount": 1.00, "transactionDate": "2024-05-10", "transactionType": "Cash" });
+        app.post("/api/transactions", &body).await.status.as_u16()
+    })
+    .await;
+    assert_eq!(statuses, vec![201; 30]);
     let read = app.get(&format!("/api/invoices/{invoice}")).await.json();
     assert_eq!((read["paidAmount"].clone(), read["pendingAmount"].clone()), (json!(30), json!(70)));
 }
@@ -36,34 +25,28 @@ pub async fn parallel_payments_sum_exactly(app: Arc<TestApp>) {
 /// Twelve concurrent creates of one invoice number: one 201, eleven 409 (D5).
 pub async fn parallel_invoice_numbers_have_one_winner(app: Arc<TestApp>) {
     let vendor = app.vendor("Racer").await;
-    let mut tasks = Vec::new();
-    for _ in 0..12 {
-        let app = Arc::clone(&app);
-        tasks.push(tokio::spawn(async move {
-            let body = json!({ "vendorId": vendor, "invoiceNumber": "RACE-1", "amount": 5, "invoiceDate": "2024-05-01", "dueDate": "2024-06-01" });
-            app.post("/api/invoices", &body).await.status.as_u16()
-        }));
-    }
+    let statuses = statuses_at_once(&app, 12, |app, _| async move {
+        let body = json!({ "vendorId": vendor, "invoiceNumber": "RACE-1", "amount": 5, "invoiceDate": "2024-05-01", "dueDate": "2024-06-01" });
+        app.post("/api/invoices", &body).await.status.as_u16()
+    })
+    .await;
     let mut expected = vec![201];
     expected.extend(vec![409; 11]);
-    assert_eq!(join_statuses(tasks).await, expected);
+    assert_eq!(statuses, expected);
 }
 
 /// Twelve concurrent failed logins for one email: five are checked, seven throttled (D21).
 pub async fn parallel_failed_logins_stop_at_the_limit(app: Arc<TestApp>) {
-    let mut tasks = Vec::new();
-    for _ in 0..12 {
-        let app = Arc::clone(&app);
-        tasks.push(tokio::spawn(async move {
-            app.post_public("/api/auth/login", &json!({ "email": ADMIN_EMAIL, "password": "wrong-guess" }))
-                .await
-                .status
-                .as_u16()
-        }));
-    }
+    let statuses = statuses_at_once(&app, 12, |app, _| async move {
+        app.post_public("/api/auth/login", &json!({ "email": ADMIN_EMAIL, "password": "wrong-guess" }))
+            .await
+            .status
+            .as_u16()
+    })
+    .await;
     let mut expected = vec![401; 5];
     expected.extend(vec![429; 7]);
-    assert_eq!(join_statuses(tasks).await, expected);
+    assert_eq!(statuses, expected);
 }
 
 macro_rules! races {

@@ -110,16 +110,8 @@ async fn unknown_fields_are_ignored_and_hostile_text_is_bounded() {
     let user = app.post("/api/users", &json!({ "firstName": "A", "lastName": "B", "email": "ab@example.com", "password": "password-1", "roleId": 2, "isActive": false, "isAdmin": true })).await;
     assert_eq!(user.expect(201).json()["isActive"], true);
     let token = app.login("ab@example.com", "password-1").await;
-    let profile = app
-        .call(
-            hyper::Method::PUT,
-            "/api/profile",
-            Some(&token),
-            Some(
-                &json!({ "firstName": "A", "lastName": "B", "email": "ab@example.com", "roleId": 1, "isAdmin": true }),
-            ),
-        )
-        .await;
+    let body = json!({ "firstName": "A", "lastName": "B", "email": "ab@example.com", "roleId": 1, "isAdmin": true });
+    let profile = app.put_as(&token, "/api/profile", &body).await;
     assert_eq!(
         (profile.expect(200).json()["roleId"].clone(), profile.json()["isAdmin"].clone()),
         (json!(2), json!(false)),
@@ -127,11 +119,10 @@ async fn unknown_fields_are_ignored_and_hostile_text_is_bounded() {
     );
     app.call(hyper::Method::GET, "/api/users/1/policies", Some(&token), None).await.expect(200);
     let others = app
-        .call(
-            hyper::Method::PUT,
+        .put_as(
+            &token,
             "/api/users/1",
-            Some(&token),
-            Some(&json!({ "firstName": "X", "lastName": "Y", "email": "x@example.com", "roleId": 2 })),
+            &json!({ "firstName": "X", "lastName": "Y", "email": "x@example.com", "roleId": 2 }),
         )
         .await;
     others.problem(403);

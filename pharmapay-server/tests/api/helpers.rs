@@ -4,7 +4,7 @@
 //! Each test gets its own server and its own store, with a [`ManualClock`] starting at
 //! 2024-05-10 10:00 UTC so tests can move time. Set `TEST_LOG=1` to see the server's logs.
 
-use std::sync::Once;
+use std::sync::{Arc, Once};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -143,7 +143,22 @@ pub async fn spawn_fresh() -> TestApp {
 
 /// A fresh, not yet onboarded server on `backend`, or `None` when it is not configured here.
 pub async fn spawn_fresh_on(backend: Backend) -> Option<TestApp> {
-    let mut config = test_config();
+    spawn_fresh_configured_on(backend, test_config()).await
+}
+
+/// An onboarded server with a signed-in admin on the suite's backend, started from `config`, a
+/// [`test_config`] with some settings changed (the backend decides the database URL).
+pub async fn spawn_app_with(config: Config) -> TestApp {
+    let mut app =
+        spawn_fresh_configured_on(default_backend(), config).await.expect("the API suite's backend is configured");
+    let response = app.post_public("/api/onboarding/setup", &setup_body()).await;
+    app.admin_token = response.expect(200).json()["token"].as_str().unwrap().to_owned();
+    app
+}
+
+/// A fresh, not yet onboarded server on `backend` started from `config`, or `None` when the
+/// backend is not configured here.
+async fn spawn_fresh_configured_on(backend: Backend, mut config: Config) -> Option<TestApp> {
     let database: Option<Box<dyn std::any::Any + Send + Sync>> = match backend {
         Backend::Memory => None,
         Backend::Sqlite => {
@@ -215,6 +230,25 @@ impl TestApp {
         TestResponse { status: parts.status, headers: parts.headers, body }
     }
 
+    /// A request with an optional token, an optional content type and a body sent as is.
+    pub async fn call_raw(
+        &self,
+        method: Method,
+        path: &str,
+        token: Option<&str>,
+        content_type: Option<&str>,
+        body: impl Into<Bytes>,
+    ) -> TestResponse {
+        let mut builder = Request::builder().method(method).uri(format!("{}{path}", self.base));
+        if let Some(token) = token {
+            builder = builder.header("authorization", format!("Bearer {token}"));
+        }
+        if let Some(content_type) = content_type {
+            builder = builder.header("content-type", content_type);
+        }
+        self.send(builder.body(Full::new(body.into())).unwrap()).await
+    }
+
     /// A request with an optional token and JSON body.
     pub async fn call(&self, method: Method, path: &str, token: Option<&str>, body: Option<&Value>) -> TestResponse {
         let mut builder = Request::builder().method(method).uri(format!("{}{path}", self.base));
@@ -256,9 +290,19 @@ impl TestApp {
         self.call(Method::PUT, path, Some(&self.admin_token), Some(body)).await
     }
 
+    /// PUT as the holder of `token`.
+    pub async fn put_as(&self, token: &str, path: &str, body: &Value) -> TestResponse {
+        self.call(Method::PUT, path, Some(token), Some(body)).await
+    }
+
     /// DELETE as the admin, without a body.
     pub async fn delete(&self, path: &str) -> TestResponse {
         self.call(Method::DELETE, path, Some(&self.admin_token), None).await
+    }
+
+    /// DELETE as the admin, with a body (a reason, D16).
+    pub async fn delete_with(&self, path: &str, body: &Value) -> TestResponse {
+        self.call(Method::DELETE, path, Some(&self.admin_token), Some(body)).await
     }
 
     /// Signs in and returns the token.
@@ -306,6 +350,29 @@ impl TestApp {
         (id, self.login(email, "user-password").await)
     }
 
+    /// Creates a role with no policies and a user holding it, signs the user in and returns the
+    /// token: a caller with a valid token and no permission at all.
+    pub async fn user_without_permissions(&self, email: &str) -> String {
+        let role = self
+            .post("/api/roles", &json!({ "name": format!("Nothing for {email}"), "description": "No policies" }))
+            .await;
+        let role_id = role.expect(201).json()["id"].as_i64().unwrap();
+        let (_, token) = self.user(email, role_id).await;
+        let permissions = self.call(Method::GET, "/api/users/me/permissions", Some(&token), None).await;
+        assert_eq!(permissions.expect(200).json(), json!([]), "the user holds no permission");
+        token
+    }
+
+    /// How many report downloads the server is writing right now.
+    pub fn open_downloads(&self) -> usize {
+        self.running.lock().unwrap().as_ref().map_or(0, Running::open_downloads)
+    }
+
+    /// The server's address, for raw TCP clients.
+    pub fn addr(&self) -> String {
+        self.base.trim_start_matches("http://").to_owned()
+    }
+
     /// Moves the server's clock.
     pub fn advance(&self, by: SignedDuration) {
         self.clock.advance(by);
@@ -333,22 +400,40 @@ pub fn base64url(bytes: &[u8]) -> String {
     out
 }
 
-/// Decodes a token's claims without checking it.
-pub fn claims(token: &str) -> Value {
-    let payload = token.split('.').nth(1).unwrap();
-    let mut bits = 0u32;
-    let mut n_bits = 0;
-    let mut bytes = Vec::new();
-    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    for byte in payload.bytes() {
-        let value = ALPHABET.iter().position(|c| *c == byte).unwrap() as u32;
-        bits = (bits << 6) | value;
-        n_bits += 6;
-        if n_bits >= 8 {
-            n_bits -= 8;
-            bytes.push((bits >> n_bits) as u8);
-            bits &= (1 << n_bits) - 1;
+/// Sends `n` requests at once, the one numbered `index` (from 0) made by `request(app, index)`,
+/// and answers their statuses sorted, as concurrent requests finish in no order of their own.
+pub async fn statuses_at_once<F>(app: &Arc<TestApp>, n: usize, request: impl Fn(Arc<TestApp>, usize) -> F) -> Vec<u16>
+where
+    F: Future<Output = u16> + Send + 'static,
+{
+    let tasks: Vec<_> = (0..n).map(|index| tokio::spawn(request(Arc::clone(app), index))).collect();
+    let mut statuses = Vec::with_capacity(n);
+    for task in tasks {
+        statuses.push(task.await.expect("no request task panics"));
+    }
+    statuses.sort();
+    statuses
+}
+
+/// `template` with every path parameter replaced by `value`.
+pub fn fill(template: &str, value: &str) -> String {
+    let mut path = String::new();
+    let mut in_param = false;
+    for c in template.chars() {
+        match c {
+            '{' => {
+                in_param = true;
+                path.push_str(value);
+            }
+            '}' => in_param = false,
+            _ if in_param => {}
+            _ => path.push(c),
         }
     }
-    serde_json::from_slice(&bytes).unwrap()
+    path
+}
+
+/// Decodes a token's claims without checking it.
+pub fn claims(token: &str) -> Value {
+    jsonwebtoken::dangerous::insecure_decode_claims(token).unwrap()
 }

@@ -5,7 +5,7 @@ use http_body_util::Full;
 use hyper::{Method, Request};
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, spawn_app};
+use crate::helpers::{TestApp, spawn_app, statuses_at_once};
 
 async fn post_with_key(
     app: &TestApp,
@@ -63,18 +63,11 @@ async fn parallel_retries_with_one_key_create_one_record() {
     let app = std::sync::Arc::new(spawn_app().await);
     let vendor = app.vendor("Cipla").await;
     let body = json!({ "vendorId": vendor, "invoiceNumber": "RETRY", "amount": 5, "invoiceDate": "2024-05-01", "dueDate": "2024-06-01" });
-    let mut tasks = Vec::new();
-    for _ in 0..8 {
-        let app = std::sync::Arc::clone(&app);
+    let statuses = statuses_at_once(&app, 8, |app, _| {
         let body = body.clone();
-        tasks.push(tokio::spawn(async move {
-            post_with_key(&app, &app.admin_token, "/api/invoices", "inv-retry", &body).await.status.as_u16()
-        }));
-    }
-    let mut statuses = Vec::new();
-    for task in tasks {
-        statuses.push(task.await.unwrap());
-    }
+        async move { post_with_key(&app, &app.admin_token, "/api/invoices", "inv-retry", &body).await.status.as_u16() }
+    })
+    .await;
     assert!(statuses.iter().all(|s| *s == 201 || *s == 409), "{statuses:?}");
     let listed = app.get("/api/invoices?invoiceNumber=retry").await.json();
     assert_eq!(listed["totalCount"], 1, "one record whatever the interleaving: {statuses:?}");

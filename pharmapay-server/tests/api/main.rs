@@ -2,6 +2,7 @@
 
 mod helpers;
 
+mod access;
 mod auth;
 mod catalogue;
 mod concurrency;
@@ -13,6 +14,7 @@ mod invoices;
 mod onboarding;
 mod openapi;
 mod people;
+mod permission_first;
 mod reports;
 mod server;
 mod transactions;

@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::helpers::{ADMIN_EMAIL, setup_body, spawn_fresh};
+use crate::helpers::{ADMIN_EMAIL, setup_body, spawn_fresh, statuses_at_once};
 
 #[tokio::test]
 async fn setup_runs_once_and_signs_the_admin_in() {
@@ -53,19 +53,11 @@ async fn setup_reports_every_invalid_field_with_dotted_paths() {
 #[tokio::test]
 async fn concurrent_setups_make_one_admin() {
     let app = std::sync::Arc::new(spawn_fresh().await);
-    let mut tasks = Vec::new();
-    for n in 0..8 {
-        let app = std::sync::Arc::clone(&app);
-        tasks.push(tokio::spawn(async move {
-            let mut body = setup_body();
-            body["adminUser"]["email"] = json!(format!("admin{n}@example.com"));
-            app.post_public("/api/onboarding/setup", &body).await.status.as_u16()
-        }));
-    }
-    let mut statuses = Vec::new();
-    for task in tasks {
-        statuses.push(task.await.unwrap());
-    }
-    statuses.sort();
+    let statuses = statuses_at_once(&app, 8, |app, n| async move {
+        let mut body = setup_body();
+        body["adminUser"]["email"] = json!(format!("admin{n}@example.com"));
+        app.post_public("/api/onboarding/setup", &body).await.status.as_u16()
+    })
+    .await;
     assert_eq!(statuses, [200, 400, 400, 400, 400, 400, 400, 400]);
 }

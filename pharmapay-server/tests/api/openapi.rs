@@ -1,26 +1,16 @@
-//! The served OpenAPI document and the route table must describe the same routes (D25).
+//! The served OpenAPI document and the route table must describe the same routes, and say the
+//! same about what each one requires of its caller (D25).
 
 use std::collections::BTreeSet;
 
-use pharmapay_server::app::ROUTES;
+use pharmapay_server::app::{Guard, ROUTES};
+use serde_json::json;
 
-use crate::helpers::spawn_fresh;
+use crate::helpers::{fill, spawn_fresh};
 
+/// `path` with its parameters' names left out, so templates that name them differently match.
 fn normalise(path: &str) -> String {
-    let mut out = String::new();
-    let mut in_param = false;
-    for c in path.chars() {
-        match c {
-            '{' => {
-                in_param = true;
-                out.push_str("{}");
-            }
-            '}' => in_param = false,
-            _ if in_param => {}
-            _ => out.push(c),
-        }
-    }
-    out
+    fill(path, "{}")
 }
 
 #[tokio::test]
@@ -38,9 +28,31 @@ async fn the_openapi_document_lists_exactly_the_served_routes() {
         }
     }
     let served: BTreeSet<(String, String)> =
-        ROUTES.iter().map(|(method, path, _)| (method.as_str().to_owned(), normalise(path))).collect();
+        ROUTES.iter().map(|(method, path, _, _)| (method.as_str().to_owned(), normalise(path))).collect();
     let missing_from_document: Vec<_> = served.difference(&documented).collect();
     let missing_from_router: Vec<_> = documented.difference(&served).collect();
     assert!(missing_from_document.is_empty(), "served but not documented: {missing_from_document:?}");
     assert!(missing_from_router.is_empty(), "documented but not served: {missing_from_router:?}");
+}
+
+#[tokio::test]
+async fn the_openapi_document_states_what_every_route_requires() {
+    let app = spawn_fresh().await;
+    let document = app.call(hyper::Method::GET, "/api/openapi.json", None, None).await.expect(200).json();
+    for (method, path, _, guard) in ROUTES {
+        let operation = &document["paths"][*path][method.as_str().to_lowercase()];
+        let description = operation["description"].as_str().unwrap_or_default();
+        let label = format!("{method} {path}: {description}");
+        match guard {
+            Guard::Public => assert_eq!(operation["security"], json!([]), "{label}"),
+            Guard::Token => {
+                assert!(operation.get("security").is_none(), "{label}");
+                assert!(description.starts_with("A valid token is enough"), "{label}");
+            }
+            Guard::Permission(access) => {
+                assert!(operation.get("security").is_none(), "{label}");
+                assert!(description.starts_with(&format!("Permission `{access}`")), "{label}");
+            }
+        }
+    }
 }

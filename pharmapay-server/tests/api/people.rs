@@ -100,21 +100,14 @@ async fn profile_reads_updates_and_changes_password() {
     );
     assert_eq!((profile["roleName"].clone(), profile["isAdmin"].clone()), (json!("Admin"), json!(true)));
     let (_, token) = app.user("p@example.com", 2).await;
-    let taken = app
-        .call(
-            Method::PUT,
-            "/api/profile",
-            Some(&token),
-            Some(&json!({ "firstName": "P", "lastName": "Q", "email": ADMIN_EMAIL })),
-        )
-        .await;
+    let taken =
+        app.put_as(&token, "/api/profile", &json!({ "firstName": "P", "lastName": "Q", "email": ADMIN_EMAIL })).await;
     taken.problem(409);
     let updated = app
-        .call(
-            Method::PUT,
+        .put_as(
+            &token,
             "/api/profile",
-            Some(&token),
-            Some(&json!({ "firstName": "Priya", "lastName": "Shah", "email": "priya@example.com" })),
+            &json!({ "firstName": "Priya", "lastName": "Shah", "email": "priya@example.com" }),
         )
         .await;
     let updated = updated.expect(200).json();
@@ -123,32 +116,13 @@ async fn profile_reads_updates_and_changes_password() {
         (json!("priya@example.com"), json!("Pharmacist"), json!(false))
     );
     assert_eq!(updated["permissions"][0], "Vendor:Read");
-    let wrong = app
-        .call(
-            Method::PUT,
-            "/api/profile/password",
-            Some(&token),
-            Some(&json!({ "currentPassword": "nope", "newPassword": "another-password" })),
-        )
-        .await;
-    wrong.problem(400);
-    let short = app
-        .call(
-            Method::PUT,
-            "/api/profile/password",
-            Some(&token),
-            Some(&json!({ "currentPassword": "user-password", "newPassword": "short" })),
-        )
-        .await;
-    short.invalid("newPassword");
-    let changed = app
-        .call(
-            Method::PUT,
-            "/api/profile/password",
-            Some(&token),
-            Some(&json!({ "currentPassword": "user-password", "newPassword": "another-password" })),
-        )
-        .await;
+    let change_password = async |current: &str, new: &str| {
+        let body = json!({ "currentPassword": current, "newPassword": new });
+        app.put_as(&token, "/api/profile/password", &body).await
+    };
+    change_password("nope", "another-password").await.problem(400);
+    change_password("user-password", "short").await.invalid("newPassword");
+    let changed = change_password("user-password", "another-password").await;
     let session = changed.expect(200).json();
     assert_eq!(session["user"]["email"], "priya@example.com");
     assert_eq!(changed.header("cache-control"), Some("no-store"));
@@ -159,14 +133,7 @@ async fn profile_reads_updates_and_changes_password() {
 async fn the_audit_log_lists_writes_newest_first() {
     let app = spawn_app().await;
     let vendor = app.vendor("Audited").await;
-    app.call(
-        Method::DELETE,
-        &format!("/api/vendors/{vendor}"),
-        Some(&app.admin_token),
-        Some(&json!({ "reason": "closed" })),
-    )
-    .await
-    .expect(204);
+    app.delete_with(&format!("/api/vendors/{vendor}"), &json!({ "reason": "closed" })).await.expect(204);
     let page = app.get(&format!("/api/audit-log?entity=Vendor&entityId={vendor}")).await.expect(200).json();
     let entries = page["items"].as_array().unwrap();
     let actions: Vec<&str> = entries.iter().map(|e| e["action"].as_str().unwrap()).collect();

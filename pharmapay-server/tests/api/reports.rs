@@ -8,7 +8,7 @@ use pharmapay_core::jiff::ToSpan;
 use pharmapay_core::jiff::civil::Date;
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, TestResponse, spawn_app};
+use crate::helpers::{TestApp, TestResponse, spawn_app, spawn_app_with, test_config};
 
 const XLSX: &str = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
 
@@ -265,4 +265,88 @@ async fn libreoffice_opens_every_report_and_reads_the_same_values() {
     assert!(invoices.contains(&format!("{invoice},INV-1,\"Cipla, \"\"Mumbai\"\"\",\"₹1,234.50\",₹234.25,\"₹1,000.25\",PartiallyPaid,2024-05-01,2024-06-01")), "{invoices}");
     let (_, transactions) = &expected_rows[2];
     assert!(transactions.contains(",INV-1,\"Cipla, \"\"Mumbai\"\"\",₹234.25,UPI,2024-05-05"), "{transactions}");
+}
+
+/// `length` letters and digits that do not compress, from `seed`.
+fn noise(seed: u64, length: usize) -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..length)
+        .map(|_| {
+            // xorshift64
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            ALPHABET[(state % ALPHABET.len() as u64) as usize] as char
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_download_the_client_stops_reading_is_cut_off_and_its_report_freed() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::time::{Duration, Instant, sleep, timeout};
+
+    // Arrange: a one-second request timeout, and an invoices report of several megabytes that
+    // does not compress, far more than the socket buffers between server and client hold.
+    let mut config = test_config();
+    config.request_timeout_secs = 1;
+    let app = std::sync::Arc::new(spawn_app_with(config).await);
+    let vendor = app.vendor("Cipla").await;
+    let n_invoices = 3000u64;
+    let mut tasks = tokio::task::JoinSet::new();
+    for worker in 0..8 {
+        let app = std::sync::Arc::clone(&app);
+        tasks.spawn(async move {
+            for index in (worker..n_invoices).step_by(8) {
+                let body = json!({ "vendorId": vendor, "invoiceNumber": noise(index, 100), "amount": 10,
+                    "invoiceDate": "2024-05-01", "dueDate": "2024-06-01", "description": noise(index + n_invoices, 2000) });
+                app.post("/api/invoices", &body).await.expect(201);
+            }
+        });
+    }
+    while let Some(done) = tasks.join_next().await {
+        done.expect("invoices are created");
+    }
+
+    // Act: ask for the report on a connection with a small receive buffer, read the headers,
+    // then stop reading.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut stream = socket.connect(app.addr().parse().unwrap()).await.unwrap();
+    let request =
+        format!("GET /api/reports/invoices HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\n\r\n", app.admin_token);
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut received = Vec::new();
+    let mut buffer = [0u8; 1024];
+    while !received.windows(4).any(|window| window == b"\r\n\r\n") {
+        let n = stream.read(&mut buffer).await.unwrap();
+        assert!(n > 0, "the server answers with headers");
+        received.extend_from_slice(&buffer[..n]);
+    }
+    let head = String::from_utf8_lossy(&received).to_lowercase();
+    assert!(head.starts_with("http/1.1 200"), "{head}");
+    assert!(head.contains(XLSX), "{head}");
+    assert_eq!(app.open_downloads(), 1, "the report is being written while the client holds it");
+
+    // Assert: within a few timeouts the server lets go of the download (its blocking thread
+    // and temporary files) although the client still holds the connection.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while app.open_downloads() > 0 {
+        assert!(Instant::now() < deadline, "the stalled download is still open");
+        sleep(Duration::from_millis(50)).await;
+    }
+    // Reading again shows a cut-off answer: the chunked body never reaches its last chunk, and
+    // the server closes the connection.
+    let ended = timeout(Duration::from_secs(30), async {
+        loop {
+            match stream.read(&mut buffer).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => received.extend_from_slice(&buffer[..n]),
+            }
+        }
+    })
+    .await;
+    assert!(ended.is_ok(), "the server closes the connection");
+    assert!(!received.ends_with(b"\r\n0\r\n\r\n"), "the body was cut off, after {} bytes", received.len());
 }

@@ -131,3 +131,39 @@ async fn stalled_clients_are_cut_off() {
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
     assert!(answer.contains("application/problem+json"), "{answer}");
 }
+
+#[tokio::test]
+async fn beyond_the_connection_limit_clients_wait_until_a_connection_closes() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::time::{Duration, timeout};
+
+    async fn ask_for_health(stream: &mut tokio::net::TcpStream) {
+        stream.write_all(b"GET /api/health HTTP/1.1\r\nHost: x\r\n\r\n").await.unwrap();
+    }
+
+    async fn read_answer(stream: &mut tokio::net::TcpStream) -> String {
+        let mut buffer = vec![0u8; 4096];
+        let n = stream.read(&mut buffer).await.unwrap();
+        String::from_utf8_lossy(&buffer[..n]).into_owned()
+    }
+
+    let mut config = test_config();
+    config.max_connections = 1;
+    let app = spawn_with(config).await;
+
+    // The first connection is served and stays open (keep-alive).
+    let mut first = tokio::net::TcpStream::connect(app.addr()).await.unwrap();
+    ask_for_health(&mut first).await;
+    assert!(read_answer(&mut first).await.starts_with("HTTP/1.1 200"), "the first client is served");
+
+    // The second waits in the listener's backlog: connected, but not answered.
+    let mut second = tokio::net::TcpStream::connect(app.addr()).await.unwrap();
+    ask_for_health(&mut second).await;
+    let waiting = timeout(Duration::from_millis(500), read_answer(&mut second)).await;
+    assert!(waiting.is_err(), "a client beyond the limit is not served: {waiting:?}");
+
+    // Once the first closes, the second is served.
+    drop(first);
+    let answer = timeout(Duration::from_secs(10), read_answer(&mut second)).await.expect("served once a slot frees");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+}

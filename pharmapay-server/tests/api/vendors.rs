@@ -32,14 +32,7 @@ async fn vendor_lifecycle_over_http() {
     assert_eq!(replaced["name"], "Sun Pharmaceuticals");
     assert_eq!(replaced["address"], json!(null), "D14: PUT replaces every field");
 
-    let deleted = app
-        .call(
-            Method::DELETE,
-            &format!("/api/vendors/{id}"),
-            Some(&app.admin_token),
-            Some(&json!({ "reason": "duplicate" })),
-        )
-        .await;
+    let deleted = app.delete_with(&format!("/api/vendors/{id}"), &json!({ "reason": "duplicate" })).await;
     deleted.expect(204);
     assert!(deleted.body.is_empty(), "204 has no body");
     app.get(&format!("/api/vendors/{id}")).await.problem(404);

@@ -1,5 +1,7 @@
 //! The load generator: HTTP/1.1 keep-alive connections over hyper's client, one task each, that
-//! send requests back to back for a warm-up and then a fixed measuring window.
+//! send requests back to back for a warm-up and then a fixed measuring window, or until a fixed
+//! number of requests has been answered ([`send_all`], for bursts and floods counted request by
+//! request).
 //!
 //! Only requests that complete inside the window count; their latencies (from sending the
 //! request to reading the whole body) are kept one by one, so the percentiles are exact. A
@@ -9,6 +11,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -209,6 +212,78 @@ async fn exchange(
     let status = response.status();
     let body = response.into_body().collect().await?.to_bytes();
     Ok((status, body))
+}
+
+/// One answer of [`send_all`].
+#[derive(Clone, Debug)]
+pub struct Answer {
+    /// The status, or why the exchange failed.
+    pub status: Result<StatusCode, String>,
+    /// From sending the request to reading the whole body, in microseconds.
+    pub latency_us: u64,
+}
+
+/// Sends exactly `total` requests over `connections` keep-alive connections and returns every
+/// answer, in the order of the requests' numbers.
+///
+/// All connections are opened first; then each sends one request at the same moment (numbers
+/// `0..connections`, so a burst of `connections` requests is truly parallel), and each takes
+/// the next unsent number as soon as its answer has arrived, until `total` are sent. A failed
+/// exchange counts as an answer and its connection is opened again.
+///
+/// # Errors
+/// When a connection cannot be opened, or the whole exchange takes longer than `limit`.
+pub async fn send_all(
+    addr: SocketAddr,
+    connections: usize,
+    total: u64,
+    make: MakeRequest,
+    limit: Duration,
+) -> Result<Vec<Answer>, String> {
+    let connections = connections.max(1);
+    let mut senders = Vec::with_capacity(connections);
+    for _ in 0..connections {
+        senders.push(connect(addr).await.map_err(|error| format!("connect to {addr}: {error}"))?);
+    }
+    let next = Arc::new(AtomicU64::new(connections as u64));
+    let start = Arc::new(tokio::sync::Barrier::new(connections));
+    // Dropping the set aborts whatever still runs, so nothing outlives a timeout.
+    let mut tasks = tokio::task::JoinSet::new();
+    for (connection, mut sender) in senders.into_iter().enumerate() {
+        let (make, next, start) = (Arc::clone(&make), Arc::clone(&next), Arc::clone(&start));
+        tasks.spawn(async move {
+            let mut answers: Vec<(u64, Answer)> = Vec::new();
+            start.wait().await;
+            let mut n = connection as u64;
+            while n < total {
+                let sent = Instant::now();
+                let status = match exchange(&mut sender, make(connection, n)).await {
+                    Ok((status, _)) => Ok(status),
+                    Err(error) => {
+                        if let Ok(fresh) = connect(addr).await {
+                            sender = fresh;
+                        }
+                        Err(error.to_string())
+                    }
+                };
+                answers.push((n, Answer { status, latency_us: sent.elapsed().as_micros() as u64 }));
+                n = next.fetch_add(1, Ordering::Relaxed);
+            }
+            answers
+        });
+    }
+    let collect = async {
+        let mut answers = Vec::new();
+        while let Some(joined) = tasks.join_next().await {
+            answers.extend(joined.map_err(|error| format!("a connection task failed: {error}"))?);
+        }
+        Ok::<_, String>(answers)
+    };
+    let mut answers = tokio::time::timeout(limit, collect)
+        .await
+        .map_err(|_| format!("{total} requests took longer than {} s", limit.as_secs()))??;
+    answers.sort_by_key(|(n, _)| *n);
+    Ok(answers.into_iter().map(|(_, answer)| answer).collect())
 }
 
 /// Sends one request on a fresh connection and returns the status and body.

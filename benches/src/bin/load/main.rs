@@ -2,7 +2,9 @@
 //! endpoint the benchmark issue names with concurrent keep-alive clients on 127.0.0.1, and
 //! prints one table per backend and scale with requests/s, p50 and p99 next to the ceilings
 //! measured in the same run: a minimal hyper JSON server, and the bare SQL statements the
-//! store runs, timed directly through sqlx.
+//! store runs, timed directly through sqlx. Below each table come the sign-in throttling
+//! scenarios of D21 and D40 (`logins`): a burst of right-password sign-ins for one account, a
+//! flood of attempts for a throttled email, and payments beside such a flood.
 //!
 //! Run it from the workspace root after building the server in release mode:
 //!
@@ -10,6 +12,7 @@
 //! cargo build --release -p pharmapay-server
 //! cargo run --release -p pharmapay-benches --bin load -- --backend sqlite --scale S
 //! cargo run --release -p pharmapay-benches --bin load -- --backend all --scale all
+//! cargo run --release -p pharmapay-benches --bin load -- --backend sqlite --only throttling
 //! ```
 //!
 //! Every process it starts is stopped when it ends, also on a panic; it only ever connects to
@@ -17,6 +20,7 @@
 
 mod children;
 mod client;
+mod logins;
 mod setup;
 mod sql;
 mod table;
@@ -116,7 +120,14 @@ struct RunArgs {
     /// Worker threads of the load generator.
     #[arg(long, default_value_t = 2)]
     client_threads: usize,
-    /// Measure only the endpoints whose key contains one of these (see the table's first column).
+    /// Measure only the rows whose key contains one of these (comma-separated). Endpoint keys:
+    /// get-vendor, invoices-default, invoices-overdue, vendors-by-balance, dashboard-summary,
+    /// dashboard-top-vendors, dashboard-recent-invoices, dashboard-monthly, create-payment,
+    /// login, get-vendor-during-logins. Sign-in throttling scenarios (D21, D40), all three with
+    /// `throttling`: throttling-burst (32 parallel right-password sign-ins for one account, 5
+    /// rounds), throttling-flood (1,000 attempts for a throttled email, with the audit entries
+    /// and bytes on disk they wrote), throttling-payments (POST /api/transactions alone, then
+    /// beside 20 connections of throttled attempts).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// Also measure the memory store at L, whose in-process load takes very long.
@@ -513,7 +524,7 @@ async fn measure_block(
 
     let mut rows: Vec<Row> = Vec::new();
     for endpoint in Endpoint::ALL {
-        if !args.only.is_empty() && !args.only.iter().any(|only| endpoint.key().contains(only.as_str())) {
+        if !selected(&args.only, endpoint.key()) {
             continue;
         }
         client::settle(addr, "/api/health", Duration::from_secs(180)).await;
@@ -567,6 +578,22 @@ async fn measure_block(
         eprintln!("{}: {:.1} req/s, p50 {:.2} ms", endpoint.label(), row.loaded.rps, row.loaded.latencies.p50_ms());
         rows.push(row);
     }
+    let scenarios: Vec<logins::Scenario> =
+        logins::Scenario::ALL.into_iter().filter(|scenario| selected(&args.only, scenario.key())).collect();
+    let throttling = if scenarios.is_empty() {
+        None
+    } else {
+        let setup = logins::Setup {
+            addr,
+            token: &fixture.token,
+            backend,
+            url,
+            loaded: settings.loaded,
+            payments: traffic_for(Endpoint::CreatePayment, addr, &fixture, args.connections),
+            scenarios,
+        };
+        Some(logins::measure(setup).await?)
+    };
     let invoice_ids = fixture.invoice_ids.clone();
     let admin_id = fixture.admin_id;
     let context =
@@ -575,7 +602,8 @@ async fn measure_block(
 
     // Bare SQL, with the server stopped so that it takes nothing from the database.
     let mut argon2 = None;
-    if rows.iter().any(|row| matches!(row.endpoint, Endpoint::Login | Endpoint::VendorDuringLogins)) {
+    let bursts = throttling.as_ref().is_some_and(|throttling| throttling.burst.is_some());
+    if bursts || rows.iter().any(|row| matches!(row.endpoint, Endpoint::Login | Endpoint::VendorDuringLogins)) {
         argon2 = Some(tokio::task::spawn_blocking(argon2_ceiling).await.map_err(|error| error.to_string())?);
     }
     if backend != Backend::Memory && !args.skip_sql {
@@ -624,7 +652,13 @@ async fn measure_block(
         argon2,
         rows,
         unmatched,
+        throttling,
     })
+}
+
+/// Whether `--only` keeps the row or scenario named `key` (all are kept without `--only`).
+fn selected(only: &[String], key: &str) -> bool {
+    only.is_empty() || only.iter().any(|only| key.contains(only.as_str()))
 }
 
 fn report_errors(row: &Row) {

@@ -2,9 +2,10 @@
 //! through sqlx with the store's connection settings, and nothing else (no HTTP, no JSON, no
 //! engine, no decoding of the rows into domain values).
 //!
-//! The statement texts are copies of what `pharmapay-store-sqlx/src/common.rs` sends (as sqlx
-//! logs them); the harness checks at every run that the server really sent each of them, so a
-//! change in the store cannot silently leave a ceiling measuring another query. Reads run on
+//! The fixed statements are the store's own texts (`pharmapay_store_sqlx::statements`); the
+//! pages built from filters are copies of what `pharmapay-store-sqlx/src/common/` sends (as
+//! sqlx logs them). The harness checks at every run that the server really sent each of them,
+//! so a change in the store cannot silently leave a ceiling measuring another query. Reads run on
 //! the reader settings (`query_only`, WAL), writes on the writer's (WAL, `synchronous = FULL`,
 //! a 64 MiB page cache, `BEGIN IMMEDIATE`) for SQLite; PostgreSQL uses plain connections at
 //! the server's defaults.
@@ -15,21 +16,16 @@ use std::time::{Duration, Instant};
 use pharmapay_benches::stats::{Latencies, per_second};
 use pharmapay_core::BusinessCalendar;
 use pharmapay_core::jiff::{Timestamp, ToSpan};
+use pharmapay_store_sqlx::statements;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{PgPool, SqlitePool};
 
-/// The session check every authenticated request makes (`Store::session_state`).
-pub const SESSION: &str = "SELECT is_active, tokens_revoked_at FROM users WHERE id = $1";
+/// The session check every authenticated request makes (`SessionStore::session_state`).
+pub const SESSION: &str = statements::SESSION_STATE;
 
-/// One vendor with its totals (`Store::get_vendor`).
-pub const GET_VENDOR: &str = "SELECT v.id, v.name, v.vendor_type, v.address, v.phone, v.email, v.drug_license_number1, \
-v.drug_license_number2, v.additional_drug_license_numbers, v.is_active, v.created_at, v.updated_at, \
-(SELECT CAST(COALESCE(SUM(vi.amount / 4294967296), 0) AS BIGINT) FROM invoices vi WHERE vi.vendor_id = v.id AND vi.is_active) AS total_value_high, \
-(SELECT CAST(COALESCE(SUM(vi.amount % 4294967296), 0) AS BIGINT) FROM invoices vi WHERE vi.vendor_id = v.id AND vi.is_active) AS total_value_low, \
-(SELECT CAST(COALESCE(SUM(vi.paid / 4294967296), 0) AS BIGINT) FROM invoices vi WHERE vi.vendor_id = v.id AND vi.is_active) AS total_paid_high, \
-(SELECT CAST(COALESCE(SUM(vi.paid % 4294967296), 0) AS BIGINT) FROM invoices vi WHERE vi.vendor_id = v.id AND vi.is_active) AS total_paid_low \
-FROM vendors v WHERE v.id = $1";
+/// One vendor with its totals (`VendorStore::get_vendor`).
+pub const GET_VENDOR: &str = statements::VENDOR_BY_ID;
 
 /// The default invoice page: every invoice, newest invoice date first, 15 a page.
 pub const INVOICES_DEFAULT: &str = "SELECT (SELECT COUNT(*) FROM invoices i WHERE TRUE) AS total_count, i.id, i.vendor_id, \
@@ -57,11 +53,8 @@ ORDER BY (i.amount - i.paid) DESC, i.id DESC LIMIT $2 OFFSET $3";
 pub const INVOICES_OVERDUE_ROW_COUNT: &str =
     "SELECT COUNT(*) FROM invoices i WHERE i.is_active AND i.amount - i.paid > 0 AND i.due_date < $1";
 
-/// Each active vendor's balance, as the store computes it (`vendor_balances!`).
-const VENDOR_BALANCES: &str = "SELECT vendor_id, CAST(SUM((amount - paid + 18014398509481984) / 4294967296) AS BIGINT) \
-- COUNT(*) * 4194304 + CAST(SUM((amount - paid + 18014398509481984) % 4294967296) AS BIGINT) / 4294967296 AS balance_high, \
-CAST(SUM((amount - paid + 18014398509481984) % 4294967296) AS BIGINT) % 4294967296 AS balance_low, COUNT(*) AS n_invoices \
-FROM invoices WHERE is_active GROUP BY vendor_id";
+/// Each active vendor's balance, as the store computes it.
+const VENDOR_BALANCES: &str = statements::VENDOR_BALANCES;
 
 /// The vendor page sorted by outstanding balance, largest first (10 a page).
 pub fn vendors_by_balance() -> String {
@@ -81,45 +74,20 @@ JOIN vendors v ON v.id = page.page_id ORDER BY page.sort_0 DESC, page.sort_1 DES
 }
 
 /// The dashboard summary's five aggregates in one row.
-pub const SUMMARY: &str = "SELECT * FROM (SELECT COUNT(*) AS n_vendors FROM vendors) AS counted_vendors, \
-(SELECT COUNT(*) AS n_invoices FROM invoices) AS counted_invoices, \
-(SELECT CAST(COALESCE(SUM((amount) / 4294967296), 0) AS BIGINT) AS invoiced_high, \
-CAST(COALESCE(SUM((amount) % 4294967296), 0) AS BIGINT) AS invoiced_low, \
-CAST(COALESCE(SUM((paid) / 4294967296), 0) AS BIGINT) AS invoice_paid_high, \
-CAST(COALESCE(SUM((paid) % 4294967296), 0) AS BIGINT) AS invoice_paid_low FROM invoices WHERE is_active) AS active_invoices, \
-(SELECT CAST(COALESCE(SUM((amount) / 4294967296), 0) AS BIGINT) AS payments_high, \
-CAST(COALESCE(SUM((amount) % 4294967296), 0) AS BIGINT) AS payments_low FROM transactions WHERE is_active) AS active_payments, \
-(SELECT COUNT(*) AS n_recent FROM transactions WHERE transaction_date >= $1 AND is_active) AS recent";
+pub const SUMMARY: &str = statements::DASHBOARD_SUMMARY;
 
 /// The five active vendors with the largest balances.
 pub fn top_vendors() -> String {
-    format!(
-        "SELECT v.id, v.name, COALESCE(b.balance_high, 0) AS balance_high, COALESCE(b.balance_low, 0) AS balance_low, \
-COALESCE(b.n_invoices, 0) AS n_invoices FROM vendors v LEFT JOIN ({VENDOR_BALANCES}) b ON b.vendor_id = v.id \
-WHERE v.is_active ORDER BY COALESCE(b.balance_high, 0) DESC, COALESCE(b.balance_low, 0) DESC, v.name_key ASC, v.id ASC LIMIT $1"
-    )
+    statements::TOP_VENDORS.to_owned()
 }
 
 /// The five newest invoices.
-pub const RECENT_INVOICES: &str = "SELECT i.id, i.vendor_id, v.name AS vendor_name, i.invoice_number, i.amount, i.paid, \
-i.invoice_date, i.due_date, i.description, i.is_active, i.created_at, i.updated_at FROM invoices i \
-JOIN vendors v ON v.id = i.vendor_id ORDER BY i.created_at DESC, i.id DESC LIMIT $1";
+pub const RECENT_INVOICES: &str = statements::RECENT_INVOICES;
 
 /// Twelve monthly payment totals as the store asks for them: one range scan of the covering
 /// index `transactions_by_date` per month, in one `UNION ALL` statement.
 pub fn monthly_union() -> String {
-    (0..12)
-        .map(|index| {
-            format!(
-                "SELECT CAST({index} AS BIGINT) AS window_index, CAST(COALESCE(SUM((amount) / 4294967296), 0) AS BIGINT) AS total_high, \
-CAST(COALESCE(SUM((amount) % 4294967296), 0) AS BIGINT) AS total_low, COUNT(*) AS n_payments FROM transactions \
-WHERE transaction_date >= ${} AND transaction_date < ${} AND is_active",
-                2 * index + 1,
-                2 * index + 2
-            )
-        })
-        .collect::<Vec<_>>()
-        .join(" UNION ALL ")
+    statements::payment_totals(12)
 }
 
 /// The same twelve totals from one range scan over the whole year, bucketed by month: the
@@ -136,19 +104,15 @@ WHERE transaction_date >= $12 AND transaction_date < $13 AND is_active GROUP BY 
     )
 }
 
-/// Moves a paid total and returns the payment's nested invoice (`Store::insert_transaction`,
+/// Moves a paid total and returns the invoice as it now stands (`Store::insert_transaction`,
 /// first statement).
-pub const ADD_PAID: &str = "UPDATE invoices SET paid = paid + $2 WHERE id = $1 AND is_active AND paid <= $3 \
-RETURNING invoice_number, vendor_id, amount AS invoice_amount, paid AS invoice_paid, \
-(SELECT v.name FROM vendors v WHERE v.id = invoices.vendor_id) AS vendor_name";
+pub const ADD_PAID: &str = statements::ADD_PAID;
 /// The plain paid-total update of the bare insert-plus-update ceiling.
 const PLAIN_ADD_PAID: &str = "UPDATE invoices SET paid = paid + $2 WHERE id = $1 AND is_active AND paid <= $3";
 /// Inserts the payment.
-pub const INSERT_PAYMENT: &str = "INSERT INTO transactions (invoice_id, amount, transaction_date, transaction_type, \
-description, is_active, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, TRUE, $6, $6) RETURNING id";
+pub const INSERT_PAYMENT: &str = statements::INSERT_PAYMENT;
 /// Records the audit entry.
-pub const INSERT_AUDIT: &str = "INSERT INTO audit_log (at, user_id, action, entity, entity_key, entity_id, reason, changes) \
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
+pub const INSERT_AUDIT: &str = statements::INSERT_AUDIT;
 
 /// A statement with its integer parameters.
 #[derive(Clone, Debug)]
@@ -512,14 +476,14 @@ macro_rules! payment_statements {
     ($conn:expr, $write:expr, $invoice_id:expr, $admin_id:expr) => {{
         let at = now_micros();
         let changed = if $write == Write::StoreSequence {
-            sqlx::query(ADD_PAID)
+            // The store's statement returns the invoice whatever its state; it counts when active.
+            let rows = sqlx::query(ADD_PAID)
                 .bind($invoice_id)
                 .bind(PAYMENT_SCALED)
-                .bind(max_paid_before(PAYMENT_SCALED))
                 .fetch_all(&mut *$conn)
                 .await
-                .map_err(|error| error.to_string())?
-                .len() as u64
+                .map_err(|error| error.to_string())?;
+            rows.iter().filter(|row| sqlx::Row::try_get::<bool, _>(*row, "is_active").unwrap_or(false)).count() as u64
         } else {
             sqlx::query(PLAIN_ADD_PAID)
                 .bind($invoice_id)

@@ -1,10 +1,12 @@
 //! The harness's results and how they are printed: one Markdown table per backend and scale,
-//! with the targets of the benchmark issue checked against ratios from the same run, and a
+//! with the targets of the benchmark issue checked against ratios from the same run (the
+//! sign-in throttling scenarios' own table below it, rendered by [`crate::logins`]), and a
 //! closing list of every target met or missed.
 
 use std::time::Duration;
 
 use crate::client::Measured;
+use crate::logins::{self, Throttling};
 use crate::setup::{Backend, Scale};
 use crate::sql::Ceiling;
 
@@ -148,6 +150,8 @@ pub struct Block {
     pub rows: Vec<Row>,
     /// Bare statements the server was not seen sending (`None`: not checked).
     pub unmatched: Option<Vec<String>>,
+    /// The sign-in throttling scenarios (`None`: none was run).
+    pub throttling: Option<Throttling>,
 }
 
 /// A target of the benchmark issue, checked.
@@ -354,6 +358,9 @@ pub fn render(block: &Block) -> String {
             notes.join("; ").replace('|', "/"),
         ));
     }
+    if let Some(throttling) = &block.throttling {
+        out.push_str(&logins::render(throttling, block.argon2.as_ref()));
+    }
     out
 }
 
@@ -375,6 +382,17 @@ pub fn summary(blocks: &[Block]) -> String {
                     if verdict.met { "met" } else { "MISSED" }
                 ));
             }
+        }
+        for target in block.throttling.iter().flat_map(logins::targets) {
+            out.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {} |\n",
+                block.backend.name(),
+                block.scale.name(),
+                target.scenario,
+                target.target,
+                target.measured,
+                if target.met { "met" } else { "MISSED" }
+            ));
         }
     }
     out

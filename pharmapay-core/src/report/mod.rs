@@ -15,6 +15,13 @@
 //!
 //! Excel keeps every number as a binary double, so an amount beyond fifteen significant digits
 //! may show rounded in its last digit inside the spreadsheet; the API's figures stay exact.
+//!
+//! # Layout
+//! This file holds the sheet: [`ReportKind`], [`Report`] and the writer of its rows.
+//! `stream.rs` holds the engine's report use cases, which read the store in batches of
+//! [`REPORT_BATCH`] and feed the writer.
+
+mod stream;
 
 use std::io::Write;
 
@@ -24,6 +31,8 @@ use rust_xlsxwriter::{ExcelDateTime, Format, Workbook, Worksheet, XlsxError};
 
 use crate::clock::BusinessCalendar;
 use crate::domain::{Invoice, Transaction, Vendor};
+
+pub use stream::REPORT_BATCH;
 
 /// Which report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -145,10 +154,79 @@ pub(crate) struct SheetWriter {
     workbook: Workbook,
     calendar: BusinessCalendar,
     next_row: u32,
+    formats: Formats,
+    file_name: String,
+}
+
+/// The number formats of a sheet's amounts and dates.
+struct Formats {
     money: Format,
     date: Format,
     date_time: Format,
-    file_name: String,
+}
+
+/// One row being written, a cell at a time from the first column, so the cells follow the
+/// order of [`ReportKind::headers`].
+struct Row<'a> {
+    sheet: &'a mut Worksheet,
+    formats: &'a Formats,
+    row: u32,
+    column: u16,
+}
+
+impl Row<'_> {
+    /// The column of the next cell.
+    fn next_column(&mut self) -> u16 {
+        let column = self.column;
+        self.column += 1;
+        column
+    }
+
+    /// A record id, as a number.
+    fn id(&mut self, id: i64) -> Result<(), ReportError> {
+        let column = self.next_column();
+        self.sheet.write_number(self.row, column, id as f64)?;
+        Ok(())
+    }
+
+    /// Text.
+    fn text(&mut self, value: &str) -> Result<(), ReportError> {
+        let column = self.next_column();
+        self.sheet.write_string(self.row, column, value)?;
+        Ok(())
+    }
+
+    /// Text that may be missing; missing or empty text leaves the cell empty.
+    fn optional_text(&mut self, value: Option<&str>) -> Result<(), ReportError> {
+        match value.filter(|value| !value.is_empty()) {
+            Some(value) => self.text(value),
+            None => {
+                self.next_column();
+                Ok(())
+            }
+        }
+    }
+
+    /// An amount, in the money format.
+    fn money(&mut self, value: Decimal) -> Result<(), ReportError> {
+        let column = self.next_column();
+        self.sheet.write_number_with_format(self.row, column, excel_number(value), &self.formats.money)?;
+        Ok(())
+    }
+
+    /// A date.
+    fn date(&mut self, value: ExcelDateTime) -> Result<(), ReportError> {
+        let column = self.next_column();
+        self.sheet.write_datetime_with_format(self.row, column, value, &self.formats.date)?;
+        Ok(())
+    }
+
+    /// A date and time of day.
+    fn date_time(&mut self, value: ExcelDateTime) -> Result<(), ReportError> {
+        let column = self.next_column();
+        self.sheet.write_datetime_with_format(self.row, column, value, &self.formats.date_time)?;
+        Ok(())
+    }
 }
 
 fn money_format(currency: &str) -> String {
@@ -191,9 +269,11 @@ impl SheetWriter {
             workbook,
             calendar,
             next_row: 1,
-            money: Format::new().set_num_format(money_format(currency)),
-            date: Format::new().set_num_format("yyyy-mm-dd"),
-            date_time: Format::new().set_num_format("yyyy-mm-dd hh:mm"),
+            formats: Formats {
+                money: Format::new().set_num_format(money_format(currency)),
+                date: Format::new().set_num_format("yyyy-mm-dd"),
+                date_time: Format::new().set_num_format("yyyy-mm-dd hh:mm"),
+            },
             file_name,
         })
     }
@@ -213,70 +293,62 @@ impl SheetWriter {
         Ok(date.and_hms(local.hour() as u16, local.minute() as u8, f64::from(local.second()))?)
     }
 
-    fn text(sheet: &mut Worksheet, row: u32, column: u16, value: Option<&str>) -> Result<(), ReportError> {
-        if let Some(value) = value.filter(|value| !value.is_empty()) {
-            sheet.write_string(row, column, value)?;
-        }
+    /// Writes the next row with `write`, which fills its cells in column order.
+    fn row(&mut self, write: impl FnOnce(&mut Row<'_>) -> Result<(), ReportError>) -> Result<(), ReportError> {
+        let sheet = self.workbook.worksheet_from_index(0)?;
+        write(&mut Row { sheet, formats: &self.formats, row: self.next_row, column: 0 })?;
+        self.next_row += 1;
         Ok(())
     }
 
     /// Writes one vendor row.
     pub(crate) fn vendor(&mut self, vendor: &Vendor) -> Result<(), ReportError> {
-        let row = self.next_row;
         let created = self.excel_date_time(vendor.created_at)?;
-        let (money, date_time) = (self.money.clone(), self.date_time.clone());
-        let sheet = self.sheet()?;
-        sheet.write_number(row, 0, vendor.id.get() as f64)?;
-        sheet.write_string(row, 1, &vendor.name)?;
-        sheet.write_string(row, 2, vendor.vendor_type.name())?;
-        Self::text(sheet, row, 3, vendor.address.as_deref())?;
-        Self::text(sheet, row, 4, vendor.phone.as_deref())?;
-        Self::text(sheet, row, 5, vendor.email.as_deref())?;
-        Self::text(sheet, row, 6, vendor.drug_license_number1.as_deref())?;
-        Self::text(sheet, row, 7, vendor.drug_license_number2.as_deref())?;
-        sheet.write_number_with_format(row, 8, excel_number(vendor.totals.outstanding_balance), &money)?;
-        sheet.write_number_with_format(row, 9, excel_number(vendor.totals.total_invoice_value), &money)?;
-        sheet.write_number_with_format(row, 10, excel_number(vendor.totals.total_paid_amount), &money)?;
-        sheet.write_datetime_with_format(row, 11, created, &date_time)?;
-        self.next_row += 1;
-        Ok(())
+        self.row(|row| {
+            row.id(vendor.id.get())?;
+            row.text(&vendor.name)?;
+            row.text(vendor.vendor_type.name())?;
+            row.optional_text(vendor.address.as_deref())?;
+            row.optional_text(vendor.phone.as_deref())?;
+            row.optional_text(vendor.email.as_deref())?;
+            row.optional_text(vendor.drug_license_number1.as_deref())?;
+            row.optional_text(vendor.drug_license_number2.as_deref())?;
+            row.money(vendor.totals.outstanding_balance)?;
+            row.money(vendor.totals.total_invoice_value)?;
+            row.money(vendor.totals.total_paid_amount)?;
+            row.date_time(created)
+        })
     }
 
     /// Writes one invoice row.
     pub(crate) fn invoice(&mut self, invoice: &Invoice) -> Result<(), ReportError> {
-        let row = self.next_row;
         let (invoice_date, due_date) = (self.excel_date(invoice.invoice_date)?, self.excel_date(invoice.due_date)?);
-        let (money, date) = (self.money.clone(), self.date.clone());
-        let sheet = self.sheet()?;
-        sheet.write_number(row, 0, invoice.id.get() as f64)?;
-        sheet.write_string(row, 1, &invoice.invoice_number)?;
-        sheet.write_string(row, 2, &invoice.vendor_name)?;
-        sheet.write_number_with_format(row, 3, excel_number(invoice.amount.get()), &money)?;
-        sheet.write_number_with_format(row, 4, excel_number(invoice.paid_amount), &money)?;
-        sheet.write_number_with_format(row, 5, excel_number(invoice.pending_amount()), &money)?;
-        sheet.write_string(row, 6, invoice.status.name())?;
-        sheet.write_datetime_with_format(row, 7, invoice_date, &date)?;
-        sheet.write_datetime_with_format(row, 8, due_date, &date)?;
-        Self::text(sheet, row, 9, invoice.description.as_deref())?;
-        self.next_row += 1;
-        Ok(())
+        self.row(|row| {
+            row.id(invoice.id.get())?;
+            row.text(&invoice.invoice_number)?;
+            row.text(&invoice.vendor_name)?;
+            row.money(invoice.amount.get())?;
+            row.money(invoice.paid_amount)?;
+            row.money(invoice.pending_amount())?;
+            row.text(invoice.status.name())?;
+            row.date(invoice_date)?;
+            row.date(due_date)?;
+            row.optional_text(invoice.description.as_deref())
+        })
     }
 
     /// Writes one payment row.
     pub(crate) fn transaction(&mut self, transaction: &Transaction) -> Result<(), ReportError> {
-        let row = self.next_row;
         let paid_on = self.excel_date(transaction.transaction_date)?;
-        let (money, date) = (self.money.clone(), self.date.clone());
-        let sheet = self.sheet()?;
-        sheet.write_number(row, 0, transaction.id.get() as f64)?;
-        sheet.write_string(row, 1, &transaction.invoice.invoice_number)?;
-        sheet.write_string(row, 2, &transaction.invoice.vendor_name)?;
-        sheet.write_number_with_format(row, 3, excel_number(transaction.amount.get()), &money)?;
-        sheet.write_string(row, 4, transaction.transaction_type.label())?;
-        sheet.write_datetime_with_format(row, 5, paid_on, &date)?;
-        Self::text(sheet, row, 6, transaction.description.as_deref())?;
-        self.next_row += 1;
-        Ok(())
+        self.row(|row| {
+            row.id(transaction.id.get())?;
+            row.text(&transaction.invoice.invoice_number)?;
+            row.text(&transaction.invoice.vendor_name)?;
+            row.money(transaction.amount.get())?;
+            row.text(transaction.transaction_type.label())?;
+            row.date(paid_on)?;
+            row.optional_text(transaction.description.as_deref())
+        })
     }
 
     /// Adds the autofilter over the header and every row, and hands the sheet over.

@@ -1,36 +1,37 @@
-//! The storage contract: the [`Store`] trait every backend implements.
+//! The contract's traits, one per purpose, each implementable in its own file of a backend:
+//! [`SessionStore`], [`VendorStore`], [`InvoiceStore`], [`TransactionStore`], [`AccessStore`],
+//! [`ReportStore`], and [`ImportStore`] for bulk imports outside [`Store`](super::Store).
 //!
-//! The trait is shaped by use case, not by table. Each method is one atomic unit: it either
-//! happens completely or not at all, and it enforces the invariants that span rows *inside its
-//! own transaction*: an active parent, unique numbers and emails among active rows, one
-//! OwnPharmacy vendor, the last admin, one-time onboarding, and each invoice's paid total
-//! equalling the exact sum of its active payments. The engine never reads, decides and then
-//! writes across two calls, so concurrent requests cannot slip between a check and a write.
-//!
-//! # Contract shared by every method
-//! - Reads by id (`get_*`) return the record whatever its `is_active`; the engine decides
-//!   whether a soft-deleted record is visible.
-//! - Updates and deletes of a missing *or soft-deleted* record fail with
-//!   [`StoreError::NotFound`]; a restore of a missing or *active* record does too (D15).
-//! - A referenced parent that is missing or inactive fails with [`StoreError::ParentInactive`].
-//! - A taken unique value fails with [`StoreError::Conflict`] naming the field (D4, D5).
-//! - Every write records one audit entry (D22) from its [`WriteContext`] in the same
-//!   transaction, and completes the context's idempotency ticket there too (D23).
-//! - Invoices are returned with `status` computed for the day starting at `today_start`.
-//! - Text comparisons for uniqueness and search use [`crate::text::key`] (trimmed, lower-cased).
-//! - Every sort ends with the id, in the sort's direction, as tie-breaker (D8).
-//!
-//! # Writing a store
-//! Implement each method with `async fn`; the returned futures must be `Send`. Map the
-//! backend's own errors into [`StoreError`]: unique-constraint violations to `Conflict`,
-//! connection failures to `Unavailable`, anything else to `Backend`. Run the conformance suite
-//! (feature `conformance`) against the new store.
+//! - Sessions: what a request needs before it reaches a resource: whether the store answers
+//!   and is onboarded, the token secret, a user's credentials and session state, the
+//!   failed-login window (D21, D40) and idempotency claims (D23). The decisions are
+//!   [`crate::rules::installation`]'s, [`crate::rules::login`]'s, [`crate::rules::sessions`]'
+//!   and [`crate::rules::idempotency`]'s.
+//! - The ledger: vendors, their invoices and the payments against them. Every invoice keeps the
+//!   exact sum of its active payments (D10), changed in the transaction of each payment write;
+//!   which invoice may take a payment and how far its paid total may go is
+//!   [`crate::rules::ledger`]'s to say, the pharmacy's own vendor record is
+//!   [`crate::rules::vendors`]', and restores under an inactive parent are refused by
+//!   [`crate::rules::restore`].
+//! - Access: users and their roles, policies and the permissions they hold (D19), with the
+//!   caller's own profile and password. A write that gives access is checked by
+//!   [`crate::rules::grants`] (D38); one that may take access away revokes tokens as
+//!   [`crate::rules::sessions`] says (D39); the last admin, deleting oneself and the system
+//!   roles are [`crate::rules::people`]'.
+//! - Reports: settings (D3), dashboard figures (D12), the audit log (D22) and the batches
+//!   reports stream from (D26).
+//! - Imports: many records in one transaction per call, for seeding demo data and migrations
+//!   from other systems; the engine never imports, and only the demo generator, the benchmarks
+//!   and the conformance case of imports use them. No audit entries are written. Each call is
+//!   atomic and keeps every invariant: parents must exist (inactive parents are allowed, as
+//!   history may hold them), no vendor is OwnPharmacy, active invoice numbers stay unique, and
+//!   paid totals include the active payments imported, within their bound.
 
-use std::error::Error as StdError;
 use std::future::Future;
 
 use jiff::Timestamp;
 
+use super::{Credentials, LoginOutcome, NewUserRecord, PolicyHolder, SessionState, SignIn, StoreResult, WriteContext};
 use crate::access::Permission;
 use crate::auth::Secret;
 use crate::dashboard::{PeriodTotal, Summary, TopVendor};
@@ -39,135 +40,13 @@ use crate::domain::{
     NewRole, NewTransaction, NewVendor, Policy, ProfileUpdate, Role, Setting, Transaction, TransactionFilter,
     TransactionQuery, User, UserUpdate, Vendor, VendorFilter, VendorQuery,
 };
-use crate::error::{Entity, RuleBroken};
-use crate::idempotency::{ClaimOutcome, IdempotencyClaim, IdempotencyKey, IdempotencyTicket};
+use crate::idempotency::{ClaimOutcome, IdempotencyClaim, IdempotencyKey};
 use crate::ids::{InvoiceId, PermissionId, PolicyId, RoleId, TransactionId, UserId, VendorId};
 use crate::paging::Page;
+use crate::rules::login::{Failure, LoginAttempts};
 
-/// A boxed error from a backend.
-pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
-
-/// The result of every store method.
-pub type StoreResult<T> = Result<T, StoreError>;
-
-/// How a store method failed.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    /// The record (of the given kind) does not exist, or is not in the state the method needs.
-    #[error("{0} not found")]
-    NotFound(Entity),
-    /// A unique value is taken.
-    #[error("{field} is already taken")]
-    Conflict {
-        /// The field path whose value is taken, such as `invoiceNumber`.
-        field: &'static str,
-    },
-    /// A referenced record (of the given kind) is missing or inactive.
-    #[error("the referenced {0} is missing or inactive")]
-    ParentInactive(Entity),
-    /// A rule that spans rows refused the write.
-    #[error("{}", .0.message())]
-    Rule(RuleBroken),
-    /// The backend cannot be reached.
-    #[error("the store is unavailable")]
-    Unavailable(#[source] BoxError),
-    /// Anything else.
-    #[error("store backend failure")]
-    Backend(#[source] BoxError),
-}
-
-impl StoreError {
-    /// Wraps any error as [`StoreError::Backend`].
-    pub fn backend(error: impl StdError + Send + Sync + 'static) -> Self {
-        StoreError::Backend(Box::new(error))
-    }
-}
-
-/// Who writes, when, why, and under which idempotency claim.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WriteContext {
-    /// The acting user (absent for onboarding).
-    pub actor: Option<UserId>,
-    /// The instant of the write; stores use it for `created_at`, `updated_at` and the audit.
-    pub at: Timestamp,
-    /// The reason of a delete (D16).
-    pub reason: Option<String>,
-    /// The values written, as a JSON object, for the audit log.
-    pub changes: Option<String>,
-    /// The claim this write completes (D23).
-    pub idempotency: Option<IdempotencyTicket>,
-}
-
-impl WriteContext {
-    /// A context for `actor` at `at`, with nothing else.
-    pub fn new(actor: Option<UserId>, at: Timestamp) -> Self {
-        Self { actor, at, reason: None, changes: None, idempotency: None }
-    }
-
-    /// The audit entry this write records: `action` on `entity` number `entity_id`.
-    pub fn audit(&self, action: &'static str, entity: Entity, entity_id: Option<i64>) -> NewAuditEntry {
-        NewAuditEntry {
-            at: self.at,
-            user_id: self.actor,
-            action,
-            entity: entity.name(),
-            entity_id,
-            reason: self.reason.clone(),
-            changes: self.changes.clone(),
-        }
-    }
-}
-
-/// A user to insert: the account fields and the password's Argon2id hash.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NewUserRecord {
-    /// First name.
-    pub first_name: String,
-    /// Last name.
-    pub last_name: String,
-    /// Email.
-    pub email: String,
-    /// The role.
-    pub role_id: RoleId,
-    /// PHC string.
-    pub password_hash: String,
-}
-
-/// What a login needs to know about an account.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Credentials {
-    /// The account.
-    pub user: User,
-    /// PHC string of its password.
-    pub password_hash: String,
-    /// Tokens issued in or before this second are revoked (see [`SessionState`]).
-    pub tokens_revoked_at: Timestamp,
-}
-
-/// What each authenticated request checks about its user (D20).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SessionState {
-    /// False once the user is deleted.
-    pub is_active: bool,
-    /// The last password change or delete: tokens issued in or before this second no longer
-    /// work. A new user starts at the Unix epoch (nothing revoked).
-    pub tokens_revoked_at: Timestamp,
-}
-
-/// Whether a login attempt may proceed (D21).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LoginGate {
-    /// The attempt was counted and may go ahead.
-    Allowed,
-    /// Too many failures: no attempt until `until`.
-    Throttled {
-        /// When the window ends.
-        until: Timestamp,
-    },
-}
-
-/// Storage for the engine. See the module docs for the contract every method follows.
-pub trait Store: Send + Sync + 'static {
+/// Storage for the installation, sign-ins and idempotency claims.
+pub trait SessionStore: Send + Sync + 'static {
     // Installation
 
     /// Succeeds when the backend answers.
@@ -177,7 +56,8 @@ pub trait Store: Send + Sync + 'static {
     fn is_onboarded(&self) -> impl Future<Output = StoreResult<bool>> + Send;
 
     /// Creates the OwnPharmacy vendor and the first admin (role 1) atomically; fails with
-    /// `Rule(AlreadyOnboarded)` when already onboarded, even under concurrent calls.
+    /// `Rule(AlreadyOnboarded)` when already onboarded, even under concurrent calls. The admin's
+    /// token state records a token issued at `ctx.at` (see [`crate::rules::sessions::issue`]).
     fn complete_onboarding(
         &self,
         pharmacy: NewVendor,
@@ -198,30 +78,44 @@ pub trait Store: Send + Sync + 'static {
     /// The user with this id and its password hash.
     fn credentials(&self, user_id: UserId) -> impl Future<Output = StoreResult<Option<Credentials>>> + Send;
 
-    /// The facts each request checks about its user (D20).
+    /// The facts each request checks about its user (D20, D39).
     fn session_state(&self, user_id: UserId) -> impl Future<Output = StoreResult<Option<SessionState>>> + Send;
 
-    /// The user's permissions (D19): the union of the permissions of the active policies
-    /// attached to their role (when the role is active) and of the active policies attached to
-    /// them directly; deduplicated and ordered by id.
-    fn resolve_permissions(&self, user_id: UserId) -> impl Future<Output = StoreResult<Vec<Permission>>> + Send;
+    /// The failures recorded for `email_key` (D21), read without locking or writing.
+    fn login_attempts(&self, email_key: &str) -> impl Future<Output = StoreResult<Option<LoginAttempts>>> + Send;
 
-    /// Counts a login attempt for `email_key` unless `limit` attempts were already counted in
-    /// the window that started at the first of them and lasts `window` (D21). Counting and
-    /// checking are one atomic step, so parallel attempts cannot pass the limit.
-    fn begin_login_attempt(
+    /// Records a failed password check for `email_key` at `now` as [`crate::rules::login::fail`]
+    /// decides, under the attempts row's lock: when counted, writes the attempts, records
+    /// `audit` and purges rows whose window closed before [`crate::rules::login::purge_before`];
+    /// when refused, writes nothing. Answers the decision.
+    fn record_login_failure(
         &self,
         email_key: &str,
         now: Timestamp,
-        limit: u32,
-        window: jiff::SignedDuration,
-    ) -> impl Future<Output = StoreResult<LoginGate>> + Send;
+        audit: NewAuditEntry,
+    ) -> impl Future<Output = StoreResult<Failure>> + Send;
 
-    /// Forgets the attempts counted for `email_key` (after a successful login).
-    fn clear_login_attempts(&self, email_key: &str) -> impl Future<Output = StoreResult<()>> + Send;
+    /// Records `audit` and marks the window noted when [`crate::rules::login::note_throttling`] says
+    /// a note is due, under the attempts row's lock; otherwise writes nothing (D40).
+    fn note_login_throttled(
+        &self,
+        email_key: &str,
+        now: Timestamp,
+        audit: NewAuditEntry,
+    ) -> impl Future<Output = StoreResult<()>> + Send;
 
-    /// Records an audit entry that is not part of another write (logins).
-    fn append_audit(&self, entry: NewAuditEntry) -> impl Future<Output = StoreResult<()>> + Send;
+    /// Signs in an active user whose password was verified, in one transaction: unless
+    /// [`crate::rules::login::gate`] now refuses `email_key` (then nothing is written), forgets its
+    /// failures, issues a token second with [`crate::rules::sessions::issue`] under the user's row
+    /// lock, records `audit`, and answers the user with their permissions as they stand.
+    /// `NotFound(User)` when the user is missing or no longer active.
+    fn complete_login(
+        &self,
+        user_id: UserId,
+        email_key: &str,
+        now: Timestamp,
+        audit: NewAuditEntry,
+    ) -> impl Future<Output = StoreResult<LoginOutcome>> + Send;
 
     // Idempotency (D23)
 
@@ -243,9 +137,10 @@ pub trait Store: Send + Sync + 'static {
         user_id: UserId,
         key: &IdempotencyKey,
     ) -> impl Future<Output = StoreResult<()>> + Send;
+}
 
-    // Vendors
-
+/// Storage for vendors.
+pub trait VendorStore: Send + Sync + 'static {
     /// Inserts a vendor; OwnPharmacy is refused with `Rule(OwnPharmacyType)`, as only onboarding
     /// makes that vendor (spec, VendorType).
     fn insert_vendor(&self, vendor: NewVendor, ctx: WriteContext) -> impl Future<Output = StoreResult<Vendor>> + Send;
@@ -271,9 +166,10 @@ pub trait Store: Send + Sync + 'static {
 
     /// A page of vendors.
     fn list_vendors(&self, query: &VendorQuery) -> impl Future<Output = StoreResult<Page<Vendor>>> + Send;
+}
 
-    // Invoices
-
+/// Storage for invoices.
+pub trait InvoiceStore: Send + Sync + 'static {
     /// Inserts an invoice for an active vendor with a number free among active invoices.
     fn insert_invoice(
         &self,
@@ -301,7 +197,8 @@ pub trait Store: Send + Sync + 'static {
     /// Cancels (soft-deletes) an active invoice; its payments are kept.
     fn delete_invoice(&self, id: InvoiceId, ctx: WriteContext) -> impl Future<Output = StoreResult<()>> + Send;
 
-    /// Makes a canceled invoice active again, if its vendor is active and its number is free.
+    /// Makes a canceled invoice active again, if its vendor is active
+    /// (`Rule(ParentInactive(Vendor))` otherwise) and its number is free.
     fn restore_invoice(
         &self,
         id: InvoiceId,
@@ -315,9 +212,10 @@ pub trait Store: Send + Sync + 'static {
         query: &InvoiceQuery,
         today_start: Timestamp,
     ) -> impl Future<Output = StoreResult<Page<Invoice>>> + Send;
+}
 
-    // Transactions
-
+/// Storage for payments (the spec's transactions).
+pub trait TransactionStore: Send + Sync + 'static {
     /// Records a payment on an active invoice and adds it to the invoice's paid total; refuses
     /// with `Rule(PaidTotalTooLarge)` a payment that would bring that total above
     /// [`crate::money::MAX_AMOUNT`] (the same holds for updates, restores and imports).
@@ -342,7 +240,9 @@ pub trait Store: Send + Sync + 'static {
     /// Soft-deletes an active payment and takes it off its invoice's paid total.
     fn delete_transaction(&self, id: TransactionId, ctx: WriteContext) -> impl Future<Output = StoreResult<()>> + Send;
 
-    /// Makes a deleted payment active again, if its invoice is active, and adds it back.
+    /// Makes a deleted payment active again, if its invoice is active
+    /// (`Rule(ParentInactive(Invoice))` otherwise), and adds it back within the paid total's
+    /// bound.
     fn restore_transaction(
         &self,
         id: TransactionId,
@@ -354,10 +254,19 @@ pub trait Store: Send + Sync + 'static {
         &self,
         query: &TransactionQuery,
     ) -> impl Future<Output = StoreResult<Page<Transaction>>> + Send;
+}
+
+/// Storage for users, roles, policies and permissions.
+pub trait AccessStore: Send + Sync + 'static {
+    /// The user's permissions (D19): the union of the permissions of the active policies
+    /// attached to their role (when the role is active) and of the active policies attached to
+    /// them directly; deduplicated and ordered by id.
+    fn resolve_permissions(&self, user_id: UserId) -> impl Future<Output = StoreResult<Vec<Permission>>> + Send;
 
     // Users
 
-    /// Inserts a user with an active role and an email free among active users.
+    /// Inserts a user with an active role and an email free among active users; the role is a
+    /// grant checked against `ctx.authority` (D38).
     fn insert_user(&self, user: NewUserRecord, ctx: WriteContext) -> impl Future<Output = StoreResult<User>> + Send;
 
     /// The user.
@@ -367,7 +276,8 @@ pub trait Store: Send + Sync + 'static {
     fn list_users(&self) -> impl Future<Output = StoreResult<Vec<User>>> + Send;
 
     /// Replaces an active user's fields; refuses moving the last active admin off the Admin
-    /// role with `Rule(LastAdmin)` (D18).
+    /// role with `Rule(LastAdmin)` (D18). A role change is a grant checked against
+    /// `ctx.authority` before that (D38), and revokes the user's tokens (D39).
     fn update_user(
         &self,
         id: UserId,
@@ -375,11 +285,13 @@ pub trait Store: Send + Sync + 'static {
         ctx: WriteContext,
     ) -> impl Future<Output = StoreResult<User>> + Send;
 
-    /// Soft-deletes an active user and revokes their tokens (`tokens_revoked_at = ctx.at`);
-    /// refuses the last active admin with `Rule(LastAdmin)`.
+    /// Soft-deletes an active user and revokes their tokens; refuses the context's own actor
+    /// with `Rule(DeleteSelf)` and the last active admin with `Rule(LastAdmin)` (D18).
     fn delete_user(&self, id: UserId, ctx: WriteContext) -> impl Future<Output = StoreResult<()>> + Send;
 
-    /// Makes a deleted user active again, if their role is active and their email is free.
+    /// Makes a deleted user active again, if their role is active (`Rule(ParentInactive(Role))`
+    /// otherwise) and their email is free; the role is a grant checked against `ctx.authority`
+    /// (D38).
     fn restore_user(&self, id: UserId, ctx: WriteContext) -> impl Future<Output = StoreResult<User>> + Send;
 
     /// Changes an active user's own names and email (D24).
@@ -390,33 +302,17 @@ pub trait Store: Send + Sync + 'static {
         ctx: WriteContext,
     ) -> impl Future<Output = StoreResult<User>> + Send;
 
-    /// Replaces an active user's password hash and revokes their older tokens
-    /// (`tokens_revoked_at = ctx.at`, D20).
+    /// Replaces an active user's password hash, revokes their older tokens (D20) and signs
+    /// them in afresh, all at `ctx.at` in one transaction.
     fn set_password(
         &self,
         id: UserId,
         password_hash: String,
         ctx: WriteContext,
-    ) -> impl Future<Output = StoreResult<()>> + Send;
+    ) -> impl Future<Output = StoreResult<SignIn>> + Send;
 
     /// The active policies attached directly to an active user, by id (D19).
     fn list_user_policies(&self, user_id: UserId) -> impl Future<Output = StoreResult<Vec<Policy>>> + Send;
-
-    /// Attaches an active policy to an active user; attaching twice is harmless.
-    fn attach_user_policy(
-        &self,
-        user_id: UserId,
-        policy_id: PolicyId,
-        ctx: WriteContext,
-    ) -> impl Future<Output = StoreResult<()>> + Send;
-
-    /// Detaches a policy from an active user; detaching what is not attached is harmless.
-    fn detach_user_policy(
-        &self,
-        user_id: UserId,
-        policy_id: PolicyId,
-        ctx: WriteContext,
-    ) -> impl Future<Output = StoreResult<()>> + Send;
 
     // Roles
 
@@ -438,24 +334,30 @@ pub trait Store: Send + Sync + 'static {
         ctx: WriteContext,
     ) -> impl Future<Output = StoreResult<Role>> + Send;
 
-    /// Soft-deletes an active non-system role (`Rule(SystemRoleDelete)` for system roles).
+    /// Soft-deletes an active non-system role (`Rule(SystemRoleDelete)` for system roles),
+    /// revoking the tokens of its users (D39).
     fn delete_role(&self, id: RoleId, ctx: WriteContext) -> impl Future<Output = StoreResult<()>> + Send;
 
-    /// Makes a deleted role active again.
+    /// Makes a deleted role active again; what its active policies hold is a grant checked
+    /// against `ctx.authority` (D38).
     fn restore_role(&self, id: RoleId, ctx: WriteContext) -> impl Future<Output = StoreResult<Role>> + Send;
 
-    /// Attaches an active policy to an active role; attaching twice is harmless.
-    fn attach_role_policy(
+    // Policies attached to users and roles
+
+    /// Attaches an active policy to an active user or role; attaching twice is harmless. The
+    /// policy's permissions are a grant checked against `ctx.authority` (D38).
+    fn attach_policy(
         &self,
-        role_id: RoleId,
+        holder: PolicyHolder,
         policy_id: PolicyId,
         ctx: WriteContext,
     ) -> impl Future<Output = StoreResult<()>> + Send;
 
-    /// Detaches a policy from an active role; detaching what is not attached is harmless.
-    fn detach_role_policy(
+    /// Detaches a policy from an active user or role, revoking the tokens of the user or of the
+    /// role's users (D39); detaching what is not attached is harmless and revokes nothing.
+    fn detach_policy(
         &self,
-        role_id: RoleId,
+        holder: PolicyHolder,
         policy_id: PolicyId,
         ctx: WriteContext,
     ) -> impl Future<Output = StoreResult<()>> + Send;
@@ -466,7 +368,8 @@ pub trait Store: Send + Sync + 'static {
     fn list_permissions(&self) -> impl Future<Output = StoreResult<Vec<Permission>>> + Send;
 
     /// Inserts a policy with a name free among active policies; every permission id must exist
-    /// (`ParentInactive(Permission)` otherwise).
+    /// (`ParentInactive(Permission)` otherwise), and the permissions are a grant checked
+    /// against `ctx.authority` (D38).
     fn insert_policy(&self, policy: NewPolicy, ctx: WriteContext) -> impl Future<Output = StoreResult<Policy>> + Send;
 
     /// The policy with its permissions.
@@ -475,7 +378,9 @@ pub trait Store: Send + Sync + 'static {
     /// Active policies, by id.
     fn list_policies(&self) -> impl Future<Output = StoreResult<Vec<Policy>>> + Send;
 
-    /// Replaces an active policy's name, description and permissions.
+    /// Replaces an active policy's name, description and permissions. The permissions as they
+    /// stand after the write are a grant checked against `ctx.authority` (D38); removing any
+    /// revokes the tokens of the policy's users, directly or through a role (D39).
     fn update_policy(
         &self,
         id: PolicyId,
@@ -483,13 +388,16 @@ pub trait Store: Send + Sync + 'static {
         ctx: WriteContext,
     ) -> impl Future<Output = StoreResult<Policy>> + Send;
 
-    /// Soft-deletes an active policy.
+    /// Soft-deletes an active policy, revoking the tokens of its users, directly or through a
+    /// role (D39).
     fn delete_policy(&self, id: PolicyId, ctx: WriteContext) -> impl Future<Output = StoreResult<()>> + Send;
 
-    /// Makes a deleted policy active again, if its name is free.
+    /// Makes a deleted policy active again, if its name is free; its permissions are a grant
+    /// checked against `ctx.authority` (D38).
     fn restore_policy(&self, id: PolicyId, ctx: WriteContext) -> impl Future<Output = StoreResult<Policy>> + Send;
 
-    /// Adds an existing permission to an active policy; adding twice is harmless.
+    /// Adds an existing permission to an active policy; adding twice is harmless. The policy's
+    /// permissions after the write are a grant checked against `ctx.authority` (D38).
     fn add_policy_permission(
         &self,
         policy_id: PolicyId,
@@ -497,14 +405,18 @@ pub trait Store: Send + Sync + 'static {
         ctx: WriteContext,
     ) -> impl Future<Output = StoreResult<()>> + Send;
 
-    /// Removes a permission from an active policy; removing what is absent is harmless.
+    /// Removes a permission from an active policy, revoking the tokens of its users, directly
+    /// or through a role (D39); removing what is absent is harmless and revokes nothing.
     fn remove_policy_permission(
         &self,
         policy_id: PolicyId,
         permission_id: PermissionId,
         ctx: WriteContext,
     ) -> impl Future<Output = StoreResult<()>> + Send;
+}
 
+/// Storage for settings, dashboard figures, the audit log and exports.
+pub trait ReportStore: Send + Sync + 'static {
     // Settings
 
     /// Every setting, by key.
@@ -574,13 +486,10 @@ pub trait Store: Send + Sync + 'static {
         after: Option<TransactionId>,
         limit: u32,
     ) -> impl Future<Output = StoreResult<Vec<Transaction>>> + Send;
+}
 
-    // Bulk import: many records in one transaction per call, for seeding demo data and
-    // migrations from other systems. No audit entries are written. Each call is atomic and
-    // keeps every invariant: parents must exist (inactive parents are allowed, as history may
-    // hold them), active invoice numbers stay unique, and paid totals include the active
-    // payments imported.
-
+/// Bulk imports of vendors, invoices and payments.
+pub trait ImportStore: Send + Sync + 'static {
     /// Inserts vendors; returns their ids in input order. OwnPharmacy is refused
     /// (`Rule(OwnPharmacyType)`).
     fn import_vendors(&self, vendors: Vec<ImportedVendor>) -> impl Future<Output = StoreResult<Vec<VendorId>>> + Send;

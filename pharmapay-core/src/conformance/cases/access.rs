@@ -1,0 +1,355 @@
+//! Conformance cases: users with unique emails (D4), the guard rails of D18, the caller's
+//! profile and password (D24), permissions (D19), 403s, roles and policies with their system
+//! roles and unique names.
+
+use super::{field_error, params, vendor_query};
+use crate::access::{ADMIN_ROLE_ID, PHARMACIST_ROLE_ID, Requirement};
+use crate::conformance::{Fixture, created};
+use crate::domain::{
+    AuditQuery, NewPolicy, NewRole, NewUser, NewVendor, PasswordChange, ProfileUpdate, UserUpdate, VendorType,
+};
+use crate::error::{Entity, Error, RuleBroken};
+use crate::ids::{PermissionId, PolicyId, RoleId, UserId, VendorId};
+use crate::store::{Store, UniqueKey};
+use crate::text::Password;
+
+/// Users: unique active emails, active roles, soft delete and restore (D4, D15, D17).
+pub async fn users_are_managed_with_unique_emails<S: Store>(store: S) {
+    let fx = Fixture::new(store).await;
+    let new_user = |email: &str, role: RoleId| NewUser {
+        first_name: "Meera".into(),
+        last_name: "Iyer".into(),
+        email: email.into(),
+        password: Password::parse("password-1").unwrap(),
+        role_id: role,
+    };
+    let user = created(
+        fx.engine.create_user(&fx.admin, new_user("meera@example.com", PHARMACIST_ROLE_ID), None).await.unwrap(),
+    );
+    assert_eq!(fx.engine.get_user(&fx.admin, user.id).await.unwrap(), user);
+    assert_eq!(fx.engine.list_users(&fx.admin).await.unwrap().len(), 2);
+    match fx.engine.create_user(&fx.admin, new_user(" MEERA@example.com", PHARMACIST_ROLE_ID), None).await {
+        Err(Error::Conflict(UniqueKey::UserEmail)) => {}
+        other => panic!("D5: duplicate email, got {other:?}"),
+    }
+    field_error(
+        fx.engine.create_user(&fx.admin, new_user("x@example.com", RoleId(77)), None).await,
+        "roleId",
+        "missing role",
+    );
+    field_error(
+        fx.engine.create_user(&fx.admin, new_user("not-email", PHARMACIST_ROLE_ID), None).await,
+        "email",
+        "D29 email shape",
+    );
+    let update = UserUpdate {
+        first_name: "M".into(),
+        last_name: "I".into(),
+        email: "admin@example.com".into(),
+        role_id: PHARMACIST_ROLE_ID,
+    };
+    assert!(matches!(
+        fx.engine.update_user(&fx.admin, user.id, update).await,
+        Err(Error::Conflict(UniqueKey::UserEmail))
+    ));
+    let update = UserUpdate {
+        first_name: "Meera".into(),
+        last_name: "Nair".into(),
+        email: "meera.n@example.com".into(),
+        role_id: PHARMACIST_ROLE_ID,
+    };
+    assert_eq!(fx.engine.update_user(&fx.admin, user.id, update).await.unwrap().last_name, "Nair");
+    fx.engine.delete_user(&fx.admin, user.id, None).await.unwrap();
+    assert!(matches!(fx.engine.get_user(&fx.admin, user.id).await, Err(Error::NotFound { entity: Entity::User })));
+    assert_eq!(fx.engine.list_users(&fx.admin).await.unwrap().len(), 1, "lists show active users only");
+    let again = created(
+        fx.engine.create_user(&fx.admin, new_user("meera.n@example.com", PHARMACIST_ROLE_ID), None).await.unwrap(),
+    );
+    assert!(
+        matches!(fx.engine.restore_user(&fx.admin, user.id).await, Err(Error::Conflict(UniqueKey::UserEmail))),
+        "D15"
+    );
+    fx.engine.delete_user(&fx.admin, again.id, None).await.unwrap();
+    assert!(fx.engine.restore_user(&fx.admin, user.id).await.unwrap().is_active);
+    assert!(matches!(fx.engine.get_user(&fx.admin, UserId(999)).await, Err(Error::NotFound { .. })));
+}
+
+/// Nobody deletes themself; the last active admin stays (D18).
+pub async fn the_last_admin_and_oneself_cannot_be_removed<S: Store>(store: S) {
+    let fx = Fixture::new(store).await;
+    let me = fx.admin.user_id;
+    assert!(matches!(fx.engine.delete_user(&fx.admin, me, None).await, Err(Error::Rule(RuleBroken::DeleteSelf))));
+    let demote = UserUpdate {
+        first_name: "Asha".into(),
+        last_name: "Rao".into(),
+        email: "admin@example.com".into(),
+        role_id: PHARMACIST_ROLE_ID,
+    };
+    assert!(matches!(
+        fx.engine.update_user(&fx.admin, me, demote.clone()).await,
+        Err(Error::Rule(RuleBroken::LastAdmin))
+    ));
+
+    let managers = created(
+        fx.engine
+            .create_role(&fx.admin, NewRole { name: "User managers".into(), description: String::new() }, None)
+            .await
+            .unwrap(),
+    );
+    let manage = fx.policy_of("Manage users", &["User:Delete", "User:Update"]).await;
+    fx.engine.attach_role_policy(&fx.admin, managers.id, manage).await.unwrap();
+    let (_, manager) = fx.user_with_role("manager@example.com", managers.id).await;
+    assert!(matches!(fx.engine.delete_user(&manager, me, None).await, Err(Error::Rule(RuleBroken::LastAdmin))));
+    // A role the manager may give (D38: they hold all it grants), so the last-admin rule decides.
+    let to_managers = UserUpdate { role_id: managers.id, ..demote.clone() };
+    assert!(matches!(fx.engine.update_user(&manager, me, to_managers).await, Err(Error::Rule(RuleBroken::LastAdmin))));
+
+    let (second, _) = fx.user_with_role("second-admin@example.com", ADMIN_ROLE_ID).await;
+    fx.engine.update_user(&fx.admin, me, demote).await.expect("another admin remains");
+    let demote_second = UserUpdate {
+        first_name: "B".into(),
+        last_name: "C".into(),
+        email: "second-admin@example.com".into(),
+        role_id: managers.id,
+    };
+    assert!(matches!(
+        fx.engine.update_user(&manager, second.user.id, demote_second).await,
+        Err(Error::Rule(RuleBroken::LastAdmin))
+    ));
+    assert!(matches!(
+        fx.engine.delete_user(&manager, second.user.id, None).await,
+        Err(Error::Rule(RuleBroken::LastAdmin))
+    ));
+}
+
+/// Profile read and update, password change (D24).
+pub async fn profile_and_password_change_follow_d24<S: Store>(store: S) {
+    let fx = Fixture::new(store).await;
+    let profile = fx.engine.profile(&fx.admin).await.unwrap();
+    assert_eq!((profile.role_name.as_str(), profile.is_admin), ("Admin", true));
+    assert_eq!(profile.permissions, ["*:*"]);
+    let (session, pharmacist) = fx.pharmacist("p@example.com").await;
+    let theirs = fx.engine.profile(&pharmacist).await.unwrap();
+    assert_eq!((theirs.user.id, theirs.role_name.as_str(), theirs.is_admin), (session.user.id, "Pharmacist", false));
+    assert_eq!(theirs.permissions.len(), 11);
+    assert_eq!(theirs.permissions[0], "Vendor:Read");
+
+    let taken = ProfileUpdate { first_name: "P".into(), last_name: "Q".into(), email: "ADMIN@example.com".into() };
+    assert!(matches!(fx.engine.update_profile(&pharmacist, taken).await, Err(Error::Conflict(UniqueKey::UserEmail))));
+    let update =
+        ProfileUpdate { first_name: "Priya".into(), last_name: "Shah".into(), email: "priya@example.com".into() };
+    let updated = fx.engine.update_profile(&pharmacist, update).await.unwrap();
+    assert_eq!((updated.user.first_name.as_str(), updated.user.email.as_str()), ("Priya", "priya@example.com"));
+    assert_eq!(updated.user.role_id, PHARMACIST_ROLE_ID, "the role is not the user's to change");
+
+    let wrong = PasswordChange {
+        current_password: "nope-nope".into(),
+        new_password: Password::parse("brand-new-pass").unwrap(),
+    };
+    assert!(matches!(
+        fx.engine.change_password(&pharmacist, wrong).await,
+        Err(Error::Rule(RuleBroken::WrongCurrentPassword))
+    ));
+    let right = PasswordChange {
+        current_password: "user-password".into(),
+        new_password: Password::parse("brand-new-pass").unwrap(),
+    };
+    let renewed = fx.engine.change_password(&pharmacist, right).await.unwrap();
+    assert_eq!(renewed.user.email, "priya@example.com");
+    assert!(matches!(fx.engine.login("priya@example.com", "user-password").await, Err(Error::InvalidCredentials)));
+    fx.engine.login("priya@example.com", "brand-new-pass").await.expect("the new password works");
+}
+
+/// Permissions are the union of active role and user policies, deduplicated, by id (D19).
+pub async fn permissions_resolve_from_role_and_user_policies<S: Store>(store: S) {
+    let fx = Fixture::new(store).await;
+    let (session, principal) = fx.pharmacist("p@example.com").await;
+    let codes = |permissions: Vec<crate::access::Permission>| permissions.iter().map(|p| p.code()).collect::<Vec<_>>();
+    assert_eq!(fx.engine.my_permissions(&principal).await.unwrap().len(), 11);
+
+    let audit_policy = fx.policy_of("Auditors", &["AuditLog:Read", "Vendor:Read"]).await;
+    fx.engine.attach_user_policy(&fx.admin, session.user.id, audit_policy).await.unwrap();
+    fx.engine.attach_user_policy(&fx.admin, session.user.id, audit_policy).await.expect("attaching twice is harmless");
+    let with_audit = codes(fx.engine.my_permissions(&principal).await.unwrap());
+    assert_eq!(with_audit.len(), 12, "Vendor:Read is not repeated: {with_audit:?}");
+    assert_eq!(with_audit.last().map(String::as_str), Some("AuditLog:Read"), "ordered by id");
+    let policies = fx.engine.list_user_policies(&principal, session.user.id).await.unwrap();
+    assert_eq!(policies.iter().map(|p| p.id).collect::<Vec<_>>(), [audit_policy]);
+
+    fx.engine.delete_policy(&fx.admin, audit_policy, None).await.unwrap();
+    assert_eq!(fx.engine.my_permissions(&principal).await.unwrap().len(), 11, "inactive policies grant nothing");
+    assert!(fx.engine.list_user_policies(&principal, session.user.id).await.unwrap().is_empty());
+
+    let role = created(
+        fx.engine
+            .create_role(&fx.admin, NewRole { name: "Clerk".into(), description: "x".into() }, None)
+            .await
+            .unwrap(),
+    );
+    let clerk_policy = fx.policy_of("Clerk work", &["Invoice:Read"]).await;
+    fx.engine.attach_role_policy(&fx.admin, role.id, clerk_policy).await.unwrap();
+    let (_, clerk) = fx.user_with_role("clerk@example.com", role.id).await;
+    assert_eq!(codes(fx.engine.my_permissions(&clerk).await.unwrap()), ["Invoice:Read"]);
+    fx.engine.detach_role_policy(&fx.admin, role.id, clerk_policy).await.unwrap();
+    assert!(fx.engine.my_permissions(&clerk).await.unwrap().is_empty(), "detached");
+    fx.engine.attach_role_policy(&fx.admin, role.id, clerk_policy).await.unwrap();
+    fx.engine.delete_role(&fx.admin, role.id, None).await.unwrap();
+    assert!(fx.engine.my_permissions(&clerk).await.unwrap().is_empty(), "an inactive role grants nothing");
+    assert_eq!(fx.engine.my_permissions(&fx.admin).await.unwrap()[0].collection, "*", "admins get the wildcard");
+}
+
+/// 403 names the missing permission; admins pass everything (spec, Authentication 6-9).
+pub async fn permission_checks_answer_forbidden<S: Store>(store: S) {
+    let fx = Fixture::new(store).await;
+    let (_, pharmacist) = fx.pharmacist("p@example.com").await;
+    let vendor = created(
+        fx.engine.create_vendor(&pharmacist, NewVendor::new("Cipla", VendorType::Manufacturer), None).await.unwrap(),
+    );
+    let forbidden = |result: Result<(), Error>, needed: &str, label: &str| match result {
+        Err(Error::Forbidden { required }) => assert_eq!(required.to_string(), needed, "{label}"),
+        other => panic!("{label}: expected 403, got {other:?}"),
+    };
+    forbidden(fx.engine.delete_vendor(&pharmacist, vendor.id, None).await, "Vendor:Delete", "delete vendor");
+    forbidden(fx.engine.list_permissions(&pharmacist).await.map(drop), "Permission:Read", "permissions");
+    forbidden(fx.engine.update_setting(&pharmacist, "Currency", "$").await.map(drop), "Setting:Update", "settings");
+    forbidden(
+        fx.engine.list_audit(&pharmacist, &AuditQuery::from_params(&params(&[])).unwrap()).await.map(drop),
+        "AuditLog:Read",
+        "audit",
+    );
+    forbidden(fx.engine.delete_vendor(&pharmacist, VendorId(999), None).await, "Vendor:Delete", "403 comes before 404");
+    match fx.engine.list_vendors(&pharmacist, &vendor_query(&[("isActive", "false")])).await {
+        Err(Error::Forbidden { required: Requirement::Admin }) => {}
+        other => panic!("listing deleted vendors needs an admin, got {other:?}"),
+    }
+    fx.engine.list_settings(&pharmacist).await.expect("pharmacists read settings");
+    fx.engine.dashboard_summary(&pharmacist).await.expect("pharmacists read the dashboard");
+    fx.engine.delete_vendor(&fx.admin, vendor.id, None).await.expect("admins bypass checks");
+    fx.engine
+        .list_vendors(&fx.admin, &vendor_query(&[("isActive", "false")]))
+        .await
+        .expect("admins list deleted vendors");
+}
+
+/// Roles: unique names, system roles protected, soft delete listed (spec; D4, D17).
+pub async fn roles_are_managed_and_system_roles_protected<S: Store>(store: S) {
+    let fx = Fixture::new(store).await;
+    let roles = fx.engine.list_roles(&fx.admin).await.unwrap();
+    assert_eq!(
+        roles.iter().map(|r| (r.name.as_str(), r.is_system)).collect::<Vec<_>>(),
+        [("Admin", true), ("Pharmacist", true)]
+    );
+    let role = created(
+        fx.engine
+            .create_role(&fx.admin, NewRole { name: "Cashier".into(), description: "Takes payments".into() }, None)
+            .await
+            .unwrap(),
+    );
+    assert!(!role.is_system && role.is_active);
+    match fx.engine.create_role(&fx.admin, NewRole { name: " cashier ".into(), description: String::new() }, None).await
+    {
+        Err(Error::Conflict(UniqueKey::RoleName)) => {}
+        other => panic!("D4: role names are unique, got {other:?}"),
+    }
+    field_error(
+        fx.engine.create_role(&fx.admin, NewRole { name: "".into(), description: String::new() }, None).await,
+        "name",
+        "blank role name",
+    );
+    let renamed = NewRole { name: "Owner".into(), description: "x".into() };
+    assert!(matches!(
+        fx.engine.update_role(&fx.admin, ADMIN_ROLE_ID, renamed).await,
+        Err(Error::Rule(RuleBroken::SystemRoleRename))
+    ));
+    let described = fx
+        .engine
+        .update_role(&fx.admin, ADMIN_ROLE_ID, NewRole { name: "Admin".into(), description: "Everything".into() })
+        .await
+        .unwrap();
+    assert_eq!(described.description, "Everything");
+    assert!(matches!(
+        fx.engine.delete_role(&fx.admin, PHARMACIST_ROLE_ID, None).await,
+        Err(Error::Rule(RuleBroken::SystemRoleDelete))
+    ));
+    let updated = fx
+        .engine
+        .update_role(&fx.admin, role.id, NewRole { name: "Cashiers".into(), description: String::new() })
+        .await
+        .unwrap();
+    assert_eq!(updated.name, "Cashiers");
+    fx.engine.delete_role(&fx.admin, role.id, None).await.unwrap();
+    assert!(
+        matches!(fx.engine.get_role(&fx.admin, role.id).await, Err(Error::NotFound { entity: Entity::Role })),
+        "D17"
+    );
+    let listed = fx.engine.list_roles(&fx.admin).await.unwrap();
+    assert!(listed.iter().any(|r| r.id == role.id && !r.is_active), "roles list shows inactive ones");
+    match fx.engine.create_role(&fx.admin, NewRole { name: "Cashiers".into(), description: String::new() }, None).await
+    {
+        Err(Error::Conflict(UniqueKey::RoleName)) => {}
+        other => panic!("D4: names are unique among all roles, deleted too, got {other:?}"),
+    }
+    assert!(fx.engine.restore_role(&fx.admin, role.id).await.unwrap().is_active);
+    assert!(matches!(
+        fx.engine.attach_role_policy(&fx.admin, RoleId(99), PolicyId(1)).await,
+        Err(Error::NotFound { entity: Entity::Role })
+    ));
+    assert!(matches!(
+        fx.engine.attach_role_policy(&fx.admin, role.id, PolicyId(99)).await,
+        Err(Error::NotFound { entity: Entity::Policy })
+    ));
+}
+
+/// Policies: names unique among active ones, permissions managed (spec; D4, D15).
+pub async fn policies_are_managed_with_unique_active_names<S: Store>(store: S) {
+    let fx = Fixture::new(store).await;
+    let new_policy = |name: &str, ids: &[i64]| NewPolicy {
+        name: name.into(),
+        description: "d".into(),
+        permission_ids: ids.iter().map(|id| PermissionId(*id)).collect(),
+    };
+    let policy = created(fx.engine.create_policy(&fx.admin, new_policy("Readers", &[5, 1, 1]), None).await.unwrap());
+    assert_eq!(policy.permissions.iter().map(|p| p.code()).collect::<Vec<_>>(), ["Vendor:Read", "Invoice:Read"]);
+    assert!(matches!(
+        fx.engine.create_policy(&fx.admin, new_policy("READERS", &[]), None).await,
+        Err(Error::Conflict(UniqueKey::PolicyName))
+    ));
+    field_error(
+        fx.engine.create_policy(&fx.admin, new_policy("Bad", &[1, 999]), None).await,
+        "permissionIds",
+        "unknown permission",
+    );
+    fx.engine.add_policy_permission(&fx.admin, policy.id, PermissionId(9)).await.unwrap();
+    fx.engine.add_policy_permission(&fx.admin, policy.id, PermissionId(9)).await.expect("adding twice is harmless");
+    fx.engine.remove_policy_permission(&fx.admin, policy.id, PermissionId(1)).await.unwrap();
+    let read = fx.engine.get_policy(&fx.admin, policy.id).await.unwrap();
+    assert_eq!(read.permissions.iter().map(|p| p.id.get()).collect::<Vec<_>>(), [5, 9]);
+    assert!(matches!(
+        fx.engine.add_policy_permission(&fx.admin, policy.id, PermissionId(999)).await,
+        Err(Error::NotFound { entity: Entity::Permission })
+    ));
+    let replaced = fx.engine.update_policy(&fx.admin, policy.id, new_policy("Readers 2", &[13])).await.unwrap();
+    assert_eq!((replaced.name.as_str(), replaced.permissions.len()), ("Readers 2", 1));
+    fx.engine.delete_policy(&fx.admin, policy.id, None).await.unwrap();
+    assert!(matches!(
+        fx.engine.get_policy(&fx.admin, policy.id).await,
+        Err(Error::NotFound { entity: Entity::Policy })
+    ));
+    assert!(fx.engine.list_policies(&fx.admin).await.unwrap().iter().all(|p| p.id != policy.id), "D17: active only");
+    created(
+        fx.engine
+            .create_policy(&fx.admin, new_policy("readers 2", &[]), None)
+            .await
+            .expect("a deleted policy frees its name"),
+    );
+    assert!(matches!(
+        fx.engine.restore_policy(&fx.admin, policy.id).await,
+        Err(Error::Conflict(UniqueKey::PolicyName))
+    ));
+    assert!(matches!(
+        fx.engine.update_policy(&fx.admin, PolicyId(999), new_policy("x", &[])).await,
+        Err(Error::NotFound { .. })
+    ));
+    let permissions = fx.engine.list_permissions(&fx.admin).await.unwrap();
+    assert_eq!(permissions.len(), 29, "D27 seeds 29 permissions");
+}

@@ -1,0 +1,90 @@
+//! The conformance cases. Each takes a fresh store and panics, with a message naming the rule,
+//! when the store or the engine over it breaks a promise of the spec or the decisions.
+//!
+//! # Layout
+//! One file per family, as the contract, the engine and the stores are split: `sessions.rs`
+//! (onboarding, sign-in, tokens), `ledger.rs` (vendors, invoices, payments), `access.rs`
+//! (users, the profile, roles, policies), `grants.rs` (access that cannot be widened from
+//! inside, reductions that take effect at once and throttling that costs an attacker: D38 to
+//! D40) and `reports.rs` (settings, dashboard, audit, exports, idempotency, imports). Every case is re-exported here, where [`crate::store_conformance_tests!`]
+//! finds it by name. This file holds the helpers the cases share.
+
+mod access;
+mod grants;
+mod ledger;
+mod reports;
+mod sessions;
+
+pub use access::{
+    permission_checks_answer_forbidden, permissions_resolve_from_role_and_user_policies,
+    policies_are_managed_with_unique_active_names, profile_and_password_change_follow_d24,
+    roles_are_managed_and_system_roles_protected, the_last_admin_and_oneself_cannot_be_removed,
+    users_are_managed_with_unique_emails,
+};
+pub use grants::{
+    demotions_racing_sign_ins_leave_no_stale_admin_token, policies_give_no_permission_beyond_their_author,
+    reductions_revoke_older_tokens_at_once, throttled_sign_ins_write_nothing_and_right_passwords_pass,
+    users_are_given_no_role_beyond_their_creator, wrong_current_passwords_count_as_failed_sign_ins,
+};
+pub use ledger::{
+    concurrent_invoice_numbers_have_one_winner, concurrent_payments_sum_exactly,
+    invoice_list_filters_by_every_parameter, invoice_list_sorts_by_every_key_with_id_tie_breaks,
+    invoice_status_follows_the_table_and_the_clock, invoices_enforce_active_vendors_and_unique_numbers,
+    own_pharmacy_vendor_is_protected, paid_totals_stay_within_the_largest_amount,
+    payment_rules_refuse_future_dates_and_inactive_invoices, payment_updates_move_amounts_between_invoices,
+    payments_keep_paid_and_pending_exact, transaction_list_filters_and_sorts, vendor_list_filters_sorts_and_pages,
+    vendor_totals_follow_active_invoices_and_payments, vendors_are_created_read_updated_deleted_and_restored,
+};
+pub use reports::{
+    aggregates_stay_exact_beyond_sixty_four_bits, audit_log_records_writes_with_reasons,
+    business_time_zone_moves_today, dashboard_figures_follow_d12, exports_read_in_id_batches_with_the_list_filters,
+    idempotent_creates_replay_and_refuse_clashes, imports_keep_paid_totals_and_unique_numbers,
+    parallel_idempotent_retries_create_one_record, settings_update_only_values_and_time_zones_must_exist,
+};
+pub use sessions::{
+    concurrent_onboarding_makes_exactly_one_admin, control_characters_never_reach_the_store,
+    login_is_throttled_after_five_failures_until_the_window_passes, login_issues_a_token_with_the_spec_claims,
+    login_refuses_wrong_unknown_and_inactive_alike, onboarding_creates_the_pharmacy_and_the_first_admin_once,
+    parallel_failed_logins_never_pass_the_limit, token_secret_is_kept_in_the_store,
+    tokens_stop_working_after_delete_or_password_change,
+};
+
+use serde_json::Value;
+
+use crate::domain::{InvoiceQuery, TransactionQuery, VendorQuery};
+use crate::error::Error;
+use crate::idempotency::{IdempotencyKey, IdempotencyRequest};
+
+fn params(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+}
+
+fn invoice_query(pairs: &[(&str, &str)]) -> InvoiceQuery {
+    InvoiceQuery::from_params(&params(pairs)).unwrap_or_else(|errors| panic!("query {pairs:?}: {errors}"))
+}
+
+fn vendor_query(pairs: &[(&str, &str)]) -> VendorQuery {
+    VendorQuery::from_params(&params(pairs)).unwrap_or_else(|errors| panic!("query {pairs:?}: {errors}"))
+}
+
+fn transaction_query(pairs: &[(&str, &str)]) -> TransactionQuery {
+    TransactionQuery::from_params(&params(pairs)).unwrap_or_else(|errors| panic!("query {pairs:?}: {errors}"))
+}
+
+fn field_error<T: std::fmt::Debug>(result: Result<T, Error>, field: &str, label: &str) {
+    match result {
+        Err(Error::Validation(errors)) => {
+            assert!(errors.contains(field), "{label}: expected an error on {field}, got {errors}")
+        }
+        other => panic!("{label}: expected a validation error on {field}, got {other:?}"),
+    }
+}
+
+/// A token's claims as written, read without checking the signature.
+fn decode_claims(token: &str) -> Value {
+    jsonwebtoken::dangerous::insecure_decode_claims(token).expect("a JWT whose payload is JSON")
+}
+
+fn idem(key: &str, fingerprint: &str) -> IdempotencyRequest {
+    IdempotencyRequest { key: IdempotencyKey::parse(key).unwrap(), fingerprint: fingerprint.into() }
+}

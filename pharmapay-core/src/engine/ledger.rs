@@ -1,0 +1,281 @@
+//! Ledger use cases: vendors (D11, D14), invoices (D4, D5, D10) and payments (D1, D2, D10),
+//! with their soft deletes and restores (D15, D16).
+//!
+//! A payment past the paid total's bound is answered as the amount's fault.
+
+use tracing::instrument;
+
+use super::{PharmaPay, payment_error, store_error, visible};
+use crate::access::{Access, Action, Collection, Principal};
+use crate::domain::{
+    Invoice, InvoiceDetail, InvoiceQuery, NewInvoice, NewTransaction, NewVendor, Transaction, TransactionQuery, Vendor,
+    VendorQuery, VendorType,
+};
+use crate::error::{Entity, Error, FieldErrors, Result};
+use crate::idempotency::{Created, IdempotencyRequest};
+use crate::ids::{InvoiceId, TransactionId, VendorId};
+use crate::paging::Page;
+use crate::store::Store;
+
+impl<S: Store> PharmaPay<S> {
+    /// Lists vendors (spec, Vendor list query). Listing soft-deleted vendors
+    /// (`is_active = false`) needs an admin token.
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`]; store failures.
+    pub async fn list_vendors(&self, principal: &Principal, query: &VendorQuery) -> Result<Page<Vendor>> {
+        principal.require(Access::new(Collection::Vendor, Action::Read))?;
+        if !query.filter.is_active {
+            principal.require_admin()?;
+        }
+        self.store.list_vendors(query).await.map_err(store_error)
+    }
+
+    /// One active vendor with its totals (D11).
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`]; [`Error::NotFound`] when missing or soft-deleted.
+    pub async fn get_vendor(&self, principal: &Principal, id: VendorId) -> Result<Vendor> {
+        principal.require(Access::new(Collection::Vendor, Action::Read))?;
+        visible(self.store.get_vendor(id).await, |vendor: &_| vendor.is_active, Entity::Vendor)
+    }
+
+    /// Creates a vendor; the type may not be OwnPharmacy (spec, Vendors).
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`]; [`Error::Validation`]; idempotency clashes.
+    #[instrument(skip_all)]
+    pub async fn create_vendor(
+        &self,
+        principal: &Principal,
+        vendor: NewVendor,
+        idempotency: Option<&IdempotencyRequest>,
+    ) -> Result<Created<Vendor>> {
+        principal.require(Access::new(Collection::Vendor, Action::Create))?;
+        let vendor = self.check_new_vendor(vendor)?;
+        let ctx = self.ctx_with(principal, vendor.audit_changes());
+        let insert = |ctx| async move { self.store.insert_vendor(vendor, ctx).await.map_err(store_error) };
+        self.create_idempotently(principal, idempotency, ctx, insert, |id| self.store.get_vendor(VendorId(id))).await
+    }
+
+    fn check_new_vendor(&self, vendor: NewVendor) -> Result<NewVendor> {
+        let mut errors = FieldErrors::new();
+        if vendor.vendor_type == VendorType::OwnPharmacy {
+            errors.add("vendorType", "OwnPharmacy is created at onboarding only");
+        }
+        match vendor.validate() {
+            Ok(vendor) if errors.is_empty() => Ok(vendor),
+            Ok(_) => Err(Error::Validation(errors)),
+            Err(fields) => {
+                for (field, messages) in fields.iter() {
+                    for message in messages {
+                        errors.add(field, message.clone());
+                    }
+                }
+                Err(Error::Validation(errors))
+            }
+        }
+    }
+
+    /// Replaces a vendor's fields (D14); the type cannot change to or from OwnPharmacy.
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`]; [`Error::Validation`]; [`Error::NotFound`]; [`Error::Rule`].
+    #[instrument(skip_all, fields(vendor_id = %id))]
+    pub async fn update_vendor(&self, principal: &Principal, id: VendorId, vendor: NewVendor) -> Result<Vendor> {
+        principal.require(Access::new(Collection::Vendor, Action::Update))?;
+        let vendor = vendor.validate().map_err(Error::Validation)?;
+        let ctx = self.ctx_with(principal, vendor.audit_changes());
+        self.store.update_vendor(id, vendor, ctx).await.map_err(store_error)
+    }
+
+    /// Soft-deletes a vendor, keeping `reason` in the audit log (D16). Its invoices and
+    /// payments are kept. The OwnPharmacy vendor cannot be deleted (D14).
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`]; [`Error::NotFound`]; [`Error::Rule`].
+    #[instrument(skip_all, fields(vendor_id = %id))]
+    pub async fn delete_vendor(&self, principal: &Principal, id: VendorId, reason: Option<String>) -> Result<()> {
+        principal.require(Access::new(Collection::Vendor, Action::Delete))?;
+        let ctx = self.ctx_for_delete(principal, reason)?;
+        self.store.delete_vendor(id, ctx).await.map_err(store_error)
+    }
+
+    /// Makes a soft-deleted vendor active again (D15).
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`]; [`Error::NotFound`] when missing or already active.
+    #[instrument(skip_all, fields(vendor_id = %id))]
+    pub async fn restore_vendor(&self, principal: &Principal, id: VendorId) -> Result<Vendor> {
+        principal.require(Access::new(Collection::Vendor, Action::Update))?;
+        self.store.restore_vendor(id, self.ctx(principal)).await.map_err(store_error)
+    }
+
+    /// Lists invoices (spec, Invoice list query), with status as of today (D3, D10).
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`]; store failures.
+    pub async fn list_invoices(&self, principal: &Principal, query: &InvoiceQuery) -> Result<Page<Invoice>> {
+        principal.require(Access::new(Collection::Invoice, Action::Read))?;
+        let today_start = self.today_start().await?;
+        self.store.list_invoices(query, today_start).await.map_err(store_error)
+    }
+
+    /// One active invoice with its vendor (D13).
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`]; [`Error::NotFound`] when missing or canceled.
+    pub async fn get_invoice(&self, principal: &Principal, id: InvoiceId) -> Result<InvoiceDetail> {
+        principal.require(Access::new(Collection::Invoice, Action::Read))?;
+        let today_start = self.today_start().await?;
+        visible(self.store.get_invoice(id, today_start).await, |detail: &_| detail.invoice.is_active, Entity::Invoice)
+    }
+
+    /// Creates an invoice for an active vendor (spec; D4, D5).
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`]; [`Error::Validation`] (also for an inactive vendor);
+    /// [`Error::Conflict`] for a taken number; idempotency clashes.
+    #[instrument(skip_all)]
+    pub async fn create_invoice(
+        &self,
+        principal: &Principal,
+        invoice: NewInvoice,
+        idempotency: Option<&IdempotencyRequest>,
+    ) -> Result<Created<Invoice>> {
+        principal.require(Access::new(Collection::Invoice, Action::Create))?;
+        let invoice = invoice.validate().map_err(Error::Validation)?;
+        let today_start = self.today_start().await?;
+        let ctx = self.ctx_with(principal, invoice.audit_changes());
+        let insert =
+            |ctx| async move { self.store.insert_invoice(invoice, ctx, today_start).await.map_err(store_error) };
+        let read = |id| async move {
+            let detail = self.store.get_invoice(InvoiceId(id), today_start).await?;
+            Ok(detail.map(|detail| detail.invoice))
+        };
+        self.create_idempotently(principal, idempotency, ctx, insert, read).await
+    }
+
+    /// Replaces an invoice's fields (D14); its payments stay.
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`]; [`Error::Validation`]; [`Error::NotFound`]; [`Error::Conflict`].
+    #[instrument(skip_all, fields(invoice_id = %id))]
+    pub async fn update_invoice(&self, principal: &Principal, id: InvoiceId, invoice: NewInvoice) -> Result<Invoice> {
+        principal.require(Access::new(Collection::Invoice, Action::Update))?;
+        let invoice = invoice.validate().map_err(Error::Validation)?;
+        let today_start = self.today_start().await?;
+        let ctx = self.ctx_with(principal, invoice.audit_changes());
+        self.store.update_invoice(id, invoice, ctx, today_start).await.map_err(store_error)
+    }
+
+    /// Cancels an invoice (status becomes Canceled); its payments are kept (D10, D16).
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`]; [`Error::NotFound`].
+    #[instrument(skip_all, fields(invoice_id = %id))]
+    pub async fn delete_invoice(&self, principal: &Principal, id: InvoiceId, reason: Option<String>) -> Result<()> {
+        principal.require(Access::new(Collection::Invoice, Action::Delete))?;
+        let ctx = self.ctx_for_delete(principal, reason)?;
+        self.store.delete_invoice(id, ctx).await.map_err(store_error)
+    }
+
+    /// Makes a canceled invoice active again (D15).
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`]; [`Error::NotFound`]; [`Error::Conflict`] when its number is taken;
+    /// [`Error::Rule`] when its vendor is inactive.
+    #[instrument(skip_all, fields(invoice_id = %id))]
+    pub async fn restore_invoice(&self, principal: &Principal, id: InvoiceId) -> Result<Invoice> {
+        principal.require(Access::new(Collection::Invoice, Action::Update))?;
+        let today_start = self.today_start().await?;
+        self.store.restore_invoice(id, self.ctx(principal), today_start).await.map_err(store_error)
+    }
+
+    /// Lists payments (spec, Transaction list query).
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`]; store failures.
+    pub async fn list_transactions(
+        &self,
+        principal: &Principal,
+        query: &TransactionQuery,
+    ) -> Result<Page<Transaction>> {
+        principal.require(Access::new(Collection::Transaction, Action::Read))?;
+        self.store.list_transactions(query).await.map_err(store_error)
+    }
+
+    /// One active payment with its invoice.
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`]; [`Error::NotFound`] when missing or deleted.
+    pub async fn get_transaction(&self, principal: &Principal, id: TransactionId) -> Result<Transaction> {
+        principal.require(Access::new(Collection::Transaction, Action::Read))?;
+        visible(self.store.get_transaction(id).await, |transaction: &_| transaction.is_active, Entity::Transaction)
+    }
+
+    /// Records a payment against an active invoice (spec; D2: not dated after today).
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`]; [`Error::Validation`] (also for an inactive invoice); idempotency
+    /// clashes.
+    #[instrument(skip_all)]
+    pub async fn create_transaction(
+        &self,
+        principal: &Principal,
+        transaction: NewTransaction,
+        idempotency: Option<&IdempotencyRequest>,
+    ) -> Result<Created<Transaction>> {
+        principal.require(Access::new(Collection::Transaction, Action::Create))?;
+        let transaction = transaction.validate(self.tomorrow_start().await?).map_err(Error::Validation)?;
+        let ctx = self.ctx_with(principal, transaction.audit_changes());
+        let insert = |ctx| async move { self.store.insert_transaction(transaction, ctx).await.map_err(payment_error) };
+        self.create_idempotently(principal, idempotency, ctx, insert, |id| {
+            self.store.get_transaction(TransactionId(id))
+        })
+        .await
+    }
+
+    /// Replaces a payment's fields (D14), moving it between invoices if `invoice_id` changes.
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`]; [`Error::Validation`]; [`Error::NotFound`].
+    #[instrument(skip_all, fields(transaction_id = %id))]
+    pub async fn update_transaction(
+        &self,
+        principal: &Principal,
+        id: TransactionId,
+        transaction: NewTransaction,
+    ) -> Result<Transaction> {
+        principal.require(Access::new(Collection::Transaction, Action::Update))?;
+        let transaction = transaction.validate(self.tomorrow_start().await?).map_err(Error::Validation)?;
+        let ctx = self.ctx_with(principal, transaction.audit_changes());
+        self.store.update_transaction(id, transaction, ctx).await.map_err(payment_error)
+    }
+
+    /// Soft-deletes a payment; its invoice's paid amount drops by it (D10, D16).
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`]; [`Error::NotFound`].
+    #[instrument(skip_all, fields(transaction_id = %id))]
+    pub async fn delete_transaction(
+        &self,
+        principal: &Principal,
+        id: TransactionId,
+        reason: Option<String>,
+    ) -> Result<()> {
+        principal.require(Access::new(Collection::Transaction, Action::Delete))?;
+        let ctx = self.ctx_for_delete(principal, reason)?;
+        self.store.delete_transaction(id, ctx).await.map_err(store_error)
+    }
+
+    /// Makes a deleted payment active again (D15).
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`]; [`Error::NotFound`]; [`Error::Rule`] when its invoice is canceled.
+    #[instrument(skip_all, fields(transaction_id = %id))]
+    pub async fn restore_transaction(&self, principal: &Principal, id: TransactionId) -> Result<Transaction> {
+        principal.require(Access::new(Collection::Transaction, Action::Update))?;
+        self.store.restore_transaction(id, self.ctx(principal)).await.map_err(store_error)
+    }
+}

@@ -1,0 +1,134 @@
+//! Settings (D3), dashboard figures (D12) and the audit log (D22). The Excel reports' use
+//! cases are [`crate::report`]'s.
+
+use jiff::Timestamp;
+use serde_json::json;
+use tracing::instrument;
+
+use super::{PharmaPay, RECENT_DAYS, store_error};
+use crate::access::{Access, Action, Collection, Principal};
+use crate::clock::{BusinessCalendar, MonthWindow};
+use crate::dashboard::{MonthlyTotal, Summary, TopVendor};
+use crate::domain::setting::TIME_ZONE;
+use crate::domain::{AuditEntry, AuditQuery, Invoice, Setting};
+use crate::error::{Entity, Error, Result};
+use crate::paging::Page;
+use crate::store::Store;
+use crate::text::{self, CODE_MAX, NAME_MAX};
+
+/// Setting keys are short names without control characters; anything else cannot name a
+/// setting, and is answered "not found" before it reaches the store.
+pub(super) fn plausible_setting_key(key: &str) -> bool {
+    key.len() <= NAME_MAX && !key.chars().any(char::is_control)
+}
+
+impl<S: Store> PharmaPay<S> {
+    /// Every setting.
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`]; store failures.
+    pub async fn list_settings(&self, principal: &Principal) -> Result<Vec<Setting>> {
+        principal.require(Access::new(Collection::Setting, Action::Read))?;
+        self.store.list_settings().await.map_err(store_error)
+    }
+
+    /// One setting.
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`]; [`Error::NotFound`] for an unknown key.
+    pub async fn get_setting(&self, principal: &Principal, key: &str) -> Result<Setting> {
+        principal.require(Access::new(Collection::Setting, Action::Read))?;
+        if !plausible_setting_key(key) {
+            return Err(Error::not_found(Entity::Setting));
+        }
+        self.store.get_setting(key).await.map_err(store_error)?.ok_or(Error::not_found(Entity::Setting))
+    }
+
+    /// Changes a setting's value; `TimeZone` must name a known IANA zone (D3).
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`]; [`Error::Validation`]; [`Error::NotFound`] for an unknown key.
+    #[instrument(skip_all, fields(key = %key))]
+    pub async fn update_setting(&self, principal: &Principal, key: &str, value: &str) -> Result<Setting> {
+        principal.require(Access::new(Collection::Setting, Action::Update))?;
+        if !plausible_setting_key(key) {
+            return Err(Error::not_found(Entity::Setting));
+        }
+        let value = text::required(value, CODE_MAX).map_err(|error| Error::invalid("value", error.to_string()))?;
+        let calendar = if key == TIME_ZONE {
+            let calendar =
+                BusinessCalendar::parse(&value).map_err(|error| Error::invalid("value", error.to_string()))?;
+            Some(calendar)
+        } else {
+            None
+        };
+        let mut ctx = self.ctx(principal);
+        ctx.changes = Some(json!({ "key": key, "value": value }).to_string());
+        let setting = self.store.update_setting(key, value, ctx).await.map_err(store_error)?;
+        if let Some(calendar) = calendar {
+            self.remember_calendar(calendar);
+        }
+        Ok(setting)
+    }
+
+    /// The summary figures.
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`]; store failures.
+    pub async fn dashboard_summary(&self, principal: &Principal) -> Result<Summary> {
+        principal.require(Access::new(Collection::Dashboard, Action::Read))?;
+        let calendar = self.calendar().await?;
+        let today = calendar.date_of(self.now());
+        let first_recent_day = today.checked_sub(jiff::Span::new().days(RECENT_DAYS - 1)).unwrap_or(today);
+        self.store.dashboard_summary(calendar.start_of(first_recent_day)).await.map_err(store_error)
+    }
+
+    /// Active vendors with the largest outstanding balances; `limit` is clamped to 1..=100.
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`]; store failures.
+    pub async fn top_vendors(&self, principal: &Principal, limit: u32) -> Result<Vec<TopVendor>> {
+        principal.require(Access::new(Collection::Dashboard, Action::Read))?;
+        self.store.top_vendors(limit.clamp(1, 100)).await.map_err(store_error)
+    }
+
+    /// The most recently created invoices, canceled ones included; `limit` is clamped to 1..=100.
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`]; store failures.
+    pub async fn recent_invoices(&self, principal: &Principal, limit: u32) -> Result<Vec<Invoice>> {
+        principal.require(Access::new(Collection::Dashboard, Action::Read))?;
+        let today_start = self.today_start().await?;
+        self.store.recent_invoices(limit.clamp(1, 100), today_start).await.map_err(store_error)
+    }
+
+    /// Payment totals for the current month and the eleven before it, newest first, months
+    /// without payments included as zero rows.
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`]; store failures.
+    pub async fn monthly_transactions(&self, principal: &Principal) -> Result<Vec<MonthlyTotal>> {
+        principal.require(Access::new(Collection::Dashboard, Action::Read))?;
+        let windows: Vec<MonthWindow> = self.calendar().await?.last_twelve_months(self.now());
+        let bounds: Vec<(Timestamp, Timestamp)> = windows.iter().map(|window| (window.start, window.end)).collect();
+        let totals = self.store.payment_totals(&bounds).await.map_err(store_error)?;
+        Ok(windows
+            .iter()
+            .zip(totals)
+            .map(|(window, total)| MonthlyTotal {
+                month: window.label(),
+                total_amount: total.total_amount.normalize(),
+                transaction_count: total.transaction_count,
+            })
+            .collect())
+    }
+
+    /// A page of the audit log, newest first.
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`]; store failures.
+    pub async fn list_audit(&self, principal: &Principal, query: &AuditQuery) -> Result<Page<AuditEntry>> {
+        principal.require(Access::new(Collection::AuditLog, Action::Read))?;
+        self.store.list_audit(query).await.map_err(store_error)
+    }
+}

@@ -1,0 +1,48 @@
+//! The rules that span records, each decided once, here, by a pure function.
+//!
+//! A store method that must keep a cross-row invariant opens its transaction, locks and loads
+//! the facts a rule names, calls the rule, and writes what the rule allows. The rule itself does
+//! no I/O and knows no backend, so every store decides alike and each rule is unit-tested on
+//! its own. Rules answer with [`StoreError`](crate::store::StoreError) values, which the store
+//! passes on unchanged and the engine translates for callers. What stays with the stores are the
+//! facts themselves: a missing row (`NotFound`), an inactive parent named by a request
+//! (`ParentInactive`) and a taken unique value (`Conflict`).
+//!
+//! # Layout
+//! - [`installation`]: one onboarding per installation.
+//! - [`vendors`]: the pharmacy's own vendor record (D14).
+//! - [`people`]: nobody deletes themself, the last admin stays, system roles stay (D18).
+//! - [`ledger`]: which invoice takes a payment, and the paid total's bound (D1, D10).
+//! - [`restore`]: records come back only under an active parent (D15).
+//! - [`grants`]: nobody gives more than they hold (D38).
+//! - [`sessions`]: when tokens are issued and revoked, to the second (D20, D39).
+//! - [`login`]: the failed-login window and its gate (D21, D40).
+//! - [`idempotency`]: who holds an idempotency key (D23).
+//! - [`allocation`]: how one vendor payment is split over invoices (D31).
+//! - [`licence`]: no invoices from vendors whose drug licence expired, when the pharmacy says so
+//!   (D36).
+
+pub mod allocation;
+pub mod grants;
+pub mod idempotency;
+pub mod installation;
+pub mod ledger;
+pub mod licence;
+pub mod login;
+pub mod people;
+pub mod restore;
+pub mod sessions;
+pub mod vendors;
+
+/// The rule a refusal names, for the rules' tests: `None` when the write may go on.
+///
+/// # Panics
+/// When the refusal is not a rule; a test failure.
+#[cfg(test)]
+fn refusal(result: crate::store::StoreResult<()>) -> Option<crate::error::RuleBroken> {
+    match result {
+        Ok(()) => None,
+        Err(crate::store::StoreError::Rule(rule)) => Some(rule),
+        Err(other) => panic!("expected a rule, got {other:?}"),
+    }
+}

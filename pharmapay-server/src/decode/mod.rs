@@ -1,0 +1,666 @@
+//! Request bodies into core inputs, collecting every field error at once (D6, D7).
+//!
+//! Decoding takes two steps. [`parse`] reads the body's bytes straight into a typed body struct
+//! (such as [`VendorBody`]) whose fields are [`Slot`]s: each keeps the text of a string or a
+//! number, or only the kind of anything else, so a value of the wrong JSON type never stops
+//! decoding and nothing but the fields a body names is ever stored. Unknown fields are skipped
+//! without allocating (D7), arrays keep at most [`MAX_ARRAY_ITEMS`] items, and numbers keep
+//! their exact text, so amounts never pass through a float (D1). [`Body::decode`] then reads the
+//! fields one by one into a core input: a missing required field, a value of the wrong JSON type
+//! and a value that core's parsers refuse (an amount with five decimals, an unknown enum value,
+//! a malformed date) each add a message under the field's camelCase path, and reading goes on,
+//! so the client learns about all of them in one answer. Each body is declared once, a line
+//! per field naming its reader, in `bodies.rs`.
+//!
+//! Bodies are strict JSON: UTF-8, nested at most [`MAX_JSON_DEPTH`] deep, each field named once.
+
+use pharmapay_core::Amount;
+use pharmapay_core::FieldErrors;
+use pharmapay_core::clock::parse_datetime;
+use pharmapay_core::jiff::Timestamp;
+use pharmapay_core::rust_decimal::Decimal;
+use pharmapay_core::rust_decimal::prelude::ToPrimitive;
+use pharmapay_core::text::Password;
+use serde::de::{self, DeserializeOwned, Deserializer, IgnoredAny, SeqAccess, Visitor};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use crate::problem::ApiError;
+
+mod bodies;
+
+pub use bodies::{
+    AdminUserBody, InvoiceBody, LoginBody, NewUserBody, OnboardingBody, PasswordChangeBody, PharmacyBody, PolicyBody,
+    ProfileBody, ReasonBody, RoleBody, SettingBody, TransactionBody, UserUpdateBody, VendorBody, reason,
+};
+
+/// Most items accepted in an array field.
+pub const MAX_ARRAY_ITEMS: usize = 200;
+
+/// Deepest nesting of arrays and objects accepted in a JSON body.
+pub const MAX_JSON_DEPTH: usize = 32;
+
+/// The kind of a JSON value, which is all a body keeps of a value it cannot use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Kind {
+    /// `null`.
+    Null,
+    /// `true` or `false`.
+    Boolean,
+    /// A number.
+    Number,
+    /// A string.
+    String,
+    /// An array.
+    Array,
+    /// An object.
+    Object,
+}
+
+impl Kind {
+    /// The kind of an already validated JSON value, told by its first character.
+    fn of(raw: &RawValue) -> Kind {
+        match raw.get().trim_start().as_bytes().first() {
+            Some(b'n') => Kind::Null,
+            Some(b't' | b'f') => Kind::Boolean,
+            Some(b'"') => Kind::String,
+            Some(b'[') => Kind::Array,
+            Some(b'{') => Kind::Object,
+            _ => Kind::Number,
+        }
+    }
+
+    /// The kind as error messages name it ("must be a string, not a number").
+    pub fn described(self) -> &'static str {
+        match self {
+            Kind::Null => "null",
+            Kind::Boolean => "a boolean",
+            Kind::Number => "a number",
+            Kind::String => "a string",
+            Kind::Array => "an array",
+            Kind::Object => "an object",
+        }
+    }
+}
+
+/// One field's value, kept only as far as decoding needs it.
+///
+/// A field that is absent or `null` is a `None` `Option<Slot>`; inside an array, `null` is
+/// `Other(Kind::Null)`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum Slot {
+    /// A string, unescaped.
+    String(String),
+    /// A number, exactly as written (with a lower-case exponent marker).
+    Number(String),
+    /// Any other value: only its kind is kept, its content is skipped.
+    Other(Kind),
+}
+
+impl<'de> Deserialize<'de> for Slot {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        // The value is first taken as raw text borrowed from the body, which serde_json checks
+        // without allocating; only a string or a number is then copied out.
+        let raw = <&RawValue>::deserialize(deserializer)?;
+        Ok(match Kind::of(raw) {
+            Kind::String => Slot::String(serde_json::from_str(raw.get()).map_err(de::Error::custom)?),
+            Kind::Number => Slot::Number(raw.get().trim().to_ascii_lowercase()),
+            kind => Slot::Other(kind),
+        })
+    }
+}
+
+/// An array field.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum List {
+    /// Its items, at most [`MAX_ARRAY_ITEMS`].
+    Items(Vec<Slot>),
+    /// It has more than [`MAX_ARRAY_ITEMS`] items; they were counted, not kept.
+    TooLong,
+    /// Not an array: only its kind is kept.
+    Other(Kind),
+}
+
+impl<'de> Deserialize<'de> for List {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = <&RawValue>::deserialize(deserializer)?;
+        match Kind::of(raw) {
+            Kind::Array => {
+                let mut items = serde_json::Deserializer::from_str(raw.get());
+                items.deserialize_seq(ItemsVisitor).map_err(de::Error::custom)
+            }
+            kind => Ok(List::Other(kind)),
+        }
+    }
+}
+
+/// Keeps the first [`MAX_ARRAY_ITEMS`] items of an array and skips the rest.
+struct ItemsVisitor;
+
+impl<'de> Visitor<'de> for ItemsVisitor {
+    type Value = List;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("an array")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<List, A::Error> {
+        let mut items = Vec::new();
+        while items.len() < MAX_ARRAY_ITEMS {
+            match seq.next_element::<Slot>()? {
+                Some(item) => items.push(item),
+                None => return Ok(List::Items(items)),
+            }
+        }
+        if seq.next_element::<IgnoredAny>()?.is_none() {
+            return Ok(List::Items(items));
+        }
+        drop(items);
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(List::TooLong)
+    }
+}
+
+/// A nested object field, such as the onboarding body's `pharmacy`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum Nested<B> {
+    /// An object, read as the body `B`.
+    Object(B),
+    /// Not an object: only its kind is kept.
+    Other(Kind),
+}
+
+impl<'de, B: DeserializeOwned> Deserialize<'de> for Nested<B> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = <&RawValue>::deserialize(deserializer)?;
+        match Kind::of(raw) {
+            Kind::Object => serde_json::from_str(raw.get()).map(Nested::Object).map_err(de::Error::custom),
+            kind => Ok(Nested::Other(kind)),
+        }
+    }
+}
+
+/// Reads `bytes` as a JSON object into the body `B`.
+///
+/// # Errors
+/// A 400: under `body` when the JSON is valid but not an object; as a malformed body when the
+/// bytes are not UTF-8, not JSON, nested deeper than [`MAX_JSON_DEPTH`] or name a field twice.
+pub fn parse<B: DeserializeOwned>(bytes: &[u8]) -> Result<B, ApiError> {
+    if json_depth(bytes) > MAX_JSON_DEPTH {
+        return Err(ApiError::malformed(format!("JSON nests deeper than {MAX_JSON_DEPTH} levels")));
+    }
+    // Checked whole, so that text inside skipped fields is valid too.
+    let text = std::str::from_utf8(bytes).map_err(|error| {
+        let (line, column) = position(&bytes[..error.valid_up_to()]);
+        ApiError::malformed(format!("the body is not valid JSON (line {line}, column {column})"))
+    })?;
+    match text.trim_start_matches([' ', '\t', '\n', '\r']).as_bytes().first() {
+        Some(b'{') => serde_json::from_str(text).map_err(malformed),
+        _ => match serde_json::from_str::<&RawValue>(text) {
+            Ok(value) => Err(ApiError::Invalid(FieldErrors::single(
+                "body",
+                format!("must be a JSON object, not {}", Kind::of(value).described()),
+            ))),
+            Err(error) => Err(malformed(error)),
+        },
+    }
+}
+
+/// Reads `bytes` into the body `B` and then into its core input.
+///
+/// # Errors
+/// As [`parse`] and [`Body::decode`].
+pub fn decode<B: Body>(bytes: &[u8]) -> Result<B::Input, ApiError> {
+    parse::<B>(bytes)?.decode()
+}
+
+fn malformed(error: serde_json::Error) -> ApiError {
+    let what = match error.classify() {
+        serde_json::error::Category::Eof => "the JSON body ends too early",
+        serde_json::error::Category::Syntax => "the body is not valid JSON",
+        _ => "the JSON body could not be read",
+    };
+    ApiError::malformed(format!("{what} (line {}, column {})", error.line(), error.column()))
+}
+
+/// The 1-based line and column just after `before`.
+fn position(before: &[u8]) -> (usize, usize) {
+    let line = 1 + before.iter().filter(|byte| **byte == b'\n').count();
+    let column = 1 + before.iter().rev().take_while(|byte| **byte != b'\n').count();
+    (line, column)
+}
+
+/// The deepest nesting of arrays and objects, ignoring brackets inside strings.
+fn json_depth(bytes: &[u8]) -> usize {
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for &byte in bytes {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// A request body: a JSON object decoded into a typed struct of [`Slot`]s, then read field by
+/// field into a core input.
+///
+/// Bodies also serialise, field by field in a fixed order, which gives idempotent creates a
+/// fingerprint that ignores spacing, key order and unknown fields (D23).
+pub trait Body: DeserializeOwned + Serialize {
+    /// The core input the body becomes.
+    type Input;
+
+    /// Reads every field, recording an error for each one that is missing or invalid; `None`
+    /// when the input cannot be built.
+    fn read(self, fields: &mut Fields<'_>) -> Option<Self::Input>;
+
+    /// The core input, or a 400 listing every field error.
+    ///
+    /// # Errors
+    /// [`ApiError::Invalid`] with a message per invalid field.
+    fn decode(self) -> Result<Self::Input, ApiError> {
+        let mut errors = FieldErrors::new();
+        let input = self.read(&mut Fields { prefix: "", errors: &mut errors });
+        match input {
+            Some(input) if errors.is_empty() => Ok(input),
+            _ => Err(ApiError::Invalid(errors)),
+        }
+    }
+}
+
+/// A core input read from a request body: the one body it is decoded from, so a handler that
+/// names the engine method to call need not name the body too.
+pub trait Input: Sized {
+    /// The body.
+    type Body: Body<Input = Self>;
+}
+
+/// Reads slots into values, recording errors under each field's path.
+///
+/// Every reader answers `None` once it has recorded an error, so a body builds its input only
+/// when all of its fields were read.
+pub struct Fields<'a> {
+    prefix: &'static str,
+    errors: &'a mut FieldErrors,
+}
+
+impl Fields<'_> {
+    fn path(&self, name: &str) -> String {
+        if self.prefix.is_empty() { name.to_owned() } else { format!("{}.{name}", self.prefix) }
+    }
+
+    fn fail<T>(&mut self, name: &str, message: impl Into<String>) -> Option<T> {
+        let path = self.path(name);
+        self.errors.add(path, message);
+        None
+    }
+
+    /// Records that the field holds a value of the kind `found` where `expected` belongs.
+    fn wrong_type<T>(&mut self, name: &str, expected: &str, found: Kind) -> Option<T> {
+        self.fail(name, format!("must be {expected}, not {}", found.described()))
+    }
+
+    /// The value of a parse, or its error under `name`.
+    fn parsed<T>(&mut self, name: &str, parsed: Result<T, impl std::fmt::Display>) -> Option<T> {
+        match parsed {
+            Ok(value) => Some(value),
+            Err(error) => self.fail(name, error.to_string()),
+        }
+    }
+
+    /// The slot of a required field: absent and `null` are errors.
+    fn required(&mut self, name: &str, slot: Option<Slot>) -> Option<Slot> {
+        match slot {
+            None | Some(Slot::Other(Kind::Null)) => self.fail(name, "is required"),
+            present => present,
+        }
+    }
+
+    /// The nested object `name`, required; its fields' paths are prefixed with `name.`.
+    pub fn object<B: Body>(&mut self, name: &'static str, slot: Option<Nested<B>>) -> Option<B::Input> {
+        match slot {
+            Some(Nested::Object(body)) => body.read(&mut Fields { prefix: name, errors: &mut *self.errors }),
+            None | Some(Nested::Other(Kind::Null)) => self.fail(name, "is required"),
+            Some(Nested::Other(kind)) => self.wrong_type(name, "an object", kind),
+        }
+    }
+
+    /// A required string.
+    pub fn string(&mut self, name: &str, slot: Option<Slot>) -> Option<String> {
+        match self.required(name, slot)? {
+            Slot::String(text) => Some(text),
+            other => self.wrong_type(name, "a string", kind_of(&other)),
+        }
+    }
+
+    /// An optional string; `null` and absent are `Some(None)`.
+    pub fn optional_string(&mut self, name: &str, slot: Option<Slot>) -> Option<Option<String>> {
+        match slot {
+            None | Some(Slot::Other(Kind::Null)) => Some(None),
+            Some(Slot::String(text)) => Some(Some(text)),
+            Some(other) => self.wrong_type(name, "a string", kind_of(&other)),
+        }
+    }
+
+    /// An optional string; `null` and absent are empty.
+    pub fn string_or_empty(&mut self, name: &str, slot: Option<Slot>) -> Option<String> {
+        self.optional_string(name, slot).map(Option::unwrap_or_default)
+    }
+
+    /// A required positive amount, written as a JSON number (D1: strings are refused).
+    pub fn amount(&mut self, name: &str, slot: Option<Slot>) -> Option<Amount> {
+        match self.required(name, slot)? {
+            Slot::Number(text) => self.parsed(name, Amount::parse(&text)),
+            other => self.wrong_type(name, "a number", kind_of(&other)),
+        }
+    }
+
+    /// A required positive integer id.
+    pub fn id<I: From<i64>>(&mut self, name: &str, slot: Option<Slot>) -> Option<I> {
+        match self.required(name, slot)? {
+            Slot::Number(text) => match positive_id(&text) {
+                Some(id) => Some(I::from(id)),
+                None => self.fail(name, "must be a positive integer"),
+            },
+            other => self.wrong_type(name, "an integer", kind_of(&other)),
+        }
+    }
+
+    /// A required timestamp (D2): RFC 3339 with an offset, or `YYYY-MM-DD`.
+    pub fn datetime(&mut self, name: &str, slot: Option<Slot>) -> Option<Timestamp> {
+        let text = self.string(name, slot)?;
+        self.parsed(name, parse_datetime(&text))
+    }
+
+    /// A required enum value, parsed by `parse` (any case, D7).
+    pub fn choice<T>(
+        &mut self,
+        name: &str,
+        slot: Option<Slot>,
+        parse: fn(&str) -> Option<T>,
+        expected: &str,
+    ) -> Option<T> {
+        let text = self.string(name, slot)?;
+        parse(&text).or_else(|| self.fail(name, expected))
+    }
+
+    /// A required password meeting D29.
+    pub fn password(&mut self, name: &str, slot: Option<Slot>) -> Option<Password> {
+        let text = self.string(name, slot)?;
+        self.parsed(name, Password::parse(&text))
+    }
+
+    /// An optional array of `what`, absent or `null` being empty: each item read by `item`,
+    /// or its message recorded under the item's path.
+    fn list<T>(
+        &mut self,
+        name: &str,
+        list: Option<List>,
+        what: &str,
+        item: impl Fn(Slot) -> Result<T, String>,
+    ) -> Option<Vec<T>> {
+        let items = match list {
+            None | Some(List::Other(Kind::Null)) => Vec::new(),
+            Some(List::Items(items)) => items,
+            Some(List::TooLong) => return self.fail(name, format!("must have at most {MAX_ARRAY_ITEMS} items")),
+            Some(List::Other(kind)) => return self.wrong_type(name, &format!("an array of {what}"), kind),
+        };
+        let n_items = items.len();
+        let values: Vec<T> = items
+            .into_iter()
+            .enumerate()
+            .filter_map(|(index, slot)| match item(slot) {
+                Ok(value) => Some(value),
+                Err(message) => self.fail(&format!("{name}[{index}]"), message),
+            })
+            .collect();
+        (values.len() == n_items).then_some(values)
+    }
+
+    /// An optional array of strings; absent or `null` is empty.
+    pub fn strings(&mut self, name: &str, list: Option<List>) -> Option<Vec<String>> {
+        self.list(name, list, "strings", |item| match item {
+            Slot::String(text) => Ok(text),
+            other => Err(format!("must be a string, not {}", kind_of(&other).described())),
+        })
+    }
+
+    /// An optional array of positive integer ids; absent or `null` is empty.
+    pub fn ids<I: From<i64>>(&mut self, name: &str, list: Option<List>) -> Option<Vec<I>> {
+        self.list(name, list, "integers", |item| {
+            let id = if let Slot::Number(text) = item { positive_id(&text) } else { None };
+            id.map(I::from).ok_or_else(|| "must be a positive integer".to_owned())
+        })
+    }
+}
+
+fn kind_of(slot: &Slot) -> Kind {
+    match slot {
+        Slot::String(_) => Kind::String,
+        Slot::Number(_) => Kind::Number,
+        Slot::Other(kind) => *kind,
+    }
+}
+
+/// The id a JSON number denotes: a positive integer.
+fn positive_id(number: &str) -> Option<i64> {
+    integer(number).filter(|id| *id >= 1)
+}
+
+/// The integer a JSON number denotes, also when written with a fraction or exponent (`7.0`,
+/// `7e0`), as JSON Schema counts those as integers; `None` when it has a fractional part or
+/// does not fit an `i64`.
+fn integer(number: &str) -> Option<i64> {
+    if let Ok(value) = number.parse::<i64>() {
+        return Some(value);
+    }
+    let value = if number.contains(['e', 'E']) {
+        Decimal::from_scientific(number).ok()?
+    } else {
+        number.parse::<Decimal>().ok()?
+    };
+    if value.fract().is_zero() { value.to_i64() } else { None }
+}
+
+#[cfg(test)]
+mod tests {
+    use pharmapay_core::domain::{TransactionType, VendorType};
+
+    use super::*;
+
+    fn errors(result: Result<impl std::fmt::Debug, ApiError>) -> FieldErrors {
+        match result {
+            Err(ApiError::Invalid(errors)) => errors,
+            other => panic!("expected field errors, got {other:?}"),
+        }
+    }
+
+    fn messages(errors: &FieldErrors) -> Vec<(String, Vec<String>)> {
+        errors.iter().map(|(field, messages)| (field.to_owned(), messages.to_vec())).collect()
+    }
+
+    #[test]
+    fn amounts_keep_their_exact_text() {
+        let body = br#"{"invoiceId":1,"amount":0.1,"transactionDate":"2024-01-01","transactionType":"upi"}"#;
+        let payment = decode::<TransactionBody>(body).unwrap();
+        assert_eq!(payment.amount.to_string(), "0.1");
+        assert_eq!(payment.transaction_type, TransactionType::Upi);
+        let body =
+            br#"{"invoiceId":1,"amount":123456789012.1234,"transactionDate":"2024-01-01","transactionType":"Cash"}"#;
+        assert_eq!(decode::<TransactionBody>(body).unwrap().amount.to_string(), "123456789012.1234");
+        let body = br#"{"invoiceId":1,"amount":1.5E2,"transactionDate":"2024-01-01","transactionType":"Cash"}"#;
+        assert_eq!(decode::<TransactionBody>(body).unwrap().amount.to_string(), "150");
+    }
+
+    #[test]
+    fn every_bad_field_is_reported_at_once() {
+        let body = br#"{"invoiceId":"7","amount":"10","transactionDate":"soon","transactionType":"cheque"}"#;
+        let found = errors(decode::<TransactionBody>(body));
+        for field in ["invoiceId", "amount", "transactionDate", "transactionType"] {
+            assert!(found.contains(field), "{field}: {found}");
+        }
+        let found = errors(decode::<InvoiceBody>(b"{}"));
+        for field in ["vendorId", "invoiceNumber", "amount", "invoiceDate", "dueDate"] {
+            assert!(found.contains(field), "{field}: {found}");
+        }
+    }
+
+    #[test]
+    fn a_wrong_json_type_is_named_per_field() {
+        let body = br#"{"name":5,"vendorType":[1,{"a":2}],"address":{"street":"x"},"phone":true,
+            "additionalDrugLicenseNumbers":["DL-1",7,null,["x"]]}"#;
+        let found = errors(decode::<VendorBody>(body));
+        let expected = [
+            ("additionalDrugLicenseNumbers[1]", "must be a string, not a number"),
+            ("additionalDrugLicenseNumbers[2]", "must be a string, not null"),
+            ("additionalDrugLicenseNumbers[3]", "must be a string, not an array"),
+            ("address", "must be a string, not an object"),
+            ("name", "must be a string, not a number"),
+            ("phone", "must be a string, not a boolean"),
+            ("vendorType", "must be a string, not an array"),
+        ];
+        let expected: Vec<(String, Vec<String>)> =
+            expected.iter().map(|(field, message)| ((*field).to_owned(), vec![(*message).to_owned()])).collect();
+        assert_eq!(messages(&found), expected);
+        let found = errors(decode::<PolicyBody>(br#"{"name":"P","permissionIds":[1,"2",0,2.5,3.0]}"#));
+        assert_eq!(
+            messages(&found),
+            [
+                ("permissionIds[1]".to_owned(), vec!["must be a positive integer".to_owned()]),
+                ("permissionIds[2]".to_owned(), vec!["must be a positive integer".to_owned()]),
+                ("permissionIds[3]".to_owned(), vec!["must be a positive integer".to_owned()]),
+            ]
+        );
+        let found = errors(decode::<PolicyBody>(br#"{"name":"P","permissionIds":"1"}"#));
+        assert_eq!(
+            messages(&found),
+            [("permissionIds".to_owned(), vec!["must be an array of integers, not a string".to_owned()])]
+        );
+    }
+
+    #[test]
+    fn d1_amount_rules_apply_to_json_numbers() {
+        for (amount, label) in [("1.23456", "five decimals"), ("0", "zero"), ("-5", "negative"), ("1e13", "too large")]
+        {
+            let body = format!(
+                r#"{{"invoiceId":1,"amount":{amount},"transactionDate":"2024-01-01","transactionType":"Cash"}}"#
+            );
+            assert!(errors(decode::<TransactionBody>(body.as_bytes())).contains("amount"), "{label}");
+        }
+        let body = br#"{"invoiceId":1,"amount":"10","transactionDate":"2024-01-01","transactionType":"Cash"}"#;
+        assert_eq!(
+            messages(&errors(decode::<TransactionBody>(body))),
+            [("amount".to_owned(), vec!["must be a number, not a string".to_owned()])]
+        );
+    }
+
+    #[test]
+    fn nested_paths_are_dotted() {
+        let body = br#"{"pharmacy":{"name":5},"adminUser":{"firstName":"A","lastName":"B","email":"a@b.c","password":"short"}}"#;
+        let found = errors(decode::<OnboardingBody>(body));
+        assert!(found.contains("pharmacy.name"), "{found}");
+        assert!(found.contains("adminUser.password"), "{found}");
+        let found = errors(decode::<OnboardingBody>(br#"{"pharmacy":null,"adminUser":7}"#));
+        assert_eq!(
+            messages(&found),
+            [
+                ("adminUser".to_owned(), vec!["must be an object, not a number".to_owned()]),
+                ("pharmacy".to_owned(), vec!["is required".to_owned()]),
+            ]
+        );
+    }
+
+    #[test]
+    fn only_an_object_is_a_body() {
+        for (body, kind) in [
+            (&b"[]"[..], "an array"),
+            (b" 1.5 ", "a number"),
+            (b"\"text\"", "a string"),
+            (b"null", "null"),
+            (b"true", "a boolean"),
+        ] {
+            let found = errors(decode::<OnboardingBody>(body));
+            assert_eq!(messages(&found), [("body".to_owned(), vec![format!("must be a JSON object, not {kind}")])]);
+        }
+    }
+
+    #[test]
+    fn malformed_json_is_a_malformed_body() {
+        let deep: Vec<u8> = [b'['; 40].into_iter().chain([b']'; 40]).collect();
+        for (label, body) in [
+            ("truncated", &br#"{"name":"Acme""#[..]),
+            ("not JSON", b"name=Acme"),
+            ("trailing text", br#"{"name":"Acme"} x"#),
+            ("invalid UTF-8 in a skipped field", b"{\"other\":\"\xff\",\"name\":\"Acme\"}"),
+            ("a field named twice", br#"{"name":"a","name":"b","vendorType":"Dealer"}"#),
+            ("too deep", &deep),
+        ] {
+            let result = parse::<VendorBody>(body);
+            assert!(matches!(result, Err(ApiError::Malformed(_))), "{label}: {result:?}");
+        }
+    }
+
+    #[test]
+    fn json_depth_ignores_brackets_in_strings() {
+        assert_eq!(json_depth(br#"{"a":[1,{"b":"[[[["}]}"#), 3);
+        assert_eq!(json_depth(br#""\"{""#), 0);
+    }
+
+    #[test]
+    fn integral_numbers_are_ids_whatever_their_spelling() {
+        for (text, expected) in
+            [("7", Some(7)), ("7.0", Some(7)), ("7e0", Some(7)), ("7E0", Some(7)), ("7.5", None), ("1e30", None)]
+        {
+            assert_eq!(integer(text), expected, "{text}");
+        }
+    }
+
+    #[test]
+    fn unknown_fields_are_ignored() {
+        let body =
+            br#"{"name":"Acme","vendorType":"DEALER","isActive":false,"id":99,"outstandingBalance":5,"x":{"y":[1]}}"#;
+        let vendor = decode::<VendorBody>(body).unwrap();
+        assert_eq!(vendor.vendor_type, VendorType::Dealer);
+    }
+
+    #[test]
+    fn arrays_keep_at_most_their_limit() {
+        let ids: Vec<String> = (1..=MAX_ARRAY_ITEMS).map(|id| id.to_string()).collect();
+        let body = format!(r#"{{"name":"P","permissionIds":[{}]}}"#, ids.join(","));
+        assert_eq!(decode::<PolicyBody>(body.as_bytes()).unwrap().permission_ids.len(), MAX_ARRAY_ITEMS);
+        let body = format!(r#"{{"name":"P","permissionIds":[{},"x",[]]}}"#, ids.join(","));
+        assert_eq!(parse::<PolicyBody>(body.as_bytes()).unwrap().permission_ids, Some(List::TooLong));
+        assert_eq!(
+            messages(&errors(decode::<PolicyBody>(body.as_bytes()))),
+            [("permissionIds".to_owned(), vec![format!("must have at most {MAX_ARRAY_ITEMS} items")])]
+        );
+    }
+
+    #[test]
+    fn a_body_serialises_the_same_whatever_its_spacing_order_and_extra_fields() {
+        let first = parse::<InvoiceBody>(br#"{"vendorId":1,"amount":10.50,"invoiceNumber":"A"}"#).unwrap();
+        let second = parse::<InvoiceBody>(
+            b"{ \"invoiceNumber\" : \"A\",\n \"amount\": 10.50, \"vendorId\": 1, \"extra\": [1] }",
+        )
+        .unwrap();
+        let other = parse::<InvoiceBody>(br#"{"vendorId":1,"amount":10.5,"invoiceNumber":"A"}"#).unwrap();
+        let bytes = |body: &InvoiceBody| serde_json::to_vec(body).unwrap();
+        assert_eq!(bytes(&first), bytes(&second));
+        assert_ne!(bytes(&first), bytes(&other), "numbers count as written");
+    }
+}

@@ -1,0 +1,70 @@
+//! Bulk imports in memory: [`ImportStore`] for [`MemoryStore`].
+//!
+//! Each call checks its whole batch before writing any of it, so a refused batch changes
+//! nothing; the rules are [`vendor_rules`]' and [`ledger`]'s.
+
+use std::collections::{HashMap, HashSet};
+
+use pharmapay_core::ids::{InvoiceId, TransactionId, VendorId};
+use pharmapay_core::rules::ledger;
+use pharmapay_core::rules::vendors as vendor_rules;
+use pharmapay_core::rust_decimal::Decimal;
+use pharmapay_core::store::StoreResult;
+use pharmapay_core::store::{ImportStore, ImportedInvoice, ImportedTransaction, ImportedVendor, UniqueKey};
+use pharmapay_core::text::key;
+use pharmapay_core::{Entity, StoreError};
+
+use crate::MemoryStore;
+
+impl ImportStore for MemoryStore {
+    async fn import_vendors(&self, vendors: Vec<ImportedVendor>) -> StoreResult<Vec<VendorId>> {
+        let mut state = self.write();
+        for imported in &vendors {
+            vendor_rules::check_insert(imported.vendor.vendor_type)?;
+        }
+        let add = |imported: ImportedVendor| {
+            VendorId(state.add_vendor(imported.vendor, imported.is_active, imported.created_at))
+        };
+        Ok(vendors.into_iter().map(add).collect())
+    }
+
+    async fn import_invoices(&self, invoices: Vec<ImportedInvoice>) -> StoreResult<Vec<InvoiceId>> {
+        let mut state = self.write();
+        // Check the whole batch before writing any of it, so a refused batch changes nothing.
+        let mut numbers: HashSet<String> = HashSet::new();
+        for imported in &invoices {
+            if !state.vendors.contains_key(&imported.invoice.vendor_id.get()) {
+                return Err(StoreError::ParentInactive(Entity::Vendor));
+            }
+            if imported.is_active {
+                let number_key = key(&imported.invoice.invoice_number);
+                if state.number_taken(&number_key, None) || !numbers.insert(number_key) {
+                    return Err(StoreError::Conflict(UniqueKey::InvoiceNumber));
+                }
+            }
+        }
+        let add = |imported: ImportedInvoice| {
+            InvoiceId(state.add_invoice(imported.invoice, imported.is_active, imported.created_at))
+        };
+        Ok(invoices.into_iter().map(add).collect())
+    }
+
+    async fn import_transactions(&self, transactions: Vec<ImportedTransaction>) -> StoreResult<Vec<TransactionId>> {
+        let mut state = self.write();
+        if transactions.iter().any(|imported| !state.invoices.contains_key(&imported.transaction.invoice_id.get())) {
+            return Err(StoreError::ParentInactive(Entity::Invoice));
+        }
+        let mut added: HashMap<i64, Decimal> = HashMap::new();
+        for imported in transactions.iter().filter(|imported| imported.is_active) {
+            *added.entry(imported.transaction.invoice_id.get()).or_default() += imported.transaction.amount.get();
+        }
+        for (invoice_id, amount) in &added {
+            let paid = state.invoices.get(invoice_id).map(|invoice| invoice.paid).unwrap_or_default();
+            ledger::check_paid_total(paid + amount)?;
+        }
+        let add = |imported: ImportedTransaction| {
+            TransactionId(state.add_transaction(imported.transaction, imported.is_active, imported.created_at))
+        };
+        Ok(transactions.into_iter().map(add).collect())
+    }
+}

@@ -1,0 +1,574 @@
+//! The ledger in memory: [`VendorStore`], [`InvoiceStore`] and [`TransactionStore`] for
+//! [`MemoryStore`].
+//!
+//! Vendors carry totals over their active invoices (D11), invoices a status computed from the
+//! kept paid total (D10) and numbers unique among active invoices (D4). Every payment write
+//! moves its invoice's kept paid total under the same lock; [`ledger::receive`] says whether
+//! the invoice may take it (D1, D15). The OwnPharmacy rules are [`vendor_rules`]' and restores
+//! under an inactive parent are [`restore`]'s to refuse.
+
+use pharmapay_core::domain::{
+    Invoice, InvoiceBrief, InvoiceDetail, InvoiceFilter, InvoiceQuery, InvoiceSortKey, InvoiceStatus, NewInvoice,
+    NewTransaction, NewVendor, Transaction, TransactionFilter, TransactionQuery, TransactionSortKey, Vendor,
+    VendorBrief, VendorFilter, VendorQuery, VendorSortKey, VendorTotals,
+};
+use pharmapay_core::ids::{InvoiceId, TransactionId, VendorId};
+use pharmapay_core::jiff::Timestamp;
+use pharmapay_core::rules::ledger::{self, PaidInvoice, PaymentWrite};
+use pharmapay_core::rules::{restore, vendors as vendor_rules};
+use pharmapay_core::rust_decimal::Decimal;
+use pharmapay_core::store::{InvoiceStore, StoreResult, TransactionStore, UniqueKey, VendorStore, WriteContext};
+use pharmapay_core::text::key;
+use pharmapay_core::{Entity, Page, StoreError};
+
+use crate::{InvoiceRow, MemoryStore, State, TransactionRow, VendorRow, cmp_then_id};
+
+impl VendorRow {
+    /// Replaces the fields a vendor write sets, at `at`.
+    pub(crate) fn replace(&mut self, vendor: NewVendor, at: Timestamp) {
+        self.name_key = key(&vendor.name);
+        self.name = vendor.name;
+        self.vendor_type = vendor.vendor_type;
+        self.address = vendor.address;
+        self.phone = vendor.phone;
+        self.email = vendor.email;
+        self.drug_license_number1 = vendor.drug_license_number1;
+        self.drug_license_number2 = vendor.drug_license_number2;
+        self.additional_drug_license_numbers = vendor.additional_drug_license_numbers;
+        self.updated_at = at;
+    }
+}
+
+impl State {
+    pub(crate) fn vendor_totals(&self, vendor_id: i64) -> (VendorTotals, u64) {
+        let mut value = Decimal::ZERO;
+        let mut paid = Decimal::ZERO;
+        let mut count = 0;
+        for invoice_id in self.invoices_by_vendor.get(&vendor_id).into_iter().flatten() {
+            let invoice = &self.invoices[invoice_id];
+            if invoice.is_active {
+                value += invoice.amount.get();
+                paid += invoice.paid;
+                count += 1;
+            }
+        }
+        (VendorTotals::new(value, paid), count)
+    }
+
+    pub(crate) fn vendor(&self, id: i64) -> Option<Vendor> {
+        let row = self.vendors.get(&id)?;
+        Some(Vendor {
+            id: VendorId(id),
+            name: row.name.clone(),
+            vendor_type: row.vendor_type,
+            address: row.address.clone(),
+            phone: row.phone.clone(),
+            email: row.email.clone(),
+            drug_license_number1: row.drug_license_number1.clone(),
+            drug_license_number2: row.drug_license_number2.clone(),
+            additional_drug_license_numbers: row.additional_drug_license_numbers.clone(),
+            is_active: row.is_active,
+            totals: self.vendor_totals(id).0,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+        })
+    }
+
+    pub(crate) fn vendor_brief(&self, id: i64) -> Option<VendorBrief> {
+        let row = self.vendors.get(&id)?;
+        Some(VendorBrief {
+            id: VendorId(id),
+            name: row.name.clone(),
+            vendor_type: row.vendor_type,
+            address: row.address.clone(),
+            phone: row.phone.clone(),
+            email: row.email.clone(),
+            drug_license_number1: row.drug_license_number1.clone(),
+            drug_license_number2: row.drug_license_number2.clone(),
+            is_active: row.is_active,
+        })
+    }
+
+    /// Inserts a vendor, active or not, made at `at`; answers its id.
+    pub(crate) fn add_vendor(&mut self, vendor: NewVendor, is_active: bool, at: Timestamp) -> i64 {
+        let id = self.next("vendor");
+        let row = VendorRow {
+            name_key: key(&vendor.name),
+            name: vendor.name,
+            vendor_type: vendor.vendor_type,
+            address: vendor.address,
+            phone: vendor.phone,
+            email: vendor.email,
+            drug_license_number1: vendor.drug_license_number1,
+            drug_license_number2: vendor.drug_license_number2,
+            additional_drug_license_numbers: vendor.additional_drug_license_numbers,
+            is_active,
+            created_at: at,
+            updated_at: at,
+        };
+        self.vendors.insert(id, row);
+        id
+    }
+
+    /// Inserts an invoice with nothing paid yet, active or not, made at `at`, and files it
+    /// under its vendor; answers its id.
+    pub(crate) fn add_invoice(&mut self, invoice: NewInvoice, is_active: bool, at: Timestamp) -> i64 {
+        let id = self.next("invoice");
+        let vendor_id = invoice.vendor_id.get();
+        let row = InvoiceRow {
+            vendor_id,
+            number_key: key(&invoice.invoice_number),
+            invoice_number: invoice.invoice_number,
+            amount: invoice.amount,
+            paid: Decimal::ZERO,
+            invoice_date: invoice.invoice_date,
+            due_date: invoice.due_date,
+            description: invoice.description,
+            is_active,
+            created_at: at,
+            updated_at: at,
+        };
+        self.invoices.insert(id, row);
+        self.invoices_by_vendor.entry(vendor_id).or_default().insert(id);
+        id
+    }
+
+    /// Inserts a payment, active or not, made at `at`; an active one adds to its invoice's paid
+    /// total. Answers its id.
+    pub(crate) fn add_transaction(&mut self, transaction: NewTransaction, is_active: bool, at: Timestamp) -> i64 {
+        let id = self.next("transaction");
+        let (invoice_id, amount) = (transaction.invoice_id.get(), transaction.amount);
+        let row = TransactionRow {
+            invoice_id,
+            amount,
+            transaction_date: transaction.transaction_date,
+            transaction_type: transaction.transaction_type,
+            description: transaction.description,
+            is_active,
+            created_at: at,
+            updated_at: at,
+        };
+        self.transactions.insert(id, row);
+        if is_active {
+            self.add_paid(invoice_id, amount.get());
+        }
+        id
+    }
+
+    pub(crate) fn active_vendor(&self, id: i64) -> bool {
+        self.vendors.get(&id).is_some_and(|vendor| vendor.is_active)
+    }
+
+    pub(crate) fn invoice(&self, id: i64, today_start: Timestamp) -> Option<Invoice> {
+        let row = self.invoices.get(&id)?;
+        let vendor_name = self.vendors.get(&row.vendor_id).map(|vendor| vendor.name.clone()).unwrap_or_default();
+        let pending = row.amount.get() - row.paid;
+        Some(Invoice {
+            id: InvoiceId(id),
+            vendor_id: VendorId(row.vendor_id),
+            vendor_name,
+            invoice_number: row.invoice_number.clone(),
+            amount: row.amount,
+            paid_amount: row.paid.normalize(),
+            invoice_date: row.invoice_date,
+            due_date: row.due_date,
+            description: row.description.clone(),
+            is_active: row.is_active,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+            status: InvoiceStatus::compute(row.is_active, pending, row.due_date, today_start),
+        })
+    }
+
+    pub(crate) fn invoice_brief(&self, id: i64) -> InvoiceBrief {
+        let row = &self.invoices[&id];
+        InvoiceBrief {
+            id: InvoiceId(id),
+            invoice_number: row.invoice_number.clone(),
+            vendor_id: VendorId(row.vendor_id),
+            vendor_name: self.vendors.get(&row.vendor_id).map(|vendor| vendor.name.clone()).unwrap_or_default(),
+            amount: row.amount,
+            pending_amount: (row.amount.get() - row.paid).normalize(),
+        }
+    }
+
+    pub(crate) fn number_taken(&self, number_key: &str, except: Option<i64>) -> bool {
+        self.invoices
+            .iter()
+            .any(|(id, invoice)| invoice.is_active && invoice.number_key == number_key && Some(*id) != except)
+    }
+
+    pub(crate) fn active_invoice(&self, id: i64) -> bool {
+        self.invoices.get(&id).is_some_and(|invoice| invoice.is_active)
+    }
+
+    pub(crate) fn invoice_status(&self, id: i64, today_start: Timestamp) -> InvoiceStatus {
+        let row = &self.invoices[&id];
+        InvoiceStatus::compute(row.is_active, row.amount.get() - row.paid, row.due_date, today_start)
+    }
+
+    pub(crate) fn vendor_name_key(&self, vendor_id: i64) -> &str {
+        self.vendors.get(&vendor_id).map(|vendor| vendor.name_key.as_str()).unwrap_or("")
+    }
+
+    pub(crate) fn invoice_matches(
+        &self,
+        id: i64,
+        row: &InvoiceRow,
+        filter: &InvoiceFilter,
+        today_start: Timestamp,
+    ) -> bool {
+        filter.is_active.is_none_or(|active| row.is_active == active)
+            && filter.vendor_id.is_none_or(|vendor| row.vendor_id == vendor.get())
+            && filter.invoice_number.as_deref().is_none_or(|number| row.number_key.contains(number))
+            && filter.search.as_deref().is_none_or(|search| {
+                row.number_key.contains(search) || self.vendor_name_key(row.vendor_id).contains(search)
+            })
+            && filter.from_date.is_none_or(|from| row.invoice_date >= from)
+            && filter.to_date.is_none_or(|to| row.invoice_date <= to)
+            && filter.min_amount.is_none_or(|min| row.amount.get() >= min)
+            && filter.max_amount.is_none_or(|max| row.amount.get() <= max)
+            && filter.status.is_none_or(|status| self.invoice_status(id, today_start) == status)
+    }
+
+    pub(crate) fn transaction(&self, id: i64) -> Option<Transaction> {
+        let row = self.transactions.get(&id)?;
+        Some(Transaction {
+            id: TransactionId(id),
+            invoice_id: InvoiceId(row.invoice_id),
+            amount: row.amount,
+            transaction_date: row.transaction_date,
+            transaction_type: row.transaction_type,
+            description: row.description.clone(),
+            is_active: row.is_active,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+            invoice: self.invoice_brief(row.invoice_id),
+        })
+    }
+
+    /// The invoice as it would stand with `added` more paid, for [`ledger::receive`].
+    pub(crate) fn paid_invoice_after(&self, invoice_id: i64, added: Decimal) -> Option<PaidInvoice> {
+        let invoice = self.invoices.get(&invoice_id)?;
+        Some(PaidInvoice { is_active: invoice.is_active, paid: invoice.paid + added })
+    }
+
+    pub(crate) fn add_paid(&mut self, invoice_id: i64, amount: Decimal) {
+        if let Some(invoice) = self.invoices.get_mut(&invoice_id) {
+            invoice.paid += amount;
+        }
+    }
+}
+
+/// Whether a vendor row matches a list's or an export's filter.
+pub(crate) fn vendor_matches(vendor: &VendorRow, filter: &VendorFilter) -> bool {
+    vendor.is_active == filter.is_active
+        && filter.vendor_type.is_none_or(|vendor_type| vendor.vendor_type == vendor_type)
+        && filter.search.as_deref().is_none_or(|search| vendor.name_key.contains(search))
+}
+
+impl VendorStore for MemoryStore {
+    async fn insert_vendor(&self, vendor: NewVendor, ctx: WriteContext) -> StoreResult<Vendor> {
+        vendor_rules::check_insert(vendor.vendor_type)?;
+        let mut state = self.write();
+        let id = state.add_vendor(vendor, true, ctx.at);
+        state.finish_write(&ctx, "create", Entity::Vendor, id);
+        Ok(state.vendor(id).expect("just written"))
+    }
+
+    async fn get_vendor(&self, id: VendorId) -> StoreResult<Option<Vendor>> {
+        Ok(self.read().vendor(id.get()))
+    }
+
+    async fn update_vendor(&self, id: VendorId, vendor: NewVendor, ctx: WriteContext) -> StoreResult<Vendor> {
+        let mut state = self.write();
+        let row =
+            state.vendors.get_mut(&id.get()).filter(|row| row.is_active).ok_or(StoreError::NotFound(Entity::Vendor))?;
+        vendor_rules::check_update(row.vendor_type, vendor.vendor_type)?;
+        row.replace(vendor, ctx.at);
+        state.finish_write(&ctx, "update", Entity::Vendor, id.get());
+        Ok(state.vendor(id.get()).expect("just written"))
+    }
+
+    async fn delete_vendor(&self, id: VendorId, ctx: WriteContext) -> StoreResult<()> {
+        let mut state = self.write();
+        let row =
+            state.vendors.get_mut(&id.get()).filter(|row| row.is_active).ok_or(StoreError::NotFound(Entity::Vendor))?;
+        vendor_rules::check_delete(row.vendor_type)?;
+        row.is_active = false;
+        row.updated_at = ctx.at;
+        state.finish_write(&ctx, "delete", Entity::Vendor, id.get());
+        Ok(())
+    }
+
+    async fn restore_vendor(&self, id: VendorId, ctx: WriteContext) -> StoreResult<Vendor> {
+        let mut state = self.write();
+        let row = state
+            .vendors
+            .get_mut(&id.get())
+            .filter(|row| !row.is_active)
+            .ok_or(StoreError::NotFound(Entity::Vendor))?;
+        row.is_active = true;
+        row.updated_at = ctx.at;
+        state.finish_write(&ctx, "restore", Entity::Vendor, id.get());
+        Ok(state.vendor(id.get()).expect("just written"))
+    }
+
+    async fn list_vendors(&self, query: &VendorQuery) -> StoreResult<Page<Vendor>> {
+        let state = self.read();
+        let mut rows: Vec<(i64, &VendorRow, Decimal)> = state
+            .vendors
+            .iter()
+            .filter(|(_, vendor)| vendor_matches(vendor, &query.filter))
+            .map(|(id, vendor)| {
+                let balance = if query.sort.key == VendorSortKey::OutstandingBalance {
+                    state.vendor_totals(*id).0.outstanding_balance
+                } else {
+                    Decimal::ZERO
+                };
+                (*id, vendor, balance)
+            })
+            .collect();
+        let dir = query.sort.dir;
+        rows.sort_by(|(a_id, a, a_balance), (b_id, b, b_balance)| {
+            let ordering = match query.sort.key {
+                VendorSortKey::Name => a.name_key.cmp(&b.name_key),
+                VendorSortKey::VendorType => a.vendor_type.name().cmp(b.vendor_type.name()),
+                VendorSortKey::OutstandingBalance => a_balance.cmp(b_balance),
+            };
+            cmp_then_id(ordering, *a_id, *b_id, dir)
+        });
+        let ids: Vec<i64> = rows.into_iter().map(|(id, _, _)| id).collect();
+        Ok(query.page.slice(ids).map(|id| state.vendor(id).expect("listed above")))
+    }
+}
+
+impl InvoiceStore for MemoryStore {
+    async fn insert_invoice(
+        &self,
+        invoice: NewInvoice,
+        ctx: WriteContext,
+        today_start: Timestamp,
+    ) -> StoreResult<Invoice> {
+        let mut state = self.write();
+        let number_key = key(&invoice.invoice_number);
+        if !state.active_vendor(invoice.vendor_id.get()) {
+            return Err(StoreError::ParentInactive(Entity::Vendor));
+        }
+        if state.number_taken(&number_key, None) {
+            return Err(StoreError::Conflict(UniqueKey::InvoiceNumber));
+        }
+        let id = state.add_invoice(invoice, true, ctx.at);
+        state.finish_write(&ctx, "create", Entity::Invoice, id);
+        Ok(state.invoice(id, today_start).expect("just written"))
+    }
+
+    async fn get_invoice(&self, id: InvoiceId, today_start: Timestamp) -> StoreResult<Option<InvoiceDetail>> {
+        let state = self.read();
+        let Some(invoice) = state.invoice(id.get(), today_start) else { return Ok(None) };
+        let vendor = state.vendor_brief(invoice.vendor_id.get()).expect("an invoice's vendor exists");
+        Ok(Some(InvoiceDetail { invoice, vendor }))
+    }
+
+    async fn update_invoice(
+        &self,
+        id: InvoiceId,
+        invoice: NewInvoice,
+        ctx: WriteContext,
+        today_start: Timestamp,
+    ) -> StoreResult<Invoice> {
+        let mut state = self.write();
+        if !state.active_invoice(id.get()) {
+            return Err(StoreError::NotFound(Entity::Invoice));
+        }
+        let number_key = key(&invoice.invoice_number);
+        if !state.active_vendor(invoice.vendor_id.get()) {
+            return Err(StoreError::ParentInactive(Entity::Vendor));
+        }
+        if state.number_taken(&number_key, Some(id.get())) {
+            return Err(StoreError::Conflict(UniqueKey::InvoiceNumber));
+        }
+        let row = state.invoices.get_mut(&id.get()).expect("checked above");
+        let old_vendor = row.vendor_id;
+        row.vendor_id = invoice.vendor_id.get();
+        row.invoice_number = invoice.invoice_number;
+        row.number_key = number_key;
+        row.amount = invoice.amount;
+        row.invoice_date = invoice.invoice_date;
+        row.due_date = invoice.due_date;
+        row.description = invoice.description;
+        row.updated_at = ctx.at;
+        if old_vendor != invoice.vendor_id.get() {
+            if let Some(set) = state.invoices_by_vendor.get_mut(&old_vendor) {
+                set.remove(&id.get());
+            }
+            state.invoices_by_vendor.entry(invoice.vendor_id.get()).or_default().insert(id.get());
+        }
+        state.finish_write(&ctx, "update", Entity::Invoice, id.get());
+        Ok(state.invoice(id.get(), today_start).expect("just written"))
+    }
+
+    async fn delete_invoice(&self, id: InvoiceId, ctx: WriteContext) -> StoreResult<()> {
+        let mut state = self.write();
+        let row = state
+            .invoices
+            .get_mut(&id.get())
+            .filter(|row| row.is_active)
+            .ok_or(StoreError::NotFound(Entity::Invoice))?;
+        row.is_active = false;
+        row.updated_at = ctx.at;
+        state.finish_write(&ctx, "delete", Entity::Invoice, id.get());
+        Ok(())
+    }
+
+    async fn restore_invoice(&self, id: InvoiceId, ctx: WriteContext, today_start: Timestamp) -> StoreResult<Invoice> {
+        let mut state = self.write();
+        let row =
+            state.invoices.get(&id.get()).filter(|row| !row.is_active).ok_or(StoreError::NotFound(Entity::Invoice))?;
+        restore::check_parent(Entity::Vendor, state.active_vendor(row.vendor_id))?;
+        if state.number_taken(&row.number_key.clone(), Some(id.get())) {
+            return Err(StoreError::Conflict(UniqueKey::InvoiceNumber));
+        }
+        let row = state.invoices.get_mut(&id.get()).expect("checked above");
+        row.is_active = true;
+        row.updated_at = ctx.at;
+        state.finish_write(&ctx, "restore", Entity::Invoice, id.get());
+        Ok(state.invoice(id.get(), today_start).expect("just written"))
+    }
+
+    async fn list_invoices(&self, query: &InvoiceQuery, today_start: Timestamp) -> StoreResult<Page<Invoice>> {
+        let state = self.read();
+        let vendor_key =
+            |vendor_id: i64| state.vendors.get(&vendor_id).map(|vendor| vendor.name_key.as_str()).unwrap_or("");
+        let mut rows: Vec<(i64, &InvoiceRow)> = state
+            .invoices
+            .iter()
+            .map(|(id, row)| (*id, row))
+            .filter(|(id, row)| state.invoice_matches(*id, row, &query.filter, today_start))
+            .collect();
+        let dir = query.sort.dir;
+        rows.sort_by(|(a_id, a), (b_id, b)| {
+            let ordering = match query.sort.key {
+                InvoiceSortKey::InvoiceDate => a.invoice_date.cmp(&b.invoice_date),
+                InvoiceSortKey::DueDate => a.due_date.cmp(&b.due_date),
+                InvoiceSortKey::Amount => a.amount.cmp(&b.amount),
+                InvoiceSortKey::PendingAmount => (a.amount.get() - a.paid).cmp(&(b.amount.get() - b.paid)),
+                InvoiceSortKey::PaidAmount => a.paid.cmp(&b.paid),
+                InvoiceSortKey::InvoiceNumber => a.number_key.cmp(&b.number_key),
+                InvoiceSortKey::VendorName => vendor_key(a.vendor_id).cmp(vendor_key(b.vendor_id)),
+            };
+            cmp_then_id(ordering, *a_id, *b_id, dir)
+        });
+        let ids: Vec<i64> = rows.into_iter().map(|(id, _)| id).collect();
+        Ok(query.page.slice(ids).map(|id| state.invoice(id, today_start).expect("listed above")))
+    }
+}
+
+/// Whether a payment row matches a list's or an export's filter.
+pub(crate) fn transaction_matches(row: &TransactionRow, filter: &TransactionFilter) -> bool {
+    row.is_active == filter.is_active
+        && filter.invoice_id.is_none_or(|invoice| row.invoice_id == invoice.get())
+        && filter.transaction_type.is_none_or(|kind| row.transaction_type == kind)
+        && filter.from_date.is_none_or(|from| row.transaction_date >= from)
+        && filter.to_date.is_none_or(|to| row.transaction_date <= to)
+}
+
+impl TransactionStore for MemoryStore {
+    async fn insert_transaction(&self, transaction: NewTransaction, ctx: WriteContext) -> StoreResult<Transaction> {
+        let mut state = self.write();
+        let invoice_id = transaction.invoice_id.get();
+        ledger::receive(state.paid_invoice_after(invoice_id, transaction.amount.get()), PaymentWrite::Record)?;
+        let id = state.add_transaction(transaction, true, ctx.at);
+        state.finish_write(&ctx, "create", Entity::Transaction, id);
+        Ok(state.transaction(id).expect("just written"))
+    }
+
+    async fn get_transaction(&self, id: TransactionId) -> StoreResult<Option<Transaction>> {
+        Ok(self.read().transaction(id.get()))
+    }
+
+    async fn update_transaction(
+        &self,
+        id: TransactionId,
+        transaction: NewTransaction,
+        ctx: WriteContext,
+    ) -> StoreResult<Transaction> {
+        let mut state = self.write();
+        let old = state
+            .transactions
+            .get(&id.get())
+            .filter(|row| row.is_active)
+            .cloned()
+            .ok_or(StoreError::NotFound(Entity::Transaction))?;
+        let new_invoice = transaction.invoice_id.get();
+        // A payment that stays on its invoice frees its old amount there first.
+        let freed = if old.invoice_id == new_invoice { old.amount.get() } else { Decimal::ZERO };
+        let target = state.paid_invoice_after(new_invoice, transaction.amount.get() - freed);
+        ledger::receive(target, PaymentWrite::Record)?;
+        state.add_paid(old.invoice_id, -old.amount.get());
+        state.add_paid(new_invoice, transaction.amount.get());
+        let row = state.transactions.get_mut(&id.get()).expect("checked above");
+        row.invoice_id = new_invoice;
+        row.amount = transaction.amount;
+        row.transaction_date = transaction.transaction_date;
+        row.transaction_type = transaction.transaction_type;
+        row.description = transaction.description;
+        row.updated_at = ctx.at;
+        state.finish_write(&ctx, "update", Entity::Transaction, id.get());
+        Ok(state.transaction(id.get()).expect("just written"))
+    }
+
+    async fn delete_transaction(&self, id: TransactionId, ctx: WriteContext) -> StoreResult<()> {
+        let mut state = self.write();
+        let row = state
+            .transactions
+            .get_mut(&id.get())
+            .filter(|row| row.is_active)
+            .ok_or(StoreError::NotFound(Entity::Transaction))?;
+        row.is_active = false;
+        row.updated_at = ctx.at;
+        let (invoice_id, amount) = (row.invoice_id, row.amount.get());
+        state.add_paid(invoice_id, -amount);
+        state.finish_write(&ctx, "delete", Entity::Transaction, id.get());
+        Ok(())
+    }
+
+    async fn restore_transaction(&self, id: TransactionId, ctx: WriteContext) -> StoreResult<Transaction> {
+        let mut state = self.write();
+        let row = state
+            .transactions
+            .get(&id.get())
+            .filter(|row| !row.is_active)
+            .ok_or(StoreError::NotFound(Entity::Transaction))?;
+        let (invoice_id, amount) = (row.invoice_id, row.amount.get());
+        ledger::receive(state.paid_invoice_after(invoice_id, amount), PaymentWrite::Restore)?;
+        let row = state.transactions.get_mut(&id.get()).expect("checked above");
+        row.is_active = true;
+        row.updated_at = ctx.at;
+        state.add_paid(invoice_id, amount);
+        state.finish_write(&ctx, "restore", Entity::Transaction, id.get());
+        Ok(state.transaction(id.get()).expect("just written"))
+    }
+
+    async fn list_transactions(&self, query: &TransactionQuery) -> StoreResult<Page<Transaction>> {
+        let state = self.read();
+        let mut rows: Vec<(i64, &TransactionRow)> = state
+            .transactions
+            .iter()
+            .map(|(id, row)| (*id, row))
+            .filter(|(_, row)| transaction_matches(row, &query.filter))
+            .collect();
+        let dir = query.sort.dir;
+        rows.sort_by(|(a_id, a), (b_id, b)| {
+            let ordering = match query.sort.key {
+                TransactionSortKey::TransactionDate => a.transaction_date.cmp(&b.transaction_date),
+                TransactionSortKey::Amount => a.amount.cmp(&b.amount),
+                TransactionSortKey::TransactionType => a.transaction_type.name().cmp(b.transaction_type.name()),
+                TransactionSortKey::CreatedAt => a.created_at.cmp(&b.created_at),
+            };
+            cmp_then_id(ordering, *a_id, *b_id, dir)
+        });
+        let ids: Vec<i64> = rows.into_iter().map(|(id, _)| id).collect();
+        Ok(query.page.slice(ids).map(|id| state.transaction(id).expect("listed above")))
+    }
+}

@@ -1,0 +1,177 @@
+//! Statements built at run time: the values bound to them, and the pieces lists share.
+//!
+//! A list's conditions, sort and page are assembled from this crate's literals and
+//! placeholders only; [`Binds`] keeps the values in placeholder order, so no value ever
+//! becomes SQL text. The filters themselves are their resources' (`vendors.rs`,
+//! `invoices.rs`, `payments.rs`).
+
+use pharmapay_core::jiff::Timestamp;
+use pharmapay_core::{Page, PageRequest, SortDir};
+use sqlx::{AssertSqlSafe, Row};
+
+use super::rows::{count, micros};
+use super::{Conn, DbRow, IN_ORDER_PLACEHOLDER, LOOKUP_CHUNK, Query, Result, SqlStore};
+
+// Binding values to statements built at run time.
+
+/// A value bound to a statement built at run time.
+pub(super) enum Arg {
+    Int(Option<i64>),
+    Text(Option<String>),
+}
+
+/// The values of a statement built at run time; each `bind` answers the placeholder to write.
+#[derive(Default)]
+pub(super) struct Binds {
+    args: Vec<Arg>,
+    in_order: bool,
+}
+
+impl Binds {
+    /// Values whose placeholders are written once each, in the order they are bound, so the
+    /// backend's cheapest placeholder can be used (see `IN_ORDER_PLACEHOLDER`). For the large
+    /// statements of imports and lookups.
+    pub(super) fn in_order() -> Self {
+        Self { args: Vec::new(), in_order: true }
+    }
+
+    fn push(&mut self, arg: Arg) -> String {
+        self.args.push(arg);
+        match IN_ORDER_PLACEHOLDER {
+            Some(placeholder) if self.in_order => placeholder.to_owned(),
+            _ => format!("${}", self.args.len()),
+        }
+    }
+
+    pub(super) fn int(&mut self, value: impl Into<Option<i64>>) -> String {
+        self.push(Arg::Int(value.into()))
+    }
+
+    pub(super) fn text(&mut self, value: impl Into<String>) -> String {
+        self.push(Arg::Text(Some(value.into())))
+    }
+
+    pub(super) fn opt_text(&mut self, value: Option<String>) -> String {
+        self.push(Arg::Text(value))
+    }
+
+    /// The statement `sql` with every bound value. `sql` is assembled only from this file's
+    /// literals and from placeholders: no value ever becomes SQL text.
+    pub(super) fn query(self, sql: String) -> Query {
+        let mut query = sqlx::query(AssertSqlSafe(sql));
+        for arg in self.args {
+            query = match arg {
+                Arg::Int(value) => query.bind(value),
+                Arg::Text(value) => query.bind(value),
+            };
+        }
+        query
+    }
+}
+
+/// A `LIKE` pattern matching `term` anywhere, with `%`, `_` and the escape character itself
+/// matched literally (used with `ESCAPE '\'`).
+pub(super) fn contains_pattern(term: &str) -> String {
+    let mut pattern = String::with_capacity(term.len() + 2);
+    pattern.push('%');
+    for c in term.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern.push('%');
+    pattern
+}
+
+pub(super) fn direction(dir: SortDir) -> &'static str {
+    match dir {
+        SortDir::Asc => "ASC",
+        SortDir::Desc => "DESC",
+    }
+}
+
+pub(super) fn page_binds(binds: &mut Binds, page: PageRequest) -> (String, String) {
+    let limit = binds.int(i64::from(page.page_size()));
+    let offset = binds.int(i64::try_from(page.offset()).unwrap_or(i64::MAX));
+    (limit, offset)
+}
+
+/// Adds the conditions of an inclusive range of instants on `column` (`from` and `to`, each
+/// optional) to `parts`.
+pub(super) fn instant_range(
+    parts: &mut Vec<String>,
+    binds: &mut Binds,
+    column: &str,
+    (from, to): (Option<Timestamp>, Option<Timestamp>),
+) {
+    if let Some(from) = from {
+        parts.push(format!("{column} >= {}", binds.int(micros(from))));
+    }
+    if let Some(to) = to {
+        parts.push(format!("{column} <= {}", binds.int(micros(to))));
+    }
+}
+
+pub(super) fn conditions(parts: Vec<String>) -> String {
+    if parts.is_empty() { "TRUE".to_owned() } else { parts.join(" AND ") }
+}
+
+/// A value an `IN (...)` list can hold.
+pub(super) trait Listed {
+    /// Binds the value, answering its placeholder.
+    fn placeholder(&self, binds: &mut Binds) -> String;
+}
+
+impl Listed for i64 {
+    fn placeholder(&self, binds: &mut Binds) -> String {
+        binds.int(*self)
+    }
+}
+
+impl Listed for String {
+    fn placeholder(&self, binds: &mut Binds) -> String {
+        binds.text(self.clone())
+    }
+}
+
+/// The rows the statements `sql` writes around `IN` lists of `values` read, a chunk of at most
+/// [`LOOKUP_CHUNK`] values per statement, so a long list never passes a backend's limit on
+/// bound values.
+pub(super) async fn rows_in<V: Listed>(
+    conn: &mut Conn,
+    values: &[V],
+    sql: impl Fn(&str) -> String,
+) -> Result<Vec<DbRow>> {
+    let mut rows = Vec::new();
+    for chunk in values.chunks(LOOKUP_CHUNK) {
+        let mut binds = Binds::in_order();
+        let list: Vec<String> = chunk.iter().map(|value| value.placeholder(&mut binds)).collect();
+        rows.extend(binds.query(sql(&list.join(", "))).fetch_all(&mut *conn).await?);
+    }
+    Ok(rows)
+}
+
+impl SqlStore {
+    /// A page of a list (D8): the rows `sql` reads with `binds`, decoded, and the total the
+    /// statement read with them (one statement, one snapshot); a page past the end has no row to
+    /// carry it, and is counted apart by the statement `recount` builds.
+    pub(super) async fn page<T>(
+        &self,
+        binds: Binds,
+        sql: String,
+        request: PageRequest,
+        decode: impl Fn(&DbRow) -> Result<T>,
+        recount: impl FnOnce() -> Query,
+    ) -> Result<Page<T>> {
+        let mut conn = self.read().await?;
+        let rows = binds.query(sql).fetch_all(&mut *conn).await?;
+        let items = rows.iter().map(decode).collect::<Result<Vec<_>>>()?;
+        let total_count = match rows.first() {
+            Some(row) => count(row.try_get("total_count")?),
+            None if request.offset() == 0 => 0,
+            None => count(recount().fetch_one(&mut *conn).await?.try_get(0)?),
+        };
+        Ok(Page { items, total_count, page: request.page(), page_size: request.page_size() })
+    }
+}

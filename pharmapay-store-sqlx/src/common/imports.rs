@@ -1,0 +1,223 @@
+//! Bulk imports: [`ImportStore`] over SQL. One transaction per call, multi-row inserts with
+//! ids reserved up front (so the ids returned follow the input order), no audit entries; the
+//! whole batch is checked before any of it is written.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use pharmapay_core::ids::{InvoiceId, TransactionId, VendorId};
+use pharmapay_core::rules::ledger;
+use pharmapay_core::rules::vendors as vendor_rules;
+use pharmapay_core::store::{
+    ImportStore, ImportedInvoice, ImportedTransaction, ImportedVendor, StoreResult, UniqueKey,
+};
+use pharmapay_core::text::key;
+use pharmapay_core::{Entity, StoreError};
+use sqlx::Row;
+
+use super::binds::{Binds, rows_in};
+use super::guards::existing_ids;
+use super::rows::{licences_json, micros, wide_decimal};
+use super::{Conn, IMPORT_CHUNK, Result, SqlStore, Table, answer, refused, reserve_ids};
+use crate::error::Error;
+
+/// Inserts `records` under the reserved `ids` in multi-row statements of at most
+/// [`IMPORT_CHUNK`] rows: `head` names the table and its columns, `values` writes one record's
+/// values in that order.
+async fn insert_chunks<R, const N: usize>(
+    conn: &mut Conn,
+    head: &str,
+    records: &[R],
+    ids: &[i64],
+    values: impl Fn(&mut Binds, &R, i64) -> [String; N],
+) -> Result<()> {
+    for (chunk, chunk_ids) in records.chunks(IMPORT_CHUNK).zip(ids.chunks(IMPORT_CHUNK)) {
+        let mut binds = Binds::in_order();
+        let rows: Vec<String> = chunk
+            .iter()
+            .zip(chunk_ids)
+            .map(|(record, id)| format!("({})", values(&mut binds, record, *id).join(", ")))
+            .collect();
+        binds.query(format!("{head} VALUES {}", rows.join(", "))).execute(&mut *conn).await?;
+    }
+    Ok(())
+}
+
+/// A boolean written into a statement as a literal.
+fn flag(value: bool) -> String {
+    if value { "TRUE".to_owned() } else { "FALSE".to_owned() }
+}
+
+impl ImportStore for SqlStore {
+    async fn import_vendors(&self, vendors: Vec<ImportedVendor>) -> StoreResult<Vec<VendorId>> {
+        answer(async move {
+            for imported in &vendors {
+                vendor_rules::check_insert(imported.vendor.vendor_type)?;
+            }
+            if vendors.is_empty() {
+                return Ok(Vec::new());
+            }
+            let mut db_tx = self.begin().await?;
+            let ids = reserve_ids(&mut db_tx, Table::Vendors, vendors.len()).await?;
+            let head = "INSERT INTO vendors (id, name, name_key, vendor_type, address, phone, email, drug_license_number1, \
+                     drug_license_number2, additional_drug_license_numbers, is_active, created_at, updated_at)";
+            insert_chunks(&mut db_tx, head, &vendors, &ids, |binds, imported, id| {
+                let vendor = &imported.vendor;
+                let at = micros(imported.created_at);
+                [
+                    binds.int(id),
+                    binds.text(vendor.name.clone()),
+                    binds.text(key(&vendor.name)),
+                    binds.text(vendor.vendor_type.name()),
+                    binds.opt_text(vendor.address.clone()),
+                    binds.opt_text(vendor.phone.clone()),
+                    binds.opt_text(vendor.email.clone()),
+                    binds.opt_text(vendor.drug_license_number1.clone()),
+                    binds.opt_text(vendor.drug_license_number2.clone()),
+                    binds.text(licences_json(&vendor.additional_drug_license_numbers)),
+                    flag(imported.is_active),
+                    binds.int(at),
+                    binds.int(at),
+                ]
+            })
+            .await?;
+            db_tx.commit().await?;
+            Ok(ids.into_iter().map(VendorId).collect())
+        })
+        .await
+    }
+
+    async fn import_invoices(&self, invoices: Vec<ImportedInvoice>) -> StoreResult<Vec<InvoiceId>> {
+        answer(async move {
+            if invoices.is_empty() {
+                return Ok(Vec::new());
+            }
+            let mut db_tx = self.begin().await?;
+            // Check the whole batch before writing any of it, in input order, as the memory store
+            // does: the first invoice with a missing vendor or a taken number decides the error.
+            let vendor_ids: BTreeSet<i64> = invoices.iter().map(|imported| imported.invoice.vendor_id.get()).collect();
+            let vendors = existing_ids(&mut db_tx, "vendors", &vendor_ids).await?;
+            let active_keys: BTreeSet<String> = invoices
+                .iter()
+                .filter(|imported| imported.is_active)
+                .map(|imported| key(&imported.invoice.invoice_number))
+                .collect();
+            let taken = self::taken_numbers(&mut db_tx, &active_keys).await?;
+            let mut batch_keys = HashSet::new();
+            for imported in &invoices {
+                if !vendors.contains(&imported.invoice.vendor_id.get()) {
+                    return refused(StoreError::ParentInactive(Entity::Vendor));
+                }
+                if imported.is_active {
+                    let number_key = key(&imported.invoice.invoice_number);
+                    if taken.contains(&number_key) || !batch_keys.insert(number_key) {
+                        return refused(StoreError::Conflict(UniqueKey::InvoiceNumber));
+                    }
+                }
+            }
+            let ids = reserve_ids(&mut db_tx, Table::Invoices, invoices.len()).await?;
+            let head = "INSERT INTO invoices (id, vendor_id, invoice_number, number_key, amount, invoice_date, due_date, \
+                     description, is_active, created_at, updated_at)";
+            insert_chunks(&mut db_tx, head, &invoices, &ids, |binds, imported, id| {
+                let invoice = &imported.invoice;
+                let at = micros(imported.created_at);
+                [
+                    binds.int(id),
+                    binds.int(invoice.vendor_id.get()),
+                    binds.text(invoice.invoice_number.clone()),
+                    binds.text(key(&invoice.invoice_number)),
+                    binds.int(invoice.amount.to_scaled()),
+                    binds.int(micros(invoice.invoice_date)),
+                    binds.int(micros(invoice.due_date)),
+                    binds.opt_text(invoice.description.clone()),
+                    flag(imported.is_active),
+                    binds.int(at),
+                    binds.int(at),
+                ]
+            })
+            .await?;
+            db_tx.commit().await?;
+            Ok(ids.into_iter().map(InvoiceId).collect())
+        })
+        .await
+    }
+
+    async fn import_transactions(&self, transactions: Vec<ImportedTransaction>) -> StoreResult<Vec<TransactionId>> {
+        answer(async move {
+            if transactions.is_empty() {
+                return Ok(Vec::new());
+            }
+            let mut db_tx = self.begin().await?;
+            let invoice_ids: BTreeSet<i64> =
+                transactions.iter().map(|imported| imported.transaction.invoice_id.get()).collect();
+            let paid_totals = locked_paid_totals(&mut db_tx, &invoice_ids).await?;
+            if paid_totals.len() != invoice_ids.len() {
+                return refused(StoreError::ParentInactive(Entity::Invoice));
+            }
+            // The paid totals grow by the active payments imported (D10), and stay within the
+            // largest amount (D1).
+            let mut sums: BTreeMap<i64, i128> = BTreeMap::new();
+            for imported in transactions.iter().filter(|imported| imported.is_active) {
+                *sums.entry(imported.transaction.invoice_id.get()).or_default() +=
+                    i128::from(imported.transaction.amount.to_scaled());
+            }
+            for (invoice, sum) in &sums {
+                let paid = paid_totals.get(invoice).copied().unwrap_or_default();
+                ledger::check_paid_total(wide_decimal(i128::from(paid) + sum))?;
+            }
+            let ids = reserve_ids(&mut db_tx, Table::Transactions, transactions.len()).await?;
+            let head = "INSERT INTO transactions (id, invoice_id, amount, transaction_date, transaction_type, description, \
+                     is_active, created_at, updated_at)";
+            insert_chunks(&mut db_tx, head, &transactions, &ids, |binds, imported, id| {
+                let payment = &imported.transaction;
+                let at = micros(imported.created_at);
+                [
+                    binds.int(id),
+                    binds.int(payment.invoice_id.get()),
+                    binds.int(payment.amount.to_scaled()),
+                    binds.int(micros(payment.transaction_date)),
+                    binds.text(payment.transaction_type.name()),
+                    binds.opt_text(payment.description.clone()),
+                    flag(imported.is_active),
+                    binds.int(at),
+                    binds.int(at),
+                ]
+            })
+            .await?;
+            let added = sums
+                .into_iter()
+                .map(|(invoice, sum)| {
+                    Ok((invoice, i64::try_from(sum).map_err(|_| Error::corrupt("a paid total overflows"))?))
+                })
+                .collect::<Result<Vec<(i64, i64)>>>()?;
+            for chunk in added.chunks(IMPORT_CHUNK) {
+                let mut binds = Binds::in_order();
+                let rows: Vec<String> =
+                    chunk.iter().map(|(invoice, sum)| format!("({}, {})", binds.int(*invoice), binds.int(*sum))).collect();
+                let sql = format!(
+                    "UPDATE invoices SET paid = paid + added.column2 FROM (VALUES {}) AS added \
+                     WHERE invoices.id = added.column1",
+                    rows.join(", ")
+                );
+                binds.query(sql).execute(&mut *db_tx).await?;
+            }
+            db_tx.commit().await?;
+            Ok(ids.into_iter().map(TransactionId).collect())
+        })
+        .await
+    }
+}
+
+/// Which of `keys` are numbers of active invoices (D4).
+pub(super) async fn taken_numbers(conn: &mut Conn, keys: &BTreeSet<String>) -> Result<HashSet<String>> {
+    let keys: Vec<String> = keys.iter().cloned().collect();
+    let sql = |list: &str| format!("SELECT number_key FROM invoices WHERE is_active AND number_key IN ({list})");
+    rows_in(conn, &keys, sql).await?.iter().map(|row| Ok(row.try_get::<String, _>(0)?)).collect()
+}
+
+/// The paid totals of the invoices among `ids` that exist, locked until the transaction ends.
+pub(super) async fn locked_paid_totals(conn: &mut Conn, ids: &BTreeSet<i64>) -> Result<HashMap<i64, i64>> {
+    let ids: Vec<i64> = ids.iter().copied().collect();
+    let sql = |list: &str| format!("SELECT id, paid FROM invoices WHERE id IN ({list}) ORDER BY id{}", for_update!());
+    let rows = rows_in(conn, &ids, sql).await?;
+    rows.iter().map(|row| Ok((row.try_get::<i64, _>("id")?, row.try_get::<i64, _>("paid")?))).collect()
+}

@@ -1,0 +1,119 @@
+//! Migrations and the seed data (D27): each embedded migration once, in its own write
+//! transaction under the migrations lock, with a checksum that notices edited files.
+
+use std::collections::BTreeSet;
+
+use pharmapay_core::jiff::Timestamp;
+use pharmapay_core::seed;
+use pharmapay_core::text::key;
+use sqlx::{Pool, Row};
+use tracing::info;
+
+use super::guards::insert_policy_permissions;
+use super::rows::micros;
+use super::{BACKEND, Conn, Db, MIGRATIONS, MIGRATIONS_TABLE, Result, after_seed, begin_write, lock};
+use crate::error::Error;
+use crate::{Lock, checksum};
+
+/// Applies the embedded migrations that are not applied yet, each in its own write
+/// transaction under the migrations lock, and writes the seed data (D27) with the first.
+pub(crate) async fn migrate(pool: &Pool<Db>) -> Result<()> {
+    for migration in MIGRATIONS {
+        let mut db_tx = begin_write(pool).await?;
+        lock(&mut db_tx, Lock::Migrations).await?;
+        sqlx::raw_sql(MIGRATIONS_TABLE).execute(&mut *db_tx).await?;
+        let applied = sqlx::query("SELECT version, description, checksum FROM _pharmapay_migrations ORDER BY version")
+            .fetch_all(&mut *db_tx)
+            .await?;
+        let mut already = false;
+        for row in &applied {
+            let version: i64 = row.try_get("version")?;
+            let stored_checksum: &str = row.try_get("checksum")?;
+            let Some(known) = MIGRATIONS.iter().find(|known| known.version == version) else {
+                return Err(Error::UnknownMigration(version));
+            };
+            if checksum(known.sql) != stored_checksum {
+                return Err(Error::MigrationChanged { version, description: row.try_get("description")? });
+            }
+            already |= version == migration.version;
+        }
+        if already {
+            db_tx.commit().await?;
+            continue;
+        }
+        sqlx::raw_sql(migration.sql).execute(&mut *db_tx).await?;
+        if migration.seeds {
+            write_seed(&mut db_tx).await?;
+        }
+        sqlx::query(
+            "INSERT INTO _pharmapay_migrations (version, description, checksum, applied_at) VALUES ($1, $2, $3, $4)",
+        )
+        .bind(migration.version)
+        .bind(migration.description)
+        .bind(checksum(migration.sql))
+        .bind(micros(Timestamp::now()))
+        .execute(&mut *db_tx)
+        .await?;
+        db_tx.commit().await?;
+        info!(backend = BACKEND, version = migration.version, description = migration.description, "applied migration");
+    }
+    Ok(())
+}
+
+/// The seed data of D27, with the fixed ids of `pharmapay_core::seed`. It is written once, in
+/// the transaction of the first migration, so later changes (a role's description, the
+/// pharmacist policy's permissions) are never undone by a restart.
+pub(super) async fn write_seed(conn: &mut Conn) -> Result<()> {
+    for role in seed::roles() {
+        sqlx::query(
+            "INSERT INTO roles (id, name, name_key, description, is_system, is_active, created_at) \
+             VALUES ($1, $2, $3, $4, TRUE, TRUE, 0) ON CONFLICT DO NOTHING",
+        )
+        .bind(role.id.get())
+        .bind(role.name)
+        .bind(key(role.name))
+        .bind(role.description)
+        .execute(&mut *conn)
+        .await?;
+    }
+    for permission in seed::permissions() {
+        sqlx::query(
+            "INSERT INTO permissions (id, collection, action, description) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT DO NOTHING",
+        )
+        .bind(permission.id.get())
+        .bind(permission.access.collection.name())
+        .bind(permission.access.action.name())
+        .bind(permission.description)
+        .execute(&mut *conn)
+        .await?;
+    }
+    let policy = seed::pharmacist_policy();
+    sqlx::query(
+        "INSERT INTO policies (id, name, name_key, description, is_active, created_at) \
+         VALUES ($1, $2, $3, $4, TRUE, 0) ON CONFLICT DO NOTHING",
+    )
+    .bind(policy.id.get())
+    .bind(policy.name)
+    .bind(key(policy.name))
+    .bind(policy.description)
+    .execute(&mut *conn)
+    .await?;
+    let permission_ids: BTreeSet<i64> = policy.permission_ids.iter().map(|id| id.get()).collect();
+    insert_policy_permissions(conn, policy.id.get(), &permission_ids).await?;
+    sqlx::query("INSERT INTO role_policies (role_id, policy_id) VALUES ($1, $2) ON CONFLICT DO NOTHING")
+        .bind(policy.role_id.get())
+        .bind(policy.id.get())
+        .execute(&mut *conn)
+        .await?;
+    for setting in seed::settings() {
+        sqlx::query("INSERT INTO settings (key, value, description) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING")
+            .bind(setting.key)
+            .bind(setting.value)
+            .bind(setting.description)
+            .execute(&mut *conn)
+            .await?;
+    }
+    after_seed(conn).await?;
+    Ok(())
+}

@@ -1,0 +1,239 @@
+//! The SQL store, written once for both backends.
+//!
+//! This folder is compiled twice, as `crate::sqlite::common` and `crate::postgres::common` (see
+//! the `#[path]` attributes there). In each, `super::Db` is that backend's sqlx database, the
+//! macros `for_update!` and `for_share!` expand to its row-lock clauses (empty for SQLite,
+//! whose write transactions hold the whole database), and `super` provides the few functions
+//! that differ: how a write transaction begins, advisory locks, id reservation for imports and
+//! the identity sequences after seeding. Everything else is the same SQL text, with numbered
+//! `$n` placeholders, which both drivers bind by number.
+//!
+//! Core decides, stores keep: every method that writes is one database transaction that locks
+//! and loads the facts a rule of `pharmapay_core::rules` names, asks it, writes what it allows,
+//! records its audit entry and completes its idempotency claim (D22, D23), and reads back what
+//! it returns, all before committing. Reads go to the reader pool and use one statement where
+//! a page and its total count must agree. The answers mirror the memory store exactly: the
+//! same orders and tie-breaks, the same error for the same first failed check.
+//!
+//! # Layout
+//! - This file: [`SqlStore`], how a write begins and ends (`commit` records the audit entry,
+//!   completes the idempotency claim and commits), and the small reads and writes every family
+//!   shares. The SQL fragments statements share, and the statements worth naming, are
+//!   `crate::statements`'.
+//! - `binds.rs` (statements built at run time, pages, `IN` lists), `rows.rs` (stored values
+//!   and rows as domain values), `guards.rs` (the facts writes load under their locks: active
+//!   parents, taken unique keys, grants, token bookkeeping), `migrate.rs` (migrations and the
+//!   seed).
+//! - One file per purpose of the contract, as `pharmapay_core::store` is split: `sessions.rs`,
+//!   `ledger.rs` (vendors, invoices, payments), `access.rs`, `reports.rs` and `imports.rs`.
+
+mod access;
+mod binds;
+mod guards;
+mod imports;
+mod ledger;
+mod migrate;
+mod reports;
+mod rows;
+mod sessions;
+
+use pharmapay_core::domain::NewAuditEntry;
+use pharmapay_core::ids::UserId;
+use pharmapay_core::jiff::Timestamp;
+use pharmapay_core::store::{StoreResult, WriteContext};
+use pharmapay_core::{Entity, StoreError};
+use sqlx::Pool;
+
+use super::{
+    BACKEND, Db, IN_ORDER_PLACEHOLDER, MIGRATIONS, MIGRATIONS_TABLE, Table, after_seed, begin_write, lock, reserve_ids,
+};
+use crate::error::Error;
+use crate::statements;
+use crate::{Lock, StoreOptions};
+pub(crate) use migrate::migrate;
+use rows::micros;
+
+type Result<T, E = Error> = std::result::Result<T, E>;
+
+type Conn = <Db as sqlx::Database>::Connection;
+
+type DbRow = <Db as sqlx::Database>::Row;
+
+type Args = <Db as sqlx::Database>::Arguments;
+
+type Query = sqlx::query::Query<'static, Db, Args>;
+
+/// A write transaction.
+type Tx = sqlx::Transaction<'static, Db>;
+
+/// Rows per multi-row INSERT in imports: well under both backends' limits on bound values
+/// (32,766 for SQLite, 65,535 for PostgreSQL) for the widest table.
+const IMPORT_CHUNK: usize = 1_000;
+
+/// Values per `IN (...)` list when checking an import's references.
+const LOOKUP_CHUNK: usize = 500;
+
+fn refused<T>(error: StoreError) -> Result<T> {
+    Err(Error::Refused(error))
+}
+
+fn written<T>(record: Option<T>) -> Result<T> {
+    record.ok_or_else(|| Error::corrupt("a record written in this transaction cannot be read back"))
+}
+
+async fn insert_audit(conn: &mut Conn, entry: NewAuditEntry) -> Result<()> {
+    sqlx::query(statements::INSERT_AUDIT)
+        .bind(micros(entry.at))
+        .bind(entry.user_id.map(UserId::get))
+        .bind(entry.action)
+        .bind(entry.entity)
+        .bind(entry.entity.to_ascii_lowercase())
+        .bind(entry.entity_id)
+        .bind(entry.reason)
+        .bind(entry.changes)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+/// Ends a write (D22, D23): records its audit entry (`action` on `entity` number `entity_id`)
+/// and completes its idempotency claim in the transaction, commits, and answers `record`, which
+/// the write read back inside the transaction.
+async fn commit<T>(
+    mut db_tx: Tx,
+    ctx: &WriteContext,
+    action: &'static str,
+    entity: Entity,
+    entity_id: i64,
+    record: Option<T>,
+) -> Result<T> {
+    let record = written(record)?;
+    insert_audit(&mut db_tx, ctx.audit(action, entity, Some(entity_id))).await?;
+    if let Some(ticket) = &ctx.idempotency {
+        sqlx::query("UPDATE idempotency_keys SET entity_id = $3 WHERE user_id = $1 AND key = $2")
+            .bind(ticket.user_id.get())
+            .bind(ticket.key.as_str().to_owned())
+            .bind(entity_id)
+            .execute(&mut *db_tx)
+            .await?;
+    }
+    db_tx.commit().await?;
+    Ok(record)
+}
+
+/// The row `sql` reads for the id `id` (bound as `$1`), if any.
+async fn row_by_id(conn: &mut Conn, sql: &'static str, id: i64) -> Result<Option<DbRow>> {
+    Ok(sqlx::query(sql).bind(id).fetch_optional(&mut *conn).await?)
+}
+
+/// Runs `sql`, which soft-deletes or restores the row `id` (`$1`), stamping `at` (`$2`) where
+/// the table keeps a last change; answers how many rows it changed.
+async fn set_active(conn: &mut Conn, sql: &'static str, id: i64, at: Option<Timestamp>) -> Result<u64> {
+    let mut query = sqlx::query(sql).bind(id);
+    if let Some(at) = at {
+        query = query.bind(micros(at));
+    }
+    Ok(query.execute(&mut *conn).await?.rows_affected())
+}
+
+/// Answers a store method: runs its body and maps the body's error into the contract's once.
+async fn answer<T>(body: impl Future<Output = Result<T>>) -> StoreResult<T> {
+    body.await.map_err(StoreError::from)
+}
+
+/// The store over one backend: a pool for reads and a pool for write transactions (the same
+/// pool for PostgreSQL; for SQLite, readers plus the one writer connection). It implements each
+/// purpose of the contract in that purpose's file. Cloning is cheap; clones share the pools.
+#[derive(Clone)]
+pub struct SqlStore {
+    reader: Pool<Db>,
+    writer: Pool<Db>,
+}
+
+impl SqlStore {
+    pub(crate) fn new(reader: Pool<Db>, writer: Pool<Db>) -> Self {
+        Self { reader, writer }
+    }
+
+    /// Connects to the database at `url` with the default options (a SQLite file is created
+    /// if missing); connecting applies the migrations and the seed. A URL of the other backend
+    /// is refused.
+    ///
+    /// # Errors
+    /// As [`crate::SqlxStore::connect`].
+    pub async fn connect(url: &str) -> StoreResult<Self> {
+        Self::connect_with(url, StoreOptions::default()).await
+    }
+
+    /// [`SqlStore::connect`] with explicit pool and durability options.
+    ///
+    /// # Errors
+    /// As [`SqlStore::connect`].
+    pub async fn connect_with(url: &str, options: StoreOptions) -> StoreResult<Self> {
+        Ok(super::open_url(url, &options).await?)
+    }
+
+    /// `"sqlite"` or `"postgres"`.
+    pub fn backend(&self) -> &'static str {
+        BACKEND
+    }
+
+    /// The settings that decide the store's durability and integrity, as
+    /// [`crate::SqlxStore::facts`] lists them for this backend.
+    ///
+    /// # Errors
+    /// [`StoreError::Unavailable`] when no connection can be had.
+    pub async fn facts(&self) -> StoreResult<Vec<(&'static str, String)>> {
+        Ok(super::facts(self).await?)
+    }
+
+    /// Refreshes the query planner's statistics after a bulk load, as
+    /// [`crate::SqlxStore::analyze`] says (nothing to do for SQLite).
+    ///
+    /// # Errors
+    /// [`StoreError::Unavailable`] or [`StoreError::Backend`] when the statement fails.
+    pub async fn analyze(&self) -> StoreResult<()> {
+        Ok(super::analyze(self).await?)
+    }
+
+    /// Applies the embedded migrations not yet applied; harmless to call again (connecting
+    /// already does).
+    ///
+    /// # Errors
+    /// [`StoreError::Backend`] when a migration fails or an applied one was edited.
+    pub async fn migrate(&self) -> StoreResult<()> {
+        migrate(&self.writer).await.map_err(StoreError::from)
+    }
+
+    /// The pool write transactions use.
+    pub(crate) fn writer(&self) -> &Pool<Db> {
+        &self.writer
+    }
+
+    /// Closes every connection; calls made afterwards fail with
+    /// [`StoreError::Unavailable`].
+    pub async fn close(&self) {
+        self.reader.close().await;
+        self.writer.close().await;
+    }
+
+    async fn begin(&self) -> Result<Tx> {
+        Ok(begin_write(&self.writer).await?)
+    }
+
+    /// Begins a write transaction that holds `lock` until it ends.
+    async fn begin_locked(&self, held: Lock) -> Result<Tx> {
+        let mut db_tx = self.begin().await?;
+        lock(&mut db_tx, held).await?;
+        Ok(db_tx)
+    }
+
+    async fn read(&self) -> Result<sqlx::pool::PoolConnection<Db>> {
+        Ok(self.reader.acquire().await?)
+    }
+
+    /// Every row `sql` reads, decoded.
+    async fn all<T>(&self, sql: &'static str, decode: impl Fn(&DbRow) -> Result<T>) -> Result<Vec<T>> {
+        sqlx::query(sql).fetch_all(&self.reader).await?.iter().map(decode).collect()
+    }
+}

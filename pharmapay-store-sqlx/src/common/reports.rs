@@ -1,0 +1,234 @@
+//! Settings, dashboard figures, the audit log and exports: [`ReportStore`] over SQL. Figures
+//! are one-row aggregates over covering indexes, split into exact halves past 64 bits (D12);
+//! exports are keyset pages in id order (D26).
+
+use pharmapay_core::dashboard::{PeriodTotal, Summary, TopVendor};
+use pharmapay_core::domain::{
+    AuditEntry, AuditQuery, Invoice, InvoiceFilter, Setting, Transaction, TransactionFilter, Vendor, VendorFilter,
+};
+use pharmapay_core::ids::{InvoiceId, TransactionId, VendorId};
+use pharmapay_core::jiff::Timestamp;
+use pharmapay_core::store::{ReportStore, StoreResult, WriteContext};
+use pharmapay_core::{Entity, Page, StoreError};
+use sqlx::{AssertSqlSafe, Row};
+
+use super::binds::{Binds, conditions, instant_range, page_binds};
+use super::ledger::invoice_conditions;
+use super::ledger::transaction_conditions;
+use super::ledger::vendor_conditions;
+use super::rows::{
+    audit_from, count, exact_sum, invoice_from, micros, setting_from, transaction_from, vendor_from, wide_decimal,
+};
+use super::{DbRow, Result, SqlStore, answer, insert_audit, refused};
+use crate::statements;
+
+/// What an export reads (D26): its columns and sources, and the id column its cursor follows.
+struct Export {
+    select: &'static str,
+    id: &'static str,
+}
+
+const VENDORS: Export = Export { select: concat!("SELECT ", vendor_columns!(), " FROM vendors v"), id: "v.id" };
+const INVOICES: Export =
+    Export { select: concat!("SELECT ", invoice_columns!(), " FROM ", invoices_with_vendor!()), id: "i.id" };
+const TRANSACTIONS: Export =
+    Export { select: concat!("SELECT ", transaction_columns!(), " FROM ", transactions_with_invoice!()), id: "t.id" };
+
+impl SqlStore {
+    /// One batch of an export: the rows of `export` that match `conditions` and have ids above
+    /// `after`, at most `limit`, in id order (keyset pages, so a report of any size streams).
+    async fn export<T>(
+        &self,
+        export: &Export,
+        conditions: impl FnOnce(&mut Binds) -> String,
+        (after, limit): (Option<i64>, u32),
+        decode: impl Fn(&DbRow) -> Result<T>,
+    ) -> Result<Vec<T>> {
+        let Export { select, id } = export;
+        let mut binds = Binds::default();
+        let conditions = conditions(&mut binds);
+        let after = binds.int(after.unwrap_or(i64::MIN));
+        let limit = binds.int(i64::from(limit));
+        let sql = format!("{select} WHERE {conditions} AND {id} > {after} ORDER BY {id} LIMIT {limit}");
+        let rows = binds.query(sql).fetch_all(&self.reader).await?;
+        rows.iter().map(decode).collect()
+    }
+}
+
+impl ReportStore for SqlStore {
+    async fn list_settings(&self) -> StoreResult<Vec<Setting>> {
+        answer(async move { self.all("SELECT key, value, description FROM settings ORDER BY key", setting_from).await })
+            .await
+    }
+
+    async fn get_setting(&self, key: &str) -> StoreResult<Option<Setting>> {
+        answer(async move {
+            let row = sqlx::query("SELECT key, value, description FROM settings WHERE key = $1")
+                .bind(key.to_owned())
+                .fetch_optional(&self.reader)
+                .await?;
+            row.as_ref().map(setting_from).transpose()
+        })
+        .await
+    }
+
+    async fn update_setting(&self, key: &str, value: String, ctx: WriteContext) -> StoreResult<Setting> {
+        answer(async move {
+            let mut db_tx = self.begin().await?;
+            let row = sqlx::query("UPDATE settings SET value = $2 WHERE key = $1 RETURNING key, value, description")
+                .bind(key.to_owned())
+                .bind(value)
+                .fetch_optional(&mut *db_tx)
+                .await?;
+            let Some(row) = row else { return refused(StoreError::NotFound(Entity::Setting)) };
+            let setting = setting_from(&row)?;
+            // A setting has no numeric id: its audit entry names the entity alone.
+            insert_audit(&mut db_tx, ctx.audit("update", Entity::Setting, None)).await?;
+            db_tx.commit().await?;
+            Ok(setting)
+        })
+        .await
+    }
+
+    async fn dashboard_summary(&self, recent_from: Timestamp) -> StoreResult<Summary> {
+        answer(async move {
+            // One row of five one-row aggregates, each over its own (covering) index.
+            let row =
+                sqlx::query(statements::DASHBOARD_SUMMARY).bind(micros(recent_from)).fetch_one(&self.reader).await?;
+            Ok(Summary {
+                total_vendors: count(row.try_get("n_vendors")?),
+                total_invoices: count(row.try_get("n_invoices")?),
+                total_due: wide_decimal(exact_sum(&row, "invoiced")? - exact_sum(&row, "invoice_paid")?),
+                total_paid: wide_decimal(exact_sum(&row, "payments")?),
+                recent_transactions: count(row.try_get("n_recent")?),
+            })
+        })
+        .await
+    }
+
+    async fn top_vendors(&self, limit: u32) -> StoreResult<Vec<TopVendor>> {
+        answer(async move {
+            let rows = sqlx::query(statements::TOP_VENDORS).bind(i64::from(limit)).fetch_all(&self.reader).await?;
+            rows.iter()
+                .map(|row| {
+                    Ok(TopVendor {
+                        vendor_id: VendorId(row.try_get("id")?),
+                        vendor_name: row.try_get("name")?,
+                        outstanding_balance: wide_decimal(exact_sum(row, "balance")?),
+                        total_invoices: count(row.try_get("n_invoices")?),
+                    })
+                })
+                .collect()
+        })
+        .await
+    }
+
+    async fn recent_invoices(&self, limit: u32, today_start: Timestamp) -> StoreResult<Vec<Invoice>> {
+        answer(async move {
+            let rows = sqlx::query(statements::RECENT_INVOICES).bind(i64::from(limit)).fetch_all(&self.reader).await?;
+            rows.iter().map(|row| invoice_from(row, today_start)).collect()
+        })
+        .await
+    }
+
+    async fn payment_totals(&self, windows: &[(Timestamp, Timestamp)]) -> StoreResult<Vec<PeriodTotal>> {
+        answer(async move {
+            let mut totals = vec![PeriodTotal::default(); windows.len()];
+            let mut conn = self.read().await?;
+            // One statement per hundred windows: each window is a range scan of the covering index
+            // `transactions_by_date`.
+            for (chunk_index, chunk) in windows.chunks(100).enumerate() {
+                let mut query = sqlx::query(AssertSqlSafe(statements::payment_totals(chunk.len())));
+                for (start, end) in chunk {
+                    query = query.bind(micros(*start)).bind(micros(*end));
+                }
+                for row in query.fetch_all(&mut *conn).await? {
+                    let index = usize::try_from(row.try_get::<i64, _>("window_index")?).unwrap_or(usize::MAX);
+                    if let Some(total) = totals.get_mut(chunk_index * 100 + index) {
+                        total.total_amount = wide_decimal(exact_sum(&row, "total")?);
+                        total.transaction_count = count(row.try_get("n_payments")?);
+                    }
+                }
+            }
+            Ok(totals)
+        })
+        .await
+    }
+
+    async fn list_audit(&self, query: &AuditQuery) -> StoreResult<Page<AuditEntry>> {
+        answer(async move {
+            let build = |binds: &mut Binds| {
+                let filter = &query.filter;
+                let mut parts = Vec::new();
+                if let Some(entity) = &filter.entity {
+                    // The entity matches ASCII-case-insensitively, like `eq_ignore_ascii_case`.
+                    parts.push(format!("a.entity_key = {}", binds.text(entity.to_ascii_lowercase())));
+                }
+                if let Some(entity_id) = filter.entity_id {
+                    parts.push(format!("a.entity_id = {}", binds.int(entity_id)));
+                }
+                if let Some(user_id) = filter.user_id {
+                    parts.push(format!("a.user_id = {}", binds.int(user_id.get())));
+                }
+                instant_range(&mut parts, binds, "a.at", (filter.from_date, filter.to_date));
+                conditions(parts)
+            };
+            let mut binds = Binds::default();
+            let filter = build(&mut binds);
+            let (limit, offset) = page_binds(&mut binds, query.page);
+            let sql = format!(
+                "SELECT (SELECT COUNT(*) FROM audit_log a WHERE {filter}) AS total_count, \
+                 a.id, a.at, a.user_id, a.action, a.entity, a.entity_id, a.reason, a.changes \
+                 FROM audit_log a WHERE {filter} ORDER BY a.at DESC, a.id DESC LIMIT {limit} OFFSET {offset}"
+            );
+            let recount = || {
+                let mut binds = Binds::default();
+                let filter = build(&mut binds);
+                binds.query(format!("SELECT COUNT(*) FROM audit_log a WHERE {filter}"))
+            };
+            self.page(binds, sql, query.page, audit_from, recount).await
+        })
+        .await
+    }
+
+    async fn export_vendors(
+        &self,
+        filter: &VendorFilter,
+        after: Option<VendorId>,
+        limit: u32,
+    ) -> StoreResult<Vec<Vendor>> {
+        answer(async move {
+            let conditions = |binds: &mut Binds| vendor_conditions(binds, filter);
+            self.export(&VENDORS, conditions, (after.map(VendorId::get), limit), vendor_from).await
+        })
+        .await
+    }
+
+    async fn export_invoices(
+        &self,
+        filter: &InvoiceFilter,
+        today_start: Timestamp,
+        after: Option<InvoiceId>,
+        limit: u32,
+    ) -> StoreResult<Vec<Invoice>> {
+        answer(async move {
+            let conditions = |binds: &mut Binds| invoice_conditions(binds, filter, today_start);
+            let decode = |row: &DbRow| invoice_from(row, today_start);
+            self.export(&INVOICES, conditions, (after.map(InvoiceId::get), limit), decode).await
+        })
+        .await
+    }
+
+    async fn export_transactions(
+        &self,
+        filter: &TransactionFilter,
+        after: Option<TransactionId>,
+        limit: u32,
+    ) -> StoreResult<Vec<Transaction>> {
+        answer(async move {
+            let conditions = |binds: &mut Binds| transaction_conditions(binds, filter);
+            self.export(&TRANSACTIONS, conditions, (after.map(TransactionId::get), limit), transaction_from).await
+        })
+        .await
+    }
+}
