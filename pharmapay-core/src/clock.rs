@@ -126,6 +126,13 @@ impl BusinessCalendar {
         TimeZone::get(name).map(|zone| Self { zone }).map_err(|_| UnknownTimeZone)
     }
 
+    /// The calendar of the `TimeZone` setting's stored `value` (D3): UTC when there is none or
+    /// it names no known zone (the engine refuses such values, but a database edited by hand may
+    /// hold one). Engine and stores read the setting through this alone, so they agree on days.
+    pub fn from_setting(value: Option<&str>) -> Self {
+        value.and_then(|value| Self::parse(value).ok()).unwrap_or_else(Self::utc)
+    }
+
     /// The UTC calendar.
     pub fn utc() -> Self {
         Self { zone: TimeZone::UTC }

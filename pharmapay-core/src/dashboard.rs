@@ -1,7 +1,11 @@
-//! Dashboard figures (D12): read-only aggregates computed live on every request.
+//! Dashboard figures (D12): read live on every request from the figures stores keep beside
+//! their rows in the same transaction as every write (D41, see [`crate::figures`]).
 
+use jiff::civil::Date;
 use rust_decimal::Decimal;
 
+use crate::clock::MonthWindow;
+use crate::figures::DayFigures;
 use crate::ids::VendorId;
 
 /// The summary card (spec, Summary definitions; D12).
@@ -43,11 +47,53 @@ pub struct MonthlyTotal {
     pub transaction_count: u64,
 }
 
-/// Sum and count of payments in one window, as stores report them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct PeriodTotal {
-    /// Sum of amounts.
-    pub total_amount: Decimal,
-    /// Number of payments.
-    pub transaction_count: u64,
+/// The dashboard's twelve months (D12) from the kept day figures of those months: for each
+/// month of `months` (newest first, as [`BusinessCalendar::last_twelve_months`] gives them), the
+/// sum and count of its days' payments; months without payments are zero rows.
+///
+/// [`BusinessCalendar::last_twelve_months`]: crate::clock::BusinessCalendar::last_twelve_months
+pub fn monthly_totals(months: &[MonthWindow], days: &[(Date, DayFigures)]) -> Vec<MonthlyTotal> {
+    months
+        .iter()
+        .map(|window| {
+            let mut sum = DayFigures::default();
+            for (day, figures) in days {
+                if day.year() == window.month.year() && day.month() == window.month.month() {
+                    sum.apply(figures);
+                }
+            }
+            MonthlyTotal {
+                month: window.label(),
+                total_amount: sum.amount.normalize(),
+                transaction_count: u64::try_from(sum.payments).unwrap_or(0),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::BusinessCalendar;
+
+    #[test]
+    fn months_add_up_their_days_and_empty_months_are_zero_rows() {
+        let calendar = BusinessCalendar::utc();
+        let months = calendar.last_twelve_months("2024-05-20T10:00:00Z".parse().unwrap());
+        let day = |text: &str| text.parse::<Date>().unwrap();
+        let figures = |payments, amount: &str| DayFigures { payments, amount: amount.parse().unwrap() };
+        let days = [
+            (day("2023-06-30"), figures(9, "9")),
+            (day("2024-04-01"), figures(1, "1.5")),
+            (day("2024-04-30"), figures(2, "2.25")),
+            (day("2024-05-20"), figures(1, "10")),
+        ];
+        let totals = monthly_totals(&months, &days);
+        assert_eq!(totals.len(), 12);
+        assert_eq!((totals[0].month.as_str(), totals[0].transaction_count), ("2024-05", 1));
+        assert_eq!((totals[1].month.as_str(), totals[1].total_amount), ("2024-04", "3.75".parse().unwrap()));
+        assert_eq!(totals[1].transaction_count, 3);
+        assert_eq!((totals[11].month.as_str(), totals[11].transaction_count), ("2023-06", 9));
+        assert!(totals[2..11].iter().all(|month| month.transaction_count == 0 && month.total_amount.is_zero()));
+    }
 }

@@ -31,6 +31,8 @@
 //! - [`money`]: exact amounts (D1); [`clock`]: the injected clock and the business calendar
 //!   (D2, D3); [`text`]: bounded text, emails and passwords.
 //! - [`access`]: permissions and the authenticated [`Principal`]; [`auth`]: Argon2id and JWT.
+//! - [`figures`]: the running totals stores keep beside their rows in each write's own
+//!   transaction (D41), and what each row contributes to them.
 //! - [`paging`]: pages, sorts and list parameters (D8); [`dashboard`]: figures (D12);
 //!   [`idempotency`]: idempotent creates (D23); [`seed`]: the initial data (D27).
 //! - [`report`]: Excel reports (D26), streamed from the store in batches, built in constant
@@ -50,6 +52,7 @@ pub mod dashboard;
 pub mod domain;
 pub mod engine;
 pub mod error;
+pub mod figures;
 pub mod idempotency;
 pub mod ids;
 pub mod money;

@@ -1,9 +1,11 @@
 //! The ledger in memory: [`VendorStore`], [`InvoiceStore`] and [`TransactionStore`] for
 //! [`MemoryStore`].
 //!
-//! Vendors carry totals over their active invoices (D11), invoices a status computed from the
-//! kept paid total (D10) and numbers unique among active invoices (D4). Every payment write
-//! moves its invoice's kept paid total under the same lock; [`ledger::receive`] says whether
+//! Vendors carry totals over their active invoices (D11), read from the kept figures (D41),
+//! invoices a status computed from the kept paid total (D10) and numbers unique among active
+//! invoices (D4). Every write takes a snapshot of the rows whose figures it may move and keeps
+//! the figures as the rows then stand; every payment write moves its invoice's kept paid total
+//! under the same lock; [`ledger::receive`] says whether
 //! the invoice may take it (D1, D15). The OwnPharmacy rules are [`vendor_rules`]' and restores
 //! under an inactive parent are [`restore`]'s to refuse.
 
@@ -12,6 +14,7 @@ use pharmapay_core::domain::{
     NewTransaction, NewVendor, Transaction, TransactionFilter, TransactionQuery, TransactionSortKey, Vendor,
     VendorBrief, VendorFilter, VendorQuery, VendorSortKey, VendorTotals,
 };
+use pharmapay_core::figures::VendorFigures;
 use pharmapay_core::ids::{InvoiceId, TransactionId, VendorId};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::rules::ledger::{self, PaidInvoice, PaymentWrite};
@@ -21,6 +24,7 @@ use pharmapay_core::store::{InvoiceStore, StoreResult, TransactionStore, UniqueK
 use pharmapay_core::text::key;
 use pharmapay_core::{Entity, Page, StoreError};
 
+use crate::figures::Touch;
 use crate::{InvoiceRow, MemoryStore, State, TransactionRow, VendorRow, cmp_then_id};
 
 impl VendorRow {
@@ -40,19 +44,9 @@ impl VendorRow {
 }
 
 impl State {
-    pub(crate) fn vendor_totals(&self, vendor_id: i64) -> (VendorTotals, u64) {
-        let mut value = Decimal::ZERO;
-        let mut paid = Decimal::ZERO;
-        let mut count = 0;
-        for invoice_id in self.invoices_by_vendor.get(&vendor_id).into_iter().flatten() {
-            let invoice = &self.invoices[invoice_id];
-            if invoice.is_active {
-                value += invoice.amount.get();
-                paid += invoice.paid;
-                count += 1;
-            }
-        }
-        (VendorTotals::new(value, paid), count)
+    /// The vendor's kept figures over its active invoices (D11, D41).
+    pub(crate) fn vendor_figures(&self, vendor_id: i64) -> VendorFigures {
+        self.figures.vendor(VendorId(vendor_id))
     }
 
     pub(crate) fn vendor(&self, id: i64) -> Option<Vendor> {
@@ -68,7 +62,10 @@ impl State {
             drug_license_number2: row.drug_license_number2.clone(),
             additional_drug_license_numbers: row.additional_drug_license_numbers.clone(),
             is_active: row.is_active,
-            totals: self.vendor_totals(id).0,
+            totals: {
+                let figures = self.vendor_figures(id);
+                VendorTotals::new(figures.invoiced, figures.paid)
+            },
             created_at: row.created_at,
             updated_at: row.updated_at,
         })
@@ -92,6 +89,7 @@ impl State {
     /// Inserts a vendor, active or not, made at `at`; answers its id.
     pub(crate) fn add_vendor(&mut self, vendor: NewVendor, is_active: bool, at: Timestamp) -> i64 {
         let id = self.next("vendor");
+        let before = self.snapshot(&[Touch::Vendor(id)]);
         let row = VendorRow {
             name_key: key(&vendor.name),
             name: vendor.name,
@@ -107,6 +105,7 @@ impl State {
             updated_at: at,
         };
         self.vendors.insert(id, row);
+        self.keep_figures(before);
         id
     }
 
@@ -114,6 +113,7 @@ impl State {
     /// under its vendor; answers its id.
     pub(crate) fn add_invoice(&mut self, invoice: NewInvoice, is_active: bool, at: Timestamp) -> i64 {
         let id = self.next("invoice");
+        let before = self.snapshot(&[Touch::Invoice(id)]);
         let vendor_id = invoice.vendor_id.get();
         let row = InvoiceRow {
             vendor_id,
@@ -130,6 +130,7 @@ impl State {
         };
         self.invoices.insert(id, row);
         self.invoices_by_vendor.entry(vendor_id).or_default().insert(id);
+        self.keep_figures(before);
         id
     }
 
@@ -138,6 +139,7 @@ impl State {
     pub(crate) fn add_transaction(&mut self, transaction: NewTransaction, is_active: bool, at: Timestamp) -> i64 {
         let id = self.next("transaction");
         let (invoice_id, amount) = (transaction.invoice_id.get(), transaction.amount);
+        let before = self.snapshot(&[Touch::Invoice(invoice_id), Touch::Payment(id)]);
         let row = TransactionRow {
             invoice_id,
             amount,
@@ -152,6 +154,7 @@ impl State {
         if is_active {
             self.add_paid(invoice_id, amount.get());
         }
+        self.keep_figures(before);
         id
     }
 
@@ -295,21 +298,23 @@ impl VendorStore for MemoryStore {
         let row =
             state.vendors.get_mut(&id.get()).filter(|row| row.is_active).ok_or(StoreError::NotFound(Entity::Vendor))?;
         vendor_rules::check_delete(row.vendor_type)?;
+        let before = state.snapshot(&[Touch::Vendor(id.get())]);
+        let row = state.vendors.get_mut(&id.get()).expect("checked above");
         row.is_active = false;
         row.updated_at = ctx.at;
+        state.keep_figures(before);
         state.finish_write(&ctx, "delete", Entity::Vendor, id.get());
         Ok(())
     }
 
     async fn restore_vendor(&self, id: VendorId, ctx: WriteContext) -> StoreResult<Vendor> {
         let mut state = self.write();
-        let row = state
-            .vendors
-            .get_mut(&id.get())
-            .filter(|row| !row.is_active)
-            .ok_or(StoreError::NotFound(Entity::Vendor))?;
+        state.vendors.get(&id.get()).filter(|row| !row.is_active).ok_or(StoreError::NotFound(Entity::Vendor))?;
+        let before = state.snapshot(&[Touch::Vendor(id.get())]);
+        let row = state.vendors.get_mut(&id.get()).expect("checked above");
         row.is_active = true;
         row.updated_at = ctx.at;
+        state.keep_figures(before);
         state.finish_write(&ctx, "restore", Entity::Vendor, id.get());
         Ok(state.vendor(id.get()).expect("just written"))
     }
@@ -322,7 +327,7 @@ impl VendorStore for MemoryStore {
             .filter(|(_, vendor)| vendor_matches(vendor, &query.filter))
             .map(|(id, vendor)| {
                 let balance = if query.sort.key == VendorSortKey::OutstandingBalance {
-                    state.vendor_totals(*id).0.outstanding_balance
+                    state.vendor_figures(*id).outstanding()
                 } else {
                     Decimal::ZERO
                 };
@@ -388,6 +393,7 @@ impl InvoiceStore for MemoryStore {
         if state.number_taken(&number_key, Some(id.get())) {
             return Err(StoreError::Conflict(UniqueKey::InvoiceNumber));
         }
+        let before = state.snapshot(&[Touch::Invoice(id.get())]);
         let row = state.invoices.get_mut(&id.get()).expect("checked above");
         let old_vendor = row.vendor_id;
         row.vendor_id = invoice.vendor_id.get();
@@ -404,19 +410,19 @@ impl InvoiceStore for MemoryStore {
             }
             state.invoices_by_vendor.entry(invoice.vendor_id.get()).or_default().insert(id.get());
         }
+        state.keep_figures(before);
         state.finish_write(&ctx, "update", Entity::Invoice, id.get());
         Ok(state.invoice(id.get(), today_start).expect("just written"))
     }
 
     async fn delete_invoice(&self, id: InvoiceId, ctx: WriteContext) -> StoreResult<()> {
         let mut state = self.write();
-        let row = state
-            .invoices
-            .get_mut(&id.get())
-            .filter(|row| row.is_active)
-            .ok_or(StoreError::NotFound(Entity::Invoice))?;
+        state.invoices.get(&id.get()).filter(|row| row.is_active).ok_or(StoreError::NotFound(Entity::Invoice))?;
+        let before = state.snapshot(&[Touch::Invoice(id.get())]);
+        let row = state.invoices.get_mut(&id.get()).expect("checked above");
         row.is_active = false;
         row.updated_at = ctx.at;
+        state.keep_figures(before);
         state.finish_write(&ctx, "delete", Entity::Invoice, id.get());
         Ok(())
     }
@@ -429,9 +435,11 @@ impl InvoiceStore for MemoryStore {
         if state.number_taken(&row.number_key.clone(), Some(id.get())) {
             return Err(StoreError::Conflict(UniqueKey::InvoiceNumber));
         }
+        let before = state.snapshot(&[Touch::Invoice(id.get())]);
         let row = state.invoices.get_mut(&id.get()).expect("checked above");
         row.is_active = true;
         row.updated_at = ctx.at;
+        state.keep_figures(before);
         state.finish_write(&ctx, "restore", Entity::Invoice, id.get());
         Ok(state.invoice(id.get(), today_start).expect("just written"))
     }
@@ -505,6 +513,8 @@ impl TransactionStore for MemoryStore {
         let freed = if old.invoice_id == new_invoice { old.amount.get() } else { Decimal::ZERO };
         let target = state.paid_invoice_after(new_invoice, transaction.amount.get() - freed);
         ledger::receive(target, PaymentWrite::Record)?;
+        let before =
+            state.snapshot(&[Touch::Payment(id.get()), Touch::Invoice(old.invoice_id), Touch::Invoice(new_invoice)]);
         state.add_paid(old.invoice_id, -old.amount.get());
         state.add_paid(new_invoice, transaction.amount.get());
         let row = state.transactions.get_mut(&id.get()).expect("checked above");
@@ -514,6 +524,7 @@ impl TransactionStore for MemoryStore {
         row.transaction_type = transaction.transaction_type;
         row.description = transaction.description;
         row.updated_at = ctx.at;
+        state.keep_figures(before);
         state.finish_write(&ctx, "update", Entity::Transaction, id.get());
         Ok(state.transaction(id.get()).expect("just written"))
     }
@@ -522,13 +533,16 @@ impl TransactionStore for MemoryStore {
         let mut state = self.write();
         let row = state
             .transactions
-            .get_mut(&id.get())
+            .get(&id.get())
             .filter(|row| row.is_active)
             .ok_or(StoreError::NotFound(Entity::Transaction))?;
+        let (invoice_id, amount) = (row.invoice_id, row.amount.get());
+        let before = state.snapshot(&[Touch::Payment(id.get()), Touch::Invoice(invoice_id)]);
+        let row = state.transactions.get_mut(&id.get()).expect("checked above");
         row.is_active = false;
         row.updated_at = ctx.at;
-        let (invoice_id, amount) = (row.invoice_id, row.amount.get());
         state.add_paid(invoice_id, -amount);
+        state.keep_figures(before);
         state.finish_write(&ctx, "delete", Entity::Transaction, id.get());
         Ok(())
     }
@@ -542,10 +556,12 @@ impl TransactionStore for MemoryStore {
             .ok_or(StoreError::NotFound(Entity::Transaction))?;
         let (invoice_id, amount) = (row.invoice_id, row.amount.get());
         ledger::receive(state.paid_invoice_after(invoice_id, amount), PaymentWrite::Restore)?;
+        let before = state.snapshot(&[Touch::Payment(id.get()), Touch::Invoice(invoice_id)]);
         let row = state.transactions.get_mut(&id.get()).expect("checked above");
         row.is_active = true;
         row.updated_at = ctx.at;
         state.add_paid(invoice_id, amount);
+        state.keep_figures(before);
         state.finish_write(&ctx, "restore", Entity::Transaction, id.get());
         Ok(state.transaction(id.get()).expect("just written"))
     }

@@ -7,16 +7,18 @@
 //! `std` lock held only for in-memory work, never across an `.await`, so it cannot stall the
 //! async runtime; reads share it.
 //!
-//! Each invoice keeps the running sum of its active payments (`paid`), updated under the same
-//! lock as every payment change, so reading an invoice never sums its payments. Lists scan and
-//! sort in memory; they cost time in proportion to the table, which is fine for the sizes an
-//! embedded store holds.
+//! Each invoice keeps the running sum of its active payments (`paid`), and the store keeps the
+//! figures of D41 per vendor, due date, business day and installation (`figures.rs`), all
+//! updated under the same lock as every write that changes them, so reading a vendor or the
+//! dashboard never sums rows. Lists scan and sort in memory; they cost time in proportion to
+//! the table, which is fine for the sizes an embedded store holds.
 //!
 //! Nothing is persisted: the data lives as long as the [`MemoryStore`] (clones share it).
 //!
 //! # Layout
 //! This file holds [`MemoryStore`], its rows, the seed data (D27) and the audit and idempotency
-//! bookkeeping every write ends with. Each purpose of the contract has its own file:
+//! bookkeeping every write ends with; `figures.rs` keeps the figures. Each purpose of the
+//! contract has its own file:
 //! `sessions.rs` ([`SessionStore`](pharmapay_core::store::SessionStore)), `ledger.rs`
 //! (vendors, invoices and payments), `access.rs`
 //! ([`AccessStore`](pharmapay_core::store::AccessStore)), `reports.rs`
@@ -24,6 +26,7 @@
 //! ([`ImportStore`](pharmapay_core::ImportStore)).
 
 mod access;
+mod figures;
 mod imports;
 mod ledger;
 mod reports;
@@ -35,6 +38,7 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use pharmapay_core::access::Permission;
 use pharmapay_core::auth::Secret;
+use pharmapay_core::domain::setting::TIME_ZONE;
 use pharmapay_core::domain::{AuditEntry, NewAuditEntry, Setting, TransactionType, VendorType};
 use pharmapay_core::idempotency::IdempotencyTicket;
 use pharmapay_core::ids::AuditId;
@@ -44,7 +48,9 @@ use pharmapay_core::rules::sessions::TokenState;
 use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::store::WriteContext;
 use pharmapay_core::text::key;
-use pharmapay_core::{Amount, Entity, SortDir, seed};
+use pharmapay_core::{Amount, BusinessCalendar, Entity, SortDir, seed};
+
+use pharmapay_core::figures::KeptFigures;
 
 /// The in-memory store. Cloning is cheap and the clones share one set of data.
 #[derive(Clone, Default)]
@@ -170,6 +176,10 @@ struct State {
     idempotency: HashMap<(i64, String), IdempotencyRow>,
     login_attempts: HashMap<String, LoginAttempts>,
     token_secret: Option<Secret>,
+    /// The figures kept beside the rows (D41).
+    figures: KeptFigures,
+    /// The business calendar of the `TimeZone` setting, which files payments under their days.
+    calendar: BusinessCalendar,
 }
 
 impl Default for State {
@@ -191,6 +201,8 @@ impl Default for State {
             idempotency: HashMap::new(),
             login_attempts: HashMap::new(),
             token_secret: None,
+            figures: KeptFigures::default(),
+            calendar: BusinessCalendar::utc(),
         };
         state.seed();
         state
@@ -251,6 +263,8 @@ impl State {
                 },
             );
         }
+        let zone = self.settings.get(TIME_ZONE).map(|setting| setting.value.as_str());
+        self.calendar = BusinessCalendar::from_setting(zone);
         self.next_id.insert("role", self.roles.len() as i64 + 1);
         self.next_id.insert("policy", self.policies.len() as i64 + 1);
     }

@@ -1,20 +1,22 @@
 //! Settings, dashboard figures, the audit log and exports in memory: [`ReportStore`] for
 //! [`MemoryStore`].
 //!
-//! Figures are computed by scanning the maps under the read lock (D12); exports read the
+//! Dashboard figures are read from the figures kept beside the rows (D12, D41); a new
+//! `TimeZone` recounts the day figures under the same lock as the change. Exports read the
 //! filtered records in id order after a cursor (D26).
 
 use std::collections::BTreeMap;
 
+use pharmapay_core::BusinessCalendar;
 use pharmapay_core::Page;
-use pharmapay_core::dashboard::{PeriodTotal, Summary, TopVendor};
+use pharmapay_core::dashboard::TopVendor;
 use pharmapay_core::domain::{
     AuditEntry, AuditQuery, Invoice, InvoiceFilter, Setting, Transaction, TransactionFilter, Vendor, VendorFilter,
-    VendorTotals,
 };
+use pharmapay_core::figures::{DayFigures, SummaryFigures, VendorFigures};
 use pharmapay_core::ids::{InvoiceId, TransactionId, VendorId};
 use pharmapay_core::jiff::Timestamp;
-use pharmapay_core::rust_decimal::Decimal;
+use pharmapay_core::jiff::civil::Date;
 use pharmapay_core::store::ReportStore;
 use pharmapay_core::store::{StoreResult, WriteContext};
 use pharmapay_core::{Entity, StoreError};
@@ -49,59 +51,58 @@ impl ReportStore for MemoryStore {
         Ok(self.read().settings.get(key).cloned())
     }
 
-    async fn update_setting(&self, key: &str, value: String, ctx: WriteContext) -> StoreResult<Setting> {
+    async fn update_setting(
+        &self,
+        key: &str,
+        value: String,
+        ctx: WriteContext,
+        days: Option<&BusinessCalendar>,
+    ) -> StoreResult<Setting> {
         let mut state = self.write();
         let setting = state.settings.get_mut(key).ok_or(StoreError::NotFound(Entity::Setting))?;
         setting.value = value;
         let setting = setting.clone();
+        if let Some(calendar) = days {
+            state.recount_days(calendar.clone());
+        }
         state.audit(ctx.audit("update", Entity::Setting, None));
         Ok(setting)
     }
 
-    // Dashboard
+    // Dashboard, from the kept figures (D41)
 
-    async fn dashboard_summary(&self, recent_from: Timestamp) -> StoreResult<Summary> {
+    async fn dashboard_figures(&self, first_recent_day: Date) -> StoreResult<SummaryFigures> {
         let state = self.read();
-        let active_invoices = state.invoices.values().filter(|invoice| invoice.is_active);
-        let total_due: Decimal = active_invoices.map(|invoice| invoice.amount.get() - invoice.paid).sum();
-        let active_payments = state.transactions.values().filter(|payment| payment.is_active);
-        let total_paid: Decimal = active_payments.clone().map(|payment| payment.amount.get()).sum();
-        let recent = active_payments.filter(|payment| payment.transaction_date >= recent_from).count();
-        Ok(Summary {
-            total_vendors: state.vendors.len() as u64,
-            total_invoices: state.invoices.len() as u64,
-            total_due: total_due.normalize(),
-            total_paid: total_paid.normalize(),
-            recent_transactions: recent as u64,
-        })
+        let mut recent = DayFigures::default();
+        for figures in state.figures.days.range(first_recent_day..).map(|(_, figures)| figures) {
+            recent.apply(figures);
+        }
+        Ok(SummaryFigures { totals: state.figures.totals, recent })
     }
 
     async fn top_vendors(&self, limit: u32) -> StoreResult<Vec<TopVendor>> {
         let state = self.read();
-        let mut ranked: Vec<(i64, &VendorRow, VendorTotals, u64)> = state
+        let mut ranked: Vec<(i64, &VendorRow, VendorFigures)> = state
             .vendors
             .iter()
             .filter(|(_, vendor)| vendor.is_active)
-            .map(|(id, vendor)| {
-                let (totals, count) = state.vendor_totals(*id);
-                (*id, vendor, totals, count)
-            })
+            .map(|(id, vendor)| (*id, vendor, state.vendor_figures(*id)))
             .collect();
-        ranked.sort_by(|(a_id, a, a_totals, _), (b_id, b, b_totals, _)| {
-            b_totals
-                .outstanding_balance
-                .cmp(&a_totals.outstanding_balance)
+        ranked.sort_by(|(a_id, a, a_figures), (b_id, b, b_figures)| {
+            b_figures
+                .outstanding()
+                .cmp(&a_figures.outstanding())
                 .then_with(|| a.name_key.cmp(&b.name_key))
                 .then(a_id.cmp(b_id))
         });
         Ok(ranked
             .into_iter()
             .take(limit as usize)
-            .map(|(id, vendor, totals, count)| TopVendor {
+            .map(|(id, vendor, figures)| TopVendor {
                 vendor_id: VendorId(id),
                 vendor_name: vendor.name.clone(),
-                outstanding_balance: totals.outstanding_balance,
-                total_invoices: count,
+                outstanding_balance: figures.outstanding().normalize(),
+                total_invoices: u64::try_from(figures.active_invoices).unwrap_or(0),
             })
             .collect())
     }
@@ -117,21 +118,9 @@ impl ReportStore for MemoryStore {
             .collect())
     }
 
-    async fn payment_totals(&self, windows: &[(Timestamp, Timestamp)]) -> StoreResult<Vec<PeriodTotal>> {
+    async fn day_figures(&self, first: Date, last: Date) -> StoreResult<Vec<(Date, DayFigures)>> {
         let state = self.read();
-        let mut totals = vec![PeriodTotal::default(); windows.len()];
-        for payment in state.transactions.values().filter(|payment| payment.is_active) {
-            for (total, (start, end)) in totals.iter_mut().zip(windows) {
-                if payment.transaction_date >= *start && payment.transaction_date < *end {
-                    total.total_amount += payment.amount.get();
-                    total.transaction_count += 1;
-                }
-            }
-        }
-        for total in &mut totals {
-            total.total_amount = total.total_amount.normalize();
-        }
-        Ok(totals)
+        Ok(state.figures.days.range(first..=last).map(|(day, figures)| (*day, *figures)).collect())
     }
 
     // Audit

@@ -68,18 +68,28 @@ macro_rules! migrations {
                 description: "schema",
                 sql: include_str!(concat!("../migrations/", $backend, "/0001_schema.sql")),
                 seeds: true,
+                recounts_figures: false,
             },
             Migration {
                 version: 2,
                 description: "open invoice counts",
                 sql: include_str!(concat!("../migrations/", $backend, "/0002_open_invoice_counts.sql")),
                 seeds: false,
+                recounts_figures: false,
             },
             Migration {
                 version: 3,
                 description: "token issue seconds and login failures",
                 sql: include_str!(concat!("../migrations/", $backend, "/0003_token_issue_and_login_failures.sql")),
                 seeds: false,
+                recounts_figures: false,
+            },
+            Migration {
+                version: 4,
+                description: "kept figures and indexed search",
+                sql: include_str!(concat!("../migrations/", $backend, "/0004_kept_figures_and_search.sql")),
+                seeds: false,
+                recounts_figures: true,
             },
         ]
     };
@@ -262,6 +272,15 @@ impl SqlxStore {
 }
 
 /// An embedded migration: applied once, in its own transaction, in version order.
+/// How a backend looks search terms up (see `common/search.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SearchIndex {
+    /// SQLite's FTS5 tables with the trigram tokenizer, queried by phrase.
+    Fts5,
+    /// PostgreSQL's `pg_trgm` GIN indexes, which serve `LIKE` directly.
+    Trigram,
+}
+
 pub(crate) struct Migration {
     /// Its version: 1, 2, 3 ...
     pub(crate) version: i64,
@@ -271,6 +290,9 @@ pub(crate) struct Migration {
     pub(crate) sql: &'static str,
     /// True for the migration whose transaction also writes the seed data (D27).
     pub(crate) seeds: bool,
+    /// True for a migration after whose SQL every kept figure (D41) is recounted from the rows in
+    /// the same transaction, so an existing database upgrades in place.
+    pub(crate) recounts_figures: bool,
 }
 
 /// A checksum of a migration's text, kept with the applied migration so an edited file is

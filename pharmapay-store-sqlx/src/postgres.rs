@@ -21,7 +21,7 @@ use sqlx::{Pool, Row, Transaction};
 use tracing::info;
 
 use crate::error::Error;
-use crate::{Lock, Migration, StoreOptions, Table, Target, target};
+use crate::{Lock, Migration, SearchIndex, StoreOptions, Table, Target, target};
 
 /// The database the shared store body is compiled for.
 type Db = sqlx::Postgres;
@@ -46,6 +46,9 @@ macro_rules! for_share {
 mod common;
 
 pub use common::SqlStore as PostgresStore;
+
+/// Search terms are looked up in `pg_trgm` GIN indexes (migration 4), which serve `LIKE`.
+const SEARCH_INDEX: SearchIndex = SearchIndex::Trigram;
 
 /// PostgreSQL binds `$n` by position already: no other placeholder is needed.
 const IN_ORDER_PLACEHOLDER: Option<&str> = None;

@@ -26,7 +26,7 @@ use sqlx::{Pool, Row, Transaction};
 use tracing::info;
 
 use crate::error::Error;
-use crate::{Lock, Migration, SqliteDurability, StoreOptions, Table, Target, target};
+use crate::{Lock, Migration, SearchIndex, SqliteDurability, StoreOptions, Table, Target, target};
 
 /// The database the shared store body is compiled for.
 type Db = sqlx::Sqlite;
@@ -52,6 +52,9 @@ macro_rules! for_share {
 mod common;
 
 pub use common::SqlStore as SqliteStore;
+
+/// Search terms are looked up in FTS5 trigram tables (migration 4).
+const SEARCH_INDEX: SearchIndex = SearchIndex::Fts5;
 
 /// The placeholder for statements whose values are bound in the order they appear, each once.
 /// SQLite binds a numbered `$n` by looking its name up in a list, once per value, so a

@@ -6,42 +6,17 @@
 //! compile time) and the fixed statements of the hot paths. A benchmark that times the bare
 //! SQL of an endpoint can therefore import the very text the store runs. Statements whose text
 //! depends on a request (lists built from filters, sorts and pages) are assembled in the
-//! resource's own file of `common/`, except [`payment_totals`], whose shape depends only on the
-//! number of windows.
+//! resource's own file of `common/`.
 //!
 //! Row-lock clauses differ between the backends, so no statement here takes a lock.
 
-/// A vendor's columns and its totals over its active invoices (D11), from `vendors v`. The
-/// totals are correlated sub-queries over the covering index `invoices_by_vendor`, so they are
-/// computed only for the rows returned.
+/// A vendor's columns and its kept figures over its active invoices (D11, D41), from
+/// `vendors v`: how many, their amounts and what they still owe, as exact pairs (migration 4).
 macro_rules! vendor_columns {
     () => {
-        concat!(
-            "v.id, v.name, v.vendor_type, v.address, v.phone, v.email, v.drug_license_number1, \
-             v.drug_license_number2, v.additional_drug_license_numbers, v.is_active, v.created_at, v.updated_at, ",
-            vendor_total!("amount", "/", "total_value_high"),
-            ", ",
-            vendor_total!("amount", "%", "total_value_low"),
-            ", ",
-            vendor_total!("paid", "/", "total_paid_high"),
-            ", ",
-            vendor_total!("paid", "%", "total_paid_low")
-        )
-    };
-}
-
-/// One half (`/`: the high part, `%`: the low part, see [`exact_sum`]) of the sum of a column
-/// over the active invoices of vendor `v`.
-macro_rules! vendor_total {
-    ($column:literal, $op:literal, $alias:literal) => {
-        concat!(
-            "(SELECT CAST(COALESCE(SUM(vi.",
-            $column,
-            " ",
-            $op,
-            " 4294967296), 0) AS BIGINT) FROM invoices vi WHERE vi.vendor_id = v.id AND vi.is_active) AS ",
-            $alias
-        )
+        "v.id, v.name, v.vendor_type, v.address, v.phone, v.email, v.drug_license_number1, \
+         v.drug_license_number2, v.additional_drug_license_numbers, v.is_active, v.created_at, v.updated_at, \
+         v.active_invoices, v.invoiced_high, v.invoiced_low, v.outstanding_high, v.outstanding_low"
     };
 }
 
@@ -63,22 +38,6 @@ macro_rules! exact_sum {
             $alias,
             "_low"
         )
-    };
-}
-
-/// Each active vendor's outstanding balance (D11) as an exact pair (`balance_high`,
-/// `balance_low`) that sorts like the balance itself: balance = high * 2^32 + low with low in
-/// [0, 2^32). Pending amounts can be negative, so each is first offset by 2^54 (larger than any
-/// amount or paid total) to split it into non-negative halves; the offsets are taken off again
-/// with the invoice count and the carry of the low sums is moved into the high part.
-macro_rules! vendor_balances {
-    () => {
-        "SELECT vendor_id, \
-         CAST(SUM((amount - paid + 18014398509481984) / 4294967296) AS BIGINT) - COUNT(*) * 4194304 \
-           + CAST(SUM((amount - paid + 18014398509481984) % 4294967296) AS BIGINT) / 4294967296 AS balance_high, \
-         CAST(SUM((amount - paid + 18014398509481984) % 4294967296) AS BIGINT) % 4294967296 AS balance_low, \
-         COUNT(*) AS n_invoices \
-         FROM invoices WHERE is_active GROUP BY vendor_id"
     };
 }
 
@@ -133,37 +92,28 @@ pub const SESSION_STATE: &str = "SELECT is_active, tokens_revoked_at FROM users 
 /// send it. Binds: the vendor's id.
 pub const VENDOR_BY_ID: &str = concat!("SELECT ", vendor_columns!(), " FROM vendors v WHERE v.id = $1");
 
-/// Each active vendor's outstanding balance as an exact pair, for the vendor list sorted by
-/// balance and for the top vendors (see `vendor_balances!`).
-pub const VENDOR_BALANCES: &str = vendor_balances!();
+/// The dashboard's summary figures (D12, D41): the installation's kept totals and the sums of
+/// the kept day figures from a first recent day on. Binds: that day's key (`YYYYMMDD`).
+pub const DASHBOARD_FIGURES: &str = "SELECT t.vendors, t.active_vendors, t.invoices, t.active_invoices, \
+     t.open_invoices, t.invoiced_high, t.invoiced_low, t.invoice_paid_high, t.invoice_paid_low, t.payments, \
+     t.active_payments, t.paid_out_high, t.paid_out_low, \
+     (SELECT CAST(COALESCE(SUM(d.payments), 0) AS BIGINT) FROM payment_days d WHERE d.day >= $1) AS recent_payments, \
+     (SELECT CAST(COALESCE(SUM(d.amount_high), 0) AS BIGINT) FROM payment_days d WHERE d.day >= $1) \
+     AS recent_amount_high, \
+     (SELECT CAST(COALESCE(SUM(d.amount_low), 0) AS BIGINT) FROM payment_days d WHERE d.day >= $1) \
+     AS recent_amount_low \
+     FROM ledger_totals t WHERE t.id = 1";
 
-/// The dashboard summary (D12): one row of five one-row aggregates, each over its own covering
-/// index. Binds: the first instant counted as recent.
-pub const DASHBOARD_SUMMARY: &str = concat!(
-    "SELECT * FROM (SELECT COUNT(*) AS n_vendors FROM vendors) AS counted_vendors, \
-     (SELECT COUNT(*) AS n_invoices FROM invoices) AS counted_invoices, \
-     (SELECT ",
-    exact_sum!("amount", "invoiced"),
-    ", ",
-    exact_sum!("paid", "invoice_paid"),
-    " FROM invoices WHERE is_active) AS active_invoices, \
-     (SELECT ",
-    exact_sum!("amount", "payments"),
-    " FROM transactions WHERE is_active) AS active_payments, \
-     (SELECT COUNT(*) AS n_recent FROM transactions WHERE transaction_date >= $1 AND is_active) AS recent"
-);
+/// Active vendors ranked by outstanding balance, then name, then id (D12), from the kept
+/// figures along the index `vendors_ranked`. Binds: the limit.
+pub const TOP_VENDORS: &str = "SELECT v.id, v.name, v.outstanding_high, v.outstanding_low, v.active_invoices \
+     FROM vendors v WHERE v.is_active \
+     ORDER BY v.outstanding_high DESC, v.outstanding_low DESC, v.name_key ASC, v.id ASC LIMIT $1";
 
-/// Active vendors ranked by outstanding balance, then name, then id (D12). Binds: the limit.
-pub const TOP_VENDORS: &str = concat!(
-    "SELECT v.id, v.name, COALESCE(b.balance_high, 0) AS balance_high, \
-     COALESCE(b.balance_low, 0) AS balance_low, COALESCE(b.n_invoices, 0) AS n_invoices \
-     FROM vendors v LEFT JOIN (",
-    vendor_balances!(),
-    ") b ON b.vendor_id = v.id \
-     WHERE v.is_active \
-     ORDER BY COALESCE(b.balance_high, 0) DESC, COALESCE(b.balance_low, 0) DESC, v.name_key ASC, v.id ASC \
-     LIMIT $1"
-);
+/// The kept figures of the business days in a range that had payments (a day whose payments
+/// were all deleted keeps a zero row). Binds: the first and the last day's keys.
+pub const DAY_FIGURES: &str = "SELECT day, payments, amount_high, amount_low FROM payment_days \
+     WHERE day >= $1 AND day <= $2 AND payments <> 0 ORDER BY day";
 
 /// The newest invoices, canceled ones included (D12). Binds: the limit.
 pub const RECENT_INVOICES: &str = concat!(
@@ -174,12 +124,13 @@ pub const RECENT_INVOICES: &str = concat!(
     " ORDER BY i.created_at DESC, i.id DESC LIMIT $1"
 );
 
-/// A payment write's first statement: adds the payment to its invoice's paid total, locking
-/// the invoice row, and returns the row as it now stands (`is_active` and `invoice_paid` for
-/// `rules::ledger::receive`, the rest for the payment's nested invoice). Binds: the invoice's
-/// id, the scaled amount added.
+/// A payment write's first statement after reading the business calendar: adds the payment to
+/// its invoice's paid total, locking the invoice row, and returns the row as it now stands
+/// (`is_active` and `invoice_paid` for `rules::ledger::receive`, with `vendor_id`,
+/// `invoice_amount` and `due_date` the facts the kept figures need, and the rest for the
+/// payment's nested invoice). Binds: the invoice's id, the scaled amount added.
 pub const ADD_PAID: &str = "UPDATE invoices SET paid = paid + $2 WHERE id = $1 \
-     RETURNING is_active, invoice_number, vendor_id, amount AS invoice_amount, paid AS invoice_paid, \
+     RETURNING is_active, invoice_number, vendor_id, due_date, amount AS invoice_amount, paid AS invoice_paid, \
      (SELECT v.name FROM vendors v WHERE v.id = invoices.vendor_id) AS vendor_name";
 
 /// Inserts a payment. Binds: the invoice's id, the scaled amount, the payment's date, its
@@ -193,49 +144,18 @@ pub const INSERT_PAYMENT: &str = "INSERT INTO transactions (invoice_id, amount, 
 pub const INSERT_AUDIT: &str = "INSERT INTO audit_log (at, user_id, action, entity, entity_key, entity_id, \
      reason, changes) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
 
-/// The payment totals of `windows` half-open windows in one `UNION ALL` statement (the
-/// dashboard's monthly totals send twelve): each window is a range scan of the covering index
-/// `transactions_by_date`, answering its index, its exact total and its count. Binds: each
-/// window's start and end, in order.
-pub fn payment_totals(windows: usize) -> String {
-    (0..windows)
-        .map(|index| {
-            format!(
-                "SELECT CAST({index} AS BIGINT) AS window_index, {total}, COUNT(*) AS n_payments \
-                 FROM transactions WHERE transaction_date >= ${} AND transaction_date < ${} AND is_active",
-                2 * index + 1,
-                2 * index + 2,
-                total = exact_sum!("amount", "total"),
-            )
-        })
-        .collect::<Vec<_>>()
-        .join(" UNION ALL ")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn payment_totals_bind_a_start_and_an_end_per_window() {
-        let twelve = payment_totals(12);
-        assert_eq!(twelve.matches(" UNION ALL ").count(), 11);
-        assert!(twelve.starts_with(
-            "SELECT CAST(0 AS BIGINT) AS window_index, CAST(COALESCE(SUM((amount) / 4294967296), 0) AS BIGINT) \
-             AS total_high"
-        ));
-        assert!(twelve.ends_with("transaction_date >= $23 AND transaction_date < $24 AND is_active"));
-        assert_eq!(payment_totals(0), "", "no window, no statement");
-    }
 
     #[test]
     fn the_fixed_statements_take_no_row_lock_and_read_like_one_line() {
         for statement in [
             SESSION_STATE,
             VENDOR_BY_ID,
-            VENDOR_BALANCES,
-            DASHBOARD_SUMMARY,
+            DASHBOARD_FIGURES,
             TOP_VENDORS,
+            DAY_FIGURES,
             RECENT_INVOICES,
             ADD_PAID,
             INSERT_PAYMENT,

@@ -9,7 +9,7 @@ use pharmapay_core::conformance::{amount, dec, ts};
 use pharmapay_core::domain::{NewInvoice, NewTransaction, NewVendor, TransactionType, VendorType};
 use pharmapay_core::ids::VendorId;
 use pharmapay_core::money::MAX_AMOUNT;
-use pharmapay_core::store::{AccessStore, InvoiceStore, SessionStore, TransactionStore, VendorStore, WriteContext};
+use pharmapay_core::store::{AccessStore, InvoiceStore, SessionStore, VendorStore, WriteContext};
 use pharmapay_core::{Authority, Store};
 use pharmapay_core::{StoreError, StoreResult, UniqueKey};
 use pharmapay_store_sqlx::{PostgresStore, SqliteStore, SqlxStore, StoreOptions};
@@ -65,52 +65,123 @@ async fn a_sqlite_file_keeps_its_data_across_reopens_and_migrates_once() {
     let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
     let applied: i64 =
         sqlx::query("SELECT COUNT(*) FROM _pharmapay_migrations").fetch_one(&mut conn).await.unwrap().get(0);
-    assert_eq!(applied, 3, "each of the three migrations is recorded once");
+    assert_eq!(applied, 4, "each of the four migrations is recorded once");
 }
 
-#[tokio::test]
-async fn open_invoice_counts_start_from_the_invoices_already_stored() {
-    // Arrange: a file with an overdue, a fully paid and a partially paid invoice, taken back to
-    // the schema of before migration 2, as a database written by an earlier version would be.
-    let dir = tempfile::tempdir().unwrap();
-    let path = sqlite_path(&dir);
-    let store = SqliteStore::connect(&path).await.unwrap();
-    let vendor = store.insert_vendor(NewVendor::new("Counted", VendorType::Dealer), ctx()).await.unwrap();
+/// Writes a small ledger through `store`: an overdue, a fully paid and a partially paid
+/// invoice, a canceled one, a deleted vendor and three payments (one deleted).
+async fn small_ledger<S: Store>(store: &S) -> StoreResult<()> {
+    let vendor = store.insert_vendor(NewVendor::new("Counted", VendorType::Dealer), ctx()).await?;
+    let gone = store.insert_vendor(NewVendor::new("Gone", VendorType::Agency), ctx()).await?;
+    store.delete_vendor(gone.id, ctx()).await?;
     let past = |number: &str| NewInvoice { due_date: ts("2024-05-01T00:00:00Z"), ..invoice(vendor.id, number, "10") };
-    store.insert_invoice(past("C-1"), ctx(), today()).await.unwrap();
-    let paid = store.insert_invoice(past("C-2"), ctx(), today()).await.unwrap();
-    store.insert_invoice(invoice(vendor.id, "C-3", "10"), ctx(), today()).await.unwrap();
-    let payment = NewTransaction {
-        invoice_id: paid.id,
-        amount: amount("10"),
-        transaction_date: ts("2024-05-09T00:00:00Z"),
+    store.insert_invoice(past("C-1"), ctx(), today()).await?;
+    let paid = store.insert_invoice(past("C-2"), ctx(), today()).await?;
+    let partly = store.insert_invoice(invoice(vendor.id, "C-3", "10"), ctx(), today()).await?;
+    let canceled = store.insert_invoice(invoice(vendor.id, "C-4", "7"), ctx(), today()).await?;
+    store.delete_invoice(canceled.id, ctx()).await?;
+    let payment = |invoice_id, paid: &str, date: &str| NewTransaction {
+        invoice_id,
+        amount: amount(paid),
+        transaction_date: ts(date),
         transaction_type: TransactionType::Cash,
         description: None,
     };
-    store.insert_transaction(payment, ctx()).await.unwrap();
-    store.close().await;
-    let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
-    sqlx::raw_sql(
-        "DROP TRIGGER invoices_open_on_insert; DROP TRIGGER invoices_open_on_update_leave; \
-         DROP TRIGGER invoices_open_on_update_enter; DROP TRIGGER invoices_open_on_delete; \
-         DROP TABLE invoice_open_counts; DELETE FROM _pharmapay_migrations WHERE version = 2",
-    )
-    .execute(&mut conn)
-    .await
-    .unwrap();
-    conn.close().await.unwrap();
+    store.insert_transaction(payment(paid.id, "10", "2024-05-09T00:00:00Z"), ctx()).await?;
+    store.insert_transaction(payment(partly.id, "2.5", "2024-04-30T20:00:00Z"), ctx()).await?;
+    let undone = store.insert_transaction(payment(partly.id, "1", "2024-05-02T00:00:00Z"), ctx()).await?;
+    store.delete_transaction(undone.id, ctx()).await?;
+    Ok(())
+}
 
-    // Act: open it again, which applies migration 2.
-    let store = SqliteStore::connect(&path).await.unwrap();
-
-    // Assert: each status counted alone (from the kept counts) matches the invoices.
-    for (status, expected) in [("Overdue", 1), ("PartiallyPaid", 1), ("FullyPaid", 1), ("Canceled", 0)] {
+/// What `small_ledger` must read as, however its figures were made.
+async fn reads_as_the_small_ledger<S: Store>(store: &S) {
+    for (status, expected) in [("Overdue", 1), ("PartiallyPaid", 1), ("FullyPaid", 1), ("Canceled", 1)] {
         let query =
             pharmapay_core::domain::InvoiceQuery::from_params(&vec![("status".to_owned(), status.to_owned())]).unwrap();
         let page = store.list_invoices(&query, today()).await.unwrap();
         assert_eq!(page.total_count, expected, "{status}");
         assert_eq!(page.items.len() as u64, expected, "{status}");
     }
+    let figures = store.dashboard_figures("2024-05-01".parse().unwrap()).await.unwrap();
+    let summary = figures.summary();
+    assert_eq!((summary.total_vendors, summary.total_invoices), (2, 4));
+    assert_eq!((summary.total_due, summary.total_paid), (dec("17.5"), dec("12.5")));
+    assert_eq!(summary.recent_transactions, 1, "only the payment of May 9 is on or after May 1 (UTC)");
+    let days = store.day_figures("2024-04-01".parse().unwrap(), "2024-05-31".parse().unwrap()).await.unwrap();
+    let days: Vec<(String, i64)> = days.iter().map(|(day, figures)| (day.to_string(), figures.payments)).collect();
+    assert_eq!(days, [("2024-04-30".to_owned(), 1), ("2024-05-09".to_owned(), 1)]);
+    let top = store.top_vendors(5).await.unwrap();
+    assert_eq!((top.len(), top[0].outstanding_balance, top[0].total_invoices), (1, dec("17.5"), 3));
+}
+
+#[tokio::test]
+async fn sqlite_kept_figures_are_recounted_when_an_existing_database_upgrades() {
+    // Arrange: a file holding a small ledger, taken back to the schema of version 3 (no kept
+    // figures, open counts kept by triggers), as a database written by an earlier version is.
+    let dir = tempfile::tempdir().unwrap();
+    let path = sqlite_path(&dir);
+    let store = SqliteStore::connect(&path).await.unwrap();
+    small_ledger(&store).await.unwrap();
+    store.close().await;
+    let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
+    sqlx::raw_sql(
+        "DROP INDEX vendors_by_outstanding; DROP INDEX vendors_ranked; \
+         ALTER TABLE vendors DROP COLUMN active_invoices; ALTER TABLE vendors DROP COLUMN invoiced_high; \
+         ALTER TABLE vendors DROP COLUMN invoiced_low; ALTER TABLE vendors DROP COLUMN outstanding_high; \
+         ALTER TABLE vendors DROP COLUMN outstanding_low; DROP TABLE payment_days; DROP TABLE ledger_totals; \
+         DROP TRIGGER invoice_number_search_insert; DROP TRIGGER invoice_number_search_update; \
+         DROP TRIGGER invoice_number_search_delete; DROP TRIGGER vendor_name_search_insert; \
+         DROP TRIGGER vendor_name_search_update; DROP TRIGGER vendor_name_search_delete; \
+         DROP TABLE invoice_number_search; DROP TABLE vendor_name_search; DROP TABLE invoice_open_counts; \
+         DELETE FROM _pharmapay_migrations WHERE version IN (2, 4)",
+    )
+    .execute(&mut conn)
+    .await
+    .unwrap();
+    conn.close().await.unwrap();
+
+    // Act: open it again, which applies migrations 2 and 4 over the existing rows.
+    let store = SqliteStore::connect(&path).await.unwrap();
+
+    // Assert: every figure is as the rows say.
+    store.check_figures().await.expect("kept figures equal the recount");
+    reads_as_the_small_ledger(&store).await;
+}
+
+#[tokio::test]
+async fn postgres_kept_figures_are_recounted_when_an_existing_database_upgrades() {
+    let Some((store, database)) = common::fresh_postgres().await else { return };
+    small_ledger(&store).await.unwrap();
+    store.close().await;
+    let mut conn = sqlx::PgConnection::connect(database.url()).await.unwrap();
+    sqlx::raw_sql(
+        "ALTER TABLE vendors DROP COLUMN active_invoices, DROP COLUMN invoiced_high, DROP COLUMN invoiced_low, \
+         DROP COLUMN outstanding_high, DROP COLUMN outstanding_low; DROP TABLE payment_days; \
+         DROP TABLE ledger_totals; DROP INDEX invoices_number_trigrams; DROP INDEX vendors_name_trigrams; \
+         DROP TABLE invoice_open_counts; DELETE FROM _pharmapay_migrations WHERE version IN (2, 4)",
+    )
+    .execute(&mut conn)
+    .await
+    .unwrap();
+    conn.close().await.unwrap();
+
+    let store = PostgresStore::connect(database.url()).await.unwrap();
+
+    store.check_figures().await.expect("kept figures equal the recount");
+    reads_as_the_small_ledger(&store).await;
+}
+
+#[tokio::test]
+async fn kept_figures_follow_every_write_on_both_backends() {
+    let (sqlite, _dir) = common::fresh_sqlite().await;
+    small_ledger(&sqlite).await.unwrap();
+    sqlite.check_figures().await.expect("SQLite: kept figures equal the recount");
+    reads_as_the_small_ledger(&sqlite).await;
+    let Some((postgres, _database)) = common::fresh_postgres().await else { return };
+    small_ledger(&postgres).await.unwrap();
+    postgres.check_figures().await.expect("PostgreSQL: kept figures equal the recount");
+    reads_as_the_small_ledger(&postgres).await;
 }
 
 #[tokio::test]
@@ -227,8 +298,9 @@ async fn money_round_trips_at_the_bounds<S: Store>(store: S) -> StoreResult<()> 
     assert_eq!(vendor.totals.total_invoice_value, dec("1999999999999.9998"));
     assert_eq!(vendor.totals.total_paid_amount, dec("1999999999999.9998"));
     assert_eq!(vendor.totals.outstanding_balance, dec("0"));
-    let summary = store.dashboard_summary(ts("2024-04-01T00:00:00Z")).await?;
+    let summary = store.dashboard_figures("2024-04-01".parse().unwrap()).await?.summary();
     assert_eq!((summary.total_paid, summary.total_due), (dec("1999999999999.9998"), dec("0")));
+    assert_eq!(summary.recent_transactions, 2, "both payments are dated after the first recent day");
     Ok(())
 }
 

@@ -4,7 +4,8 @@
 //! engine over `MemoryStore` and to an engine over a fresh SQL database. Every step must have
 //! the same outcome, and at the end everything observable (`Model::snapshot`: lists in every
 //! sort, filters, figures, dashboards, with ids replaced by creation order) must be identical,
-//! and the SQL side must keep every ledger invariant (`Model::check_invariants`).
+//! and the SQL side must keep every ledger invariant (`Model::check_invariants`) and every kept
+//! figure equal to its recount from the rows (D41).
 
 mod common;
 
@@ -19,7 +20,7 @@ use proptest::test_runner::{Config, TestCaseError, TestRunner};
 /// made by `fresh`.
 fn differential<S, G, F, Fut>(label: &str, cases: u32, max_ops: usize, fresh: F)
 where
-    S: Store,
+    S: Store + KeptFigures,
     F: Fn() -> Fut,
     Fut: Future<Output = (S, G)>,
 {
@@ -42,7 +43,24 @@ where
     }
 }
 
-async fn compare<S: Store>(history: &[Op], store: S) -> Result<(), TestCaseError> {
+/// A SQL store that can check its kept figures against a recount (D41).
+trait KeptFigures {
+    fn check(&self) -> impl Future<Output = Result<(), String>>;
+}
+
+impl KeptFigures for pharmapay_store_sqlx::SqliteStore {
+    fn check(&self) -> impl Future<Output = Result<(), String>> {
+        self.check_figures()
+    }
+}
+
+impl KeptFigures for pharmapay_store_sqlx::PostgresStore {
+    fn check(&self) -> impl Future<Output = Result<(), String>> {
+        self.check_figures()
+    }
+}
+
+async fn compare<S: Store + KeptFigures>(history: &[Op], store: S) -> Result<(), TestCaseError> {
     let mut expected = Model::new(MemoryStore::new()).await;
     let mut actual = Model::new(store).await;
     for (step, op) in history.iter().enumerate() {
@@ -55,6 +73,7 @@ async fn compare<S: Store>(history: &[Op], store: S) -> Result<(), TestCaseError
         }
     }
     actual.check_invariants(history.len() as u64).await;
+    actual.fx.engine.store().check().await.map_err(TestCaseError::fail)?;
     let want = expected.snapshot().await;
     let got = actual.snapshot().await;
     if want != got {

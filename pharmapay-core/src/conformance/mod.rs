@@ -313,6 +313,7 @@ macro_rules! store_conformance_tests {
             policies_are_managed_with_unique_active_names,
             settings_update_only_values_and_time_zones_must_exist,
             business_time_zone_moves_today,
+            time_zone_changes_refile_payments_by_business_day,
             dashboard_figures_follow_d12,
             audit_log_records_writes_with_reasons,
             idempotent_creates_replay_and_refuse_clashes,

@@ -124,7 +124,15 @@ pub enum Op {
     },
     /// Move the clock forward.
     AdvanceHours(u16),
+    /// Change the `TimeZone` setting, which moves payments between business days (D3, D41).
+    SetTimeZone {
+        /// Zone index.
+        zone: u8,
+    },
 }
+
+/// Zones far apart, so a change moves payments across days and months.
+const ZONES: [&str; 4] = ["UTC", "Asia/Kolkata", "Pacific/Kiritimati", "Pacific/Pago_Pago"];
 
 /// A strategy for one operation, weighted towards creates and payments.
 pub fn op() -> impl Strategy<Value = Op> {
@@ -145,6 +153,7 @@ pub fn op() -> impl Strategy<Value = Op> {
         1 => any::<u8>().prop_map(|payment| Op::DeletePayment { payment }),
         1 => any::<u8>().prop_map(|payment| Op::RestorePayment { payment }),
         1 => (1u16..=24 * 45).prop_map(Op::AdvanceHours),
+        1 => any::<u8>().prop_map(|zone| Op::SetTimeZone { zone }),
     ]
 }
 
@@ -305,6 +314,9 @@ impl<S: Store> Model<S> {
                 self.fx.advance(SignedDuration::from_hours(i64::from(hours)));
                 "ok".into()
             }
+            Op::SetTimeZone { zone } => {
+                outcome(engine.update_setting(admin, "TimeZone", ZONES[zone as usize % ZONES.len()]).await)
+            }
         }
     }
 
@@ -384,6 +396,61 @@ impl<S: Store> Model<S> {
         assert_eq!(summary.total_paid, paid.normalize(), "totalPaid (D12)");
         assert_eq!(summary.total_invoices, invoices.len() as u64, "totalInvoices");
         assert_eq!(summary.total_vendors, vendors.len() as u64, "totalVendors");
+
+        // The figures kept per business day (D41) against the payments themselves, in the
+        // zone the TimeZone setting names now.
+        let today = calendar.date_of(self.fx.engine.now());
+        let first_recent = today.checked_sub(jiff::Span::new().days(29)).expect("a date");
+        let recent = payments.iter().filter(|p| calendar.date_of(p.transaction_date) >= first_recent).count();
+        assert_eq!(summary.recent_transactions, recent as u64, "recent payments (D12) in the business zone");
+        let months = self.fx.engine.monthly_transactions(&self.fx.admin).await.expect("monthly");
+        for month in &months {
+            let theirs = payments.iter().filter(|p| {
+                let day = calendar.date_of(p.transaction_date);
+                format!("{:04}-{:02}", day.year(), day.month()) == month.month
+            });
+            let sum: Decimal = theirs.clone().map(|p| p.amount.get()).sum();
+            assert_eq!(month.total_amount, sum.normalize(), "the payments of {} (D12)", month.month);
+            assert_eq!(month.transaction_count, theirs.count() as u64, "the payments of {}", month.month);
+        }
+
+        // Top vendors: active vendors by balance, then name key, then id (D12).
+        let mut ranked: Vec<&Vendor> = vendors.iter().filter(|vendor| vendor.is_active).collect();
+        ranked.sort_by(|a, b| {
+            b.totals
+                .outstanding_balance
+                .cmp(&a.totals.outstanding_balance)
+                .then_with(|| crate::text::key(&a.name).cmp(&crate::text::key(&b.name)))
+                .then(a.id.cmp(&b.id))
+        });
+        let top = self.fx.engine.top_vendors(&self.fx.admin, 100).await.expect("top vendors");
+        let top: Vec<(VendorId, Decimal, u64)> =
+            top.iter().map(|top| (top.vendor_id, top.outstanding_balance, top.total_invoices)).collect();
+        let expected: Vec<(VendorId, Decimal, u64)> = ranked
+            .iter()
+            .map(|vendor| {
+                let active = invoices.iter().filter(|i| i.vendor_id == vendor.id && i.is_active).count();
+                (vendor.id, vendor.totals.outstanding_balance, active as u64)
+            })
+            .collect();
+        assert_eq!(top, expected, "top vendors from the kept balances");
+
+        // Unfiltered and state-only lists take their totals from kept counts.
+        let total = |page_total: u64, expected: usize, what: &str| assert_eq!(page_total, expected as u64, "{what}");
+        let page = InvoiceQuery { page: PageRequest::new(1, 1), ..InvoiceQuery::default() };
+        let listed = self.fx.engine.list_invoices(&self.fx.admin, &page).await.expect("invoices");
+        total(listed.total_count, invoices.len(), "every invoice");
+        for is_active in [true, false] {
+            let mut query = TransactionQuery { page: PageRequest::new(1, 1), ..TransactionQuery::default() };
+            query.filter.is_active = is_active;
+            let listed = self.fx.engine.list_transactions(&self.fx.admin, &query).await.expect("payments");
+            total(listed.total_count, self.all_payments(is_active).await.len(), "payments by state");
+            let mut query = VendorQuery { page: PageRequest::new(1, 1), ..VendorQuery::default() };
+            query.filter.is_active = is_active;
+            let listed = self.fx.engine.list_vendors(&self.fx.admin, &query).await.expect("vendors");
+            let expected = vendors.iter().filter(|vendor| vendor.is_active == is_active).count();
+            total(listed.total_count, expected, "vendors by state");
+        }
 
         self.check_paging(seed).await;
     }

@@ -212,13 +212,13 @@ impl<S: Store> PharmaPay<S> {
             }
         }
         let setting = self.store.get_setting(TIME_ZONE).await.map_err(store_error)?;
-        let calendar = match setting {
-            Some(setting) => BusinessCalendar::parse(&setting.value).unwrap_or_else(|_| {
-                warn!(zone = %setting.value, "the TimeZone setting is not a known zone; using UTC");
-                BusinessCalendar::utc()
-            }),
-            None => BusinessCalendar::utc(),
-        };
+        let value = setting.map(|setting| setting.value);
+        if let Some(value) = &value
+            && BusinessCalendar::parse(value).is_err()
+        {
+            warn!(zone = %value, "the TimeZone setting is not a known zone; using UTC");
+        }
+        let calendar = BusinessCalendar::from_setting(value.as_deref());
         self.remember_calendar(calendar.clone());
         Ok(calendar)
     }

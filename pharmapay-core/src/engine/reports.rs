@@ -1,14 +1,13 @@
 //! Settings (D3), dashboard figures (D12) and the audit log (D22). The Excel reports' use
 //! cases are [`crate::report`]'s.
 
-use jiff::Timestamp;
 use serde_json::json;
 use tracing::instrument;
 
 use super::{PharmaPay, RECENT_DAYS, store_error};
 use crate::access::{Access, Action, Collection, Principal};
 use crate::clock::{BusinessCalendar, MonthWindow};
-use crate::dashboard::{MonthlyTotal, Summary, TopVendor};
+use crate::dashboard::{MonthlyTotal, Summary, TopVendor, monthly_totals};
 use crate::domain::setting::TIME_ZONE;
 use crate::domain::{AuditEntry, AuditQuery, Invoice, Setting};
 use crate::error::{Entity, Error, Result};
@@ -64,7 +63,9 @@ impl<S: Store> PharmaPay<S> {
         };
         let mut ctx = self.ctx(principal);
         ctx.changes = Some(json!({ "key": key, "value": value }).to_string());
-        let setting = self.store.update_setting(key, value, ctx).await.map_err(store_error)?;
+        // D41: a new zone moves payments between business days, so the day figures are
+        // recomputed in the same transaction as the change.
+        let setting = self.store.update_setting(key, value, ctx, calendar.as_ref()).await.map_err(store_error)?;
         if let Some(calendar) = calendar {
             self.remember_calendar(calendar);
         }
@@ -80,7 +81,8 @@ impl<S: Store> PharmaPay<S> {
         let calendar = self.calendar().await?;
         let today = calendar.date_of(self.now());
         let first_recent_day = today.checked_sub(jiff::Span::new().days(RECENT_DAYS - 1)).unwrap_or(today);
-        self.store.dashboard_summary(calendar.start_of(first_recent_day)).await.map_err(store_error)
+        let figures = self.store.dashboard_figures(first_recent_day).await.map_err(store_error)?;
+        Ok(figures.summary())
     }
 
     /// Active vendors with the largest outstanding balances; `limit` is clamped to 1..=100.
@@ -109,18 +111,11 @@ impl<S: Store> PharmaPay<S> {
     /// [`Error::Forbidden`]; store failures.
     pub async fn monthly_transactions(&self, principal: &Principal) -> Result<Vec<MonthlyTotal>> {
         principal.require(Access::new(Collection::Dashboard, Action::Read))?;
-        let windows: Vec<MonthWindow> = self.calendar().await?.last_twelve_months(self.now());
-        let bounds: Vec<(Timestamp, Timestamp)> = windows.iter().map(|window| (window.start, window.end)).collect();
-        let totals = self.store.payment_totals(&bounds).await.map_err(store_error)?;
-        Ok(windows
-            .iter()
-            .zip(totals)
-            .map(|(window, total)| MonthlyTotal {
-                month: window.label(),
-                total_amount: total.total_amount.normalize(),
-                transaction_count: total.transaction_count,
-            })
-            .collect())
+        let months: Vec<MonthWindow> = self.calendar().await?.last_twelve_months(self.now());
+        let (Some(oldest), Some(newest)) = (months.last(), months.first()) else { return Ok(Vec::new()) };
+        let last_day = newest.month.last_of_month();
+        let days = self.store.day_figures(oldest.month, last_day).await.map_err(store_error)?;
+        Ok(monthly_totals(&months, &days))
     }
 
     /// A page of the audit log, newest first.

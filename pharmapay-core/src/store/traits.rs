@@ -30,16 +30,19 @@
 use std::future::Future;
 
 use jiff::Timestamp;
+use jiff::civil::Date;
 
 use super::{Credentials, LoginOutcome, NewUserRecord, PolicyHolder, SessionState, SignIn, StoreResult, WriteContext};
 use crate::access::Permission;
 use crate::auth::Secret;
-use crate::dashboard::{PeriodTotal, Summary, TopVendor};
+use crate::clock::BusinessCalendar;
+use crate::dashboard::TopVendor;
 use crate::domain::{
     AuditEntry, AuditQuery, Invoice, InvoiceDetail, InvoiceFilter, InvoiceQuery, NewAuditEntry, NewInvoice, NewPolicy,
     NewRole, NewTransaction, NewVendor, Policy, ProfileUpdate, Role, Setting, Transaction, TransactionFilter,
     TransactionQuery, User, UserUpdate, Vendor, VendorFilter, VendorQuery,
 };
+use crate::figures::{DayFigures, SummaryFigures};
 use crate::idempotency::{ClaimOutcome, IdempotencyClaim, IdempotencyKey};
 use crate::ids::{InvoiceId, PermissionId, PolicyId, RoleId, TransactionId, UserId, VendorId};
 use crate::paging::Page;
@@ -425,18 +428,22 @@ pub trait ReportStore: Send + Sync + 'static {
     /// One setting.
     fn get_setting(&self, key: &str) -> impl Future<Output = StoreResult<Option<Setting>>> + Send;
 
-    /// Changes a setting's value (`NotFound(Setting)` for an unknown key).
+    /// Changes a setting's value (`NotFound(Setting)` for an unknown key). With `days`, the
+    /// business calendar of a new `TimeZone`, every figure kept per business day is recomputed
+    /// in that calendar's days in the same transaction (D41).
     fn update_setting(
         &self,
         key: &str,
         value: String,
         ctx: WriteContext,
+        days: Option<&BusinessCalendar>,
     ) -> impl Future<Output = StoreResult<Setting>> + Send;
 
-    // Dashboard (D12)
+    // Dashboard (D12), from kept figures (D41)
 
-    /// The summary; payments dated at or after `recent_from` count as recent.
-    fn dashboard_summary(&self, recent_from: Timestamp) -> impl Future<Output = StoreResult<Summary>> + Send;
+    /// The installation's totals and the sum of the day figures from `first_recent_day` on,
+    /// read together.
+    fn dashboard_figures(&self, first_recent_day: Date) -> impl Future<Output = StoreResult<SummaryFigures>> + Send;
 
     /// Active vendors ranked by outstanding balance (desc), then name key, then id.
     fn top_vendors(&self, limit: u32) -> impl Future<Output = StoreResult<Vec<TopVendor>>> + Send;
@@ -448,11 +455,10 @@ pub trait ReportStore: Send + Sync + 'static {
         today_start: Timestamp,
     ) -> impl Future<Output = StoreResult<Vec<Invoice>>> + Send;
 
-    /// For each half-open window `[start, end)`, the sum and count of active payments dated in it.
-    fn payment_totals(
-        &self,
-        windows: &[(Timestamp, Timestamp)],
-    ) -> impl Future<Output = StoreResult<Vec<PeriodTotal>>> + Send;
+    /// The kept figures of the business days from `first` to `last`, both included, by day;
+    /// days without active payments may be left out.
+    fn day_figures(&self, first: Date, last: Date)
+    -> impl Future<Output = StoreResult<Vec<(Date, DayFigures)>>> + Send;
 
     // Audit (D22)
 

@@ -32,11 +32,6 @@ async fn active(conn: &mut Conn, sql: &'static str, id: i64) -> Result<bool> {
     Ok(row.map(|row| row.try_get::<bool, _>("is_active")).transpose()? == Some(true))
 }
 
-/// Whether the vendor is active, locked against concurrent deletes.
-pub(super) async fn active_vendor(conn: &mut Conn, id: i64) -> Result<bool> {
-    active(conn, concat!("SELECT is_active FROM vendors WHERE id = $1", for_share!()), id).await
-}
-
 /// Whether the role is active, locked against concurrent deletes.
 pub(super) async fn active_role(conn: &mut Conn, id: i64) -> Result<bool> {
     active(conn, concat!("SELECT is_active FROM roles WHERE id = $1", for_share!()), id).await

@@ -1,12 +1,15 @@
 //! Bulk imports: [`ImportStore`] over SQL. One transaction per call, multi-row inserts with
 //! ids reserved up front (so the ids returned follow the input order), no audit entries; the
-//! whole batch is checked before any of it is written.
+//! whole batch is checked before any of it is written, and the kept figures (D41) move once
+//! per call by what the whole batch contributes.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
+use pharmapay_core::figures::{FigureChange, InvoiceFacts, KeptFigures, PaymentFacts, VendorFacts};
 use pharmapay_core::ids::{InvoiceId, TransactionId, VendorId};
 use pharmapay_core::rules::ledger;
 use pharmapay_core::rules::vendors as vendor_rules;
+use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::store::{
     ImportStore, ImportedInvoice, ImportedTransaction, ImportedVendor, StoreResult, UniqueKey,
 };
@@ -15,6 +18,7 @@ use pharmapay_core::{Entity, StoreError};
 use sqlx::Row;
 
 use super::binds::{Binds, rows_in};
+use super::figures::{self, invoice_facts};
 use super::guards::existing_ids;
 use super::rows::{licences_json, micros, wide_decimal};
 use super::{Conn, IMPORT_CHUNK, Result, SqlStore, Table, answer, refused, reserve_ids};
@@ -80,6 +84,8 @@ impl ImportStore for SqlStore {
                 ]
             })
             .await?;
+            let facts = vendors.iter().map(|imported| VendorFacts { is_active: imported.is_active });
+            figures::apply(&mut db_tx, &KeptFigures::recount(facts).as_change()).await?;
             db_tx.commit().await?;
             Ok(ids.into_iter().map(VendorId).collect())
         })
@@ -135,6 +141,14 @@ impl ImportStore for SqlStore {
                 ]
             })
             .await?;
+            let facts = invoices.iter().map(|imported| InvoiceFacts {
+                vendor_id: imported.invoice.vendor_id,
+                is_active: imported.is_active,
+                amount: imported.invoice.amount.get(),
+                paid: Decimal::ZERO,
+                due_date: imported.invoice.due_date,
+            });
+            figures::apply(&mut db_tx, &KeptFigures::recount(facts).as_change()).await?;
             db_tx.commit().await?;
             Ok(ids.into_iter().map(InvoiceId).collect())
         })
@@ -147,10 +161,11 @@ impl ImportStore for SqlStore {
                 return Ok(Vec::new());
             }
             let mut db_tx = self.begin().await?;
+            let calendar = figures::write_calendar(&mut db_tx).await?;
             let invoice_ids: BTreeSet<i64> =
                 transactions.iter().map(|imported| imported.transaction.invoice_id.get()).collect();
-            let paid_totals = locked_paid_totals(&mut db_tx, &invoice_ids).await?;
-            if paid_totals.len() != invoice_ids.len() {
+            let invoices = locked_invoices(&mut db_tx, &invoice_ids).await?;
+            if invoices.len() != invoice_ids.len() {
                 return refused(StoreError::ParentInactive(Entity::Invoice));
             }
             // The paid totals grow by the active payments imported (D10), and stay within the
@@ -160,9 +175,18 @@ impl ImportStore for SqlStore {
                 *sums.entry(imported.transaction.invoice_id.get()).or_default() +=
                     i128::from(imported.transaction.amount.to_scaled());
             }
+            let mut change = FigureChange::new();
             for (invoice, sum) in &sums {
-                let paid = paid_totals.get(invoice).copied().unwrap_or_default();
-                ledger::check_paid_total(wide_decimal(i128::from(paid) + sum))?;
+                let before = invoices.get(invoice).copied().ok_or_else(|| Error::corrupt("a locked invoice is gone"))?;
+                let after = InvoiceFacts { paid: before.paid + wide_decimal(*sum), ..before };
+                ledger::check_paid_total(after.paid)?;
+                change.row(Some(&before), Some(&after));
+            }
+            for imported in &transactions {
+                let payment = &imported.transaction;
+                let facts =
+                    PaymentFacts::new(imported.is_active, payment.amount.get(), payment.transaction_date, &calendar);
+                change.row(None, Some(&facts));
             }
             let ids = reserve_ids(&mut db_tx, Table::Transactions, transactions.len()).await?;
             let head = "INSERT INTO transactions (id, invoice_id, amount, transaction_date, transaction_type, description, \
@@ -200,6 +224,7 @@ impl ImportStore for SqlStore {
                 );
                 binds.query(sql).execute(&mut *db_tx).await?;
             }
+            figures::apply(&mut db_tx, &change).await?;
             db_tx.commit().await?;
             Ok(ids.into_iter().map(TransactionId).collect())
         })
@@ -214,10 +239,15 @@ pub(super) async fn taken_numbers(conn: &mut Conn, keys: &BTreeSet<String>) -> R
     rows_in(conn, &keys, sql).await?.iter().map(|row| Ok(row.try_get::<String, _>(0)?)).collect()
 }
 
-/// The paid totals of the invoices among `ids` that exist, locked until the transaction ends.
-pub(super) async fn locked_paid_totals(conn: &mut Conn, ids: &BTreeSet<i64>) -> Result<HashMap<i64, i64>> {
+/// The facts of the invoices among `ids` that exist, locked until the transaction ends.
+pub(super) async fn locked_invoices(conn: &mut Conn, ids: &BTreeSet<i64>) -> Result<HashMap<i64, InvoiceFacts>> {
     let ids: Vec<i64> = ids.iter().copied().collect();
-    let sql = |list: &str| format!("SELECT id, paid FROM invoices WHERE id IN ({list}) ORDER BY id{}", for_update!());
+    let sql = |list: &str| {
+        format!(
+            "SELECT id, vendor_id, is_active, amount, paid, due_date FROM invoices WHERE id IN ({list}) ORDER BY id{}",
+            for_update!()
+        )
+    };
     let rows = rows_in(conn, &ids, sql).await?;
-    rows.iter().map(|row| Ok((row.try_get::<i64, _>("id")?, row.try_get::<i64, _>("paid")?))).collect()
+    rows.iter().map(|row| Ok((row.try_get::<i64, _>("id")?, invoice_facts(row, "amount", "paid")?))).collect()
 }

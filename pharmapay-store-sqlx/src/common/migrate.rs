@@ -9,6 +9,7 @@ use pharmapay_core::text::key;
 use sqlx::{Pool, Row};
 use tracing::info;
 
+use super::figures;
 use super::guards::insert_policy_permissions;
 use super::rows::micros;
 use super::{BACKEND, Conn, Db, MIGRATIONS, MIGRATIONS_TABLE, Result, after_seed, begin_write, lock};
@@ -44,6 +45,18 @@ pub(crate) async fn migrate(pool: &Pool<Db>) -> Result<()> {
         sqlx::raw_sql(migration.sql).execute(&mut *db_tx).await?;
         if migration.seeds {
             write_seed(&mut db_tx).await?;
+        }
+        if migration.recounts_figures {
+            let calendar = figures::write_calendar(&mut db_tx).await?;
+            let recounted = figures::recount(&mut db_tx, &calendar).await?;
+            figures::replace(&mut db_tx, &recounted).await?;
+            info!(
+                backend = BACKEND,
+                vendors = recounted.totals.vendors,
+                invoices = recounted.totals.invoices,
+                payments = recounted.totals.payments,
+                "recounted the kept figures"
+            );
         }
         sqlx::query(
             "INSERT INTO _pharmapay_migrations (version, description, checksum, applied_at) VALUES ($1, $2, $3, $4)",

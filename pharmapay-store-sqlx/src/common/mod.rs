@@ -20,8 +20,9 @@
 //!   completes the idempotency claim and commits), and the small reads and writes every family
 //!   shares. The SQL fragments statements share, and the statements worth naming, are
 //!   `crate::statements`'.
-//! - `binds.rs` (statements built at run time, pages, `IN` lists), `rows.rs` (stored values
-//!   and rows as domain values), `guards.rs` (the facts writes load under their locks: active
+//! - `binds.rs` (statements built at run time, pages, `IN` lists), `figures.rs` (the kept
+//!   figures of D41: applying a write's change, reading and recounting them), `rows.rs` (stored
+//!   values and rows as domain values), `guards.rs` (the facts writes load under their locks: active
 //!   parents, taken unique keys, grants, token bookkeeping), `migrate.rs` (migrations and the
 //!   seed).
 //! - One file per purpose of the contract, as `pharmapay_core::store` is split: `sessions.rs`,
@@ -29,13 +30,17 @@
 
 mod access;
 mod binds;
+mod figures;
 mod guards;
 mod imports;
-mod ledger;
+mod invoices;
 mod migrate;
+mod payments;
 mod reports;
 mod rows;
+mod search;
 mod sessions;
+mod vendors;
 
 use pharmapay_core::domain::NewAuditEntry;
 use pharmapay_core::ids::UserId;
@@ -45,11 +50,12 @@ use pharmapay_core::{Entity, StoreError};
 use sqlx::Pool;
 
 use super::{
-    BACKEND, Db, IN_ORDER_PLACEHOLDER, MIGRATIONS, MIGRATIONS_TABLE, Table, after_seed, begin_write, lock, reserve_ids,
+    BACKEND, Db, IN_ORDER_PLACEHOLDER, MIGRATIONS, MIGRATIONS_TABLE, SEARCH_INDEX, Table, after_seed, begin_write,
+    lock, reserve_ids,
 };
 use crate::error::Error;
 use crate::statements;
-use crate::{Lock, StoreOptions};
+use crate::{Lock, SearchIndex, StoreOptions};
 pub(crate) use migrate::migrate;
 use rows::micros;
 
@@ -194,6 +200,27 @@ impl SqlStore {
     /// [`StoreError::Unavailable`] or [`StoreError::Backend`] when the statement fails.
     pub async fn analyze(&self) -> StoreResult<()> {
         Ok(super::analyze(self).await?)
+    }
+
+    /// Checks that every kept figure (D41) equals the figure recounted from the rows; the
+    /// property and differential tests call it after their steps.
+    ///
+    /// # Errors
+    /// A description of both sets of figures when they differ, or a store failure.
+    pub async fn check_figures(&self) -> Result<(), String> {
+        let check = async {
+            let mut db_tx = self.begin().await?;
+            let calendar = figures::write_calendar(&mut db_tx).await?;
+            let kept = figures::kept(&mut db_tx).await?;
+            let recounted = figures::recount(&mut db_tx, &calendar).await?;
+            db_tx.rollback().await?;
+            Ok::<_, Error>((kept, recounted))
+        };
+        match check.await {
+            Ok((kept, recounted)) if kept == recounted => Ok(()),
+            Ok((kept, recounted)) => Err(format!("kept figures {kept:?} differ from the recount {recounted:?}")),
+            Err(error) => Err(format!("the figures could not be read: {error}")),
+        }
     }
 
     /// Applies the embedded migrations not yet applied; harmless to call again (connecting

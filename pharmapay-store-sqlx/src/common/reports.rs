@@ -1,24 +1,27 @@
-//! Settings, dashboard figures, the audit log and exports: [`ReportStore`] over SQL. Figures
-//! are one-row aggregates over covering indexes, split into exact halves past 64 bits (D12);
-//! exports are keyset pages in id order (D26).
+//! Settings, dashboard figures, the audit log and exports: [`ReportStore`] over SQL. Dashboard
+//! figures read the kept figures (D12, D41): the totals row, a month's day rows, the vendors
+//! index by balance; a new `TimeZone` recounts the day figures in its own transaction. Exports
+//! are keyset pages in id order (D26).
 
-use pharmapay_core::dashboard::{PeriodTotal, Summary, TopVendor};
+use pharmapay_core::BusinessCalendar;
+use pharmapay_core::dashboard::TopVendor;
 use pharmapay_core::domain::{
     AuditEntry, AuditQuery, Invoice, InvoiceFilter, Setting, Transaction, TransactionFilter, Vendor, VendorFilter,
 };
+use pharmapay_core::figures::{DayFigures, SummaryFigures, day_key};
 use pharmapay_core::ids::{InvoiceId, TransactionId, VendorId};
 use pharmapay_core::jiff::Timestamp;
+use pharmapay_core::jiff::civil::Date;
 use pharmapay_core::store::{ReportStore, StoreResult, WriteContext};
 use pharmapay_core::{Entity, Page, StoreError};
-use sqlx::{AssertSqlSafe, Row};
+use sqlx::Row;
 
 use super::binds::{Binds, conditions, instant_range, page_binds};
-use super::ledger::invoice_conditions;
-use super::ledger::transaction_conditions;
-use super::ledger::vendor_conditions;
-use super::rows::{
-    audit_from, count, exact_sum, invoice_from, micros, setting_from, transaction_from, vendor_from, wide_decimal,
-};
+use super::figures::{self, pair_of};
+use super::invoices::invoice_conditions;
+use super::payments::transaction_conditions;
+use super::rows::{audit_from, count, invoice_from, setting_from, transaction_from, vendor_from};
+use super::vendors::vendor_conditions;
 use super::{DbRow, Result, SqlStore, answer, insert_audit, refused};
 use crate::statements;
 
@@ -72,7 +75,13 @@ impl ReportStore for SqlStore {
         .await
     }
 
-    async fn update_setting(&self, key: &str, value: String, ctx: WriteContext) -> StoreResult<Setting> {
+    async fn update_setting(
+        &self,
+        key: &str,
+        value: String,
+        ctx: WriteContext,
+        days: Option<&BusinessCalendar>,
+    ) -> StoreResult<Setting> {
         answer(async move {
             let mut db_tx = self.begin().await?;
             let row = sqlx::query("UPDATE settings SET value = $2 WHERE key = $1 RETURNING key, value, description")
@@ -82,6 +91,9 @@ impl ReportStore for SqlStore {
                 .await?;
             let Some(row) = row else { return refused(StoreError::NotFound(Entity::Setting)) };
             let setting = setting_from(&row)?;
+            if let Some(calendar) = days {
+                figures::recount_days(&mut db_tx, calendar).await?;
+            }
             // A setting has no numeric id: its audit entry names the entity alone.
             insert_audit(&mut db_tx, ctx.audit("update", Entity::Setting, None)).await?;
             db_tx.commit().await?;
@@ -90,17 +102,18 @@ impl ReportStore for SqlStore {
         .await
     }
 
-    async fn dashboard_summary(&self, recent_from: Timestamp) -> StoreResult<Summary> {
+    async fn dashboard_figures(&self, first_recent_day: Date) -> StoreResult<SummaryFigures> {
         answer(async move {
-            // One row of five one-row aggregates, each over its own (covering) index.
-            let row =
-                sqlx::query(statements::DASHBOARD_SUMMARY).bind(micros(recent_from)).fetch_one(&self.reader).await?;
-            Ok(Summary {
-                total_vendors: count(row.try_get("n_vendors")?),
-                total_invoices: count(row.try_get("n_invoices")?),
-                total_due: wide_decimal(exact_sum(&row, "invoiced")? - exact_sum(&row, "invoice_paid")?),
-                total_paid: wide_decimal(exact_sum(&row, "payments")?),
-                recent_transactions: count(row.try_get("n_recent")?),
+            let row = sqlx::query(statements::DASHBOARD_FIGURES)
+                .bind(day_key(first_recent_day))
+                .fetch_one(&self.reader)
+                .await?;
+            Ok(SummaryFigures {
+                totals: figures::ledger_totals_from(&row)?,
+                recent: DayFigures {
+                    payments: row.try_get("recent_payments")?,
+                    amount: pair_of(&row, "recent_amount")?,
+                },
             })
         })
         .await
@@ -114,8 +127,8 @@ impl ReportStore for SqlStore {
                     Ok(TopVendor {
                         vendor_id: VendorId(row.try_get("id")?),
                         vendor_name: row.try_get("name")?,
-                        outstanding_balance: wide_decimal(exact_sum(row, "balance")?),
-                        total_invoices: count(row.try_get("n_invoices")?),
+                        outstanding_balance: pair_of(row, "outstanding")?,
+                        total_invoices: count(row.try_get("active_invoices")?),
                     })
                 })
                 .collect()
@@ -131,26 +144,14 @@ impl ReportStore for SqlStore {
         .await
     }
 
-    async fn payment_totals(&self, windows: &[(Timestamp, Timestamp)]) -> StoreResult<Vec<PeriodTotal>> {
+    async fn day_figures(&self, first: Date, last: Date) -> StoreResult<Vec<(Date, DayFigures)>> {
         answer(async move {
-            let mut totals = vec![PeriodTotal::default(); windows.len()];
-            let mut conn = self.read().await?;
-            // One statement per hundred windows: each window is a range scan of the covering index
-            // `transactions_by_date`.
-            for (chunk_index, chunk) in windows.chunks(100).enumerate() {
-                let mut query = sqlx::query(AssertSqlSafe(statements::payment_totals(chunk.len())));
-                for (start, end) in chunk {
-                    query = query.bind(micros(*start)).bind(micros(*end));
-                }
-                for row in query.fetch_all(&mut *conn).await? {
-                    let index = usize::try_from(row.try_get::<i64, _>("window_index")?).unwrap_or(usize::MAX);
-                    if let Some(total) = totals.get_mut(chunk_index * 100 + index) {
-                        total.total_amount = wide_decimal(exact_sum(&row, "total")?);
-                        total.transaction_count = count(row.try_get("n_payments")?);
-                    }
-                }
-            }
-            Ok(totals)
+            let rows = sqlx::query(statements::DAY_FIGURES)
+                .bind(day_key(first))
+                .bind(day_key(last))
+                .fetch_all(&self.reader)
+                .await?;
+            rows.iter().map(figures::day_from).collect()
         })
         .await
     }

@@ -20,6 +20,7 @@ use pharmapay_core::store::Credentials;
 use sqlx::Row;
 
 use super::binds::Binds;
+use super::figures::pair_of;
 use super::{Conn, DbRow, Result, row_by_id};
 use crate::error::Error;
 use crate::statements;
@@ -46,13 +47,6 @@ pub(super) fn difference(a: i64, b: i64) -> Decimal {
 /// A scaled value wider than 64 bits, as a normalised decimal.
 pub(super) fn wide_decimal(scaled: i128) -> Decimal {
     Decimal::from_i128_with_scale(scaled, pharmapay_core::money::MAX_FRACTION_DIGITS).normalize()
-}
-
-/// Adds up the two columns written by `exact_sum!` (or a balance pair) under `alias`.
-pub(super) fn exact_sum(row: &DbRow, alias: &str) -> Result<i128> {
-    let high: i64 = row.try_get(format!("{alias}_high").as_str())?;
-    let low: i64 = row.try_get(format!("{alias}_low").as_str())?;
-    Ok(i128::from(high) * 4_294_967_296 + i128::from(low))
 }
 
 pub(super) fn count(value: i64) -> u64 {
@@ -93,8 +87,8 @@ pub(super) fn licences_json(numbers: &[String]) -> String {
 
 pub(super) fn vendor_from(row: &DbRow) -> Result<Vendor> {
     let licences: &str = row.try_get("additional_drug_license_numbers")?;
-    let total_value = wide_decimal(exact_sum(row, "total_value")?);
-    let total_paid = wide_decimal(exact_sum(row, "total_paid")?);
+    let total_value = pair_of(row, "invoiced")?;
+    let total_paid = total_value - pair_of(row, "outstanding")?;
     Ok(Vendor {
         id: VendorId(row.try_get("id")?),
         name: row.try_get("name")?,

@@ -19,10 +19,11 @@ use pharmapay_core::{Entity, StoreError};
 use sqlx::Row;
 
 use super::guards::{check_free, exists, insert_user_row, permissions_of, user_tokens_for_change, write_token_state};
-use super::ledger::insert_vendor_row;
 use super::rows::{MICROS_PER_SECOND, credentials_from, instant, login_attempts_from, micros, user_in, vendor_in};
+use super::vendors::{change_vendor_state, insert_vendor_row};
 use super::{Conn, Result, SqlStore, answer, insert_audit, refused, written};
 use crate::Lock;
+use crate::error::Error;
 use crate::statements;
 
 /// The failures recorded for an email key, locked for a change (none when no row exists).
@@ -81,12 +82,16 @@ impl SessionStore for SqlStore {
         answer(async move {
             // One onboarding at a time: the checks below see the winner's commit.
             let mut db_tx = self.begin_locked(Lock::Onboarding).await?;
-            let existing =
-                sqlx::query(concat!("SELECT id FROM vendors WHERE vendor_type = 'OwnPharmacy'", for_update!()))
-                    .fetch_optional(&mut *db_tx)
-                    .await?
-                    .map(|row| row.try_get::<i64, _>(0))
-                    .transpose()?;
+            let existing = sqlx::query(concat!(
+                "SELECT id, is_active FROM vendors WHERE vendor_type = 'OwnPharmacy'",
+                for_update!()
+            ))
+            .fetch_optional(&mut *db_tx)
+            .await?
+            .map(|row| Ok::<_, Error>((row.try_get::<i64, _>("id")?, row.try_get::<bool, _>("is_active")?)))
+            .transpose()?;
+            let was_active = existing.map(|(_, is_active)| is_active);
+            let existing = existing.map(|(id, _)| id);
             let has_users = exists(&mut db_tx, sqlx::query("SELECT EXISTS (SELECT 1 FROM users)")).await?;
             let pharmacy_row = installation::onboard(Installation { own_pharmacy: existing.map(VendorId), has_users })?;
             // Check the admin first so that nothing changes when it is refused.
@@ -108,6 +113,7 @@ impl SessionStore for SqlStore {
                     .bind(micros(ctx.at))
                     .execute(&mut *db_tx)
                     .await?;
+                    change_vendor_state(&mut db_tx, was_active, Some(true)).await?;
                     id
                 }
                 PharmacyRow::Insert => insert_vendor_row(&mut db_tx, &pharmacy, ctx.at).await?,

@@ -422,7 +422,7 @@ fn statements_for(endpoint: Endpoint, context: &Context) -> Vec<(&'static str, V
         Endpoint::InvoicesOverdue => {
             let today = context.today_start();
             vec![
-                ("store", with_session(Statement::new(sql::INVOICES_OVERDUE, vec![today, 15, 0, today]))),
+                ("store", with_session(Statement::new(sql::INVOICES_OVERDUE, vec![today, today, 15, 0]))),
                 ("page only", vec![Statement::new(sql::INVOICES_OVERDUE_PAGE_ONLY, vec![today, 15, 0])]),
                 ("count over rows", vec![Statement::new(sql::INVOICES_OVERDUE_ROW_COUNT, vec![today])]),
             ]
@@ -433,10 +433,7 @@ fn statements_for(endpoint: Endpoint, context: &Context) -> Vec<(&'static str, V
         Endpoint::Summary => vec![("store", with_session(Statement::new(sql::SUMMARY, vec![context.recent_from()])))],
         Endpoint::TopVendors => vec![("store", with_session(Statement::new(sql::top_vendors(), vec![5])))],
         Endpoint::RecentInvoices => vec![("store", with_session(Statement::new(sql::RECENT_INVOICES, vec![5])))],
-        Endpoint::Monthly => vec![
-            ("store", with_session(Statement::new(sql::monthly_union(), context.month_bounds()))),
-            ("single scan", with_session(Statement::new(sql::monthly_single_scan(), context.month_starts_and_end()))),
-        ],
+        Endpoint::Monthly => vec![("store", with_session(Statement::new(sql::MONTHLY, context.month_days())))],
         Endpoint::CreatePayment | Endpoint::Login | Endpoint::VendorDuringLogins => Vec::new(),
     }
 }
@@ -450,6 +447,7 @@ fn expected_statements() -> Vec<String> {
         sql::INVOICES_OVERDUE,
         sql::SUMMARY,
         sql::RECENT_INVOICES,
+        sql::MONTHLY,
         sql::ADD_PAID,
         sql::INSERT_PAYMENT,
         sql::INSERT_AUDIT,
@@ -457,7 +455,7 @@ fn expected_statements() -> Vec<String> {
     .iter()
     .map(|text| (*text).to_owned())
     .collect();
-    expected.extend([sql::vendors_by_balance(), sql::top_vendors(), sql::monthly_union()]);
+    expected.extend([sql::vendors_by_balance(), sql::top_vendors()]);
     expected
 }
 

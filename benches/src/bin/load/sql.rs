@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use pharmapay_benches::stats::{Latencies, per_second};
 use pharmapay_core::BusinessCalendar;
+use pharmapay_core::figures::day_key;
 use pharmapay_core::jiff::{Timestamp, ToSpan};
 use pharmapay_store_sqlx::statements;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
@@ -27,19 +28,20 @@ pub const SESSION: &str = statements::SESSION_STATE;
 /// One vendor with its totals (`VendorStore::get_vendor`).
 pub const GET_VENDOR: &str = statements::VENDOR_BY_ID;
 
-/// The default invoice page: every invoice, newest invoice date first, 15 a page.
-pub const INVOICES_DEFAULT: &str = "SELECT (SELECT COUNT(*) FROM invoices i WHERE TRUE) AS total_count, i.id, i.vendor_id, \
-v.name AS vendor_name, i.invoice_number, i.amount, i.paid, i.invoice_date, i.due_date, i.description, i.is_active, \
-i.created_at, i.updated_at FROM invoices i JOIN vendors v ON v.id = i.vendor_id WHERE TRUE \
+/// The default invoice page: every invoice, newest invoice date first, 15 a page, counted from
+/// the kept totals (D41).
+pub const INVOICES_DEFAULT: &str = "SELECT (SELECT (1) * t.invoices FROM ledger_totals t WHERE t.id = 1) AS total_count, \
+i.id, i.vendor_id, v.name AS vendor_name, i.invoice_number, i.amount, i.paid, i.invoice_date, i.due_date, i.description, \
+i.is_active, i.created_at, i.updated_at FROM invoices i JOIN vendors v ON v.id = i.vendor_id WHERE TRUE \
 ORDER BY i.invoice_date DESC, i.id DESC LIMIT $1 OFFSET $2";
 
 /// Overdue invoices by pending amount, largest first, with their total count summed from the
-/// open-invoice counts per due date (binds: today's start, limit, offset, today's start).
-pub const INVOICES_OVERDUE: &str = "SELECT (SELECT CAST(COALESCE(SUM(open_count), 0) AS BIGINT) FROM invoice_open_counts \
-WHERE due_date < $4) AS total_count, i.id, i.vendor_id, v.name AS vendor_name, i.invoice_number, i.amount, i.paid, \
-i.invoice_date, i.due_date, i.description, i.is_active, i.created_at, i.updated_at FROM invoices i \
-JOIN vendors v ON v.id = i.vendor_id WHERE i.is_active AND i.amount - i.paid > 0 AND i.due_date < $1 \
-ORDER BY (i.amount - i.paid) DESC, i.id DESC LIMIT $2 OFFSET $3";
+/// kept open-invoice counts per due date (binds: today's start twice, limit, offset).
+pub const INVOICES_OVERDUE: &str = "SELECT (SELECT (1) * (SELECT CAST(COALESCE(SUM(c.open_count), 0) AS BIGINT) \
+FROM invoice_open_counts c WHERE c.due_date < $2) FROM ledger_totals t WHERE t.id = 1) AS total_count, i.id, i.vendor_id, \
+v.name AS vendor_name, i.invoice_number, i.amount, i.paid, i.invoice_date, i.due_date, i.description, i.is_active, \
+i.created_at, i.updated_at FROM invoices i JOIN vendors v ON v.id = i.vendor_id \
+WHERE i.is_active AND i.amount - i.paid > 0 AND i.due_date < $1 ORDER BY (i.amount - i.paid) DESC, i.id DESC LIMIT $3 OFFSET $4";
 
 /// The page of overdue invoices alone, without the total count (shown for the diagnosis, not
 /// a ceiling).
@@ -53,28 +55,19 @@ ORDER BY (i.amount - i.paid) DESC, i.id DESC LIMIT $2 OFFSET $3";
 pub const INVOICES_OVERDUE_ROW_COUNT: &str =
     "SELECT COUNT(*) FROM invoices i WHERE i.is_active AND i.amount - i.paid > 0 AND i.due_date < $1";
 
-/// Each active vendor's balance, as the store computes it.
-const VENDOR_BALANCES: &str = statements::VENDOR_BALANCES;
-
-/// The vendor page sorted by outstanding balance, largest first (10 a page).
+/// The vendor page sorted by outstanding balance, largest first (10 a page), along the index of
+/// the kept balances.
 pub fn vendors_by_balance() -> String {
-    format!(
-        "SELECT (SELECT COUNT(*) FROM vendors v WHERE v.is_active) AS total_count, v.id, v.name, v.vendor_type, \
-v.address, v.phone, v.email, v.drug_license_number1, v.drug_license_number2, v.additional_drug_license_numbers, \
-v.is_active, v.created_at, v.updated_at, \
-(SELECT CAST(COALESCE(SUM(vi.amount / 4294967296), 0) AS BIGINT) FROM invoices vi WHERE vi.vendor_id = v.id AND vi.is_active) AS total_value_high, \
-(SELECT CAST(COALESCE(SUM(vi.amount % 4294967296), 0) AS BIGINT) FROM invoices vi WHERE vi.vendor_id = v.id AND vi.is_active) AS total_value_low, \
-(SELECT CAST(COALESCE(SUM(vi.paid / 4294967296), 0) AS BIGINT) FROM invoices vi WHERE vi.vendor_id = v.id AND vi.is_active) AS total_paid_high, \
-(SELECT CAST(COALESCE(SUM(vi.paid % 4294967296), 0) AS BIGINT) FROM invoices vi WHERE vi.vendor_id = v.id AND vi.is_active) AS total_paid_low \
-FROM (SELECT v.id AS page_id, COALESCE(b.balance_high, 0) AS sort_0, COALESCE(b.balance_low, 0) AS sort_1 FROM vendors v \
-LEFT JOIN ({VENDOR_BALANCES}) b ON b.vendor_id = v.id WHERE v.is_active \
-ORDER BY COALESCE(b.balance_high, 0) DESC, COALESCE(b.balance_low, 0) DESC, v.id DESC LIMIT $1 OFFSET $2) page \
-JOIN vendors v ON v.id = page.page_id ORDER BY page.sort_0 DESC, page.sort_1 DESC, v.id DESC"
-    )
+    "SELECT (SELECT (1) * t.active_vendors FROM ledger_totals t WHERE t.id = 1) AS total_count, v.id, v.name, \
+v.vendor_type, v.address, v.phone, v.email, v.drug_license_number1, v.drug_license_number2, \
+v.additional_drug_license_numbers, v.is_active, v.created_at, v.updated_at, v.active_invoices, v.invoiced_high, \
+v.invoiced_low, v.outstanding_high, v.outstanding_low FROM vendors v WHERE v.is_active \
+ORDER BY v.outstanding_high DESC, v.outstanding_low DESC, v.id DESC LIMIT $1 OFFSET $2"
+        .to_owned()
 }
 
-/// The dashboard summary's five aggregates in one row.
-pub const SUMMARY: &str = statements::DASHBOARD_SUMMARY;
+/// The dashboard summary: the kept totals and the recent days' figures in one row.
+pub const SUMMARY: &str = statements::DASHBOARD_FIGURES;
 
 /// The five active vendors with the largest balances.
 pub fn top_vendors() -> String {
@@ -84,25 +77,8 @@ pub fn top_vendors() -> String {
 /// The five newest invoices.
 pub const RECENT_INVOICES: &str = statements::RECENT_INVOICES;
 
-/// Twelve monthly payment totals as the store asks for them: one range scan of the covering
-/// index `transactions_by_date` per month, in one `UNION ALL` statement.
-pub fn monthly_union() -> String {
-    statements::payment_totals(12)
-}
-
-/// The same twelve totals from one range scan over the whole year, bucketed by month: the
-/// other way to write it over the same covering index. The best of the two is the ceiling.
-/// Binds the twelve window starts, newest first, then the end of the newest window.
-pub fn monthly_single_scan() -> String {
-    let buckets: Vec<String> =
-        (0..12).map(|index| format!("WHEN transaction_date >= ${} THEN {index}", index + 1)).collect();
-    format!(
-        "SELECT CASE {} END AS window_index, CAST(COALESCE(SUM(amount / 4294967296), 0) AS BIGINT) AS total_high, \
-CAST(COALESCE(SUM(amount % 4294967296), 0) AS BIGINT) AS total_low, COUNT(*) AS n_payments FROM transactions \
-WHERE transaction_date >= $12 AND transaction_date < $13 AND is_active GROUP BY 1",
-        buckets.join(" ")
-    )
-}
+/// The kept figures of the twelve months' days (at most 366 rows), as the store reads them.
+pub const MONTHLY: &str = statements::DAY_FIGURES;
 
 /// Moves a paid total and returns the invoice as it now stands (`Store::insert_transaction`,
 /// first statement).
@@ -153,29 +129,18 @@ impl Context {
         Self::micros(self.calendar.start_of(self.calendar.date_of(self.now)))
     }
 
-    /// The first instant of the dashboard's thirty recent days.
+    /// The key of the first of the dashboard's thirty recent days.
     pub fn recent_from(&self) -> i64 {
         let today = self.calendar.date_of(self.now);
-        let first = today.checked_sub(29.days()).unwrap_or(today);
-        Self::micros(self.calendar.start_of(first))
+        day_key(today.checked_sub(29.days()).unwrap_or(today))
     }
 
-    /// The twelve month windows' bounds, current month first, as the dashboard binds them.
-    pub fn month_bounds(&self) -> Vec<i64> {
-        self.calendar
-            .last_twelve_months(self.now)
-            .iter()
-            .flat_map(|window| [Self::micros(window.start), Self::micros(window.end)])
-            .collect()
-    }
-
-    /// The twelve window starts, newest first, then the end of the newest window, as
-    /// [`monthly_single_scan`] binds them.
-    pub fn month_starts_and_end(&self) -> Vec<i64> {
-        let windows = self.calendar.last_twelve_months(self.now);
-        let mut bounds: Vec<i64> = windows.iter().map(|window| Self::micros(window.start)).collect();
-        bounds.push(windows.first().map_or(0, |window| Self::micros(window.end)));
-        bounds
+    /// The keys of the first and the last day of the dashboard's twelve months.
+    pub fn month_days(&self) -> Vec<i64> {
+        let months = self.calendar.last_twelve_months(self.now);
+        let first = months.last().map_or(0, |window| day_key(window.month));
+        let last = months.first().map_or(0, |window| day_key(window.month.last_of_month()));
+        vec![first, last]
     }
 
     /// The session check.
@@ -549,13 +514,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_monthly_statements_bind_twelve_windows() {
-        let union = monthly_union();
-        assert_eq!(union.matches("UNION ALL").count(), 11);
-        assert!(union.contains("transaction_date < $24 AND is_active"));
-        let single = monthly_single_scan();
-        assert!(single.contains("WHEN transaction_date >= $12 THEN 11"));
-        assert!(single.contains("transaction_date < $13 AND"));
+    fn the_dashboard_reads_day_keys() {
+        let context = Context {
+            admin_id: 1,
+            vendor_id: 2,
+            calendar: BusinessCalendar::utc(),
+            now: "2024-05-20T10:00:00Z".parse().unwrap(),
+        };
+        assert_eq!(context.recent_from(), 20_240_421);
+        assert_eq!(context.month_days(), vec![20_230_601, 20_240_531]);
     }
 
     #[test]

@@ -40,6 +40,7 @@ pub use reports::{
     business_time_zone_moves_today, dashboard_figures_follow_d12, exports_read_in_id_batches_with_the_list_filters,
     idempotent_creates_replay_and_refuse_clashes, imports_keep_paid_totals_and_unique_numbers,
     parallel_idempotent_retries_create_one_record, settings_update_only_values_and_time_zones_must_exist,
+    time_zone_changes_refile_payments_by_business_day,
 };
 pub use sessions::{
     concurrent_onboarding_makes_exactly_one_admin, control_characters_never_reach_the_store,

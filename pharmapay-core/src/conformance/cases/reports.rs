@@ -65,6 +65,57 @@ pub async fn business_time_zone_moves_today<S: Store>(store: S) {
     assert_eq!(overdue.items.iter().map(|i| i.id).collect::<Vec<_>>(), [invoice.id], "list filters use the same today");
 }
 
+/// A change of the TimeZone setting files every payment under its business day in the new
+/// zone at once, for the recent payments and the months alike, and later writes follow it
+/// (D3, D12, D41).
+pub async fn time_zone_changes_refile_payments_by_business_day<S: Store>(store: S) {
+    let fx = Fixture::new(store).await;
+    fx.advance(SignedDuration::from_hours(1)); // 10 May, 11:00 UTC and 16:30 in Kolkata.
+    let vendor = fx.vendor("Zones").await;
+    let invoice = fx.invoice(vendor.id, "TZ-1", "1000", "2024-06-01T00:00:00Z").await;
+    let pay = |paid: &str, date: &str| {
+        let input = NewTransaction { transaction_date: ts(date), ..fx.new_payment(invoice.id, paid) };
+        let engine = &fx.engine;
+        let admin = &fx.admin;
+        async move { created(engine.create_transaction(admin, input, None).await.unwrap()) }
+    };
+    let month_end = pay("1", "2024-04-30T20:00:00Z").await; // UTC: 30 April. Kolkata: 1 May.
+    pay("2", "2024-04-10T20:00:00Z").await; // UTC: 10 April, not recent. Kolkata: 11 April, recent.
+    let months = |totals: Vec<crate::dashboard::MonthlyTotal>| -> Vec<(String, u64, String)> {
+        totals[..2].iter().map(|m| (m.month.clone(), m.transaction_count, m.total_amount.to_string())).collect()
+    };
+    let figures = || async {
+        let summary = fx.engine.dashboard_summary(&fx.admin).await.unwrap();
+        let monthly = fx.engine.monthly_transactions(&fx.admin).await.unwrap();
+        (summary.recent_transactions, months(monthly))
+    };
+    let utc = figures().await;
+    assert_eq!(utc, (1, vec![("2024-05".into(), 0, "0".into()), ("2024-04".into(), 2, "3".into())]), "UTC days");
+
+    fx.engine.update_setting(&fx.admin, "TimeZone", "Asia/Kolkata").await.unwrap();
+    let kolkata = figures().await;
+    assert_eq!(
+        kolkata,
+        (2, vec![("2024-05".into(), 1, "1".into()), ("2024-04".into(), 1, "2".into())]),
+        "the change refiles the payments already kept"
+    );
+    fx.engine.delete_transaction(&fx.admin, month_end.id, None).await.unwrap();
+    pay("4", "2024-04-30T19:00:00Z").await; // Kolkata: 1 May, 00:30.
+    let after = figures().await;
+    assert_eq!(
+        after,
+        (2, vec![("2024-05".into(), 1, "4".into()), ("2024-04".into(), 1, "2".into())]),
+        "writes after the change file their payments under the new zone's days"
+    );
+
+    fx.engine.update_setting(&fx.admin, "TimeZone", "UTC").await.unwrap();
+    assert_eq!(
+        figures().await,
+        (1, vec![("2024-05".into(), 0, "0".into()), ("2024-04".into(), 2, "6".into())]),
+        "and back"
+    );
+}
+
 /// Dashboard figures as D12 defines them.
 pub async fn dashboard_figures_follow_d12<S: Store>(store: S) {
     let fx = Fixture::new(store).await;

@@ -1,0 +1,397 @@
+//! Kept figures over SQL (D41): applying a write's [`FigureChange`] in its own transaction,
+//! reading the figures back, and recounting them from the rows.
+//!
+//! What a row contributes is `pharmapay_core::figures`' to say; this file only stores the
+//! result. Wide sums are exact pairs (`<name>_high`, `<name>_low`, value = high * 2^32 + low,
+//! 0 <= low < 2^32, see migration 4): a change is added as a pair of the same form and the
+//! carry of the low halves moves into the high half, so no statement ever overflows 64 bits.
+//! Figure rows are changed in one order (vendors by id, due dates, days, then the totals), after
+//! the payments and invoices a write locks, so concurrent writers never wait in a cycle.
+
+use pharmapay_core::BusinessCalendar;
+use pharmapay_core::domain::setting::TIME_ZONE;
+use pharmapay_core::figures::{
+    Contribution, DayFigures, FigureChange, InvoiceFacts, KeptCount, KeptFigures, KeptTerm, LedgerTotals, PaymentFacts,
+    VendorFacts, VendorFigures, day_key, day_of_key, days_of,
+};
+use pharmapay_core::ids::VendorId;
+use pharmapay_core::jiff::Timestamp;
+use pharmapay_core::jiff::civil::Date;
+use pharmapay_core::money::MAX_FRACTION_DIGITS;
+use pharmapay_core::rust_decimal::Decimal;
+use sqlx::Row;
+
+use super::binds::{Binds, rows_in};
+use super::rows::{instant, micros};
+use super::{Conn, DbRow, Result};
+use crate::error::Error;
+
+/// 2^32: the weight of a pair's high half.
+const HALF: i128 = 4_294_967_296;
+
+/// The pair of a wide scaled value.
+pub(super) fn split(value: i128) -> Result<(i64, i64)> {
+    let high = i64::try_from(value.div_euclid(HALF)).map_err(|_| Error::corrupt("a kept sum past 95 bits"))?;
+    Ok((high, value.rem_euclid(HALF) as i64))
+}
+
+/// The wide scaled value of a pair.
+pub(super) fn join(high: i64, low: i64) -> i128 {
+    i128::from(high) * HALF + i128::from(low)
+}
+
+/// `value` in ten-thousandths, exactly.
+pub(super) fn scaled(value: Decimal) -> Result<i128> {
+    let mut value = value;
+    value.rescale(MAX_FRACTION_DIGITS);
+    if value.scale() != MAX_FRACTION_DIGITS {
+        return Err(Error::corrupt(format!("a kept sum with more than four decimals: {value}")));
+    }
+    Ok(value.mantissa())
+}
+
+/// A value in ten-thousandths as a normalised decimal.
+pub(super) fn unscaled(value: i128) -> Decimal {
+    Decimal::from_i128_with_scale(value, MAX_FRACTION_DIGITS).normalize()
+}
+
+/// The pair of a decimal change.
+fn pair(value: Decimal) -> Result<(i64, i64)> {
+    split(scaled(value)?)
+}
+
+/// The decimal of the pair `<alias>_high`, `<alias>_low` of `row`.
+pub(super) fn pair_of(row: &DbRow, alias: &str) -> Result<Decimal> {
+    let high: i64 = row.try_get(format!("{alias}_high").as_str())?;
+    let low: i64 = row.try_get(format!("{alias}_low").as_str())?;
+    Ok(unscaled(join(high, low)))
+}
+
+/// The SQL that sets the pair column `name` of `table` to itself plus the pair `high`, `low`
+/// (expressions), carrying the low halves' overflow into the high half: for an `UPDATE ... SET`
+/// or an upsert's `DO UPDATE SET`.
+fn add_pair(table: &str, name: &str, high: &str, low: &str) -> String {
+    format!(
+        "{name}_high = {table}.{name}_high + {high} + ({table}.{name}_low + {low}) / 4294967296, \
+         {name}_low = ({table}.{name}_low + {low}) % 4294967296"
+    )
+}
+
+/// Rows per multi-row statement when applying a change: well under both backends' limits on
+/// bound values.
+const APPLY_CHUNK: usize = 500;
+
+/// The calendar that files payments under their business days (D3, D41): the `TimeZone`
+/// setting as this write transaction reads it. On PostgreSQL the row is read `FOR SHARE`, so a
+/// change of zone, which recounts every day figure, waits for this write to end, and this write
+/// waits for a change under way to end before reading the new zone; on SQLite the write already
+/// holds the database.
+pub(super) async fn write_calendar(conn: &mut Conn) -> Result<BusinessCalendar> {
+    let row = sqlx::query(concat!("SELECT value FROM settings WHERE key = $1", for_share!()))
+        .bind(TIME_ZONE)
+        .fetch_optional(&mut *conn)
+        .await?;
+    let value: Option<String> = row.map(|row| row.try_get("value")).transpose()?;
+    Ok(BusinessCalendar::from_setting(value.as_deref()))
+}
+
+/// An invoice's facts from a row holding `vendor_id`, `is_active` and `due_date`, with its
+/// scaled amount and paid total in the columns `amount` and `paid` name.
+pub(super) fn invoice_facts(row: &DbRow, amount: &str, paid: &str) -> Result<InvoiceFacts> {
+    let amount: i64 = row.try_get(amount)?;
+    let paid: i64 = row.try_get(paid)?;
+    Ok(InvoiceFacts {
+        vendor_id: VendorId(row.try_get("vendor_id")?),
+        is_active: row.try_get("is_active")?,
+        amount: unscaled(i128::from(amount)),
+        paid: unscaled(i128::from(paid)),
+        due_date: instant(row.try_get("due_date")?)?,
+    })
+}
+
+/// Applies `change` to the kept figures, in the write's transaction, with multi-row statements
+/// (a write touches one or two rows of each kind; an import, thousands).
+pub(super) async fn apply(conn: &mut Conn, change: &FigureChange) -> Result<()> {
+    let vendors: Vec<(VendorId, &VendorFigures)> = change.vendors().collect();
+    if vendors.len() > 1 {
+        // Several vendors change together: lock them in id order first, so two such writes
+        // never wait on each other in a cycle (the multi-row UPDATE locks in no set order).
+        let ids: Vec<i64> = vendors.iter().map(|(id, _)| id.get()).collect();
+        rows_in(conn, &ids, |list| format!("SELECT id FROM vendors WHERE id IN ({list}) ORDER BY id{}", for_update!()))
+            .await?;
+    }
+    for chunk in vendors.chunks(APPLY_CHUNK) {
+        let mut binds = Binds::in_order();
+        let mut rows = Vec::with_capacity(chunk.len());
+        for (vendor_id, vendor) in chunk {
+            let (invoiced_high, invoiced_low) = pair(vendor.invoiced)?;
+            let (outstanding_high, outstanding_low) = pair(vendor.outstanding())?;
+            let values = [
+                binds.int(vendor_id.get()),
+                binds.int(vendor.active_invoices),
+                binds.int(invoiced_high),
+                binds.int(invoiced_low),
+                binds.int(outstanding_high),
+                binds.int(outstanding_low),
+            ];
+            rows.push(format!("({})", values.join(", ")));
+        }
+        let sql = format!(
+            "UPDATE vendors SET active_invoices = vendors.active_invoices + d.column2, {}, {} \
+             FROM (VALUES {}) AS d WHERE vendors.id = d.column1",
+            add_pair("vendors", "invoiced", "d.column3", "d.column4"),
+            add_pair("vendors", "outstanding", "d.column5", "d.column6"),
+            rows.join(", ")
+        );
+        binds.query(sql).execute(&mut *conn).await?;
+    }
+    let open: Vec<(Timestamp, i64)> = change.open_by_due_date().collect();
+    for chunk in open.chunks(APPLY_CHUNK) {
+        let mut binds = Binds::in_order();
+        let rows: Vec<String> = chunk
+            .iter()
+            .map(|(due_date, open)| format!("({}, {})", binds.int(micros(*due_date)), binds.int(*open)))
+            .collect();
+        let sql = format!(
+            "INSERT INTO invoice_open_counts (due_date, open_count) VALUES {} ON CONFLICT (due_date) \
+             DO UPDATE SET open_count = invoice_open_counts.open_count + excluded.open_count",
+            rows.join(", ")
+        );
+        binds.query(sql).execute(&mut *conn).await?;
+    }
+    let days: Vec<(Date, &DayFigures)> = change.days().collect();
+    for chunk in days.chunks(APPLY_CHUNK) {
+        let mut binds = Binds::in_order();
+        let mut rows = Vec::with_capacity(chunk.len());
+        for (day, figures) in chunk {
+            let (high, low) = pair(figures.amount)?;
+            let values = [binds.int(day_key(*day)), binds.int(figures.payments), binds.int(high), binds.int(low)];
+            rows.push(format!("({})", values.join(", ")));
+        }
+        let sql = format!(
+            "INSERT INTO payment_days (day, payments, amount_high, amount_low) VALUES {} ON CONFLICT (day) \
+             DO UPDATE SET payments = payment_days.payments + excluded.payments, {}",
+            rows.join(", "),
+            add_pair("payment_days", "amount", "excluded.amount_high", "excluded.amount_low")
+        );
+        binds.query(sql).execute(&mut *conn).await?;
+    }
+    if let Some(totals) = change.totals() {
+        let mut binds = Binds::default();
+        let mut sets = Vec::new();
+        for (column, value) in [
+            ("vendors", totals.vendors),
+            ("active_vendors", totals.active_vendors),
+            ("invoices", totals.invoices),
+            ("active_invoices", totals.active_invoices),
+            ("open_invoices", totals.open_invoices),
+            ("payments", totals.payments),
+            ("active_payments", totals.active_payments),
+        ] {
+            sets.push(format!("{column} = ledger_totals.{column} + {}", binds.int(value)));
+        }
+        for (column, value) in
+            [("invoiced", totals.invoiced), ("invoice_paid", totals.invoice_paid), ("paid_out", totals.paid_out)]
+        {
+            let (high, low) = pair(value)?;
+            let (high, low) = (binds.int(high), binds.int(low));
+            sets.push(add_pair("ledger_totals", column, &high, &low));
+        }
+        let sql = format!("UPDATE ledger_totals SET {} WHERE id = 1", sets.join(", "));
+        binds.query(sql).execute(&mut *conn).await?;
+    }
+    Ok(())
+}
+
+/// A statement that answers `count` from the kept figures, for a list's `total_count`; the
+/// terms are core's ([`KeptCount::terms`]), this only names their columns. Open invoices due
+/// before today are summed over the due dates before `today_start`.
+pub(super) fn kept_count(binds: &mut Binds, count: KeptCount, today_start: Option<Timestamp>) -> String {
+    let terms: Vec<String> = count
+        .terms()
+        .iter()
+        .map(|(term, sign)| {
+            let value = match term {
+                KeptTerm::Vendors => "t.vendors".to_owned(),
+                KeptTerm::ActiveVendors => "t.active_vendors".to_owned(),
+                KeptTerm::Invoices => "t.invoices".to_owned(),
+                KeptTerm::ActiveInvoices => "t.active_invoices".to_owned(),
+                KeptTerm::OpenInvoices => "t.open_invoices".to_owned(),
+                KeptTerm::OpenInvoicesDueBeforeToday => format!(
+                    "(SELECT CAST(COALESCE(SUM(c.open_count), 0) AS BIGINT) FROM invoice_open_counts c \
+                     WHERE c.due_date < {})",
+                    binds.int(micros(today_start.unwrap_or(Timestamp::MIN)))
+                ),
+                KeptTerm::Payments => "t.payments".to_owned(),
+                KeptTerm::ActivePayments => "t.active_payments".to_owned(),
+            };
+            format!("({sign}) * {value}")
+        })
+        .collect();
+    if terms.is_empty() {
+        return "SELECT CAST(0 AS BIGINT)".to_owned();
+    }
+    format!("SELECT {} FROM ledger_totals t WHERE t.id = 1", terms.join(" + "))
+}
+
+/// The columns of the installation's totals, from `ledger_totals`.
+macro_rules! ledger_totals_columns {
+    () => {
+        "vendors, active_vendors, invoices, active_invoices, open_invoices, invoiced_high, invoiced_low, \
+         invoice_paid_high, invoice_paid_low, payments, active_payments, paid_out_high, paid_out_low"
+    };
+}
+
+/// The installation's totals from a row holding [`ledger_totals_columns!`].
+pub(super) fn ledger_totals_from(row: &DbRow) -> Result<LedgerTotals> {
+    Ok(LedgerTotals {
+        vendors: row.try_get("vendors")?,
+        active_vendors: row.try_get("active_vendors")?,
+        invoices: row.try_get("invoices")?,
+        active_invoices: row.try_get("active_invoices")?,
+        open_invoices: row.try_get("open_invoices")?,
+        invoiced: pair_of(row, "invoiced")?,
+        invoice_paid: pair_of(row, "invoice_paid")?,
+        payments: row.try_get("payments")?,
+        active_payments: row.try_get("active_payments")?,
+        paid_out: pair_of(row, "paid_out")?,
+    })
+}
+
+/// A day's figures from a row of `payment_days`.
+pub(super) fn day_from(row: &DbRow) -> Result<(Date, DayFigures)> {
+    let key: i64 = row.try_get("day")?;
+    let day = day_of_key(key).ok_or_else(|| Error::corrupt(format!("day key {key}")))?;
+    Ok((day, DayFigures { payments: row.try_get("payments")?, amount: pair_of(row, "amount")? }))
+}
+
+/// Every kept figure as stored.
+pub(super) async fn kept(conn: &mut Conn) -> Result<KeptFigures> {
+    let mut figures = KeptFigures::default();
+    let totals = sqlx::query(concat!("SELECT ", ledger_totals_columns!(), " FROM ledger_totals WHERE id = 1"))
+        .fetch_one(&mut *conn)
+        .await?;
+    figures.totals = ledger_totals_from(&totals)?;
+    let vendors = sqlx::query(
+        "SELECT id, active_invoices, invoiced_high, invoiced_low, outstanding_high, outstanding_low FROM vendors",
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    for row in &vendors {
+        let invoiced = pair_of(row, "invoiced")?;
+        let vendor = VendorFigures {
+            active_invoices: row.try_get("active_invoices")?,
+            invoiced,
+            paid: invoiced - pair_of(row, "outstanding")?,
+        };
+        if vendor != VendorFigures::default() {
+            figures.vendors.insert(VendorId(row.try_get("id")?), vendor);
+        }
+    }
+    for row in sqlx::query("SELECT due_date, open_count FROM invoice_open_counts").fetch_all(&mut *conn).await? {
+        let open: i64 = row.try_get("open_count")?;
+        if open != 0 {
+            figures.open_by_due_date.insert(instant(row.try_get("due_date")?)?, open);
+        }
+    }
+    for row in
+        sqlx::query("SELECT day, payments, amount_high, amount_low FROM payment_days").fetch_all(&mut *conn).await?
+    {
+        let (day, figures_of_day) = day_from(&row)?;
+        if figures_of_day != DayFigures::default() {
+            figures.days.insert(day, figures_of_day);
+        }
+    }
+    Ok(figures)
+}
+
+/// Rows read per statement by a recount.
+const RECOUNT_CHUNK: i64 = 10_000;
+
+/// Reads the rows of `sql` (which selects `id` and takes the last id read as `$1` and the chunk
+/// size as `$2`) in id order, chunk by chunk, adding the facts `facts` makes of each to
+/// `figures`: memory stays flat whatever the table holds.
+async fn recount_rows<R: Contribution>(
+    conn: &mut Conn,
+    sql: &'static str,
+    figures: &mut KeptFigures,
+    facts: impl Fn(&DbRow) -> Result<R>,
+) -> Result<()> {
+    let mut after = i64::MIN;
+    loop {
+        let rows = sqlx::query(sql).bind(after).bind(RECOUNT_CHUNK).fetch_all(&mut *conn).await?;
+        let Some(last) = rows.last() else { return Ok(()) };
+        after = last.try_get("id")?;
+        figures.add_rows(rows.iter().map(&facts).collect::<Result<Vec<R>>>()?);
+    }
+}
+
+/// Every figure recounted from the rows, with payments filed under `calendar`'s days.
+pub(super) async fn recount(conn: &mut Conn, calendar: &BusinessCalendar) -> Result<KeptFigures> {
+    let mut figures = KeptFigures::default();
+    recount_rows(conn, "SELECT id, is_active FROM vendors WHERE id > $1 ORDER BY id LIMIT $2", &mut figures, |row| {
+        Ok(VendorFacts { is_active: row.try_get("is_active")? })
+    })
+    .await?;
+    recount_rows(
+        conn,
+        "SELECT id, vendor_id, is_active, amount, paid, due_date FROM invoices WHERE id > $1 ORDER BY id LIMIT $2",
+        &mut figures,
+        |row| invoice_facts(row, "amount", "paid"),
+    )
+    .await?;
+    recount_rows(
+        conn,
+        "SELECT id, is_active, amount, transaction_date FROM transactions WHERE id > $1 ORDER BY id LIMIT $2",
+        &mut figures,
+        |row| {
+            let amount: i64 = row.try_get("amount")?;
+            let date = instant(row.try_get("transaction_date")?)?;
+            Ok(PaymentFacts::new(row.try_get("is_active")?, unscaled(i128::from(amount)), date, calendar))
+        },
+    )
+    .await?;
+    Ok(figures)
+}
+
+/// Replaces every kept figure by `figures` (after a migration recounted them).
+pub(super) async fn replace(conn: &mut Conn, figures: &KeptFigures) -> Result<()> {
+    sqlx::query(
+        "UPDATE vendors SET active_invoices = 0, invoiced_high = 0, invoiced_low = 0, outstanding_high = 0, \
+         outstanding_low = 0",
+    )
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query("DELETE FROM invoice_open_counts").execute(&mut *conn).await?;
+    sqlx::query("DELETE FROM payment_days").execute(&mut *conn).await?;
+    sqlx::query(
+        "UPDATE ledger_totals SET vendors = 0, active_vendors = 0, invoices = 0, active_invoices = 0, \
+         open_invoices = 0, invoiced_high = 0, invoiced_low = 0, invoice_paid_high = 0, invoice_paid_low = 0, \
+         payments = 0, active_payments = 0, paid_out_high = 0, paid_out_low = 0 WHERE id = 1",
+    )
+    .execute(&mut *conn)
+    .await?;
+    apply(conn, &figures.as_change()).await
+}
+
+/// Replaces the day figures by those of `calendar`'s days (D41: a new `TimeZone`), in the
+/// transaction that changes the setting. Payments are read grouped by their date, over the
+/// covering index `transactions_by_date`: payments recorded with a bare date share one instant,
+/// so the groups are about as many as the days.
+pub(super) async fn recount_days(conn: &mut Conn, calendar: &BusinessCalendar) -> Result<()> {
+    let rows = sqlx::query(concat!(
+        "SELECT transaction_date, COUNT(*) AS payments, ",
+        exact_sum!("amount", "amount"),
+        " FROM transactions WHERE is_active GROUP BY transaction_date"
+    ))
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut groups = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let date = instant(row.try_get("transaction_date")?)?;
+        groups.push((date, DayFigures { payments: row.try_get("payments")?, amount: pair_of(row, "amount")? }));
+    }
+    let days = KeptFigures { days: days_of(calendar, groups), ..KeptFigures::default() };
+    sqlx::query("DELETE FROM payment_days").execute(&mut *conn).await?;
+    apply(conn, &days.as_change()).await
+}

@@ -1,0 +1,320 @@
+//! Invoices over SQL: [`InvoiceStore`]. Numbers are unique among active invoices (D4); status
+//! is computed from the kept paid total (D10); every write moves the kept figures of D41 by the
+//! change core computes from the invoice's facts before and after it, locking the invoice and
+//! then its vendors (in id order) first. Restores under an inactive vendor are
+//! `rules::restore`'s to refuse. A list filtered by status or state alone takes its total from
+//! the kept figures.
+
+use pharmapay_core::domain::{
+    Invoice, InvoiceDetail, InvoiceFilter, InvoiceQuery, InvoiceSortKey, InvoiceStatus, NewInvoice, VendorBrief,
+};
+use pharmapay_core::figures::{FigureChange, InvoiceFacts, KeptCount};
+use pharmapay_core::ids::InvoiceId;
+use pharmapay_core::jiff::Timestamp;
+use pharmapay_core::rules::restore;
+use pharmapay_core::rust_decimal::Decimal;
+use pharmapay_core::store::{InvoiceStore, StoreResult, UniqueKey, WriteContext};
+use pharmapay_core::text::key;
+use pharmapay_core::{Entity, Page, StoreError};
+use sqlx::Row;
+
+use super::binds::{Binds, conditions, contains_pattern, direction, instant_range, page_binds};
+use super::figures::{self, invoice_facts, kept_count};
+use super::guards::check_free;
+use super::rows::{invoice_from, invoice_in, micros, scaled_bound, vendor_type};
+use super::search::invoice_search;
+use super::{Conn, Result, SqlStore, answer, commit, refused, row_by_id};
+
+/// The invoice list's conditions over `invoices i JOIN vendors v`; status is computed for the
+/// day starting at `today_start` exactly as `InvoiceStatus::compute` does (D10).
+pub(super) fn invoice_conditions(binds: &mut Binds, filter: &InvoiceFilter, today_start: Timestamp) -> String {
+    let mut parts = Vec::new();
+    match filter.is_active {
+        Some(true) => parts.push("i.is_active".to_owned()),
+        Some(false) => parts.push("NOT i.is_active".to_owned()),
+        None => {}
+    }
+    if let Some(vendor_id) = filter.vendor_id {
+        parts.push(format!("i.vendor_id = {}", binds.int(vendor_id.get())));
+    }
+    if let Some(number) = &filter.invoice_number {
+        parts.push(format!("i.number_key LIKE {} ESCAPE '\\'", binds.text(contains_pattern(number))));
+    }
+    if let Some(search) = &filter.search {
+        parts.push(invoice_search(binds, search));
+    }
+    instant_range(&mut parts, binds, "i.invoice_date", (filter.from_date, filter.to_date));
+    if let Some(min) = filter.min_amount {
+        parts.push(format!("i.amount >= {}", binds.int(scaled_bound(min, Decimal::ceil))));
+    }
+    if let Some(max) = filter.max_amount {
+        parts.push(format!("i.amount <= {}", binds.int(scaled_bound(max, Decimal::floor))));
+    }
+    if let Some(status) = filter.status {
+        parts.push(match status {
+            InvoiceStatus::Canceled => "NOT i.is_active".to_owned(),
+            InvoiceStatus::FullyPaid => "i.is_active AND i.amount - i.paid <= 0".to_owned(),
+            InvoiceStatus::Overdue => {
+                format!("i.is_active AND i.amount - i.paid > 0 AND i.due_date < {}", binds.int(micros(today_start)))
+            }
+            InvoiceStatus::PartiallyPaid => {
+                format!("i.is_active AND i.amount - i.paid > 0 AND i.due_date >= {}", binds.int(micros(today_start)))
+            }
+        });
+    }
+    conditions(parts)
+}
+
+pub(super) fn invoice_sort(key: InvoiceSortKey) -> &'static str {
+    match key {
+        InvoiceSortKey::InvoiceDate => "i.invoice_date",
+        InvoiceSortKey::DueDate => "i.due_date",
+        InvoiceSortKey::Amount => "i.amount",
+        // The same expression as the index `invoices_by_pending`, so the planner uses it.
+        InvoiceSortKey::PendingAmount => "(i.amount - i.paid)",
+        InvoiceSortKey::PaidAmount => "i.paid",
+        InvoiceSortKey::InvoiceNumber => "i.number_key",
+        InvoiceSortKey::VendorName => "v.name_key",
+    }
+}
+
+/// The statement counting an invoice list's matches (`conditions` is the list's `WHERE`): from
+/// the kept figures when the filter asks only for a status or a state (D41), otherwise by
+/// counting the invoices, joined to their vendors only when a search needs their names.
+fn invoice_count(binds: &mut Binds, filter: &InvoiceFilter, today_start: Timestamp, conditions: &str) -> String {
+    match KeptCount::of_invoices(filter) {
+        Some(kept) => kept_count(binds, kept, Some(today_start)),
+        None if filter.search.is_some() => {
+            format!("SELECT COUNT(*) FROM {} WHERE {conditions}", invoices_with_vendor!())
+        }
+        None => format!("SELECT COUNT(*) FROM invoices i WHERE {conditions}"),
+    }
+}
+
+/// An invoice locked for a change: its facts for the kept figures and its number's key.
+pub(super) async fn invoice_for_change(conn: &mut Conn, id: i64) -> Result<Option<(InvoiceFacts, String)>> {
+    let row = row_by_id(
+        conn,
+        concat!(
+            "SELECT vendor_id, is_active, amount, paid, due_date, number_key FROM invoices WHERE id = $1",
+            for_update!()
+        ),
+        id,
+    )
+    .await?;
+    row.map(|row| Ok((invoice_facts(&row, "amount", "paid")?, row.try_get("number_key")?))).transpose()
+}
+
+/// Locks the vendors `ids` for a change of their kept figures, in id order (so writers never
+/// wait in a cycle), and answers whether the vendor `wanted` is active.
+pub(super) async fn lock_vendors(conn: &mut Conn, ids: [i64; 2], wanted: i64) -> Result<bool> {
+    let rows =
+        sqlx::query(concat!("SELECT id, is_active FROM vendors WHERE id = $1 OR id = $2 ORDER BY id", for_update!()))
+            .bind(ids[0])
+            .bind(ids[1])
+            .fetch_all(&mut *conn)
+            .await?;
+    for row in &rows {
+        if row.try_get::<i64, _>("id")? == wanted {
+            return Ok(row.try_get("is_active")?);
+        }
+    }
+    Ok(false)
+}
+
+/// The facts of an active invoice holding `invoice`'s fields with `paid` already paid.
+fn facts_of(invoice: &NewInvoice, paid: Decimal) -> InvoiceFacts {
+    InvoiceFacts {
+        vendor_id: invoice.vendor_id,
+        is_active: true,
+        amount: invoice.amount.get(),
+        paid,
+        due_date: invoice.due_date,
+    }
+}
+
+impl InvoiceStore for SqlStore {
+    async fn insert_invoice(
+        &self,
+        invoice: NewInvoice,
+        ctx: WriteContext,
+        today_start: Timestamp,
+    ) -> StoreResult<Invoice> {
+        answer(async move {
+            let mut db_tx = self.begin().await?;
+            let number_key = key(&invoice.invoice_number);
+            let vendor_id = invoice.vendor_id.get();
+            if !lock_vendors(&mut db_tx, [vendor_id, vendor_id], vendor_id).await? {
+                return refused(StoreError::ParentInactive(Entity::Vendor));
+            }
+            check_free(&mut db_tx, UniqueKey::InvoiceNumber, &number_key, None).await?;
+            // Under a race the partial unique index decides; its violation maps to the same
+            // Conflict (D5).
+            let row = sqlx::query(
+                "INSERT INTO invoices (vendor_id, invoice_number, number_key, amount, paid, invoice_date, due_date, \
+                 description, is_active, created_at, updated_at) \
+                 VALUES ($1, $2, $3, $4, 0, $5, $6, $7, TRUE, $8, $8) RETURNING id",
+            )
+            .bind(vendor_id)
+            .bind(invoice.invoice_number.clone())
+            .bind(number_key)
+            .bind(invoice.amount.to_scaled())
+            .bind(micros(invoice.invoice_date))
+            .bind(micros(invoice.due_date))
+            .bind(invoice.description.clone())
+            .bind(micros(ctx.at))
+            .fetch_one(&mut *db_tx)
+            .await?;
+            let id: i64 = row.try_get(0)?;
+            figures::apply(&mut db_tx, FigureChange::new().row(None, Some(&facts_of(&invoice, Decimal::ZERO)))).await?;
+            let invoice = invoice_in(&mut db_tx, id, today_start).await?;
+            commit(db_tx, &ctx, "create", Entity::Invoice, id, invoice).await
+        })
+        .await
+    }
+
+    async fn get_invoice(&self, id: InvoiceId, today_start: Timestamp) -> StoreResult<Option<InvoiceDetail>> {
+        answer(async move {
+            let row = sqlx::query(concat!(
+                "SELECT ",
+                invoice_columns!(),
+                ", v.vendor_type AS vendor_type, v.address AS vendor_address, v.phone AS vendor_phone, \
+                 v.email AS vendor_email, v.drug_license_number1 AS vendor_licence1, \
+                 v.drug_license_number2 AS vendor_licence2, v.is_active AS vendor_is_active FROM ",
+                invoices_with_vendor!(),
+                " WHERE i.id = $1"
+            ))
+            .bind(id.get())
+            .fetch_optional(&self.reader)
+            .await?;
+            let Some(row) = row else { return Ok(None) };
+            let invoice = invoice_from(&row, today_start)?;
+            let vendor = VendorBrief {
+                id: invoice.vendor_id,
+                name: invoice.vendor_name.clone(),
+                vendor_type: vendor_type(row.try_get("vendor_type")?)?,
+                address: row.try_get("vendor_address")?,
+                phone: row.try_get("vendor_phone")?,
+                email: row.try_get("vendor_email")?,
+                drug_license_number1: row.try_get("vendor_licence1")?,
+                drug_license_number2: row.try_get("vendor_licence2")?,
+                is_active: row.try_get("vendor_is_active")?,
+            };
+            Ok(Some(InvoiceDetail { invoice, vendor }))
+        })
+        .await
+    }
+
+    async fn update_invoice(
+        &self,
+        id: InvoiceId,
+        invoice: NewInvoice,
+        ctx: WriteContext,
+        today_start: Timestamp,
+    ) -> StoreResult<Invoice> {
+        answer(async move {
+            let mut db_tx = self.begin().await?;
+            let Some((before, _)) =
+                invoice_for_change(&mut db_tx, id.get()).await?.filter(|(facts, _)| facts.is_active)
+            else {
+                return refused(StoreError::NotFound(Entity::Invoice));
+            };
+            let number_key = key(&invoice.invoice_number);
+            let vendor_id = invoice.vendor_id.get();
+            if !lock_vendors(&mut db_tx, [before.vendor_id.get(), vendor_id], vendor_id).await? {
+                return refused(StoreError::ParentInactive(Entity::Vendor));
+            }
+            check_free(&mut db_tx, UniqueKey::InvoiceNumber, &number_key, Some(id.get())).await?;
+            // The paid total is kept: it belongs to the payments, not to the replaced fields.
+            sqlx::query(
+                "UPDATE invoices SET vendor_id = $2, invoice_number = $3, number_key = $4, amount = $5, \
+                 invoice_date = $6, due_date = $7, description = $8, updated_at = $9 WHERE id = $1",
+            )
+            .bind(id.get())
+            .bind(vendor_id)
+            .bind(invoice.invoice_number.clone())
+            .bind(number_key)
+            .bind(invoice.amount.to_scaled())
+            .bind(micros(invoice.invoice_date))
+            .bind(micros(invoice.due_date))
+            .bind(invoice.description.clone())
+            .bind(micros(ctx.at))
+            .execute(&mut *db_tx)
+            .await?;
+            let after = facts_of(&invoice, before.paid);
+            figures::apply(&mut db_tx, FigureChange::new().row(Some(&before), Some(&after))).await?;
+            let invoice = invoice_in(&mut db_tx, id.get(), today_start).await?;
+            commit(db_tx, &ctx, "update", Entity::Invoice, id.get(), invoice).await
+        })
+        .await
+    }
+
+    async fn delete_invoice(&self, id: InvoiceId, ctx: WriteContext) -> StoreResult<()> {
+        answer(async move {
+            let mut db_tx = self.begin().await?;
+            let Some((before, _)) =
+                invoice_for_change(&mut db_tx, id.get()).await?.filter(|(facts, _)| facts.is_active)
+            else {
+                return refused(StoreError::NotFound(Entity::Invoice));
+            };
+            sqlx::query("UPDATE invoices SET is_active = FALSE, updated_at = $2 WHERE id = $1")
+                .bind(id.get())
+                .bind(micros(ctx.at))
+                .execute(&mut *db_tx)
+                .await?;
+            let after = InvoiceFacts { is_active: false, ..before };
+            figures::apply(&mut db_tx, FigureChange::new().row(Some(&before), Some(&after))).await?;
+            commit(db_tx, &ctx, "delete", Entity::Invoice, id.get(), Some(())).await
+        })
+        .await
+    }
+
+    async fn restore_invoice(&self, id: InvoiceId, ctx: WriteContext, today_start: Timestamp) -> StoreResult<Invoice> {
+        answer(async move {
+            let mut db_tx = self.begin().await?;
+            let Some((before, number_key)) =
+                invoice_for_change(&mut db_tx, id.get()).await?.filter(|(facts, _)| !facts.is_active)
+            else {
+                return refused(StoreError::NotFound(Entity::Invoice));
+            };
+            let vendor_id = before.vendor_id.get();
+            restore::check_parent(Entity::Vendor, lock_vendors(&mut db_tx, [vendor_id, vendor_id], vendor_id).await?)?;
+            check_free(&mut db_tx, UniqueKey::InvoiceNumber, &number_key, Some(id.get())).await?;
+            sqlx::query("UPDATE invoices SET is_active = TRUE, updated_at = $2 WHERE id = $1")
+                .bind(id.get())
+                .bind(micros(ctx.at))
+                .execute(&mut *db_tx)
+                .await?;
+            let after = InvoiceFacts { is_active: true, ..before };
+            figures::apply(&mut db_tx, FigureChange::new().row(Some(&before), Some(&after))).await?;
+            let invoice = invoice_in(&mut db_tx, id.get(), today_start).await?;
+            commit(db_tx, &ctx, "restore", Entity::Invoice, id.get(), invoice).await
+        })
+        .await
+    }
+
+    async fn list_invoices(&self, query: &InvoiceQuery, today_start: Timestamp) -> StoreResult<Page<Invoice>> {
+        answer(async move {
+            let mut binds = Binds::default();
+            let filter = invoice_conditions(&mut binds, &query.filter, today_start);
+            let dir = direction(query.sort.dir);
+            let sort = invoice_sort(query.sort.key);
+            let count = invoice_count(&mut binds, &query.filter, today_start, &filter);
+            let (limit, offset) = page_binds(&mut binds, query.page);
+            let sql = format!(
+                "SELECT ({count}) AS total_count, {columns} \
+                 FROM {from} WHERE {filter} ORDER BY {sort} {dir}, i.id {dir} LIMIT {limit} OFFSET {offset}",
+                columns = invoice_columns!(),
+                from = invoices_with_vendor!(),
+            );
+            let recount = || {
+                let mut binds = Binds::default();
+                let filter = invoice_conditions(&mut binds, &query.filter, today_start);
+                let recount = invoice_count(&mut binds, &query.filter, today_start, &filter);
+                binds.query(recount)
+            };
+            self.page(binds, sql, query.page, |row| invoice_from(row, today_start), recount).await
+        })
+        .await
+    }
+}

@@ -1,0 +1,322 @@
+//! Payments (the spec's transactions) over SQL: [`TransactionStore`].
+//!
+//! Every payment write reads the business calendar first (the `TimeZone` setting, under which
+//! payments are filed by day, D41), then locks payments before invoices and invoices before
+//! vendors, so writers never wait in a cycle. It moves its invoice's kept paid total in the same
+//! transaction, and `rules::ledger` says whether the invoice may take the payment (D1, D15);
+//! the kept figures then move by the change core computes from the payment's and the invoices'
+//! facts before and after the write.
+
+use pharmapay_core::BusinessCalendar;
+use pharmapay_core::domain::{
+    InvoiceBrief, NewTransaction, Transaction, TransactionFilter, TransactionQuery, TransactionSortKey,
+};
+use pharmapay_core::figures::{FigureChange, InvoiceFacts, KeptCount, PaymentFacts};
+use pharmapay_core::ids::{InvoiceId, TransactionId};
+use pharmapay_core::money::from_scaled;
+use pharmapay_core::rules::ledger::{self, PaidInvoice, PaymentWrite};
+use pharmapay_core::store::{StoreResult, TransactionStore, WriteContext};
+use pharmapay_core::{Entity, Page, StoreError};
+use sqlx::Row;
+
+use super::binds::{Binds, conditions, direction, instant_range, page_binds};
+use super::figures::{self, invoice_facts, kept_count, unscaled};
+use super::rows::{amount, instant, invoice_brief_from, micros, transaction_from, transaction_in};
+use super::{Conn, Result, SqlStore, answer, commit, refused, row_by_id, set_active};
+use crate::error::Error;
+use crate::statements;
+
+pub(super) fn transaction_conditions(binds: &mut Binds, filter: &TransactionFilter) -> String {
+    let mut parts = vec![if filter.is_active { "t.is_active" } else { "NOT t.is_active" }.to_owned()];
+    if let Some(invoice_id) = filter.invoice_id {
+        parts.push(format!("t.invoice_id = {}", binds.int(invoice_id.get())));
+    }
+    if let Some(kind) = filter.transaction_type {
+        parts.push(format!("t.transaction_type = {}", binds.text(kind.name())));
+    }
+    instant_range(&mut parts, binds, "t.transaction_date", (filter.from_date, filter.to_date));
+    conditions(parts)
+}
+
+pub(super) fn transaction_sort(key: TransactionSortKey) -> &'static str {
+    match key {
+        TransactionSortKey::TransactionDate => "t.transaction_date",
+        TransactionSortKey::Amount => "t.amount",
+        TransactionSortKey::TransactionType => "t.transaction_type",
+        TransactionSortKey::CreatedAt => "t.created_at",
+    }
+}
+
+/// A payment locked for a change: its invoice, its scaled amount, and its facts for the kept
+/// figures in `calendar`'s days.
+pub(super) async fn payment_for_change(
+    conn: &mut Conn,
+    id: i64,
+    calendar: &BusinessCalendar,
+) -> Result<Option<(i64, i64, PaymentFacts)>> {
+    let row = row_by_id(
+        conn,
+        concat!(
+            "SELECT invoice_id, amount, transaction_date, is_active FROM transactions WHERE id = $1",
+            for_update!()
+        ),
+        id,
+    )
+    .await?;
+    row.map(|row| {
+        let scaled: i64 = row.try_get("amount")?;
+        let date = instant(row.try_get("transaction_date")?)?;
+        let facts = PaymentFacts::new(row.try_get("is_active")?, unscaled(i128::from(scaled)), date, calendar);
+        Ok((row.try_get("invoice_id")?, scaled, facts))
+    })
+    .transpose()
+}
+
+/// Adds a payment to an invoice's paid total and asks [`ledger::receive`] whether the invoice,
+/// as the statement left it, may keep it. One atomic statement adds, locks the invoice row
+/// (concurrent payments queue instead of losing updates) and returns the row as it now
+/// stands; a refusal returns before the commit, so dropping the transaction undoes the
+/// addition. Answers the payment's nested invoice and the invoice's facts before and after.
+pub(super) async fn add_paid_to(
+    conn: &mut Conn,
+    invoice_id: i64,
+    scaled: i64,
+    write: PaymentWrite,
+) -> Result<(InvoiceBrief, InvoiceFacts, InvoiceFacts)> {
+    // RETURNING also gives the payment's nested invoice as it stands after the change, so
+    // the new payment need not be read back inside the write transaction.
+    let changed = sqlx::query(statements::ADD_PAID).bind(invoice_id).bind(scaled).fetch_optional(&mut *conn).await?;
+    let paid_invoice = changed
+        .as_ref()
+        .map(|row| -> Result<PaidInvoice> {
+            Ok(PaidInvoice { is_active: row.try_get("is_active")?, paid: from_scaled(row.try_get("invoice_paid")?) })
+        })
+        .transpose()?;
+    ledger::receive(paid_invoice, write)?;
+    let row = changed.ok_or_else(|| Error::corrupt("an invoice the ledger accepted has no row"))?;
+    let after = invoice_facts(&row, "invoice_amount", "invoice_paid")?;
+    let before = InvoiceFacts { paid: after.paid - unscaled(i128::from(scaled)), ..after };
+    Ok((invoice_brief_from(&row, InvoiceId(invoice_id))?, before, after))
+}
+
+/// Takes a payment of `scaled` off an invoice's paid total; answers the invoice's facts before
+/// and after.
+pub(super) async fn take_paid_from(
+    conn: &mut Conn,
+    invoice_id: i64,
+    scaled: i64,
+) -> Result<(InvoiceFacts, InvoiceFacts)> {
+    let row = sqlx::query(
+        "UPDATE invoices SET paid = paid - $2 WHERE id = $1 RETURNING vendor_id, is_active, amount, paid, due_date",
+    )
+    .bind(invoice_id)
+    .bind(scaled)
+    .fetch_one(&mut *conn)
+    .await?;
+    let after = invoice_facts(&row, "amount", "paid")?;
+    Ok((InvoiceFacts { paid: after.paid + unscaled(i128::from(scaled)), ..after }, after))
+}
+
+impl TransactionStore for SqlStore {
+    async fn insert_transaction(&self, transaction: NewTransaction, ctx: WriteContext) -> StoreResult<Transaction> {
+        answer(async move {
+            let mut db_tx = self.begin().await?;
+            let calendar = figures::write_calendar(&mut db_tx).await?;
+            let scaled = transaction.amount.to_scaled();
+            let (invoice, before, after) =
+                add_paid_to(&mut db_tx, transaction.invoice_id.get(), scaled, PaymentWrite::Record).await?;
+            let row = sqlx::query(statements::INSERT_PAYMENT)
+                .bind(transaction.invoice_id.get())
+                .bind(scaled)
+                .bind(micros(transaction.transaction_date))
+                .bind(transaction.transaction_type.name())
+                .bind(transaction.description.clone())
+                .bind(micros(ctx.at))
+                .fetch_one(&mut *db_tx)
+                .await?;
+            let id: i64 = row.try_get(0)?;
+            let payment = PaymentFacts::new(true, transaction.amount.get(), transaction.transaction_date, &calendar);
+            figures::apply(&mut db_tx, FigureChange::new().row(Some(&before), Some(&after)).row(None, Some(&payment)))
+                .await?;
+            commit(db_tx, &ctx, "create", Entity::Transaction, id, Some(())).await?;
+            // The payment as a read would give it: instants at the stored precision (microseconds)
+            // and the amount through the stored scale, exactly as `transaction_from` builds it.
+            let created_at = instant(micros(ctx.at))?;
+            Ok(Transaction {
+                id: TransactionId(id),
+                invoice_id: transaction.invoice_id,
+                amount: amount(scaled)?,
+                transaction_date: instant(micros(transaction.transaction_date))?,
+                transaction_type: transaction.transaction_type,
+                description: transaction.description,
+                is_active: true,
+                created_at,
+                updated_at: created_at,
+                invoice,
+            })
+        })
+        .await
+    }
+
+    async fn get_transaction(&self, id: TransactionId) -> StoreResult<Option<Transaction>> {
+        answer(async move { transaction_in(&mut *self.read().await?, id.get()).await }).await
+    }
+
+    async fn update_transaction(
+        &self,
+        id: TransactionId,
+        transaction: NewTransaction,
+        ctx: WriteContext,
+    ) -> StoreResult<Transaction> {
+        answer(async move {
+            let mut db_tx = self.begin().await?;
+            let calendar = figures::write_calendar(&mut db_tx).await?;
+            let Some((old_invoice, old_amount, payment_before)) =
+                payment_for_change(&mut db_tx, id.get(), &calendar).await?.filter(|(_, _, facts)| facts.is_active)
+            else {
+                return refused(StoreError::NotFound(Entity::Transaction));
+            };
+            let new_invoice = transaction.invoice_id.get();
+            // Lock both invoices in id order, so two moves in opposite directions cannot deadlock.
+            let locked = sqlx::query(concat!(
+                "SELECT id, vendor_id, is_active, amount, paid, due_date FROM invoices WHERE id = $1 OR id = $2 \
+                 ORDER BY id",
+                for_update!()
+            ))
+            .bind(old_invoice)
+            .bind(new_invoice)
+            .fetch_all(&mut *db_tx)
+            .await?;
+            let new_amount = transaction.amount.to_scaled();
+            let (old_decimal, new_decimal) = (unscaled(i128::from(old_amount)), transaction.amount.get());
+            let mut change = FigureChange::new();
+            let mut target = None;
+            for row in &locked {
+                let invoice_id: i64 = row.try_get("id")?;
+                let before = invoice_facts(row, "amount", "paid")?;
+                let mut paid = before.paid;
+                if invoice_id == old_invoice {
+                    paid -= old_decimal;
+                }
+                if invoice_id == new_invoice {
+                    paid += new_decimal;
+                    target = Some(PaidInvoice { is_active: before.is_active, paid });
+                }
+                change.row(Some(&before), Some(&InvoiceFacts { paid, ..before }));
+            }
+            ledger::receive(target, PaymentWrite::Record)?;
+            // One statement for both invoices' paid totals.
+            sqlx::query(
+                "UPDATE invoices SET paid = paid + CASE WHEN id = $1 THEN $2 ELSE 0 END \
+                 + CASE WHEN id = $3 THEN $4 ELSE 0 END WHERE id = $1 OR id = $3",
+            )
+            .bind(old_invoice)
+            .bind(-old_amount)
+            .bind(new_invoice)
+            .bind(new_amount)
+            .execute(&mut *db_tx)
+            .await?;
+            sqlx::query(
+                "UPDATE transactions SET invoice_id = $2, amount = $3, transaction_date = $4, transaction_type = $5, \
+                 description = $6, updated_at = $7 WHERE id = $1",
+            )
+            .bind(id.get())
+            .bind(new_invoice)
+            .bind(new_amount)
+            .bind(micros(transaction.transaction_date))
+            .bind(transaction.transaction_type.name())
+            .bind(transaction.description)
+            .bind(micros(ctx.at))
+            .execute(&mut *db_tx)
+            .await?;
+            let payment_after = PaymentFacts::new(true, new_decimal, transaction.transaction_date, &calendar);
+            change.row(Some(&payment_before), Some(&payment_after));
+            figures::apply(&mut db_tx, &change).await?;
+            let transaction = transaction_in(&mut db_tx, id.get()).await?;
+            commit(db_tx, &ctx, "update", Entity::Transaction, id.get(), transaction).await
+        })
+        .await
+    }
+
+    async fn delete_transaction(&self, id: TransactionId, ctx: WriteContext) -> StoreResult<()> {
+        answer(async move {
+            let mut db_tx = self.begin().await?;
+            let calendar = figures::write_calendar(&mut db_tx).await?;
+            let Some((invoice_id, scaled, payment_before)) =
+                payment_for_change(&mut db_tx, id.get(), &calendar).await?.filter(|(_, _, facts)| facts.is_active)
+            else {
+                return refused(StoreError::NotFound(Entity::Transaction));
+            };
+            set_active(
+                &mut db_tx,
+                "UPDATE transactions SET is_active = FALSE, updated_at = $2 WHERE id = $1",
+                id.get(),
+                Some(ctx.at),
+            )
+            .await?;
+            let (before, after) = take_paid_from(&mut db_tx, invoice_id, scaled).await?;
+            let payment_after = PaymentFacts { is_active: false, ..payment_before };
+            let mut change = FigureChange::new();
+            change.row(Some(&before), Some(&after)).row(Some(&payment_before), Some(&payment_after));
+            figures::apply(&mut db_tx, &change).await?;
+            commit(db_tx, &ctx, "delete", Entity::Transaction, id.get(), Some(())).await
+        })
+        .await
+    }
+
+    async fn restore_transaction(&self, id: TransactionId, ctx: WriteContext) -> StoreResult<Transaction> {
+        answer(async move {
+            let mut db_tx = self.begin().await?;
+            let calendar = figures::write_calendar(&mut db_tx).await?;
+            let Some((invoice_id, scaled, payment_before)) =
+                payment_for_change(&mut db_tx, id.get(), &calendar).await?.filter(|(_, _, facts)| !facts.is_active)
+            else {
+                return refused(StoreError::NotFound(Entity::Transaction));
+            };
+            let (_, before, after) = add_paid_to(&mut db_tx, invoice_id, scaled, PaymentWrite::Restore).await?;
+            set_active(
+                &mut db_tx,
+                "UPDATE transactions SET is_active = TRUE, updated_at = $2 WHERE id = $1",
+                id.get(),
+                Some(ctx.at),
+            )
+            .await?;
+            let payment_after = PaymentFacts { is_active: true, ..payment_before };
+            let mut change = FigureChange::new();
+            change.row(Some(&before), Some(&after)).row(Some(&payment_before), Some(&payment_after));
+            figures::apply(&mut db_tx, &change).await?;
+            let transaction = transaction_in(&mut db_tx, id.get()).await?;
+            commit(db_tx, &ctx, "restore", Entity::Transaction, id.get(), transaction).await
+        })
+        .await
+    }
+
+    async fn list_transactions(&self, query: &TransactionQuery) -> StoreResult<Page<Transaction>> {
+        answer(async move {
+            let total = |binds: &mut Binds, filter: &str| match KeptCount::of_payments(&query.filter) {
+                Some(kept) => kept_count(binds, kept, None),
+                None => format!("SELECT COUNT(*) FROM transactions t WHERE {filter}"),
+            };
+            let mut binds = Binds::default();
+            let filter = transaction_conditions(&mut binds, &query.filter);
+            let dir = direction(query.sort.dir);
+            let sort = transaction_sort(query.sort.key);
+            let count = total(&mut binds, &filter);
+            let (limit, offset) = page_binds(&mut binds, query.page);
+            let sql = format!(
+                "SELECT ({count}) AS total_count, {columns} \
+                 FROM {from} WHERE {filter} ORDER BY {sort} {dir}, t.id {dir} LIMIT {limit} OFFSET {offset}",
+                columns = transaction_columns!(),
+                from = transactions_with_invoice!(),
+            );
+            let recount = || {
+                let mut binds = Binds::default();
+                let filter = transaction_conditions(&mut binds, &query.filter);
+                let count = total(&mut binds, &filter);
+                binds.query(count)
+            };
+            self.page(binds, sql, query.page, transaction_from, recount).await
+        })
+        .await
+    }
+}

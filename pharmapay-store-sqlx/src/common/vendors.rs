@@ -1,0 +1,191 @@
+//! Vendors over SQL: [`VendorStore`]. A vendor carries its kept figures (D11, D41), which the
+//! invoice and payment writes move; a vendor write itself moves only the installation's counts.
+//! The OwnPharmacy rules are `rules::vendors`' (D14).
+
+use pharmapay_core::domain::{NewVendor, Vendor, VendorFilter, VendorQuery, VendorSortKey, VendorType};
+use pharmapay_core::figures::{FigureChange, KeptCount, VendorFacts};
+use pharmapay_core::ids::VendorId;
+use pharmapay_core::jiff::Timestamp;
+use pharmapay_core::rules::vendors as vendor_rules;
+use pharmapay_core::store::{StoreResult, VendorStore, WriteContext};
+use pharmapay_core::text::key;
+use pharmapay_core::{Entity, Page, StoreError};
+use sqlx::Row;
+
+use super::binds::{Binds, conditions, direction, page_binds};
+use super::figures::{self, kept_count};
+use super::rows::{licences_json, micros, vendor_from, vendor_in, vendor_type};
+use super::search::vendor_search;
+use super::{Conn, Result, SqlStore, answer, commit, refused, row_by_id, set_active};
+
+/// Inserts an active vendor made at `at` and counts it in the installation's figures; answers
+/// its id.
+pub(super) async fn insert_vendor_row(conn: &mut Conn, vendor: &NewVendor, at: Timestamp) -> Result<i64> {
+    let row = sqlx::query(
+        "INSERT INTO vendors (name, name_key, vendor_type, address, phone, email, drug_license_number1, \
+         drug_license_number2, additional_drug_license_numbers, is_active, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, TRUE, $10, $10) RETURNING id",
+    )
+    .bind(vendor.name.clone())
+    .bind(key(&vendor.name))
+    .bind(vendor.vendor_type.name())
+    .bind(vendor.address.clone())
+    .bind(vendor.phone.clone())
+    .bind(vendor.email.clone())
+    .bind(vendor.drug_license_number1.clone())
+    .bind(vendor.drug_license_number2.clone())
+    .bind(licences_json(&vendor.additional_drug_license_numbers))
+    .bind(micros(at))
+    .fetch_one(&mut *conn)
+    .await?;
+    change_vendor_state(conn, None, Some(true)).await?;
+    Ok(row.try_get(0)?)
+}
+
+/// Moves the installation's vendor counts for a vendor whose state went from `before` to
+/// `after` (`None`: no vendor).
+pub(super) async fn change_vendor_state(conn: &mut Conn, before: Option<bool>, after: Option<bool>) -> Result<()> {
+    let facts = |is_active: Option<bool>| is_active.map(|is_active| VendorFacts { is_active });
+    figures::apply(conn, FigureChange::new().row(facts(before).as_ref(), facts(after).as_ref())).await
+}
+
+// List filters, written as SQL conditions over the aliases used by the list statements.
+
+pub(super) fn vendor_conditions(binds: &mut Binds, filter: &VendorFilter) -> String {
+    let mut parts = vec![if filter.is_active { "v.is_active" } else { "NOT v.is_active" }.to_owned()];
+    if let Some(vendor_type) = filter.vendor_type {
+        parts.push(format!("v.vendor_type = {}", binds.text(vendor_type.name())));
+    }
+    if let Some(search) = &filter.search {
+        parts.push(vendor_search(binds, "v.id", "v.name_key", search));
+    }
+    conditions(parts)
+}
+
+/// The type and state of a vendor, locked for a change.
+pub(super) async fn vendor_for_change(conn: &mut Conn, id: i64) -> Result<Option<(VendorType, bool)>> {
+    let row =
+        row_by_id(conn, concat!("SELECT vendor_type, is_active FROM vendors WHERE id = $1", for_update!()), id).await?;
+    row.map(|row| Ok((vendor_type(row.try_get("vendor_type")?)?, row.try_get("is_active")?))).transpose()
+}
+
+impl VendorStore for SqlStore {
+    async fn insert_vendor(&self, vendor: NewVendor, ctx: WriteContext) -> StoreResult<Vendor> {
+        answer(async move {
+            vendor_rules::check_insert(vendor.vendor_type)?;
+            let mut db_tx = self.begin().await?;
+            let id = insert_vendor_row(&mut db_tx, &vendor, ctx.at).await?;
+            let vendor = vendor_in(&mut db_tx, id).await?;
+            commit(db_tx, &ctx, "create", Entity::Vendor, id, vendor).await
+        })
+        .await
+    }
+
+    async fn get_vendor(&self, id: VendorId) -> StoreResult<Option<Vendor>> {
+        answer(async move { vendor_in(&mut *self.read().await?, id.get()).await }).await
+    }
+
+    async fn update_vendor(&self, id: VendorId, vendor: NewVendor, ctx: WriteContext) -> StoreResult<Vendor> {
+        answer(async move {
+            let mut db_tx = self.begin().await?;
+            let Some((current_type, true)) = vendor_for_change(&mut db_tx, id.get()).await? else {
+                return refused(StoreError::NotFound(Entity::Vendor));
+            };
+            vendor_rules::check_update(current_type, vendor.vendor_type)?;
+            sqlx::query(
+                "UPDATE vendors SET name = $2, name_key = $3, vendor_type = $4, address = $5, phone = $6, email = $7, \
+                 drug_license_number1 = $8, drug_license_number2 = $9, additional_drug_license_numbers = $10, \
+                 updated_at = $11 WHERE id = $1",
+            )
+            .bind(id.get())
+            .bind(vendor.name.clone())
+            .bind(key(&vendor.name))
+            .bind(vendor.vendor_type.name())
+            .bind(vendor.address)
+            .bind(vendor.phone)
+            .bind(vendor.email)
+            .bind(vendor.drug_license_number1)
+            .bind(vendor.drug_license_number2)
+            .bind(licences_json(&vendor.additional_drug_license_numbers))
+            .bind(micros(ctx.at))
+            .execute(&mut *db_tx)
+            .await?;
+            let vendor = vendor_in(&mut db_tx, id.get()).await?;
+            commit(db_tx, &ctx, "update", Entity::Vendor, id.get(), vendor).await
+        })
+        .await
+    }
+
+    async fn delete_vendor(&self, id: VendorId, ctx: WriteContext) -> StoreResult<()> {
+        answer(async move {
+            let mut db_tx = self.begin().await?;
+            let Some((current_type, true)) = vendor_for_change(&mut db_tx, id.get()).await? else {
+                return refused(StoreError::NotFound(Entity::Vendor));
+            };
+            vendor_rules::check_delete(current_type)?;
+            set_active(
+                &mut db_tx,
+                "UPDATE vendors SET is_active = FALSE, updated_at = $2 WHERE id = $1",
+                id.get(),
+                Some(ctx.at),
+            )
+            .await?;
+            change_vendor_state(&mut db_tx, Some(true), Some(false)).await?;
+            commit(db_tx, &ctx, "delete", Entity::Vendor, id.get(), Some(())).await
+        })
+        .await
+    }
+
+    async fn restore_vendor(&self, id: VendorId, ctx: WriteContext) -> StoreResult<Vendor> {
+        answer(async move {
+            let mut db_tx = self.begin().await?;
+            let Some((_, false)) = vendor_for_change(&mut db_tx, id.get()).await? else {
+                return refused(StoreError::NotFound(Entity::Vendor));
+            };
+            set_active(
+                &mut db_tx,
+                "UPDATE vendors SET is_active = TRUE, updated_at = $2 WHERE id = $1",
+                id.get(),
+                Some(ctx.at),
+            )
+            .await?;
+            change_vendor_state(&mut db_tx, Some(false), Some(true)).await?;
+            let vendor = vendor_in(&mut db_tx, id.get()).await?;
+            commit(db_tx, &ctx, "restore", Entity::Vendor, id.get(), vendor).await
+        })
+        .await
+    }
+
+    async fn list_vendors(&self, query: &VendorQuery) -> StoreResult<Page<Vendor>> {
+        answer(async move {
+            let mut binds = Binds::default();
+            let filter = vendor_conditions(&mut binds, &query.filter);
+            let dir = direction(query.sort.dir);
+            // Every sort reads an index: by name, by type, or by the kept balance (D41).
+            let order = match query.sort.key {
+                VendorSortKey::Name => format!("v.name_key {dir}"),
+                VendorSortKey::VendorType => format!("v.vendor_type {dir}"),
+                VendorSortKey::OutstandingBalance => format!("v.outstanding_high {dir}, v.outstanding_low {dir}"),
+            };
+            let total = |binds: &mut Binds, filter: &str| match KeptCount::of_vendors(&query.filter) {
+                Some(kept) => kept_count(binds, kept, None),
+                None => format!("SELECT COUNT(*) FROM vendors v WHERE {filter}"),
+            };
+            let count = total(&mut binds, &filter);
+            let (limit, offset) = page_binds(&mut binds, query.page);
+            let sql = format!(
+                "SELECT ({count}) AS total_count, {columns} FROM vendors v WHERE {filter} \
+                 ORDER BY {order}, v.id {dir} LIMIT {limit} OFFSET {offset}",
+                columns = vendor_columns!(),
+            );
+            let recount = || {
+                let mut binds = Binds::default();
+                let filter = vendor_conditions(&mut binds, &query.filter);
+                let count = total(&mut binds, &filter);
+                binds.query(count)
+            };
+            self.page(binds, sql, query.page, vendor_from, recount).await
+        })
+        .await
+    }
+}
