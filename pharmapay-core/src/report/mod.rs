@@ -8,6 +8,9 @@
 //! a file, a buffer or a stream to a client. Errors from the store surface before anything is
 //! written out.
 //!
+//! A report with more rows than one worksheet holds continues on further worksheets named after
+//! the first with ` (2)`, ` (3)`... appended, each with the same header (D42).
+//!
 //! The sheet is meant to be read by people: a bold, frozen header row with an autofilter,
 //! sensible column widths, amounts as numbers in a two-decimal format showing the `Currency`
 //! setting's symbol, dates as real Excel dates in the business time zone, payment types
@@ -148,12 +151,25 @@ impl Report {
     }
 }
 
-/// Writes rows into a constant-memory worksheet.
+/// The data rows one worksheet holds under its header row: Excel's 1,048,576 rows less the
+/// header (D42).
+pub const ROWS_PER_SHEET: u32 = 1_048_575;
+
+/// Writes rows into constant-memory worksheets: the first named after the report, and, once a
+/// sheet is full, continuation sheets named after it with ` (2)`, ` (3)`... appended, each with
+/// the same header (D42).
 pub(crate) struct SheetWriter {
     kind: ReportKind,
     workbook: Workbook,
     calendar: BusinessCalendar,
+    /// The sheet being written, counting from 0.
+    sheet_index: usize,
+    /// The next row of that sheet (row 0 is its header).
     next_row: u32,
+    /// Data rows per sheet ([`ROWS_PER_SHEET`]; smaller in tests).
+    rows_per_sheet: u32,
+    /// Every data row written so far.
+    rows: u64,
     formats: Formats,
     file_name: String,
 }
@@ -248,38 +264,68 @@ impl SheetWriter {
         calendar: BusinessCalendar,
         now: Timestamp,
     ) -> Result<Self, ReportError> {
+        Self::with_rows_per_sheet(kind, currency, calendar, now, ROWS_PER_SHEET)
+    }
+
+    fn with_rows_per_sheet(
+        kind: ReportKind,
+        currency: &str,
+        calendar: BusinessCalendar,
+        now: Timestamp,
+        rows_per_sheet: u32,
+    ) -> Result<Self, ReportError> {
         let today = calendar.date_of(now);
         let file_name = format!("{}_{:04}{:02}{:02}.xlsx", kind.name(), today.year(), today.month(), today.day());
-        let mut workbook = Workbook::new();
-        let bold = Format::new().set_bold();
-        let sheet = workbook.add_worksheet_with_constant_memory()?;
-        let title = kind.name();
-        let mut chars = title.chars();
-        let title: String = chars.next().map(|c| c.to_ascii_uppercase()).into_iter().chain(chars).collect();
-        sheet.set_name(title)?;
-        for (column, width) in kind.widths().iter().enumerate() {
-            sheet.set_column_width(column as u16, *width)?;
-        }
-        for (column, header) in kind.headers().iter().enumerate() {
-            sheet.write_string_with_format(0, column as u16, *header, &bold)?;
-        }
-        sheet.set_freeze_panes(1, 0)?;
-        Ok(Self {
+        let mut writer = Self {
             kind,
-            workbook,
+            workbook: Workbook::new(),
             calendar,
+            sheet_index: 0,
             next_row: 1,
+            rows_per_sheet: rows_per_sheet.max(1),
+            rows: 0,
             formats: Formats {
                 money: Format::new().set_num_format(money_format(currency)),
                 date: Format::new().set_num_format("yyyy-mm-dd"),
                 date_time: Format::new().set_num_format("yyyy-mm-dd hh:mm"),
             },
             file_name,
-        })
+        };
+        writer.add_sheet()?;
+        Ok(writer)
     }
 
-    fn sheet(&mut self) -> Result<&mut Worksheet, ReportError> {
-        Ok(self.workbook.worksheet_from_index(0)?)
+    /// The name of the sheet numbered `index` from 0: the report's title, then `Title (2)`...
+    fn sheet_name(&self, index: usize) -> String {
+        let mut chars = self.kind.name().chars();
+        let title: String = chars.next().map(|c| c.to_ascii_uppercase()).into_iter().chain(chars).collect();
+        if index == 0 { title } else { format!("{title} ({})", index + 1) }
+    }
+
+    /// Adds the next sheet, with its column widths and its bold, frozen header row.
+    fn add_sheet(&mut self) -> Result<(), ReportError> {
+        let index = self.workbook.worksheets().len();
+        let name = self.sheet_name(index);
+        let bold = Format::new().set_bold();
+        let sheet = self.workbook.add_worksheet_with_constant_memory()?;
+        sheet.set_name(name)?;
+        for (column, width) in self.kind.widths().iter().enumerate() {
+            sheet.set_column_width(column as u16, *width)?;
+        }
+        for (column, header) in self.kind.headers().iter().enumerate() {
+            sheet.write_string_with_format(0, column as u16, *header, &bold)?;
+        }
+        sheet.set_freeze_panes(1, 0)?;
+        Ok(())
+    }
+
+    /// Adds the autofilter over the header and the rows of the sheet being written.
+    fn close_sheet(&mut self) -> Result<(), ReportError> {
+        let last_row = self.next_row - 1;
+        let last_column = self.kind.headers().len() as u16 - 1;
+        let sheet = self.workbook.worksheet_from_index(self.sheet_index)?;
+        sheet.autofilter(0, 0, last_row, last_column)?;
+        Ok(())
     }
 
     fn excel_date(&self, instant: Timestamp) -> Result<ExcelDateTime, ReportError> {
@@ -293,11 +339,20 @@ impl SheetWriter {
         Ok(date.and_hms(local.hour() as u16, local.minute() as u8, f64::from(local.second()))?)
     }
 
-    /// Writes the next row with `write`, which fills its cells in column order.
+    /// Writes the next row with `write`, which fills its cells in column order, on a
+    /// continuation sheet once the current one is full (D42).
     fn row(&mut self, write: impl FnOnce(&mut Row<'_>) -> Result<(), ReportError>) -> Result<(), ReportError> {
-        let sheet = self.workbook.worksheet_from_index(0)?;
-        write(&mut Row { sheet, formats: &self.formats, row: self.next_row, column: 0 })?;
+        if self.next_row > self.rows_per_sheet {
+            self.close_sheet()?;
+            self.add_sheet()?;
+            self.sheet_index += 1;
+            self.next_row = 1;
+        }
+        let Self { workbook, formats, sheet_index, next_row, .. } = self;
+        let sheet = workbook.worksheet_from_index(*sheet_index)?;
+        write(&mut Row { sheet, formats, row: *next_row, column: 0 })?;
         self.next_row += 1;
+        self.rows += 1;
         Ok(())
     }
 
@@ -351,12 +406,10 @@ impl SheetWriter {
         })
     }
 
-    /// Adds the autofilter over the header and every row, and hands the sheet over.
+    /// Adds the autofilter over the last sheet's rows, and hands the workbook over.
     pub(crate) fn finish(mut self) -> Result<Report, ReportError> {
-        let last_row = self.next_row - 1;
-        let last_column = self.kind.headers().len() as u16 - 1;
-        self.sheet()?.autofilter(0, 0, last_row, last_column)?;
-        Ok(Report { kind: self.kind, file_name: self.file_name, rows: u64::from(last_row), workbook: self.workbook })
+        self.close_sheet()?;
+        Ok(Report { kind: self.kind, file_name: self.file_name, rows: self.rows, workbook: self.workbook })
     }
 }
 
@@ -375,6 +428,61 @@ mod tests {
     fn amounts_become_the_nearest_double() {
         assert_eq!(excel_number(Decimal::new(1, 1)), 0.1);
         assert_eq!(excel_number(Decimal::new(-12345, 2)), -123.45);
+    }
+
+    fn payment(id: i64) -> Transaction {
+        let at: Timestamp = "2024-05-10T10:00:00Z".parse().unwrap();
+        Transaction {
+            id: crate::ids::TransactionId(id),
+            invoice_id: crate::ids::InvoiceId(1),
+            amount: crate::money::Amount::try_from(Decimal::new(id, 0)).unwrap(),
+            transaction_date: at,
+            transaction_type: crate::domain::TransactionType::Cash,
+            description: None,
+            is_active: true,
+            created_at: at,
+            updated_at: at,
+            invoice: crate::domain::InvoiceBrief {
+                id: crate::ids::InvoiceId(1),
+                invoice_number: "INV-1".into(),
+                vendor_id: crate::ids::VendorId(2),
+                vendor_name: "Acme".into(),
+                amount: crate::money::Amount::try_from(Decimal::new(100, 0)).unwrap(),
+                pending_amount: Decimal::ZERO,
+            },
+        }
+    }
+
+    fn sheet_names(report: &mut Report) -> Vec<String> {
+        report.workbook.worksheets().iter().map(|sheet| sheet.name()).collect()
+    }
+
+    #[test]
+    fn d42_a_full_sheet_continues_on_numbered_sheets_with_the_same_header() {
+        let now = "2024-05-10T10:00:00Z".parse().unwrap();
+        let mut writer =
+            SheetWriter::with_rows_per_sheet(ReportKind::Transactions, "₹", BusinessCalendar::utc(), now, 3).unwrap();
+        for id in 1..=7 {
+            writer.transaction(&payment(id)).unwrap();
+        }
+        let mut report = writer.finish().unwrap();
+        assert_eq!(report.rows(), 7, "every row is counted, whichever sheet holds it");
+        assert_eq!(sheet_names(&mut report), ["Transactions", "Transactions (2)", "Transactions (3)"]);
+        let mut bytes = Vec::new();
+        report.save_to(&mut bytes).unwrap();
+        assert!(bytes.starts_with(b"PK"), "an xlsx file is a zip archive");
+    }
+
+    #[test]
+    fn exactly_full_sheets_need_no_empty_continuation() {
+        let now = "2024-05-10T10:00:00Z".parse().unwrap();
+        let mut writer =
+            SheetWriter::with_rows_per_sheet(ReportKind::Transactions, "", BusinessCalendar::utc(), now, 3).unwrap();
+        for id in 1..=6 {
+            writer.transaction(&payment(id)).unwrap();
+        }
+        let mut report = writer.finish().unwrap();
+        assert_eq!(sheet_names(&mut report), ["Transactions", "Transactions (2)"]);
     }
 
     #[test]
