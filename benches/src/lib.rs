@@ -83,6 +83,7 @@ pub fn small_payment<S: Store>(bench: &Bench<S>) -> NewTransaction {
         amount: Amount::parse("0.01").expect("a valid amount"),
         transaction_date: bench.engine.now(),
         transaction_type: TransactionType::Upi,
+        reference: None,
         description: None,
     }
 }

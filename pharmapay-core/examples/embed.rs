@@ -62,6 +62,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             amount: Amount::parse(paid)?,
             transaction_date: today,
             transaction_type: kind,
+            reference: None,
             description: None,
         };
         engine.create_transaction(&admin, payment, None).await?;

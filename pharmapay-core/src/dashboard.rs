@@ -5,7 +5,7 @@ use jiff::civil::Date;
 use rust_decimal::Decimal;
 
 use crate::clock::MonthWindow;
-use crate::figures::DayFigures;
+use crate::figures::{DayFigures, OpenFigures};
 use crate::ids::VendorId;
 
 /// The summary card (spec, Summary definitions; D12).
@@ -45,6 +45,36 @@ pub struct MonthlyTotal {
     pub total_amount: Decimal,
     /// How many there were.
     pub transaction_count: u64,
+}
+
+/// What falls due in one window (D32): the open invoices' pending amounts and how many.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DueFigures {
+    /// The sum of their pending amounts.
+    pub amount: Decimal,
+    /// How many invoices.
+    pub invoice_count: u64,
+}
+
+impl From<OpenFigures> for DueFigures {
+    fn from(open: OpenFigures) -> Self {
+        DueFigures { amount: open.pending.normalize(), invoice_count: u64::try_from(open.invoices).unwrap_or(0) }
+    }
+}
+
+/// The dashboard's payables (D32): over active invoices still owing something, what is overdue,
+/// due today, due within 7 days and within 30 days (the last two from tomorrow on, so the 30
+/// days include the 7).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Payables {
+    /// Due before today.
+    pub overdue: DueFigures,
+    /// Due today.
+    pub due_today: DueFigures,
+    /// Due from tomorrow to today + 7.
+    pub due_in_7_days: DueFigures,
+    /// Due from tomorrow to today + 30.
+    pub due_in_30_days: DueFigures,
 }
 
 /// The dashboard's twelve months (D12) from the kept day figures of those months: for each

@@ -36,6 +36,8 @@ pub enum Entity {
     Setting,
     /// An audit-log entry.
     AuditEntry,
+    /// A vendor payment over several invoices (D31).
+    VendorPayment,
 }
 
 impl Entity {
@@ -51,6 +53,7 @@ impl Entity {
             Entity::Policy => "Policy",
             Entity::Setting => "Setting",
             Entity::AuditEntry => "AuditEntry",
+            Entity::VendorPayment => "VendorPayment",
         }
     }
 }
@@ -96,6 +99,13 @@ impl FieldErrors {
                 self.add(field, error.to_string());
                 None
             }
+        }
+    }
+
+    /// Moves every message of `other` in, under the same paths.
+    pub fn merge(&mut self, other: FieldErrors) {
+        for (field, messages) in other.fields {
+            self.fields.entry(field).or_default().extend(messages);
         }
     }
 

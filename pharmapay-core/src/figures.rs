@@ -13,8 +13,9 @@
 //! The figures:
 //! - per vendor ([`VendorFigures`]): its active invoices, their amounts and their paid totals
 //!   (D11), so its outstanding balance, for ranking;
-//! - per due date: how many active invoices still owe something, which splits open invoices
-//!   into Overdue and PartiallyPaid on either side of today (D10);
+//! - per due date ([`OpenFigures`]): how many active invoices still owe something and how much,
+//!   which splits open invoices into Overdue and PartiallyPaid on either side of today (D10)
+//!   and sums what falls due in a window (D32);
 //! - per business day ([`DayFigures`]): the active payments dated that day in the `TimeZone`
 //!   setting's zone (D3), for the dashboard's months and recent payments (D12);
 //! - for the installation ([`LedgerTotals`]): the counts and sums the summary shows and the
@@ -95,6 +96,28 @@ impl Neg for DayFigures {
 
     fn neg(self) -> Self {
         Self { payments: -self.payments, amount: -self.amount }
+    }
+}
+
+/// The open invoices (active, still owing something) of one due date: how many, and what they
+/// still owe.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OpenFigures {
+    /// How many.
+    pub invoices: i64,
+    /// The sum of their pending amounts.
+    pub pending: Decimal,
+}
+
+impl OpenFigures {
+    /// Adds `change` to these figures.
+    pub fn apply(&mut self, change: &OpenFigures) {
+        self.invoices += change.invoices;
+        self.pending += change.pending;
+    }
+
+    fn is_zero(&self) -> bool {
+        *self == OpenFigures::default()
     }
 }
 
@@ -406,7 +429,8 @@ impl Contribution for InvoiceFacts {
         change.totals.invoice_paid += vendor.paid;
         if self.is_open() {
             change.totals.open_invoices += sign;
-            *change.open_by_due_date.entry(self.due_date).or_default() += sign;
+            let open = OpenFigures { invoices: sign, pending: (self.amount - self.paid) * factor };
+            change.open_by_due_date.entry(self.due_date).or_default().apply(&open);
         }
     }
 }
@@ -432,7 +456,7 @@ impl Contribution for PaymentFacts {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FigureChange {
     vendors: BTreeMap<VendorId, VendorFigures>,
-    open_by_due_date: BTreeMap<Timestamp, i64>,
+    open_by_due_date: BTreeMap<Timestamp, OpenFigures>,
     days: BTreeMap<Date, DayFigures>,
     totals: LedgerTotals,
 }
@@ -460,10 +484,10 @@ impl FigureChange {
         self.vendors.iter().filter(|(_, change)| !change.is_zero()).map(|(id, change)| (*id, change))
     }
 
-    /// The change of each due date's count of open invoices, by due date; zero changes are
-    /// left out.
-    pub fn open_by_due_date(&self) -> impl Iterator<Item = (Timestamp, i64)> {
-        self.open_by_due_date.iter().filter(|(_, change)| **change != 0).map(|(due, change)| (*due, *change))
+    /// The change of each due date's open invoices, by due date; due dates whose figures stay
+    /// are left out.
+    pub fn open_by_due_date(&self) -> impl Iterator<Item = (Timestamp, &OpenFigures)> {
+        self.open_by_due_date.iter().filter(|(_, change)| !change.is_zero()).map(|(due, change)| (*due, change))
     }
 
     /// The change of each business day's payments, by day; days that stay are left out.
@@ -493,7 +517,7 @@ pub struct KeptFigures {
     /// Per vendor.
     pub vendors: BTreeMap<VendorId, VendorFigures>,
     /// Open invoices per due date.
-    pub open_by_due_date: BTreeMap<Timestamp, i64>,
+    pub open_by_due_date: BTreeMap<Timestamp, OpenFigures>,
     /// Active payments per business day.
     pub days: BTreeMap<Date, DayFigures>,
     /// The installation's totals.
@@ -527,9 +551,9 @@ impl KeptFigures {
             }
         }
         for (due_date, open) in change.open_by_due_date() {
-            let count = self.open_by_due_date.entry(due_date).or_default();
-            *count += open;
-            if *count == 0 {
+            let figures = self.open_by_due_date.entry(due_date).or_default();
+            figures.apply(open);
+            if figures.is_zero() {
                 self.open_by_due_date.remove(&due_date);
             }
         }
@@ -562,7 +586,18 @@ impl KeptFigures {
 
     /// The open invoices due before `today_start`: the Overdue ones (D10).
     pub fn open_due_before(&self, today_start: Timestamp) -> i64 {
-        self.open_by_due_date.range(..today_start).map(|(_, open)| open).sum()
+        self.open_by_due_date.range(..today_start).map(|(_, open)| open.invoices).sum()
+    }
+
+    /// The open invoices due from `from` (included) to `before` (excluded).
+    pub fn open_due_between(&self, from: Timestamp, before: Timestamp) -> OpenFigures {
+        let mut sum = OpenFigures::default();
+        if from < before {
+            for (_, open) in self.open_by_due_date.range(from..before) {
+                sum.apply(open);
+            }
+        }
+        sum
     }
 
     /// Replaces the day figures by the days of `calendar` (D41: a new `TimeZone`), from the
@@ -634,7 +669,8 @@ mod tests {
             vendors,
             [(VendorId(7), &VendorFigures { active_invoices: 1, invoiced: dec("100"), paid: dec("0") })]
         );
-        assert_eq!(change.open_by_due_date().collect::<Vec<_>>(), [(ts(due), 1)]);
+        let open = OpenFigures { invoices: 1, pending: dec("100") };
+        assert_eq!(change.open_by_due_date().collect::<Vec<_>>(), [(ts(due), &open)]);
         let totals = change.totals().unwrap();
         assert_eq!((totals.invoices, totals.active_invoices, totals.open_invoices), (1, 1, 1));
         assert_eq!(totals.total_due(), dec("100"));
@@ -652,7 +688,8 @@ mod tests {
             change.vendors().collect::<Vec<_>>(),
             [(VendorId(7), &VendorFigures { active_invoices: 0, invoiced: dec("0"), paid: dec("60") })]
         );
-        assert_eq!(change.open_by_due_date().collect::<Vec<_>>(), [(ts(due), -1)], "settled: no longer open");
+        let closed = OpenFigures { invoices: -1, pending: dec("-60") };
+        assert_eq!(change.open_by_due_date().collect::<Vec<_>>(), [(ts(due), &closed)], "settled: no longer open");
         let day: Date = "2024-05-20".parse().unwrap();
         assert_eq!(change.days().collect::<Vec<_>>(), [(day, &DayFigures { payments: 1, amount: dec("60") })]);
         let totals = change.totals().unwrap();
@@ -689,7 +726,12 @@ mod tests {
             ],
             "ascending ids: the order stores lock vendor rows in"
         );
-        assert_eq!(change.open_by_due_date().count(), 0, "open before and after on the same due date");
+        let moved = OpenFigures { invoices: 0, pending: dec("20") };
+        assert_eq!(
+            change.open_by_due_date().collect::<Vec<_>>(),
+            [(ts(due), &moved)],
+            "open before and after on the same due date: only what it owes changes"
+        );
         assert_eq!(change.totals().unwrap().invoiced, dec("20"));
     }
 
@@ -744,7 +786,12 @@ mod tests {
                 active_payments: 6,
                 ..LedgerTotals::default()
             },
-            open_by_due_date: [(ts("2024-05-01T00:00:00Z"), 2), (today, 1), (ts("2024-07-01T00:00:00Z"), 2)].into(),
+            open_by_due_date: [
+                (ts("2024-05-01T00:00:00Z"), OpenFigures { invoices: 2, pending: dec("20") }),
+                (today, OpenFigures { invoices: 1, pending: dec("1") }),
+                (ts("2024-07-01T00:00:00Z"), OpenFigures { invoices: 2, pending: dec("3") }),
+            ]
+            .into(),
             ..KeptFigures::default()
         };
         let cases = [

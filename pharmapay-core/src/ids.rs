@@ -46,4 +46,6 @@ ids! {
     PolicyId,
     /// Id of an audit-log entry.
     AuditId,
+    /// Id of a vendor payment: one payment over several invoices (D31).
+    VendorPaymentId,
 }

@@ -237,6 +237,22 @@ pub fn read_bool(params: &(impl Params + ?Sized), name: &str, errors: &mut Field
     }
 }
 
+/// The largest window of days a parameter such as `dueWithinDays` or `withinDays` takes
+/// (D32, D36): a year and a day.
+pub const MAX_DAYS: u16 = 366;
+
+/// Reads an optional number of days from 0 to [`MAX_DAYS`].
+pub fn read_days(params: &(impl Params + ?Sized), name: &str, errors: &mut FieldErrors) -> Option<u16> {
+    let value = params.get(name)?;
+    match value.trim().parse::<u16>() {
+        Ok(days) if days <= MAX_DAYS => Some(days),
+        _ => {
+            errors.add(name, format!("must be a whole number of days from 0 to {MAX_DAYS}"));
+            None
+        }
+    }
+}
+
 /// Reads an optional positive integer id parameter.
 pub fn read_id(params: &(impl Params + ?Sized), name: &str, errors: &mut FieldErrors) -> Option<i64> {
     let value = params.get(name)?;

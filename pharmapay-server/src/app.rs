@@ -21,11 +21,14 @@ use pharmapay_core::Collection::{
 };
 use pharmapay_core::{Access, Action, Collection, Error, PharmaPay, Principal, Store};
 
+use pharmapay_core::domain::NewVendorPayment;
 use pharmapay_core::domain::{AuditQuery, InvoiceQuery, TransactionQuery, VendorQuery};
+use pharmapay_core::idempotency::IdempotencyRequest;
+use pharmapay_core::ids::VendorId;
 
 use crate::dto::{
-    AuditEntryDto, InvoiceDto, MonthlyDto, PermissionDto, PolicyDto, ProfileDto, RoleDto, SettingDto, SummaryDto,
-    TransactionDto, UserDto, VendorDto,
+    AuditEntryDto, InvoiceDto, MonthlyDto, PayablesDto, PermissionDto, PolicyDto, ProfileDto, RoleDto, SettingDto,
+    SummaryDto, TransactionDto, UserDto, VendorDto, VendorPaymentDto,
 };
 use crate::http::{Cors, Reply, Req, parse_query};
 use crate::problem::ApiError;
@@ -58,6 +61,9 @@ pub enum Route {
     UpdateTransaction,
     DeleteTransaction,
     RestoreTransaction,
+    CreateVendorPayment,
+    GetVendorPayment,
+    DeleteVendorPayment,
     ListUsers,
     CreateUser,
     MyPermissions,
@@ -92,6 +98,7 @@ pub enum Route {
     TopVendors,
     RecentInvoices,
     MonthlyTransactions,
+    Payables,
     GetProfile,
     UpdateProfile,
     ChangePassword,
@@ -128,6 +135,9 @@ pub const ROUTES: &[(Method, &str, Route, Guard)] = &[
     (Method::PUT, "/api/transactions/{id}", Route::UpdateTransaction, needs(Transaction, Update)),
     (Method::DELETE, "/api/transactions/{id}", Route::DeleteTransaction, needs(Transaction, Delete)),
     (Method::POST, "/api/transactions/{id}/restore", Route::RestoreTransaction, needs(Transaction, Update)),
+    (Method::POST, "/api/vendors/{id}/payments", Route::CreateVendorPayment, needs(Transaction, Create)),
+    (Method::GET, "/api/vendor-payments/{id}", Route::GetVendorPayment, needs(Transaction, Read)),
+    (Method::DELETE, "/api/vendor-payments/{id}", Route::DeleteVendorPayment, needs(Transaction, Delete)),
     (Method::GET, "/api/users", Route::ListUsers, Guard::Token),
     (Method::POST, "/api/users", Route::CreateUser, needs(User, Create)),
     (Method::GET, "/api/users/me/permissions", Route::MyPermissions, Guard::Token),
@@ -167,6 +177,7 @@ pub const ROUTES: &[(Method, &str, Route, Guard)] = &[
     (Method::GET, "/api/dashboard/top-vendors", Route::TopVendors, needs(Dashboard, Read)),
     (Method::GET, "/api/dashboard/recent-invoices", Route::RecentInvoices, needs(Dashboard, Read)),
     (Method::GET, "/api/dashboard/monthly-transactions", Route::MonthlyTransactions, needs(Dashboard, Read)),
+    (Method::GET, "/api/dashboard/payables", Route::Payables, needs(Dashboard, Read)),
     (Method::GET, "/api/profile", Route::GetProfile, Guard::Token),
     (Method::PUT, "/api/profile", Route::UpdateProfile, Guard::Token),
     (Method::PUT, "/api/profile/password", Route::ChangePassword, Guard::Token),
@@ -394,6 +405,19 @@ impl<S: Store> App<S> {
             Route::UpdateTransaction => call.replace(PharmaPay::update_transaction, TransactionDto::from).await,
             Route::DeleteTransaction => call.delete(PharmaPay::delete_transaction).await,
             Route::RestoreTransaction => call.by_id(PharmaPay::restore_transaction, TransactionDto::from).await,
+            Route::CreateVendorPayment => {
+                // D31: the vendor is the path's; the payment and its split are the body's.
+                let vendor_id = VendorId(call.req.id("id")?);
+                let create = async move |engine: &PharmaPay<S>,
+                                         principal: &Principal,
+                                         payment: NewVendorPayment,
+                                         idempotency: Option<&IdempotencyRequest>| {
+                    engine.create_vendor_payment(principal, vendor_id, payment, idempotency).await
+                };
+                call.create("vendor-payments", create, |payment| payment.id.get(), VendorPaymentDto::from).await
+            }
+            Route::GetVendorPayment => call.by_id(PharmaPay::get_vendor_payment, VendorPaymentDto::from).await,
+            Route::DeleteVendorPayment => call.delete(PharmaPay::delete_vendor_payment).await,
             Route::ListUsers => call.read(PharmaPay::list_users, each(UserDto::from)).await,
             Route::CreateUser => {
                 call.create("users", PharmaPay::create_user, |user| user.id.get(), UserDto::from).await
@@ -434,6 +458,7 @@ impl<S: Store> App<S> {
             Route::TopVendors => dashboard::top_vendors(self, principal, call.req).await,
             Route::RecentInvoices => dashboard::recent_invoices(self, principal, call.req).await,
             Route::MonthlyTransactions => call.read(PharmaPay::monthly_transactions, each(MonthlyDto::from)).await,
+            Route::Payables => call.read(PharmaPay::payables, PayablesDto::from).await,
             Route::GetProfile => call.read(PharmaPay::profile, ProfileDto::from).await,
             Route::UpdateProfile => profile::update(self, principal, call.req).await,
             Route::ChangePassword => profile::change_password(self, principal, call.req).await,

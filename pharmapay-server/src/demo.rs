@@ -256,6 +256,7 @@ pub async fn seed<S: ImportStore>(store: &S, size: DemoSize, now: Timestamp) -> 
                 amount: Amount::try_from(Decimal::new(cents, 2)).expect("demo amounts are positive and small"),
                 transaction_date,
                 transaction_type: PAYMENT_TYPES[random.below(3) as usize],
+                reference: None,
                 description: None,
             };
             let active = facts.active && !random.chance(2);

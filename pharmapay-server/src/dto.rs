@@ -5,10 +5,10 @@
 //! strings ending in `Z` (D2); enums in their canonical case (D7).
 
 use pharmapay_core::access::Permission;
-use pharmapay_core::dashboard::{MonthlyTotal, Summary, TopVendor};
+use pharmapay_core::dashboard::{DueFigures, MonthlyTotal, Payables, Summary, TopVendor};
 use pharmapay_core::domain::{
     AuditEntry, Invoice, InvoiceBrief, InvoiceDetail, Policy, Profile, Role, Setting, Transaction, User, Vendor,
-    VendorBrief,
+    VendorBrief, VendorPayment,
 };
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::rust_decimal::Decimal;
@@ -226,7 +226,11 @@ pub struct TransactionDto {
     #[serde(serialize_with = "instant")]
     transaction_date: Timestamp,
     transaction_type: &'static str,
+    /// D30: null when absent.
+    reference: Option<String>,
     description: Option<String>,
+    /// D31: null for a payment recorded on its own.
+    vendor_payment_id: Option<i64>,
     is_active: bool,
     #[serde(serialize_with = "instant")]
     created_at: Timestamp,
@@ -241,10 +245,48 @@ impl From<Transaction> for TransactionDto {
             amount: transaction.amount,
             transaction_date: transaction.transaction_date,
             transaction_type: transaction.transaction_type.name(),
+            reference: transaction.reference,
             description: transaction.description,
+            vendor_payment_id: transaction.vendor_payment_id.map(|id| id.get()),
             is_active: transaction.is_active,
             created_at: transaction.created_at,
             invoice: transaction.invoice.into(),
+        }
+    }
+}
+
+/// A vendor payment with its active payments (D31).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VendorPaymentDto {
+    id: i64,
+    vendor_id: i64,
+    vendor_name: String,
+    #[serde(serialize_with = "amount")]
+    amount: pharmapay_core::Amount,
+    #[serde(serialize_with = "instant")]
+    transaction_date: Timestamp,
+    transaction_type: &'static str,
+    reference: Option<String>,
+    description: Option<String>,
+    #[serde(serialize_with = "instant")]
+    created_at: Timestamp,
+    transactions: Vec<TransactionDto>,
+}
+
+impl From<VendorPayment> for VendorPaymentDto {
+    fn from(payment: VendorPayment) -> Self {
+        Self {
+            id: payment.id.get(),
+            vendor_id: payment.vendor_id.get(),
+            vendor_name: payment.vendor_name,
+            amount: payment.amount,
+            transaction_date: payment.transaction_date,
+            transaction_type: payment.transaction_type.name(),
+            reference: payment.reference,
+            description: payment.description,
+            created_at: payment.created_at,
+            transactions: payment.transactions.into_iter().map(TransactionDto::from).collect(),
         }
     }
 }
@@ -447,6 +489,42 @@ impl From<Summary> for SummaryDto {
             total_due: summary.total_due,
             total_paid: summary.total_paid,
             recent_transactions: summary.recent_transactions,
+        }
+    }
+}
+
+/// What falls due in one window (D32).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DueDto {
+    #[serde(serialize_with = "money")]
+    amount: Decimal,
+    invoice_count: u64,
+}
+
+impl From<DueFigures> for DueDto {
+    fn from(due: DueFigures) -> Self {
+        Self { amount: due.amount, invoice_count: due.invoice_count }
+    }
+}
+
+/// The dashboard's payables (D32).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PayablesDto {
+    overdue: DueDto,
+    due_today: DueDto,
+    due_in7_days: DueDto,
+    due_in30_days: DueDto,
+}
+
+impl From<Payables> for PayablesDto {
+    fn from(payables: Payables) -> Self {
+        Self {
+            overdue: payables.overdue.into(),
+            due_today: payables.due_today.into(),
+            due_in7_days: payables.due_in_7_days.into(),
+            due_in30_days: payables.due_in_30_days.into(),
         }
     }
 }

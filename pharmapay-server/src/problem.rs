@@ -128,6 +128,18 @@ impl ApiError {
                     Some("One or more fields are invalid.".into())
                 }
                 Error::NotFound { entity } => Some(format!("{entity} not found.")),
+                Error::Conflict(UniqueKey::PaymentReference { existing }) => {
+                    // D30: the reference is already recorded; name a payment that holds it.
+                    body.insert("existingTransactionId".into(), json!(existing.get()));
+                    body.insert(
+                        "errors".into(),
+                        errors_json(&FieldErrors::single(
+                            "reference",
+                            "is already recorded for another payment of this type",
+                        )),
+                    );
+                    Some(format!("Payment {} already carries this reference for this payment type.", existing.get()))
+                }
                 Error::Conflict(key) => Some(taken(&mut body, key.entity(), unique_field(key))),
                 Error::Rule(rule) => Some(rule.message()),
                 Error::Unauthenticated => {
@@ -200,6 +212,7 @@ fn unique_field(key: UniqueKey) -> &'static str {
         UniqueKey::InvoiceNumber => "invoiceNumber",
         UniqueKey::UserEmail => "email",
         UniqueKey::RoleName | UniqueKey::PolicyName => "name",
+        UniqueKey::PaymentReference { .. } => "reference",
         UniqueKey::OwnPharmacy => "vendorType",
     }
 }

@@ -306,6 +306,12 @@ schemas["InvoiceBrief"] = obj({
 }, "The invoice nested in a transaction (spec; D13).")
 
 # ---- transactions -------------------------------------------------------------------------
+REFERENCE_PATTERN = rf"^{WS}*(?=[\s\S]*[^{WSR}/-])(?:{core(MID1, 64)})?{WS}*$"
+REFERENCE_IN = {"type": ["string", "null"], "pattern": REFERENCE_PATTERN,
+                "description": "The UPI UTR, bank reference or cheque number (D30): optional, 1 to 64 characters after trimming, single line, "
+                               "with at least one character besides spaces, hyphens and slashes. Stored trimmed. Its key (upper-cased, without "
+                               "spaces, hyphens and slashes) is unique per payment type among active payments: a payment on its own or all "
+                               "the payments of one vendor payment hold it; recording it again is a 409 naming `existingTransactionId`."}
 schemas["TransactionInput"] = {
     "type": "object",
     "description": "Payment create and full replacement (D14). Unknown fields are ignored.",
@@ -315,6 +321,7 @@ schemas["TransactionInput"] = {
         "amount": amount_in("Amount paid. Overpayment is allowed (D10)."),
         "transactionDate": date_in("When the payment was made; after today in the business time zone is a 400 (D2, D3)."),
         "transactionType": dict(choice_schema(TX_TYPES), description="One of Cash, UPI, NetBanking, matched case-insensitively (D7)."),
+        "reference": REFERENCE_IN,
         "description": opt_text("Free text."),
     },
 }
@@ -324,11 +331,49 @@ schemas["Transaction"] = obj({
     "amount": amount_out("Amount paid."),
     "transactionDate": instant("When the payment was made."),
     "transactionType": {"type": "string", "enum": TX_TYPES, "description": "How the payment was made, in canonical case."},
+    "reference": nstr("The payment's reference as recorded (trimmed), or null (D30)."),
     "description": nstr("Free text, or null."),
+    "vendorPaymentId": {"type": ["integer", "null"], "minimum": 1,
+                        "description": "The vendor payment this payment is a part of, or null for a payment recorded on its own (D31)."},
     "isActive": b("False once soft-deleted."),
     "createdAt": instant("When recorded."),
     "invoice": ref("InvoiceBrief"),
 }, "TransactionDto: a payment with its invoice.")
+schemas["Allocation"] = {
+    "type": "object", "description": "One share of a vendor payment (D31). Unknown fields are ignored.",
+    "required": ["invoiceId", "amount"],
+    "properties": {
+        "invoiceId": id_in("An active invoice of this vendor, listed once; otherwise 400 on `allocations[i].invoiceId`."),
+        "amount": amount_in("What goes to this invoice: at most what it still owes (`allocations[i].amount`)."),
+    },
+}
+schemas["VendorPaymentInput"] = {
+    "type": "object",
+    "description": "One payment to a vendor over several of its invoices (D31). Unknown fields are ignored.",
+    "required": ["amount", "transactionDate", "transactionType"],
+    "properties": {
+        "amount": amount_in("The whole payment. With `allocations`, it must equal their sum; without, it is spread over the vendor's invoices "
+                            "still owing, oldest due first, and may not exceed what they owe (400 on `amount`)."),
+        "transactionDate": date_in("When the payment was made; after today in the business time zone is a 400 (D2, D3)."),
+        "transactionType": dict(choice_schema(TX_TYPES), description="One of Cash, UPI, NetBanking, matched case-insensitively (D7)."),
+        "reference": REFERENCE_IN,
+        "description": opt_text("Free text, copied to every payment it creates."),
+        "allocations": {"type": ["array", "null"], "items": ref("Allocation"), "minItems": 1, "maxItems": 200,
+                        "description": "How the amount is split: 1 to 200 invoices, each listed once. Omitted or null: oldest due first."},
+    },
+}
+schemas["VendorPayment"] = obj({
+    "id": id_out("Vendor payment id."),
+    "vendorId": id_out("The vendor paid."),
+    "vendorName": s("The vendor's name."),
+    "amount": amount_out("The amount recorded; it stays so when one of its payments is deleted on its own."),
+    "transactionDate": instant("When the payment was made."),
+    "transactionType": {"type": "string", "enum": TX_TYPES, "description": "How the payment was made, in canonical case."},
+    "reference": nstr("The reference, or null (D30)."),
+    "description": nstr("Free text, or null."),
+    "createdAt": instant("When recorded."),
+    "transactions": {"type": "array", "items": ref("Transaction"), "description": "Its active payments, one per invoice, by id."},
+}, "A vendor payment with its active payments (D31).")
 
 # ---- users / roles / permissions / policies -------------------------------------------------
 schemas["NewUser"] = {
@@ -457,6 +502,17 @@ schemas["MonthlyTotal"] = obj({
     "totalAmount": money("Sum of the month's active transactions."),
     "transactionCount": count("Number of the month's active transactions."),
 }, "Payments of one month (D12).")
+
+schemas["Due"] = obj({
+    "amount": money("The sum of their pending amounts."),
+    "invoiceCount": count("How many invoices."),
+}, "What falls due in one window (D32).")
+schemas["Payables"] = obj({
+    "overdue": ref("Due"),
+    "dueToday": ref("Due"),
+    "dueIn7Days": ref("Due"),
+    "dueIn30Days": ref("Due"),
+}, "Over active invoices still owing something: overdue (due before today), due today, due from tomorrow to today + 7, and from tomorrow to today + 30 (so it includes the 7 days), in the business time zone (D32).")
 
 # ---- profile ------------------------------------------------------------------------------
 schemas["Profile"] = obj({
@@ -766,6 +822,8 @@ def transaction_filters(listing):
             q_date("toDate", "Inclusive upper bound on transactionDate; earlier than fromDate is a 400."),
             q("transactionType", "Only this type: Cash, UPI or NetBanking, matched case-insensitively; anything else is a 400 (D8).",
               choice_schema(TX_TYPES)),
+            q("reference", "Only payments whose reference has this one's key: case, spaces, hyphens and slashes do not matter (D30). "
+                           "1 to 64 characters after trimming, else 400.", {"type": "string", "pattern": REFERENCE_PATTERN}),
             q("isActive", "`true` (default): active payments; `false`: soft-deleted ones." if listing else REPORT_ACTIVE, {"type": "boolean"})]
 
 # Vendors
@@ -793,7 +851,11 @@ def invoice_filters(listing):
                           {"type": "number", "minimum": -MAX_AMOUNT, "maximum": MAX_AMOUNT, "multipleOf": 0.0001}),
                         q("maxAmount", "Inclusive upper bound on amount; less than minAmount is a 400.",
                           {"type": "number", "minimum": -MAX_AMOUNT, "maximum": MAX_AMOUNT, "multipleOf": 0.0001}),
-                        q("isActive", "Omitted: all invoices; `true`: active only; `false`: canceled only." if listing else REPORT_ACTIVE, {"type": "boolean"})]
+                        q("isActive", "Omitted: all invoices; `true`: active only; `false`: canceled only." if listing else REPORT_ACTIVE, {"type": "boolean"}),
+                        q("dueWithinDays", "Only active invoices still owing something, due from today to today plus this many days in the "
+                                           "business time zone (D32); 0 to 366, else 400.", {"type": "integer", "minimum": 0, "maximum": 366}),
+                        q("overpaid", "`true`: only invoices whose pendingAmount is below zero; `false`: only those at zero or above (D33).",
+                          {"type": "boolean"})]
 
 # Invoices
 crud("/api/invoices", "Invoices", "Invoice", "invoice", "invoices", "Invoice", "InvoiceInput",
@@ -820,8 +882,33 @@ crud("/api/transactions", "Transactions", "Transaction", "transaction", "transac
                         q_sort(["transactionDate", "amount", "transactionType", "createdAt"], "transactionDate"),
                         dict(pref("SortDir"))] + transaction_filters(True),
                 errors=(400, 401, 403, 503)),
-     restore_parent="invoice",
-     create_note="The invoice must exist and be active (400); a date after today is a 400 (D2). ")
+     create_conflict=True, update_conflict=True, restore_conflict=True, restore_parent="invoice",
+     create_note="The invoice must exist and be active (400); a date after today is a 400 (D2). A reference another payment holds is a 409 with `existingTransactionId` (D30). ",
+     update_note="A reference another payment holds is a 409 (D30).")
+
+# Vendor payments (D31)
+add("/api/vendors/{id}/payments", "post", op("createVendorPayment", "Transactions", "Pay a vendor over several invoices",
+    "Permission `Transaction:Create`. Records one payment to an active vendor (404 for an unknown or deleted vendor) as one payment "
+    "transaction per invoice, all with its date, type, reference and description and with `vendorPaymentId` (D31): split as "
+    "`allocations` say (each an active invoice of this vendor, listed once, at most what it still owes, adding up exactly to "
+    "`amount`), or over the vendor's invoices still owing, oldest due first. Every check runs in one transaction with the "
+    "writes, so no vendor payment ever overpays; any breach is a 400 naming the field (`allocations[2].amount`) and writes nothing. "
+    "A reference another payment holds is a 409 (D30). Answers 201 with `Location: /api/vendor-payments/<id>` (D9). Accepts an "
+    "`Idempotency-Key` (D23).",
+    created("The vendor payment was recorded.", ref("VendorPayment"),
+            {"GetVendorPayment": {"operationId": "getVendorPayment", "parameters": {"id": "$response.body#/id"},
+                                  "description": "The new vendor payment."}}),
+    params=[pref("IdempotencyKey")], body="VendorPaymentInput",
+    errors=(400, 401, 403, 404, 409, 413, 415, 422, 503)), [path_id("id", "Vendor id.")])
+vpid = [path_id("id", "Vendor payment id.")]
+add("/api/vendor-payments/{id}", "get", op("getVendorPayment", "Transactions", "Get a vendor payment",
+    "Permission `Transaction:Read`. The vendor payment with its active payments; 404 when missing or none of its payments is active (D31).",
+    ok200("The vendor payment.", ref("VendorPayment")), errors=(400, 401, 403, 404, 503)), vpid)
+add("/api/vendor-payments/{id}", "delete", op("deleteVendorPayment", "Transactions", "Delete a vendor payment",
+    "Permission `Transaction:Delete`. Soft-deletes all of its active payments in one transaction (D31); each can be restored on its own. "
+    "The optional body `{reason}` is kept in the audit log (D16). 404 when missing or none of its payments is active.",
+    no_content("Deleted; no body."), body="DeleteReason", body_required=False,
+    errors=(400, 401, 403, 404, 413, 415, 503)), vpid)
 
 # Users
 add("/api/users", "get", op("listUsers", "Users", "List users",
@@ -954,6 +1041,10 @@ add("/api/dashboard/monthly-transactions", "get", op("getMonthlyTransactions", "
     "Permission `Dashboard:Read`. Exactly 12 rows, current month first; months without payments are zero rows (D12).",
     ok200("Twelve months.", {"type": "array", "items": ref("MonthlyTotal"), "minItems": 12, "maxItems": 12}),
     errors=(401, 403, 503)))
+
+add("/api/dashboard/payables", "get", op("getPayables", "Dashboard", "What falls due when",
+    "Permission `Dashboard:Read`. Amount and count of active invoices still owing something: overdue, due today, within 7 and within 30 days (D32).",
+    ok200("The payables.", ref("Payables")), errors=(401, 403, 503)))
 
 # Profile
 add("/api/profile", "get", op("getProfile", "Profile", "The caller's profile",

@@ -62,8 +62,22 @@ impl ImportStore for MemoryStore {
             let paid = state.invoices.get(invoice_id).map(|invoice| invoice.paid).unwrap_or_default();
             ledger::check_paid_total(paid + amount)?;
         }
+        // D30: each active reference of the batch is held by no stored payment and by no earlier
+        // payment of the batch, which would get the id the store numbers it with.
+        let first_id = state.peek_next("transaction");
+        let mut keys = HashMap::new();
+        for (index, imported) in transactions.iter().enumerate().filter(|(_, imported)| imported.is_active) {
+            let payment = &imported.transaction;
+            state.check_reference(payment.transaction_type, payment.reference.as_ref(), None)?;
+            let Some(reference) = &payment.reference else { continue };
+            let id = first_id + index as i64;
+            if let Some(existing) = keys.insert((payment.transaction_type, reference.key().to_owned()), id) {
+                keys.insert((payment.transaction_type, reference.key().to_owned()), existing);
+                return Err(StoreError::Conflict(UniqueKey::PaymentReference { existing: TransactionId(existing) }));
+            }
+        }
         let add = |imported: ImportedTransaction| {
-            TransactionId(state.add_transaction(imported.transaction, imported.is_active, imported.created_at))
+            TransactionId(state.add_transaction(imported.transaction, imported.is_active, imported.created_at, None))
         };
         Ok(transactions.into_iter().map(add).collect())
     }

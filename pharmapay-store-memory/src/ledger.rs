@@ -11,13 +11,14 @@
 
 use pharmapay_core::domain::{
     Invoice, InvoiceBrief, InvoiceDetail, InvoiceFilter, InvoiceQuery, InvoiceSortKey, InvoiceStatus, NewInvoice,
-    NewTransaction, NewVendor, Transaction, TransactionFilter, TransactionQuery, TransactionSortKey, Vendor,
-    VendorBrief, VendorFilter, VendorQuery, VendorSortKey, VendorTotals,
+    NewTransaction, NewVendor, PaymentReference, Transaction, TransactionFilter, TransactionQuery, TransactionSortKey,
+    TransactionType, Vendor, VendorBrief, VendorFilter, VendorQuery, VendorSortKey, VendorTotals,
 };
 use pharmapay_core::figures::VendorFigures;
-use pharmapay_core::ids::{InvoiceId, TransactionId, VendorId};
+use pharmapay_core::ids::{InvoiceId, TransactionId, VendorId, VendorPaymentId};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::rules::ledger::{self, PaidInvoice, PaymentWrite};
+use pharmapay_core::rules::references::{self, Holder, KeyHolder};
 use pharmapay_core::rules::{restore, vendors as vendor_rules};
 use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::store::{InvoiceStore, StoreResult, TransactionStore, UniqueKey, VendorStore, WriteContext};
@@ -136,7 +137,13 @@ impl State {
 
     /// Inserts a payment, active or not, made at `at`; an active one adds to its invoice's paid
     /// total. Answers its id.
-    pub(crate) fn add_transaction(&mut self, transaction: NewTransaction, is_active: bool, at: Timestamp) -> i64 {
+    pub(crate) fn add_transaction(
+        &mut self,
+        transaction: NewTransaction,
+        is_active: bool,
+        at: Timestamp,
+        vendor_payment_id: Option<i64>,
+    ) -> i64 {
         let id = self.next("transaction");
         let (invoice_id, amount) = (transaction.invoice_id.get(), transaction.amount);
         let before = self.snapshot(&[Touch::Invoice(invoice_id), Touch::Payment(id)]);
@@ -145,7 +152,9 @@ impl State {
             amount,
             transaction_date: transaction.transaction_date,
             transaction_type: transaction.transaction_type,
+            reference: transaction.reference,
             description: transaction.description,
+            vendor_payment_id,
             is_active,
             created_at: at,
             updated_at: at,
@@ -232,6 +241,12 @@ impl State {
             && filter.min_amount.is_none_or(|min| row.amount.get() >= min)
             && filter.max_amount.is_none_or(|max| row.amount.get() <= max)
             && filter.status.is_none_or(|status| self.invoice_status(id, today_start) == status)
+            && filter.due_window.is_none_or(|(from, before)| {
+                // D32: active invoices still owing something, due within the window.
+                row.is_active && row.amount.get() > row.paid && row.due_date >= from && row.due_date < before
+            })
+            // D33: overpaid invoices owe less than nothing.
+            && filter.overpaid.is_none_or(|overpaid| (row.amount.get() < row.paid) == overpaid)
     }
 
     pub(crate) fn transaction(&self, id: i64) -> Option<Transaction> {
@@ -242,7 +257,9 @@ impl State {
             amount: row.amount,
             transaction_date: row.transaction_date,
             transaction_type: row.transaction_type,
+            reference: row.reference.as_ref().map(|reference| reference.as_str().to_owned()),
             description: row.description.clone(),
+            vendor_payment_id: row.vendor_payment_id.map(VendorPaymentId),
             is_active: row.is_active,
             created_at: row.created_at,
             updated_at: row.updated_at,
@@ -254,6 +271,31 @@ impl State {
     pub(crate) fn paid_invoice_after(&self, invoice_id: i64, added: Decimal) -> Option<PaidInvoice> {
         let invoice = self.invoices.get(&invoice_id)?;
         Some(PaidInvoice { is_active: invoice.is_active, paid: invoice.paid + added })
+    }
+
+    /// D30: refuses `reference` among active payments of type `kind` when a payment of another
+    /// holder than `writer` holds its key, as [`references::check`] decides.
+    pub(crate) fn check_reference(
+        &self,
+        kind: TransactionType,
+        reference: Option<&PaymentReference>,
+        writer: Option<Holder>,
+    ) -> StoreResult<()> {
+        let Some(reference) = reference else { return Ok(()) };
+        let holders: Vec<KeyHolder> = self
+            .transactions
+            .iter()
+            .filter(|(_, row)| {
+                row.is_active
+                    && row.transaction_type == kind
+                    && row.reference.as_ref().is_some_and(|held| held.key() == reference.key())
+            })
+            .map(|(id, row)| KeyHolder {
+                transaction_id: TransactionId(*id),
+                vendor_payment_id: row.vendor_payment_id.map(VendorPaymentId),
+            })
+            .collect();
+        references::check(&holders, writer)
     }
 
     pub(crate) fn add_paid(&mut self, invoice_id: i64, amount: Decimal) {
@@ -477,6 +519,7 @@ pub(crate) fn transaction_matches(row: &TransactionRow, filter: &TransactionFilt
     row.is_active == filter.is_active
         && filter.invoice_id.is_none_or(|invoice| row.invoice_id == invoice.get())
         && filter.transaction_type.is_none_or(|kind| row.transaction_type == kind)
+        && filter.reference.as_deref().is_none_or(|key| row.reference.as_ref().is_some_and(|held| held.key() == key))
         && filter.from_date.is_none_or(|from| row.transaction_date >= from)
         && filter.to_date.is_none_or(|to| row.transaction_date <= to)
 }
@@ -486,7 +529,8 @@ impl TransactionStore for MemoryStore {
         let mut state = self.write();
         let invoice_id = transaction.invoice_id.get();
         ledger::receive(state.paid_invoice_after(invoice_id, transaction.amount.get()), PaymentWrite::Record)?;
-        let id = state.add_transaction(transaction, true, ctx.at);
+        state.check_reference(transaction.transaction_type, transaction.reference.as_ref(), None)?;
+        let id = state.add_transaction(transaction, true, ctx.at, None);
         state.finish_write(&ctx, "create", Entity::Transaction, id);
         Ok(state.transaction(id).expect("just written"))
     }
@@ -513,6 +557,8 @@ impl TransactionStore for MemoryStore {
         let freed = if old.invoice_id == new_invoice { old.amount.get() } else { Decimal::ZERO };
         let target = state.paid_invoice_after(new_invoice, transaction.amount.get() - freed);
         ledger::receive(target, PaymentWrite::Record)?;
+        let holder = Holder::of(id, old.vendor_payment_id.map(VendorPaymentId));
+        state.check_reference(transaction.transaction_type, transaction.reference.as_ref(), Some(holder))?;
         let before =
             state.snapshot(&[Touch::Payment(id.get()), Touch::Invoice(old.invoice_id), Touch::Invoice(new_invoice)]);
         state.add_paid(old.invoice_id, -old.amount.get());
@@ -522,6 +568,7 @@ impl TransactionStore for MemoryStore {
         row.amount = transaction.amount;
         row.transaction_date = transaction.transaction_date;
         row.transaction_type = transaction.transaction_type;
+        row.reference = transaction.reference;
         row.description = transaction.description;
         row.updated_at = ctx.at;
         state.keep_figures(before);
@@ -555,7 +602,10 @@ impl TransactionStore for MemoryStore {
             .filter(|row| !row.is_active)
             .ok_or(StoreError::NotFound(Entity::Transaction))?;
         let (invoice_id, amount) = (row.invoice_id, row.amount.get());
+        let holder = Holder::of(id, row.vendor_payment_id.map(VendorPaymentId));
+        let (kind, reference) = (row.transaction_type, row.reference.clone());
         ledger::receive(state.paid_invoice_after(invoice_id, amount), PaymentWrite::Restore)?;
+        state.check_reference(kind, reference.as_ref(), Some(holder))?;
         let before = state.snapshot(&[Touch::Payment(id.get()), Touch::Invoice(invoice_id)]);
         let row = state.transactions.get_mut(&id.get()).expect("checked above");
         row.is_active = true;

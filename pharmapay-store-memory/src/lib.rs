@@ -22,7 +22,8 @@
 //! `sessions.rs` ([`SessionStore`](pharmapay_core::store::SessionStore)), `ledger.rs`
 //! (vendors, invoices and payments), `access.rs`
 //! ([`AccessStore`](pharmapay_core::store::AccessStore)), `reports.rs`
-//! ([`ReportStore`](pharmapay_core::store::ReportStore)) and `imports.rs`
+//! ([`ReportStore`](pharmapay_core::store::ReportStore)), `vendor_payments.rs`
+//! ([`VendorPaymentStore`](pharmapay_core::store::VendorPaymentStore)) and `imports.rs`
 //! ([`ImportStore`](pharmapay_core::ImportStore)).
 
 mod access;
@@ -31,6 +32,7 @@ mod imports;
 mod ledger;
 mod reports;
 mod sessions;
+mod vendor_payments;
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -39,7 +41,7 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use pharmapay_core::access::Permission;
 use pharmapay_core::auth::Secret;
 use pharmapay_core::domain::setting::TIME_ZONE;
-use pharmapay_core::domain::{AuditEntry, NewAuditEntry, Setting, TransactionType, VendorType};
+use pharmapay_core::domain::{AuditEntry, NewAuditEntry, PaymentReference, Setting, TransactionType, VendorType};
 use pharmapay_core::idempotency::IdempotencyTicket;
 use pharmapay_core::ids::AuditId;
 use pharmapay_core::jiff::Timestamp;
@@ -113,10 +115,24 @@ struct TransactionRow {
     amount: Amount,
     transaction_date: Timestamp,
     transaction_type: TransactionType,
+    reference: Option<PaymentReference>,
     description: Option<String>,
+    vendor_payment_id: Option<i64>,
     is_active: bool,
     created_at: Timestamp,
     updated_at: Timestamp,
+}
+
+/// A vendor payment as recorded (D31); its parts are the payments naming it.
+#[derive(Clone)]
+struct VendorPaymentRow {
+    vendor_id: i64,
+    amount: Amount,
+    transaction_date: Timestamp,
+    transaction_type: TransactionType,
+    reference: Option<PaymentReference>,
+    description: Option<String>,
+    created_at: Timestamp,
 }
 
 #[derive(Clone)]
@@ -165,6 +181,7 @@ struct State {
     invoices: BTreeMap<i64, InvoiceRow>,
     invoices_by_vendor: HashMap<i64, BTreeSet<i64>>,
     transactions: BTreeMap<i64, TransactionRow>,
+    vendor_payments: BTreeMap<i64, VendorPaymentRow>,
     users: BTreeMap<i64, UserRow>,
     roles: BTreeMap<i64, RoleRow>,
     permissions: BTreeMap<i64, Permission>,
@@ -190,6 +207,7 @@ impl Default for State {
             invoices: BTreeMap::new(),
             invoices_by_vendor: HashMap::new(),
             transactions: BTreeMap::new(),
+            vendor_payments: BTreeMap::new(),
             users: BTreeMap::new(),
             roles: BTreeMap::new(),
             permissions: BTreeMap::new(),
@@ -267,6 +285,11 @@ impl State {
         self.calendar = BusinessCalendar::from_setting(zone);
         self.next_id.insert("role", self.roles.len() as i64 + 1);
         self.next_id.insert("policy", self.policies.len() as i64 + 1);
+    }
+
+    /// The id [`State::next`] would give `table` now.
+    fn peek_next(&self, table: &'static str) -> i64 {
+        self.next_id.get(table).copied().unwrap_or(1)
     }
 
     fn next(&mut self, table: &'static str) -> i64 {

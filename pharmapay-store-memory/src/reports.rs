@@ -13,7 +13,7 @@ use pharmapay_core::dashboard::TopVendor;
 use pharmapay_core::domain::{
     AuditEntry, AuditQuery, Invoice, InvoiceFilter, Setting, Transaction, TransactionFilter, Vendor, VendorFilter,
 };
-use pharmapay_core::figures::{DayFigures, SummaryFigures, VendorFigures};
+use pharmapay_core::figures::{DayFigures, OpenFigures, SummaryFigures, VendorFigures};
 use pharmapay_core::ids::{InvoiceId, TransactionId, VendorId};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::jiff::civil::Date;
@@ -116,6 +116,11 @@ impl ReportStore for MemoryStore {
             .take(limit as usize)
             .map(|(_, id)| state.invoice(id, today_start).expect("listed above"))
             .collect())
+    }
+
+    async fn open_invoices_due(&self, windows: &[(Timestamp, Timestamp)]) -> StoreResult<Vec<OpenFigures>> {
+        let state = self.read();
+        Ok(windows.iter().map(|(from, before)| state.figures.open_due_between(*from, *before)).collect())
     }
 
     async fn day_figures(&self, first: Date, last: Date) -> StoreResult<Vec<(Date, DayFigures)>> {

@@ -91,6 +91,13 @@ macro_rules! migrations {
                 seeds: false,
                 recounts_figures: true,
             },
+            Migration {
+                version: 5,
+                description: "vendor payments and payment references",
+                sql: include_str!(concat!("../migrations/", $backend, "/0005_vendor_payments_and_references.sql")),
+                seeds: false,
+                recounts_figures: false,
+            },
         ]
     };
 }
@@ -298,12 +305,17 @@ pub(crate) struct Migration {
 /// A checksum of a migration's text, kept with the applied migration so an edited file is
 /// noticed: 64-bit FNV-1a, in hexadecimal. It guards against accidents, not attackers.
 pub(crate) fn checksum(text: &str) -> String {
+    format!("{:016x}", fnv1a(text.as_bytes()))
+}
+
+/// 64-bit FNV-1a of `bytes`.
+fn fnv1a(bytes: &[u8]) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in text.bytes() {
-        hash ^= u64::from(byte);
+    for byte in bytes {
+        hash ^= u64::from(*byte);
         hash = hash.wrapping_mul(0x0100_0000_01b3);
     }
-    format!("{hash:016x}")
+    hash
 }
 
 /// The tables whose ids imports reserve up front, so the ids they answer follow the input order.
@@ -329,16 +341,30 @@ pub(crate) enum Lock {
     /// revocations they cause (D39) are decided one change at a time, so these writes never
     /// wait on each other's row locks in a cycle.
     Access,
+    /// Writes that make a payment reference active, by a hash of its type and key (D30): two
+    /// writers of one reference are decided one after the other; a rare hash collision only
+    /// makes two references wait for each other.
+    Reference(u32),
 }
 
 impl Lock {
-    /// The advisory lock key: "pharmapay" in ASCII in the high bytes, the lock's number below.
+    /// The lock of the reference key `key` among payments of type `kind` (D30).
+    pub(crate) fn reference(kind: &str, key: &str) -> Self {
+        let hash = fnv1a(format!("{kind}\u{0}{key}").as_bytes());
+        Lock::Reference((hash ^ (hash >> 32)) as u32)
+    }
+
+    /// The advisory lock key: "pharmapay" in ASCII in the high bytes, the lock's number below (or
+    /// "ref" and a reference's hash).
     pub(crate) fn key(self) -> i64 {
         const BASE: i64 = 0x7068_6172_6d61_0000;
-        BASE + match self {
-            Lock::Migrations => 1,
-            Lock::Onboarding => 2,
-            Lock::Access => 3,
+        // "ref" in ASCII in the high bytes, the reference's hash below.
+        const REFERENCES: i64 = 0x7265_6600_0000_0000;
+        match self {
+            Lock::Migrations => BASE + 1,
+            Lock::Onboarding => BASE + 2,
+            Lock::Access => BASE + 3,
+            Lock::Reference(hash) => REFERENCES + i64::from(hash),
         }
     }
 }

@@ -53,9 +53,9 @@ macro_rules! invoice_columns {
 /// JOIN vendors v`.
 macro_rules! transaction_columns {
     () => {
-        "t.id, t.invoice_id, t.amount, t.transaction_date, t.transaction_type, t.description, t.is_active, \
-         t.created_at, t.updated_at, i.invoice_number, i.vendor_id, v.name AS vendor_name, \
-         i.amount AS invoice_amount, i.paid AS invoice_paid"
+        "t.id, t.invoice_id, t.amount, t.transaction_date, t.transaction_type, t.reference, t.description, \
+         t.vendor_payment_id, t.is_active, t.created_at, t.updated_at, i.invoice_number, i.vendor_id, \
+         v.name AS vendor_name, i.amount AS invoice_amount, i.paid AS invoice_paid"
     };
 }
 
@@ -134,10 +134,11 @@ pub const ADD_PAID: &str = "UPDATE invoices SET paid = paid + $2 WHERE id = $1 \
      (SELECT v.name FROM vendors v WHERE v.id = invoices.vendor_id) AS vendor_name";
 
 /// Inserts a payment. Binds: the invoice's id, the scaled amount, the payment's date, its
-/// type, its description and the instant it was created (also its last change).
+/// type, its description, the instant it was created (also its last change), its reference,
+/// the reference's key and its vendor payment's id.
 pub const INSERT_PAYMENT: &str = "INSERT INTO transactions (invoice_id, amount, transaction_date, \
-     transaction_type, description, is_active, created_at, updated_at) \
-     VALUES ($1, $2, $3, $4, $5, TRUE, $6, $6) RETURNING id";
+     transaction_type, description, is_active, created_at, updated_at, reference, reference_key, vendor_payment_id) \
+     VALUES ($1, $2, $3, $4, $5, TRUE, $6, $6, $7, $8, $9) RETURNING id";
 
 /// Records an audit entry (D22). Binds: the instant, the acting user, the action, the entity,
 /// the entity's lower-cased name, its id, the reason and the changes.

@@ -65,7 +65,7 @@ async fn a_sqlite_file_keeps_its_data_across_reopens_and_migrates_once() {
     let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
     let applied: i64 =
         sqlx::query("SELECT COUNT(*) FROM _pharmapay_migrations").fetch_one(&mut conn).await.unwrap().get(0);
-    assert_eq!(applied, 4, "each of the four migrations is recorded once");
+    assert_eq!(applied, 5, "each of the five migrations is recorded once");
 }
 
 /// Writes a small ledger through `store`: an overdue, a fully paid and a partially paid
@@ -85,6 +85,7 @@ async fn small_ledger<S: Store>(store: &S) -> StoreResult<()> {
         amount: amount(paid),
         transaction_date: ts(date),
         transaction_type: TransactionType::Cash,
+        reference: None,
         description: None,
     };
     store.insert_transaction(payment(paid.id, "10", "2024-05-09T00:00:00Z"), ctx()).await?;
@@ -281,6 +282,7 @@ async fn money_round_trips_at_the_bounds<S: Store>(store: S) -> StoreResult<()> 
         amount: amount(paid),
         transaction_date: ts("2024-05-09T00:00:00Z"),
         transaction_type: TransactionType::NetBanking,
+        reference: None,
         description: None,
     };
     let payment = store.insert_transaction(pay(first.id, &max), ctx()).await?;

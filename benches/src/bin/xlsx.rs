@@ -247,6 +247,7 @@ async fn fill(store: &MemoryStore, rows: u32) -> Result<(), String> {
                     amount: amount(row.cents),
                     transaction_date: noon_utc(row.paid_on),
                     transaction_type: row.kind,
+                    reference: None,
                     description: row.description.map(str::to_owned),
                 },
                 is_active: true,

@@ -218,6 +218,7 @@ impl<S: Store> Fixture<S> {
             amount: amount(paid),
             transaction_date: self.clock_now(),
             transaction_type: TransactionType::Upi,
+            reference: None,
             description: None,
         }
     }
@@ -313,6 +314,11 @@ macro_rules! store_conformance_tests {
             policies_are_managed_with_unique_active_names,
             settings_update_only_values_and_time_zones_must_exist,
             business_time_zone_moves_today,
+            payment_references_stop_double_payments,
+            vendor_payments_split_over_invoices_and_never_overpay,
+            concurrent_vendor_payments_never_overpay,
+            concurrent_payments_with_one_reference_have_one_winner,
+            due_soon_payables_and_overpaid_invoices,
             time_zone_changes_refile_payments_by_business_day,
             dashboard_figures_follow_d12,
             audit_log_records_writes_with_reasons,

@@ -284,6 +284,7 @@ impl<S: Store> Model<S> {
                     amount: units(paid, 4),
                     transaction_date: engine.now() - SignedDuration::from_hours(24 * i64::from(days_ago)),
                     transaction_type: KINDS[kind as usize % KINDS.len()],
+                    reference: None,
                     description: None,
                 };
                 kept(&mut self.payments, engine.create_transaction(admin, input, None).await, |payment| payment.id)
@@ -298,6 +299,7 @@ impl<S: Store> Model<S> {
                     amount: units(paid, 4),
                     transaction_date: engine.now(),
                     transaction_type: TransactionType::NetBanking,
+                    reference: None,
                     description: Some("moved".into()),
                 };
                 outcome(engine.update_transaction(admin, id, input).await)

@@ -7,7 +7,7 @@ use crate::clock::parse_datetime;
 use crate::error::FieldErrors;
 use crate::ids::{InvoiceId, VendorId};
 use crate::money::{Amount, parse_decimal};
-use crate::paging::{PageRequest, Params, Sort, SortDir, SortKey, read_bool, read_id};
+use crate::paging::{PageRequest, Params, Sort, SortDir, SortKey, read_bool, read_days, read_id};
 use crate::text::{self, CODE_MAX, Lines, TEXT_MAX};
 
 use super::vendor::VendorBrief;
@@ -232,6 +232,15 @@ pub struct InvoiceFilter {
     pub max_amount: Option<Decimal>,
     /// Active only (true), canceled only (false) or all (`None`, the default).
     pub is_active: Option<bool>,
+    /// Only active invoices still owing something and due from today to today plus this many
+    /// days (D32); the engine turns it into [`InvoiceFilter::due_window`].
+    pub due_within_days: Option<u16>,
+    /// Only active invoices still owing something and due from the first instant (included) to
+    /// the second (excluded): `due_within_days` in the business calendar (D32). Stores read this,
+    /// never the days.
+    pub due_window: Option<(Timestamp, Timestamp)>,
+    /// Only overpaid invoices (pending below zero, `true`) or the others (`false`) (D33).
+    pub overpaid: Option<bool>,
 }
 
 impl InvoiceFilter {
@@ -266,6 +275,8 @@ impl InvoiceFilter {
             errors.add("maxAmount", "must not be less than minAmount");
         }
         filter.is_active = read_bool(params, "isActive", errors);
+        filter.due_within_days = read_days(params, "dueWithinDays", errors);
+        filter.overpaid = read_bool(params, "overpaid", errors);
         filter
     }
 }

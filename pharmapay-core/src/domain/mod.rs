@@ -15,12 +15,14 @@ pub mod statement;
 pub mod transaction;
 pub mod user;
 pub mod vendor;
+pub mod vendor_payment;
 
 pub use audit::{AuditEntry, AuditFilter, AuditQuery, NewAuditEntry};
 pub use invoice::{
     Invoice, InvoiceBrief, InvoiceDetail, InvoiceFilter, InvoiceQuery, InvoiceSortKey, InvoiceStatus, NewInvoice,
 };
 pub use policy::{NewPolicy, Policy};
+pub use reference::PaymentReference;
 pub use role::{NewRole, Role};
 pub use setting::Setting;
 pub use transaction::{
@@ -28,6 +30,7 @@ pub use transaction::{
 };
 pub use user::{NewUser, PasswordChange, Profile, ProfileUpdate, User, UserUpdate};
 pub use vendor::{NewVendor, Vendor, VendorBrief, VendorFilter, VendorQuery, VendorSortKey, VendorTotals, VendorType};
+pub use vendor_payment::{NewVendorPayment, VendorPayment};
 
 use crate::error::FieldErrors;
 use crate::text::{self, Lines, TextError};

@@ -3,12 +3,13 @@
 use jiff::Timestamp;
 
 use crate::error::FieldErrors;
-use crate::ids::{InvoiceId, TransactionId};
+use crate::ids::{InvoiceId, TransactionId, VendorPaymentId};
 use crate::money::Amount;
 use crate::paging::{PageRequest, Params, Sort, SortDir, SortKey, read_bool, read_id};
 use crate::text::{Lines, TEXT_MAX};
 
 use super::invoice::{InvoiceBrief, read_date};
+use super::reference::PaymentReference;
 
 /// How a payment was made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -68,8 +69,12 @@ pub struct Transaction {
     pub transaction_date: Timestamp,
     /// How it was made.
     pub transaction_type: TransactionType,
+    /// The UPI UTR, bank reference or cheque number, trimmed (D30).
+    pub reference: Option<String>,
     /// Free text.
     pub description: Option<String>,
+    /// The vendor payment this payment is a part of, if any (D31).
+    pub vendor_payment_id: Option<VendorPaymentId>,
     /// False once soft-deleted.
     pub is_active: bool,
     /// When recorded.
@@ -91,6 +96,8 @@ pub struct NewTransaction {
     pub transaction_date: Timestamp,
     /// How paid.
     pub transaction_type: TransactionType,
+    /// The UPI UTR, bank reference or cheque number (D30).
+    pub reference: Option<PaymentReference>,
     /// Free text.
     pub description: Option<String>,
 }
@@ -144,13 +151,22 @@ pub struct TransactionFilter {
     pub to_date: Option<Timestamp>,
     /// Only this type.
     pub transaction_type: Option<TransactionType>,
+    /// Only payments whose reference has this key (D30; see [`PaymentReference::key_of`]).
+    pub reference: Option<String>,
     /// Active (true, the default) or soft-deleted (false) payments.
     pub is_active: bool,
 }
 
 impl Default for TransactionFilter {
     fn default() -> Self {
-        Self { invoice_id: None, from_date: None, to_date: None, transaction_type: None, is_active: true }
+        Self {
+            invoice_id: None,
+            from_date: None,
+            to_date: None,
+            transaction_type: None,
+            reference: None,
+            is_active: true,
+        }
     }
 }
 
@@ -169,6 +185,13 @@ impl TransactionFilter {
             match TransactionType::parse(value) {
                 Some(kind) => filter.transaction_type = Some(kind),
                 None => errors.add("transactionType", TransactionType::expected()),
+            }
+        }
+        if let Some(value) = params.get("reference") {
+            // Matched by key (D30): `utr-1` finds `UTR 1`.
+            match PaymentReference::parse(value) {
+                Ok(reference) => filter.reference = Some(reference.key().to_owned()),
+                Err(error) => errors.add("reference", error.to_string()),
             }
         }
         if let Some(is_active) = read_bool(params, "isActive", errors) {
@@ -224,6 +247,7 @@ impl NewTransaction {
             "amount": super::decimal_text(self.amount.get()),
             "transactionDate": self.transaction_date.to_string(),
             "transactionType": self.transaction_type.name(),
+            "reference": self.reference.as_ref().map(PaymentReference::as_str),
             "description": self.description,
         })
         .to_string()
@@ -251,6 +275,7 @@ mod tests {
             amount: Amount::parse("1").unwrap(),
             transaction_date: tomorrow,
             transaction_type: TransactionType::Cash,
+            reference: None,
             description: None,
         };
         assert!(payment.clone().validate(tomorrow).unwrap_err().contains("transactionDate"));
@@ -265,5 +290,9 @@ mod tests {
         assert_eq!(query.sort.dir, SortDir::Desc);
         let errors = TransactionQuery::from_params(&[("transactionType", "Cheque")]).unwrap_err();
         assert!(errors.contains("transactionType"));
+        let by_reference = TransactionQuery::from_params(&[("reference", " utr-12/3 ")]).unwrap();
+        assert_eq!(by_reference.filter.reference.as_deref(), Some("UTR123"), "D30: matched by key");
+        let errors = TransactionQuery::from_params(&[("reference", "--")]).unwrap_err();
+        assert!(errors.contains("reference"));
     }
 }

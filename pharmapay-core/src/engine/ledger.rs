@@ -1,5 +1,6 @@
-//! Ledger use cases: vendors (D11, D14), invoices (D4, D5, D10) and payments (D1, D2, D10),
-//! with their soft deletes and restores (D15, D16).
+//! Ledger use cases: vendors (D11, D14), invoices (D4, D5, D10), payments (D1, D2, D10, D30)
+//! and vendor payments over several invoices (D31), with their soft deletes and restores (D15,
+//! D16).
 //!
 //! A payment past the paid total's bound is answered as the amount's fault.
 
@@ -8,12 +9,12 @@ use tracing::instrument;
 use super::{PharmaPay, payment_error, store_error, visible};
 use crate::access::{Access, Action, Collection, Principal};
 use crate::domain::{
-    Invoice, InvoiceDetail, InvoiceQuery, NewInvoice, NewTransaction, NewVendor, Transaction, TransactionQuery, Vendor,
-    VendorQuery, VendorType,
+    Invoice, InvoiceDetail, InvoiceQuery, NewInvoice, NewTransaction, NewVendor, NewVendorPayment, Transaction,
+    TransactionQuery, Vendor, VendorPayment, VendorQuery, VendorType,
 };
 use crate::error::{Entity, Error, FieldErrors, Result};
 use crate::idempotency::{Created, IdempotencyRequest};
-use crate::ids::{InvoiceId, TransactionId, VendorId};
+use crate::ids::{InvoiceId, TransactionId, VendorId, VendorPaymentId};
 use crate::paging::Page;
 use crate::store::Store;
 
@@ -117,8 +118,9 @@ impl<S: Store> PharmaPay<S> {
     /// [`Error::Forbidden`]; store failures.
     pub async fn list_invoices(&self, principal: &Principal, query: &InvoiceQuery) -> Result<Page<Invoice>> {
         principal.require(Access::new(Collection::Invoice, Action::Read))?;
-        let today_start = self.today_start().await?;
-        self.store.list_invoices(query, today_start).await.map_err(store_error)
+        let (filter, today_start) = self.invoice_filter(query.filter.clone()).await?;
+        let query = InvoiceQuery { filter, ..query.clone() };
+        self.store.list_invoices(&query, today_start).await.map_err(store_error)
     }
 
     /// One active invoice with its vendor (D13).
@@ -277,5 +279,61 @@ impl<S: Store> PharmaPay<S> {
     pub async fn restore_transaction(&self, principal: &Principal, id: TransactionId) -> Result<Transaction> {
         principal.require(Access::new(Collection::Transaction, Action::Update))?;
         self.store.restore_transaction(id, self.ctx(principal)).await.map_err(store_error)
+    }
+}
+
+impl<S: Store> PharmaPay<S> {
+    /// Records one payment to an active vendor over several of its invoices (D31): split as its
+    /// `allocations` say, or over the invoices still owing, oldest due first; never more than
+    /// an invoice owes. Idempotent like every create (D23).
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`]; [`Error::Validation`] naming each field path at fault
+    /// (`allocations[2].amount`); [`Error::NotFound`] for an unknown or deleted vendor;
+    /// [`Error::Conflict`] for a reference another payment holds (D30); idempotency clashes.
+    #[instrument(skip_all, fields(vendor_id = %vendor_id))]
+    pub async fn create_vendor_payment(
+        &self,
+        principal: &Principal,
+        vendor_id: VendorId,
+        payment: NewVendorPayment,
+        idempotency: Option<&IdempotencyRequest>,
+    ) -> Result<Created<VendorPayment>> {
+        principal.require(Access::new(Collection::Transaction, Action::Create))?;
+        let payment = payment.validate(self.tomorrow_start().await?).map_err(Error::Validation)?;
+        let ctx = self.ctx_with(principal, payment.audit_changes(vendor_id));
+        let insert =
+            |ctx| async move { self.store.insert_vendor_payment(vendor_id, payment, ctx).await.map_err(payment_error) };
+        self.create_idempotently(principal, idempotency, ctx, insert, |id| async move {
+            let found = self.store.get_vendor_payment(VendorPaymentId(id)).await?;
+            Ok(found.filter(|payment| !payment.transactions.is_empty()))
+        })
+        .await
+    }
+
+    /// A vendor payment with its active payments (D31).
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`]; [`Error::NotFound`] when missing or none of its payments is active.
+    pub async fn get_vendor_payment(&self, principal: &Principal, id: VendorPaymentId) -> Result<VendorPayment> {
+        principal.require(Access::new(Collection::Transaction, Action::Read))?;
+        let found = self.store.get_vendor_payment(id).await;
+        visible(found, |payment: &VendorPayment| !payment.transactions.is_empty(), Entity::VendorPayment)
+    }
+
+    /// Soft-deletes every active payment of a vendor payment at once (D31, D16).
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`]; [`Error::NotFound`] when missing or none of its payments is active.
+    #[instrument(skip_all, fields(vendor_payment_id = %id))]
+    pub async fn delete_vendor_payment(
+        &self,
+        principal: &Principal,
+        id: VendorPaymentId,
+        reason: Option<String>,
+    ) -> Result<()> {
+        principal.require(Access::new(Collection::Transaction, Action::Delete))?;
+        let ctx = self.ctx_for_delete(principal, reason)?;
+        self.store.delete_vendor_payment(id, ctx).await.map_err(store_error)
     }
 }

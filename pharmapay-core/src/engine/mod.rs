@@ -34,8 +34,8 @@ use tracing::warn;
 use crate::access::{ADMIN_ROLE_ID, Authority, Permission, Principal, Requirement};
 use crate::auth::{IssuedToken, PasswordOptions, Passwords, Secret, TokenConfigError, TokenSettings, Tokens};
 use crate::clock::{BusinessCalendar, Clock, to_micros};
-use crate::domain::User;
 use crate::domain::setting::TIME_ZONE;
+use crate::domain::{InvoiceFilter, User};
 use crate::error::{Entity, Error, IdempotencyClash, Result, RuleBroken};
 use crate::idempotency::{
     ClaimOutcome, Created, IdempotencyClaim, IdempotencyKey, IdempotencyRequest, IdempotencyTicket, Replay,
@@ -232,6 +232,20 @@ impl<S: Store> PharmaPay<S> {
     pub(crate) async fn today_start(&self) -> Result<Timestamp> {
         let calendar = self.calendar().await?;
         Ok(calendar.start_of(calendar.date_of(self.now())))
+    }
+
+    /// `filter` with its days resolved in the business calendar (D32: `dueWithinDays` becomes
+    /// the window of due instants from today's start to the start of the day after the last),
+    /// and the first instant of today.
+    pub(crate) async fn invoice_filter(&self, mut filter: InvoiceFilter) -> Result<(InvoiceFilter, Timestamp)> {
+        let calendar = self.calendar().await?;
+        let today = calendar.date_of(self.now());
+        let today_start = calendar.start_of(today);
+        filter.due_window = filter.due_within_days.map(|days| {
+            let after_last = today.checked_add(jiff::Span::new().days(i64::from(days) + 1)).unwrap_or(today);
+            (today_start, calendar.start_of(after_last))
+        });
+        Ok((filter, today_start))
     }
 
     pub(crate) async fn tomorrow_start(&self) -> Result<Timestamp> {

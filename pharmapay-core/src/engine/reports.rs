@@ -1,13 +1,14 @@
 //! Settings (D3), dashboard figures (D12) and the audit log (D22). The Excel reports' use
 //! cases are [`crate::report`]'s.
 
+use jiff::Timestamp;
 use serde_json::json;
 use tracing::instrument;
 
 use super::{PharmaPay, RECENT_DAYS, store_error};
 use crate::access::{Access, Action, Collection, Principal};
 use crate::clock::{BusinessCalendar, MonthWindow};
-use crate::dashboard::{MonthlyTotal, Summary, TopVendor, monthly_totals};
+use crate::dashboard::{MonthlyTotal, Payables, Summary, TopVendor, monthly_totals};
 use crate::domain::setting::TIME_ZONE;
 use crate::domain::{AuditEntry, AuditQuery, Invoice, Setting};
 use crate::error::{Entity, Error, Result};
@@ -83,6 +84,29 @@ impl<S: Store> PharmaPay<S> {
         let first_recent_day = today.checked_sub(jiff::Span::new().days(RECENT_DAYS - 1)).unwrap_or(today);
         let figures = self.store.dashboard_figures(first_recent_day).await.map_err(store_error)?;
         Ok(figures.summary())
+    }
+
+    /// What falls due when (D32): overdue, today, within 7 and within 30 days, from the figures
+    /// kept per due date.
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`]; store failures.
+    pub async fn payables(&self, principal: &Principal) -> Result<Payables> {
+        principal.require(Access::new(Collection::Dashboard, Action::Read))?;
+        let calendar = self.calendar().await?;
+        let today = calendar.date_of(self.now());
+        let start_after =
+            |days: i64| calendar.start_of(today.checked_add(jiff::Span::new().days(days)).unwrap_or(today));
+        let (today_start, tomorrow_start) = (start_after(0), start_after(1));
+        let windows = [
+            (Timestamp::MIN, today_start),
+            (today_start, tomorrow_start),
+            (tomorrow_start, start_after(8)),
+            (tomorrow_start, start_after(31)),
+        ];
+        let open = self.store.open_invoices_due(&windows).await.map_err(store_error)?;
+        let due = |index: usize| open.get(index).copied().unwrap_or_default().into();
+        Ok(Payables { overdue: due(0), due_today: due(1), due_in_7_days: due(2), due_in_30_days: due(3) })
     }
 
     /// Active vendors with the largest outstanding balances; `limit` is clamped to 1..=100.

@@ -33,8 +33,8 @@ impl<S: Store> PharmaPay<S> {
     #[instrument(skip_all)]
     pub async fn invoices_report(&self, principal: &Principal, filter: InvoiceFilter) -> Result<Report> {
         principal.require(Access::new(Collection::Invoice, Action::Read))?;
-        let today_start = self.today_start().await?;
-        self.build_report(Export::Invoices(InvoiceFilter { is_active: Some(true), ..filter }, today_start)).await
+        let (filter, today_start) = self.invoice_filter(InvoiceFilter { is_active: Some(true), ..filter }).await?;
+        self.build_report(Export::Invoices(filter, today_start)).await
     }
 
     /// The transactions report: active payments matching `filter` (its `is_active` is ignored).

@@ -19,6 +19,7 @@
 //! - [`login`]: the failed-login window and its gate (D21, D40).
 //! - [`idempotency`]: who holds an idempotency key (D23).
 //! - [`allocation`]: how one vendor payment is split over invoices (D31).
+//! - [`references`]: one payment reference per payment type, one holder (D30).
 //! - [`licence`]: no invoices from vendors whose drug licence expired, when the pharmacy says so
 //!   (D36).
 
@@ -30,6 +31,7 @@ pub mod ledger;
 pub mod licence;
 pub mod login;
 pub mod people;
+pub mod references;
 pub mod restore;
 pub mod sessions;
 pub mod vendors;

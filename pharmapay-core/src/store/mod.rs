@@ -17,7 +17,8 @@
 //! file of a backend:
 //! - [`SessionStore`]: health, onboarding, the token secret, credentials, session state, the
 //!   failed-login window and idempotency claims.
-//! - [`VendorStore`], [`InvoiceStore`] and [`TransactionStore`]: the ledger.
+//! - [`VendorStore`], [`InvoiceStore`], [`TransactionStore`] and [`VendorPaymentStore`]: the
+//!   ledger.
 //! - [`AccessStore`]: users, roles, policies, permissions and the profile.
 //! - [`ReportStore`]: settings, dashboard figures, the audit log and exports.
 //!
@@ -63,21 +64,27 @@ use jiff::Timestamp;
 
 pub use traits::{
     AccessStore, ImportStore, ImportedInvoice, ImportedTransaction, ImportedVendor, InvoiceStore, ReportStore,
-    SessionStore, TransactionStore, VendorStore,
+    SessionStore, TransactionStore, VendorPaymentStore, VendorStore,
 };
 
 use crate::access::{Authority, Permission};
 use crate::domain::{NewAuditEntry, User};
 use crate::error::{Entity, FieldErrors, RuleBroken};
 use crate::idempotency::IdempotencyTicket;
-use crate::ids::{RoleId, UserId};
+use crate::ids::{RoleId, TransactionId, UserId};
 use crate::rules::grants::Escalation;
 
 /// Storage for the engine: every purpose's trait at once. See the module docs for the
 /// contract every method follows; any type implementing all of them is a `Store`.
-pub trait Store: SessionStore + VendorStore + InvoiceStore + TransactionStore + AccessStore + ReportStore {}
+pub trait Store:
+    SessionStore + VendorStore + InvoiceStore + TransactionStore + VendorPaymentStore + AccessStore + ReportStore
+{
+}
 
-impl<T> Store for T where T: SessionStore + VendorStore + InvoiceStore + TransactionStore + AccessStore + ReportStore {}
+impl<T> Store for T where
+    T: SessionStore + VendorStore + InvoiceStore + TransactionStore + VendorPaymentStore + AccessStore + ReportStore
+{
+}
 
 /// A boxed error from a backend.
 pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
@@ -127,6 +134,12 @@ pub enum UniqueKey {
     RoleName,
     /// A policy's name, among active policies.
     PolicyName,
+    /// A payment reference of a payment type, among active payments (D30); `existing` is an
+    /// active payment holding it.
+    PaymentReference {
+        /// The lowest id among the payments holding it.
+        existing: TransactionId,
+    },
     /// The one OwnPharmacy vendor (D14). Stores refuse a second one by
     /// [`crate::rules::vendors::check_insert`] before any index could; a store whose unique
     /// index finds one anyway reports this key, and the engine answers it as that rule.
@@ -141,6 +154,7 @@ impl UniqueKey {
             UniqueKey::UserEmail => Entity::User,
             UniqueKey::RoleName => Entity::Role,
             UniqueKey::PolicyName => Entity::Policy,
+            UniqueKey::PaymentReference { .. } => Entity::Transaction,
             UniqueKey::OwnPharmacy => Entity::Vendor,
         }
     }
@@ -153,6 +167,7 @@ impl fmt::Display for UniqueKey {
             UniqueKey::UserEmail => "email",
             UniqueKey::RoleName => "role name",
             UniqueKey::PolicyName => "policy name",
+            UniqueKey::PaymentReference { .. } => "payment reference",
             UniqueKey::OwnPharmacy => "OwnPharmacy vendor",
         })
     }

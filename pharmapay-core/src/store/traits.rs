@@ -39,12 +39,12 @@ use crate::clock::BusinessCalendar;
 use crate::dashboard::TopVendor;
 use crate::domain::{
     AuditEntry, AuditQuery, Invoice, InvoiceDetail, InvoiceFilter, InvoiceQuery, NewAuditEntry, NewInvoice, NewPolicy,
-    NewRole, NewTransaction, NewVendor, Policy, ProfileUpdate, Role, Setting, Transaction, TransactionFilter,
-    TransactionQuery, User, UserUpdate, Vendor, VendorFilter, VendorQuery,
+    NewRole, NewTransaction, NewVendor, NewVendorPayment, Policy, ProfileUpdate, Role, Setting, Transaction,
+    TransactionFilter, TransactionQuery, User, UserUpdate, Vendor, VendorFilter, VendorPayment, VendorQuery,
 };
-use crate::figures::{DayFigures, SummaryFigures};
+use crate::figures::{DayFigures, OpenFigures, SummaryFigures};
 use crate::idempotency::{ClaimOutcome, IdempotencyClaim, IdempotencyKey};
-use crate::ids::{InvoiceId, PermissionId, PolicyId, RoleId, TransactionId, UserId, VendorId};
+use crate::ids::{InvoiceId, PermissionId, PolicyId, RoleId, TransactionId, UserId, VendorId, VendorPaymentId};
 use crate::paging::Page;
 use crate::rules::login::{Failure, LoginAttempts};
 
@@ -217,7 +217,8 @@ pub trait InvoiceStore: Send + Sync + 'static {
     ) -> impl Future<Output = StoreResult<Page<Invoice>>> + Send;
 }
 
-/// Storage for payments (the spec's transactions).
+/// Storage for payments (the spec's transactions). A payment's reference is checked by
+/// [`crate::rules::references::check`] on every write that makes it active or changes it (D30).
 pub trait TransactionStore: Send + Sync + 'static {
     /// Records a payment on an active invoice and adds it to the invoice's paid total; refuses
     /// with `Rule(PaidTotalTooLarge)` a payment that would bring that total above
@@ -257,6 +258,37 @@ pub trait TransactionStore: Send + Sync + 'static {
         &self,
         query: &TransactionQuery,
     ) -> impl Future<Output = StoreResult<Page<Transaction>>> + Send;
+}
+
+/// Storage for vendor payments: one payment over several invoices (D31).
+pub trait VendorPaymentStore: Send + Sync + 'static {
+    /// Records `payment` to the vendor `vendor_id` in one transaction: `NotFound(Vendor)` unless
+    /// the vendor is active; the reference checked by [`crate::rules::references::check`]; the
+    /// invoices it may pay (those its allocations name, or else the vendor's active invoices
+    /// still owing) locked and split by [`crate::rules::allocation::allocate`]; then one payment
+    /// per allocation, carrying the vendor payment's id, date, type, reference and description,
+    /// each added to its invoice's paid total, with the kept figures (D41), the audit entry and
+    /// the idempotency claim of `ctx`. A refusal writes nothing.
+    fn insert_vendor_payment(
+        &self,
+        vendor_id: VendorId,
+        payment: NewVendorPayment,
+        ctx: WriteContext,
+    ) -> impl Future<Output = StoreResult<VendorPayment>> + Send;
+
+    /// The vendor payment with its active payments, by id.
+    fn get_vendor_payment(
+        &self,
+        id: VendorPaymentId,
+    ) -> impl Future<Output = StoreResult<Option<VendorPayment>>> + Send;
+
+    /// Soft-deletes every active payment of the vendor payment in one transaction, each taken
+    /// off its invoice's paid total; `NotFound(VendorPayment)` when none is active.
+    fn delete_vendor_payment(
+        &self,
+        id: VendorPaymentId,
+        ctx: WriteContext,
+    ) -> impl Future<Output = StoreResult<()>> + Send;
 }
 
 /// Storage for users, roles, policies and permissions.
@@ -454,6 +486,13 @@ pub trait ReportStore: Send + Sync + 'static {
         limit: u32,
         today_start: Timestamp,
     ) -> impl Future<Output = StoreResult<Vec<Invoice>>> + Send;
+
+    /// For each half-open window `[from, before)` of due dates, the open invoices (active, still
+    /// owing something) due in it, from the figures kept per due date (D32).
+    fn open_invoices_due(
+        &self,
+        windows: &[(Timestamp, Timestamp)],
+    ) -> impl Future<Output = StoreResult<Vec<OpenFigures>>> + Send;
 
     /// The kept figures of the business days from `first` to `last`, both included, by day;
     /// days without active payments may be left out.

@@ -2,13 +2,14 @@
 //! fields, the reader of each and the core input it becomes.
 
 use pharmapay_core::domain::{
-    NewInvoice, NewPolicy, NewRole, NewTransaction, NewUser, NewVendor, PasswordChange, ProfileUpdate, TransactionType,
-    UserUpdate, VendorType,
+    NewInvoice, NewPolicy, NewRole, NewTransaction, NewUser, NewVendor, NewVendorPayment, PasswordChange,
+    ProfileUpdate, TransactionType, UserUpdate, VendorType,
 };
 use pharmapay_core::engine::{AdminAccount, Onboarding, PharmacyDetails};
+use pharmapay_core::rules::allocation::RequestedAllocation;
 use serde::{Deserialize, Serialize};
 
-use super::{Body, Fields, Input, List, Nested, Slot};
+use super::{Body, Fields, Input, List, Nested, Objects, Slot};
 use crate::problem::ApiError;
 
 /// Declares request bodies. Each is a struct with one optional slot per field, which serde
@@ -100,7 +101,24 @@ bodies! {
         amount: Slot => amount("amount"),
         transaction_date: Slot => datetime("transactionDate"),
         transaction_type: Slot => choice("transactionType", TransactionType::parse, TransactionType::expected()),
+        reference: Slot => optional_reference("reference"),
         description: Slot => optional_string("description"),
+    }
+
+    /// A vendor payment over several invoices (D31): `POST /api/vendors/:id/payments`.
+    VendorPaymentBody => NewVendorPayment {
+        amount: Slot => amount("amount"),
+        transaction_date: Slot => datetime("transactionDate"),
+        transaction_type: Slot => choice("transactionType", TransactionType::parse, TransactionType::expected()),
+        reference: Slot => optional_reference("reference"),
+        description: Slot => optional_string("description"),
+        allocations: Objects<AllocationBody> => optional_objects("allocations"),
+    }
+
+    /// One share of a vendor payment: `{invoiceId, amount}`.
+    AllocationBody => RequestedAllocation {
+        invoice_id: Slot => id("invoiceId"),
+        amount: Slot => amount("amount"),
     }
 
     /// User create (spec: all fields required).

@@ -17,6 +17,7 @@
 use pharmapay_core::Amount;
 use pharmapay_core::FieldErrors;
 use pharmapay_core::clock::parse_datetime;
+use pharmapay_core::domain::PaymentReference;
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::rust_decimal::prelude::ToPrimitive;
@@ -31,7 +32,8 @@ mod bodies;
 
 pub use bodies::{
     AdminUserBody, InvoiceBody, LoginBody, NewUserBody, OnboardingBody, PasswordChangeBody, PharmacyBody, PolicyBody,
-    ProfileBody, ReasonBody, RoleBody, SettingBody, TransactionBody, UserUpdateBody, VendorBody, reason,
+    ProfileBody, ReasonBody, RoleBody, SettingBody, TransactionBody, UserUpdateBody, VendorBody, VendorPaymentBody,
+    reason,
 };
 
 /// Most items accepted in an array field.
@@ -127,37 +129,71 @@ impl<'de> Deserialize<'de> for List {
         match Kind::of(raw) {
             Kind::Array => {
                 let mut items = serde_json::Deserializer::from_str(raw.get());
-                items.deserialize_seq(ItemsVisitor).map_err(de::Error::custom)
+                let items = items.deserialize_seq(ItemsVisitor::<Slot>::new()).map_err(de::Error::custom)?;
+                Ok(items.map_or(List::TooLong, List::Items))
             }
             kind => Ok(List::Other(kind)),
         }
     }
 }
 
-/// Keeps the first [`MAX_ARRAY_ITEMS`] items of an array and skips the rest.
-struct ItemsVisitor;
+/// Keeps the first [`MAX_ARRAY_ITEMS`] items of an array, each read as a `T`, and skips the
+/// rest; answers the items, or `None` when there were more.
+struct ItemsVisitor<T>(std::marker::PhantomData<T>);
 
-impl<'de> Visitor<'de> for ItemsVisitor {
-    type Value = List;
+impl<T> ItemsVisitor<T> {
+    fn new() -> Self {
+        Self(std::marker::PhantomData)
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Visitor<'de> for ItemsVisitor<T> {
+    type Value = Option<Vec<T>>;
 
     fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         formatter.write_str("an array")
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<List, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Option<Vec<T>>, A::Error> {
         let mut items = Vec::new();
         while items.len() < MAX_ARRAY_ITEMS {
-            match seq.next_element::<Slot>()? {
+            match seq.next_element::<T>()? {
                 Some(item) => items.push(item),
-                None => return Ok(List::Items(items)),
+                None => return Ok(Some(items)),
             }
         }
         if seq.next_element::<IgnoredAny>()?.is_none() {
-            return Ok(List::Items(items));
+            return Ok(Some(items));
         }
         drop(items);
         while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(List::TooLong)
+        Ok(None)
+    }
+}
+
+/// An array field of objects, each read as the body `B`, such as a vendor payment's
+/// `allocations`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum Objects<B> {
+    /// Its items, at most [`MAX_ARRAY_ITEMS`].
+    Items(Vec<Nested<B>>),
+    /// It has more than [`MAX_ARRAY_ITEMS`] items; they were counted, not kept.
+    TooLong,
+    /// Not an array: only its kind is kept.
+    Other(Kind),
+}
+
+impl<'de, B: DeserializeOwned> Deserialize<'de> for Objects<B> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = <&RawValue>::deserialize(deserializer)?;
+        match Kind::of(raw) {
+            Kind::Array => {
+                let mut items = serde_json::Deserializer::from_str(raw.get());
+                let items = items.deserialize_seq(ItemsVisitor::<Nested<B>>::new()).map_err(de::Error::custom)?;
+                Ok(items.map_or(Objects::TooLong, Objects::Items))
+            }
+            kind => Ok(Objects::Other(kind)),
+        }
     }
 }
 
@@ -275,7 +311,7 @@ pub trait Body: DeserializeOwned + Serialize {
     /// [`ApiError::Invalid`] with a message per invalid field.
     fn decode(self) -> Result<Self::Input, ApiError> {
         let mut errors = FieldErrors::new();
-        let input = self.read(&mut Fields { prefix: "", errors: &mut errors });
+        let input = self.read(&mut Fields { prefix: String::new(), errors: &mut errors });
         match input {
             Some(input) if errors.is_empty() => Ok(input),
             _ => Err(ApiError::Invalid(errors)),
@@ -295,7 +331,7 @@ pub trait Input: Sized {
 /// Every reader answers `None` once it has recorded an error, so a body builds its input only
 /// when all of its fields were read.
 pub struct Fields<'a> {
-    prefix: &'static str,
+    prefix: String,
     errors: &'a mut FieldErrors,
 }
 
@@ -332,11 +368,42 @@ impl Fields<'_> {
     }
 
     /// The nested object `name`, required; its fields' paths are prefixed with `name.`.
-    pub fn object<B: Body>(&mut self, name: &'static str, slot: Option<Nested<B>>) -> Option<B::Input> {
+    pub fn object<B: Body>(&mut self, name: &str, slot: Option<Nested<B>>) -> Option<B::Input> {
         match slot {
-            Some(Nested::Object(body)) => body.read(&mut Fields { prefix: name, errors: &mut *self.errors }),
+            Some(Nested::Object(body)) => body.read(&mut Fields { prefix: self.path(name), errors: &mut *self.errors }),
             None | Some(Nested::Other(Kind::Null)) => self.fail(name, "is required"),
             Some(Nested::Other(kind)) => self.wrong_type(name, "an object", kind),
+        }
+    }
+
+    /// An optional array of objects `name`, absent or `null` being `None`; each item's fields'
+    /// paths are prefixed with `name[i].`, so every error names its item (`allocations[3].amount`).
+    pub fn optional_objects<B: Body>(&mut self, name: &str, slot: Option<Objects<B>>) -> Option<Option<Vec<B::Input>>> {
+        let items = match slot {
+            None | Some(Objects::Other(Kind::Null)) => return Some(None),
+            Some(Objects::Items(items)) => items,
+            Some(Objects::TooLong) => return self.fail(name, format!("must have at most {MAX_ARRAY_ITEMS} items")),
+            Some(Objects::Other(kind)) => return self.wrong_type(name, "an array of objects", kind),
+        };
+        let n_items = items.len();
+        let mut inputs = Vec::with_capacity(n_items);
+        for (index, item) in items.into_iter().enumerate() {
+            let path = format!("{name}[{index}]");
+            let input = match item {
+                Nested::Object(body) => body.read(&mut Fields { prefix: self.path(&path), errors: &mut *self.errors }),
+                Nested::Other(kind) => self.wrong_type(&path, "an object", kind),
+            };
+            inputs.extend(input);
+        }
+        (inputs.len() == n_items).then_some(Some(inputs))
+    }
+
+    /// An optional payment reference (D30): trimmed, 1 to 64 characters; absent and `null` are
+    /// `Some(None)`.
+    pub fn optional_reference(&mut self, name: &str, slot: Option<Slot>) -> Option<Option<PaymentReference>> {
+        match self.optional_string(name, slot)? {
+            None => Some(None),
+            Some(text) => self.parsed(name, PaymentReference::parse(&text)).map(Some),
         }
     }
 

@@ -58,7 +58,10 @@ CREATE TABLE ledger_totals (
 INSERT INTO ledger_totals VALUES (1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
 
 -- The open counts per due date of version 2 are kept by the store from now on, like every
--- other figure.
+-- other figure, with what the open invoices of each due date still owe (D32: what falls due
+-- when).
+ALTER TABLE invoice_open_counts ADD COLUMN pending_high BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE invoice_open_counts ADD COLUMN pending_low BIGINT NOT NULL DEFAULT 0;
 DROP TRIGGER invoices_open_on_insert ON invoices;
 DROP TRIGGER invoices_open_on_update ON invoices;
 DROP TRIGGER invoices_open_on_delete ON invoices;

@@ -55,7 +55,10 @@ CREATE TABLE ledger_totals (
 INSERT INTO ledger_totals VALUES (1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
 
 -- The open counts per due date of version 2 are kept by the store from now on, like every
--- other figure.
+-- other figure, with what the open invoices of each due date still owe (D32: what falls due
+-- when).
+ALTER TABLE invoice_open_counts ADD COLUMN pending_high INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE invoice_open_counts ADD COLUMN pending_low INTEGER NOT NULL DEFAULT 0;
 DROP TRIGGER invoices_open_on_insert;
 DROP TRIGGER invoices_open_on_update_leave;
 DROP TRIGGER invoices_open_on_update_enter;

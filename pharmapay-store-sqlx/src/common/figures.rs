@@ -11,8 +11,8 @@
 use pharmapay_core::BusinessCalendar;
 use pharmapay_core::domain::setting::TIME_ZONE;
 use pharmapay_core::figures::{
-    Contribution, DayFigures, FigureChange, InvoiceFacts, KeptCount, KeptFigures, KeptTerm, LedgerTotals, PaymentFacts,
-    VendorFacts, VendorFigures, day_key, day_of_key, days_of,
+    Contribution, DayFigures, FigureChange, InvoiceFacts, KeptCount, KeptFigures, KeptTerm, LedgerTotals, OpenFigures,
+    PaymentFacts, VendorFacts, VendorFigures, day_key, day_of_key, days_of,
 };
 use pharmapay_core::ids::VendorId;
 use pharmapay_core::jiff::Timestamp;
@@ -145,17 +145,20 @@ pub(super) async fn apply(conn: &mut Conn, change: &FigureChange) -> Result<()> 
         );
         binds.query(sql).execute(&mut *conn).await?;
     }
-    let open: Vec<(Timestamp, i64)> = change.open_by_due_date().collect();
+    let open: Vec<(Timestamp, &OpenFigures)> = change.open_by_due_date().collect();
     for chunk in open.chunks(APPLY_CHUNK) {
         let mut binds = Binds::in_order();
-        let rows: Vec<String> = chunk
-            .iter()
-            .map(|(due_date, open)| format!("({}, {})", binds.int(micros(*due_date)), binds.int(*open)))
-            .collect();
+        let mut rows = Vec::with_capacity(chunk.len());
+        for (due_date, open) in chunk {
+            let (high, low) = pair(open.pending)?;
+            let values = [binds.int(micros(*due_date)), binds.int(open.invoices), binds.int(high), binds.int(low)];
+            rows.push(format!("({})", values.join(", ")));
+        }
         let sql = format!(
-            "INSERT INTO invoice_open_counts (due_date, open_count) VALUES {} ON CONFLICT (due_date) \
-             DO UPDATE SET open_count = invoice_open_counts.open_count + excluded.open_count",
-            rows.join(", ")
+            "INSERT INTO invoice_open_counts (due_date, open_count, pending_high, pending_low) VALUES {} \
+             ON CONFLICT (due_date) DO UPDATE SET open_count = invoice_open_counts.open_count + excluded.open_count, {}",
+            rows.join(", "),
+            add_pair("invoice_open_counts", "pending", "excluded.pending_high", "excluded.pending_low")
         );
         binds.query(sql).execute(&mut *conn).await?;
     }
@@ -288,9 +291,12 @@ pub(super) async fn kept(conn: &mut Conn) -> Result<KeptFigures> {
             figures.vendors.insert(VendorId(row.try_get("id")?), vendor);
         }
     }
-    for row in sqlx::query("SELECT due_date, open_count FROM invoice_open_counts").fetch_all(&mut *conn).await? {
-        let open: i64 = row.try_get("open_count")?;
-        if open != 0 {
+    for row in sqlx::query("SELECT due_date, open_count, pending_high, pending_low FROM invoice_open_counts")
+        .fetch_all(&mut *conn)
+        .await?
+    {
+        let open = OpenFigures { invoices: row.try_get("open_count")?, pending: pair_of(&row, "pending")? };
+        if open != OpenFigures::default() {
             figures.open_by_due_date.insert(instant(row.try_get("due_date")?)?, open);
         }
     }

@@ -1,6 +1,6 @@
 //! The facts writes load under their locks: whether a parent is active, whether a unique value
-//! is taken, how many admins there are, what a role or a policy gives (D38), and the token
-//! bookkeeping a change of access updates (D39).
+//! is taken, who holds a payment reference (D30), how many admins there are, what a role or a
+//! policy gives (D38), and the token bookkeeping a change of access updates (D39).
 //!
 //! Each runs inside the caller's transaction; the row-lock clauses keep what was read from
 //! changing before the transaction ends (PostgreSQL). None of them decides anything: the
@@ -9,9 +9,11 @@
 use std::collections::{BTreeSet, HashSet};
 
 use pharmapay_core::access::{ADMIN_ROLE_ID, Authority, Permission, PermissionSet};
-use pharmapay_core::ids::{PermissionId, RoleId};
+use pharmapay_core::domain::TransactionType;
+use pharmapay_core::ids::{PermissionId, RoleId, TransactionId, VendorPaymentId};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::rules::grants::{self, Grant};
+use pharmapay_core::rules::references::{self, Holder, KeyHolder};
 use pharmapay_core::rules::sessions::{self, TokenState};
 use pharmapay_core::store::{NewUserRecord, UniqueKey};
 use pharmapay_core::text::key;
@@ -65,6 +67,9 @@ pub(super) async fn check_free(conn: &mut Conn, key: UniqueKey, value: &str, exc
             "SELECT EXISTS (SELECT 1 FROM policies WHERE name_key = $1 AND is_active AND id <> $2)"
         }
         UniqueKey::OwnPharmacy => "SELECT EXISTS (SELECT 1 FROM vendors WHERE vendor_type = $1 AND id <> $2)",
+        UniqueKey::PaymentReference { .. } => {
+            return Err(crate::error::Error::corrupt("payment references are checked by check_reference"));
+        }
     };
     let query = sqlx::query(sql).bind(value.to_owned()).bind(except.unwrap_or(0));
     if exists(conn, query).await? { refused(StoreError::Conflict(key)) } else { Ok(()) }
@@ -265,4 +270,44 @@ pub(super) async fn permissions_of(conn: &mut Conn, user_id: i64) -> Result<Vec<
     .fetch_all(&mut *conn)
     .await?;
     rows.iter().map(permission_from).collect()
+}
+
+/// D30: takes the lock of the reference key `key` among payments of type `kind` (PostgreSQL; a
+/// SQLite write holds the database already), so no other writer of it can record it before this
+/// transaction ends. Every write that may make a reference active takes it first, before any
+/// row lock, so writers of one reference never wait on each other's rows in a cycle.
+pub(super) async fn lock_reference(conn: &mut Conn, kind: TransactionType, key: Option<&str>) -> Result<()> {
+    if let Some(key) = key {
+        super::lock(conn, crate::Lock::reference(kind.name(), key)).await?;
+    }
+    Ok(())
+}
+
+/// D30: refuses `key` among active payments of type `kind` when a payment of another holder than
+/// `writer` holds it, as [`references::check`] decides; the caller took [`lock_reference`].
+pub(super) async fn check_reference(
+    conn: &mut Conn,
+    kind: TransactionType,
+    key: Option<&str>,
+    writer: Option<Holder>,
+) -> Result<()> {
+    let Some(key) = key else { return Ok(()) };
+    let rows = sqlx::query(
+        "SELECT id, vendor_payment_id FROM transactions \
+         WHERE reference_key = $1 AND transaction_type = $2 AND is_active",
+    )
+    .bind(key.to_owned())
+    .bind(kind.name())
+    .fetch_all(&mut *conn)
+    .await?;
+    let holders = rows
+        .iter()
+        .map(|row| {
+            Ok(KeyHolder {
+                transaction_id: TransactionId(row.try_get("id")?),
+                vendor_payment_id: row.try_get::<Option<i64>, _>("vendor_payment_id")?.map(VendorPaymentId),
+            })
+        })
+        .collect::<Result<Vec<KeyHolder>>>()?;
+    Ok(references::check(&holders, writer)?)
 }

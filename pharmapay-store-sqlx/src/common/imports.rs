@@ -20,7 +20,8 @@ use sqlx::Row;
 use super::binds::{Binds, rows_in};
 use super::figures::{self, invoice_facts};
 use super::guards::existing_ids;
-use super::rows::{licences_json, micros, wide_decimal};
+use super::guards::{check_reference, lock_reference};
+use super::rows::{licences_json, micros, transaction_type, wide_decimal};
 use super::{Conn, IMPORT_CHUNK, Result, SqlStore, Table, answer, refused, reserve_ids};
 use crate::error::Error;
 
@@ -162,6 +163,9 @@ impl ImportStore for SqlStore {
             }
             let mut db_tx = self.begin().await?;
             let calendar = figures::write_calendar(&mut db_tx).await?;
+            // References are locked before any row, as in every write of one (D30).
+            let ids = reserve_ids(&mut db_tx, Table::Transactions, transactions.len()).await?;
+            check_imported_references(&mut db_tx, &transactions, &ids).await?;
             let invoice_ids: BTreeSet<i64> =
                 transactions.iter().map(|imported| imported.transaction.invoice_id.get()).collect();
             let invoices = locked_invoices(&mut db_tx, &invoice_ids).await?;
@@ -188,9 +192,8 @@ impl ImportStore for SqlStore {
                     PaymentFacts::new(imported.is_active, payment.amount.get(), payment.transaction_date, &calendar);
                 change.row(None, Some(&facts));
             }
-            let ids = reserve_ids(&mut db_tx, Table::Transactions, transactions.len()).await?;
             let head = "INSERT INTO transactions (id, invoice_id, amount, transaction_date, transaction_type, description, \
-                     is_active, created_at, updated_at)";
+                     is_active, created_at, updated_at, reference, reference_key)";
             insert_chunks(&mut db_tx, head, &transactions, &ids, |binds, imported, id| {
                 let payment = &imported.transaction;
                 let at = micros(imported.created_at);
@@ -204,6 +207,8 @@ impl ImportStore for SqlStore {
                     flag(imported.is_active),
                     binds.int(at),
                     binds.int(at),
+                    binds.opt_text(payment.reference.as_ref().map(|reference| reference.as_str().to_owned())),
+                    binds.opt_text(payment.reference.as_ref().map(|reference| reference.key().to_owned())),
                 ]
             })
             .await?;
@@ -230,6 +235,28 @@ impl ImportStore for SqlStore {
         })
         .await
     }
+}
+
+/// D30: refuses an import whose active payments carry a reference that a stored active payment
+/// of the same type holds, or that an earlier payment of the batch (with the id `ids` gives it)
+/// carries. SQLite holds the database for the write; PostgreSQL takes each reference's lock.
+async fn check_imported_references(conn: &mut Conn, transactions: &[ImportedTransaction], ids: &[i64]) -> Result<()> {
+    let mut keys: BTreeMap<(&'static str, String), i64> = BTreeMap::new();
+    for (imported, id) in transactions.iter().zip(ids).filter(|(imported, _)| imported.is_active) {
+        let payment = &imported.transaction;
+        let Some(reference) = &payment.reference else { continue };
+        let key = (payment.transaction_type.name(), reference.key().to_owned());
+        if let Some(existing) = keys.get(&key) {
+            return refused(StoreError::Conflict(UniqueKey::PaymentReference { existing: TransactionId(*existing) }));
+        }
+        keys.insert(key, *id);
+    }
+    for (kind, key) in keys.keys() {
+        let kind = transaction_type(kind)?;
+        lock_reference(conn, kind, Some(key)).await?;
+        check_reference(conn, kind, Some(key), None).await?;
+    }
+    Ok(())
 }
 
 /// Which of `keys` are numbers of active invoices (D4).

@@ -50,6 +50,20 @@ pub(super) fn invoice_conditions(binds: &mut Binds, filter: &InvoiceFilter, toda
     if let Some(max) = filter.max_amount {
         parts.push(format!("i.amount <= {}", binds.int(scaled_bound(max, Decimal::floor))));
     }
+    if let Some((from, before)) = filter.due_window {
+        // D32: active invoices still owing something, due within the window.
+        parts.push(format!(
+            "i.is_active AND i.amount - i.paid > 0 AND i.due_date >= {} AND i.due_date < {}",
+            binds.int(micros(from)),
+            binds.int(micros(before))
+        ));
+    }
+    match filter.overpaid {
+        // D33: overpaid invoices owe less than nothing.
+        Some(true) => parts.push("i.amount - i.paid < 0".to_owned()),
+        Some(false) => parts.push("i.amount - i.paid >= 0".to_owned()),
+        None => {}
+    }
     if let Some(status) = filter.status {
         parts.push(match status {
             InvoiceStatus::Canceled => "NOT i.is_active".to_owned(),

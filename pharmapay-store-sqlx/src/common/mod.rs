@@ -40,6 +40,7 @@ mod reports;
 mod rows;
 mod search;
 mod sessions;
+mod vendor_payments;
 mod vendors;
 
 use pharmapay_core::domain::NewAuditEntry;

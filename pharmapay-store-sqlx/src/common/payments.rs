@@ -9,19 +9,22 @@
 
 use pharmapay_core::BusinessCalendar;
 use pharmapay_core::domain::{
-    InvoiceBrief, NewTransaction, Transaction, TransactionFilter, TransactionQuery, TransactionSortKey,
+    InvoiceBrief, NewTransaction, PaymentReference, Transaction, TransactionFilter, TransactionQuery,
+    TransactionSortKey, TransactionType,
 };
 use pharmapay_core::figures::{FigureChange, InvoiceFacts, KeptCount, PaymentFacts};
-use pharmapay_core::ids::{InvoiceId, TransactionId};
+use pharmapay_core::ids::{InvoiceId, TransactionId, VendorPaymentId};
 use pharmapay_core::money::from_scaled;
 use pharmapay_core::rules::ledger::{self, PaidInvoice, PaymentWrite};
+use pharmapay_core::rules::references::Holder;
 use pharmapay_core::store::{StoreResult, TransactionStore, WriteContext};
 use pharmapay_core::{Entity, Page, StoreError};
 use sqlx::Row;
 
 use super::binds::{Binds, conditions, direction, instant_range, page_binds};
 use super::figures::{self, invoice_facts, kept_count, unscaled};
-use super::rows::{amount, instant, invoice_brief_from, micros, transaction_from, transaction_in};
+use super::guards::{check_reference, lock_reference};
+use super::rows::{amount, instant, invoice_brief_from, micros, transaction_from, transaction_in, transaction_type};
 use super::{Conn, Result, SqlStore, answer, commit, refused, row_by_id, set_active};
 use crate::error::Error;
 use crate::statements;
@@ -33,6 +36,9 @@ pub(super) fn transaction_conditions(binds: &mut Binds, filter: &TransactionFilt
     }
     if let Some(kind) = filter.transaction_type {
         parts.push(format!("t.transaction_type = {}", binds.text(kind.name())));
+    }
+    if let Some(key) = &filter.reference {
+        parts.push(format!("t.reference_key = {}", binds.text(key.clone())));
     }
     instant_range(&mut parts, binds, "t.transaction_date", (filter.from_date, filter.to_date));
     conditions(parts)
@@ -47,17 +53,33 @@ pub(super) fn transaction_sort(key: TransactionSortKey) -> &'static str {
     }
 }
 
-/// A payment locked for a change: its invoice, its scaled amount, and its facts for the kept
-/// figures in `calendar`'s days.
+/// A payment locked for a change.
+pub(super) struct LockedPayment {
+    /// Its invoice.
+    pub(super) invoice_id: i64,
+    /// Its amount, scaled.
+    pub(super) scaled: i64,
+    /// Its type.
+    pub(super) kind: TransactionType,
+    /// Its reference's key.
+    pub(super) reference_key: Option<String>,
+    /// The vendor payment it is part of.
+    pub(super) vendor_payment_id: Option<VendorPaymentId>,
+    /// Its facts for the kept figures.
+    pub(super) facts: PaymentFacts,
+}
+
+/// A payment locked for a change, its facts in `calendar`'s days.
 pub(super) async fn payment_for_change(
     conn: &mut Conn,
     id: i64,
     calendar: &BusinessCalendar,
-) -> Result<Option<(i64, i64, PaymentFacts)>> {
+) -> Result<Option<LockedPayment>> {
     let row = row_by_id(
         conn,
         concat!(
-            "SELECT invoice_id, amount, transaction_date, is_active FROM transactions WHERE id = $1",
+            "SELECT invoice_id, amount, transaction_date, transaction_type, reference_key, vendor_payment_id, \
+             is_active FROM transactions WHERE id = $1",
             for_update!()
         ),
         id,
@@ -66,10 +88,44 @@ pub(super) async fn payment_for_change(
     row.map(|row| {
         let scaled: i64 = row.try_get("amount")?;
         let date = instant(row.try_get("transaction_date")?)?;
-        let facts = PaymentFacts::new(row.try_get("is_active")?, unscaled(i128::from(scaled)), date, calendar);
-        Ok((row.try_get("invoice_id")?, scaled, facts))
+        Ok(LockedPayment {
+            invoice_id: row.try_get("invoice_id")?,
+            scaled,
+            kind: transaction_type(row.try_get("transaction_type")?)?,
+            reference_key: row.try_get("reference_key")?,
+            vendor_payment_id: row.try_get::<Option<i64>, _>("vendor_payment_id")?.map(VendorPaymentId),
+            facts: PaymentFacts::new(row.try_get("is_active")?, unscaled(i128::from(scaled)), date, calendar),
+        })
     })
     .transpose()
+}
+
+/// A payment's type and reference key, read without a lock.
+async fn payment_reference(conn: &mut Conn, id: i64) -> Result<Option<(TransactionType, Option<String>)>> {
+    let row = row_by_id(conn, "SELECT transaction_type, reference_key FROM transactions WHERE id = $1", id).await?;
+    row.map(|row| Ok((transaction_type(row.try_get("transaction_type")?)?, row.try_get("reference_key")?))).transpose()
+}
+
+/// Inserts an active payment made at `at`, part of `vendor_payment` if any; answers its id.
+pub(super) async fn insert_payment_row(
+    conn: &mut Conn,
+    transaction: &NewTransaction,
+    at: pharmapay_core::jiff::Timestamp,
+    vendor_payment: Option<i64>,
+) -> Result<i64> {
+    let row = sqlx::query(statements::INSERT_PAYMENT)
+        .bind(transaction.invoice_id.get())
+        .bind(transaction.amount.to_scaled())
+        .bind(micros(transaction.transaction_date))
+        .bind(transaction.transaction_type.name())
+        .bind(transaction.description.clone())
+        .bind(micros(at))
+        .bind(transaction.reference.as_ref().map(|reference| reference.as_str().to_owned()))
+        .bind(transaction.reference.as_ref().map(|reference| reference.key().to_owned()))
+        .bind(vendor_payment)
+        .fetch_one(&mut *conn)
+        .await?;
+    Ok(row.try_get(0)?)
 }
 
 /// Adds a payment to an invoice's paid total and asks [`ledger::receive`] whether the invoice,
@@ -122,19 +178,14 @@ impl TransactionStore for SqlStore {
         answer(async move {
             let mut db_tx = self.begin().await?;
             let calendar = figures::write_calendar(&mut db_tx).await?;
+            let kind = transaction.transaction_type;
+            let key = transaction.reference.as_ref().map(PaymentReference::key);
+            lock_reference(&mut db_tx, kind, key).await?;
             let scaled = transaction.amount.to_scaled();
             let (invoice, before, after) =
                 add_paid_to(&mut db_tx, transaction.invoice_id.get(), scaled, PaymentWrite::Record).await?;
-            let row = sqlx::query(statements::INSERT_PAYMENT)
-                .bind(transaction.invoice_id.get())
-                .bind(scaled)
-                .bind(micros(transaction.transaction_date))
-                .bind(transaction.transaction_type.name())
-                .bind(transaction.description.clone())
-                .bind(micros(ctx.at))
-                .fetch_one(&mut *db_tx)
-                .await?;
-            let id: i64 = row.try_get(0)?;
+            check_reference(&mut db_tx, kind, key, None).await?;
+            let id = insert_payment_row(&mut db_tx, &transaction, ctx.at, None).await?;
             let payment = PaymentFacts::new(true, transaction.amount.get(), transaction.transaction_date, &calendar);
             figures::apply(&mut db_tx, FigureChange::new().row(Some(&before), Some(&after)).row(None, Some(&payment)))
                 .await?;
@@ -148,7 +199,9 @@ impl TransactionStore for SqlStore {
                 amount: amount(scaled)?,
                 transaction_date: instant(micros(transaction.transaction_date))?,
                 transaction_type: transaction.transaction_type,
+                reference: transaction.reference.map(|reference| reference.as_str().to_owned()),
                 description: transaction.description,
+                vendor_payment_id: None,
                 is_active: true,
                 created_at,
                 updated_at: created_at,
@@ -171,11 +224,16 @@ impl TransactionStore for SqlStore {
         answer(async move {
             let mut db_tx = self.begin().await?;
             let calendar = figures::write_calendar(&mut db_tx).await?;
-            let Some((old_invoice, old_amount, payment_before)) =
-                payment_for_change(&mut db_tx, id.get(), &calendar).await?.filter(|(_, _, facts)| facts.is_active)
-            else {
+            let kind = transaction.transaction_type;
+            let key = transaction.reference.as_ref().map(PaymentReference::key);
+            lock_reference(&mut db_tx, kind, key).await?;
+            let Some(found) = payment_for_change(&mut db_tx, id.get(), &calendar).await? else {
                 return refused(StoreError::NotFound(Entity::Transaction));
             };
+            let LockedPayment { invoice_id: old_invoice, scaled: old_amount, facts: payment_before, .. } = found;
+            if !payment_before.is_active {
+                return refused(StoreError::NotFound(Entity::Transaction));
+            }
             let new_invoice = transaction.invoice_id.get();
             // Lock both invoices in id order, so two moves in opposite directions cannot deadlock.
             let locked = sqlx::query(concat!(
@@ -205,6 +263,7 @@ impl TransactionStore for SqlStore {
                 change.row(Some(&before), Some(&InvoiceFacts { paid, ..before }));
             }
             ledger::receive(target, PaymentWrite::Record)?;
+            check_reference(&mut db_tx, kind, key, Some(Holder::of(id, found.vendor_payment_id))).await?;
             // One statement for both invoices' paid totals.
             sqlx::query(
                 "UPDATE invoices SET paid = paid + CASE WHEN id = $1 THEN $2 ELSE 0 END \
@@ -218,7 +277,7 @@ impl TransactionStore for SqlStore {
             .await?;
             sqlx::query(
                 "UPDATE transactions SET invoice_id = $2, amount = $3, transaction_date = $4, transaction_type = $5, \
-                 description = $6, updated_at = $7 WHERE id = $1",
+                 description = $6, updated_at = $7, reference = $8, reference_key = $9 WHERE id = $1",
             )
             .bind(id.get())
             .bind(new_invoice)
@@ -227,6 +286,8 @@ impl TransactionStore for SqlStore {
             .bind(transaction.transaction_type.name())
             .bind(transaction.description)
             .bind(micros(ctx.at))
+            .bind(transaction.reference.as_ref().map(|reference| reference.as_str().to_owned()))
+            .bind(key.map(str::to_owned))
             .execute(&mut *db_tx)
             .await?;
             let payment_after = PaymentFacts::new(true, new_decimal, transaction.transaction_date, &calendar);
@@ -242,8 +303,8 @@ impl TransactionStore for SqlStore {
         answer(async move {
             let mut db_tx = self.begin().await?;
             let calendar = figures::write_calendar(&mut db_tx).await?;
-            let Some((invoice_id, scaled, payment_before)) =
-                payment_for_change(&mut db_tx, id.get(), &calendar).await?.filter(|(_, _, facts)| facts.is_active)
+            let Some(LockedPayment { invoice_id, scaled, facts: payment_before, .. }) =
+                payment_for_change(&mut db_tx, id.get(), &calendar).await?.filter(|found| found.facts.is_active)
             else {
                 return refused(StoreError::NotFound(Entity::Transaction));
             };
@@ -268,12 +329,26 @@ impl TransactionStore for SqlStore {
         answer(async move {
             let mut db_tx = self.begin().await?;
             let calendar = figures::write_calendar(&mut db_tx).await?;
-            let Some((invoice_id, scaled, payment_before)) =
-                payment_for_change(&mut db_tx, id.get(), &calendar).await?.filter(|(_, _, facts)| !facts.is_active)
+            // The reference's lock comes before the payment's row lock, as in every write of a
+            // reference; the reference is read first without a lock and checked again under it.
+            let reference = payment_reference(&mut db_tx, id.get()).await?;
+            if let Some((kind, key)) = &reference {
+                lock_reference(&mut db_tx, *kind, key.as_deref()).await?;
+            }
+            let Some(found) =
+                payment_for_change(&mut db_tx, id.get(), &calendar).await?.filter(|found| !found.facts.is_active)
             else {
                 return refused(StoreError::NotFound(Entity::Transaction));
             };
+            if reference.as_ref() != Some(&(found.kind, found.reference_key.clone())) {
+                // A deleted payment is never changed, so this cannot happen; refuse rather than
+                // check a reference whose lock is not held.
+                return Err(Error::corrupt("a deleted payment's reference changed during its restore"));
+            }
+            let LockedPayment { invoice_id, scaled, facts: payment_before, .. } = found;
             let (_, before, after) = add_paid_to(&mut db_tx, invoice_id, scaled, PaymentWrite::Restore).await?;
+            let key = found.reference_key.as_deref();
+            check_reference(&mut db_tx, found.kind, key, Some(Holder::of(id, found.vendor_payment_id))).await?;
             set_active(
                 &mut db_tx,
                 "UPDATE transactions SET is_active = TRUE, updated_at = $2 WHERE id = $1",

@@ -8,7 +8,7 @@ use pharmapay_core::dashboard::TopVendor;
 use pharmapay_core::domain::{
     AuditEntry, AuditQuery, Invoice, InvoiceFilter, Setting, Transaction, TransactionFilter, Vendor, VendorFilter,
 };
-use pharmapay_core::figures::{DayFigures, SummaryFigures, day_key};
+use pharmapay_core::figures::{DayFigures, OpenFigures, SummaryFigures, day_key};
 use pharmapay_core::ids::{InvoiceId, TransactionId, VendorId};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::jiff::civil::Date;
@@ -20,7 +20,7 @@ use super::binds::{Binds, conditions, instant_range, page_binds};
 use super::figures::{self, pair_of};
 use super::invoices::invoice_conditions;
 use super::payments::transaction_conditions;
-use super::rows::{audit_from, count, invoice_from, setting_from, transaction_from, vendor_from};
+use super::rows::{audit_from, count, invoice_from, micros, setting_from, transaction_from, vendor_from};
 use super::vendors::vendor_conditions;
 use super::{DbRow, Result, SqlStore, answer, insert_audit, refused};
 use crate::statements;
@@ -140,6 +140,40 @@ impl ReportStore for SqlStore {
         answer(async move {
             let rows = sqlx::query(statements::RECENT_INVOICES).bind(i64::from(limit)).fetch_all(&self.reader).await?;
             rows.iter().map(|row| invoice_from(row, today_start)).collect()
+        })
+        .await
+    }
+
+    async fn open_invoices_due(&self, windows: &[(Timestamp, Timestamp)]) -> StoreResult<Vec<OpenFigures>> {
+        answer(async move {
+            if windows.is_empty() {
+                return Ok(Vec::new());
+            }
+            let mut binds = Binds::default();
+            let parts: Vec<String> = windows
+                .iter()
+                .enumerate()
+                .map(|(index, (from, before))| {
+                    format!(
+                        "SELECT CAST({index} AS BIGINT) AS window_index, \
+                         CAST(COALESCE(SUM(open_count), 0) AS BIGINT) AS invoices, \
+                         CAST(COALESCE(SUM(pending_high), 0) AS BIGINT) AS pending_high, \
+                         CAST(COALESCE(SUM(pending_low), 0) AS BIGINT) AS pending_low \
+                         FROM invoice_open_counts WHERE due_date >= {} AND due_date < {}",
+                        binds.int(micros(*from)),
+                        binds.int(micros(*before))
+                    )
+                })
+                .collect();
+            let rows = binds.query(parts.join(" UNION ALL ")).fetch_all(&self.reader).await?;
+            let mut open = vec![OpenFigures::default(); windows.len()];
+            for row in &rows {
+                let index = usize::try_from(row.try_get::<i64, _>("window_index")?).unwrap_or(usize::MAX);
+                if let Some(window) = open.get_mut(index) {
+                    *window = OpenFigures { invoices: row.try_get("invoices")?, pending: pair_of(row, "pending")? };
+                }
+            }
+            Ok(open)
         })
         .await
     }

@@ -10,7 +10,9 @@ use pharmapay_core::domain::{
     AuditEntry, Invoice, InvoiceBrief, InvoiceStatus, Policy, Role, Setting, Transaction, TransactionType, User,
     Vendor, VendorTotals, VendorType,
 };
-use pharmapay_core::ids::{AuditId, InvoiceId, PermissionId, PolicyId, RoleId, TransactionId, UserId, VendorId};
+use pharmapay_core::ids::{
+    AuditId, InvoiceId, PermissionId, PolicyId, RoleId, TransactionId, UserId, VendorId, VendorPaymentId,
+};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::money::{SCALE_FACTOR, from_scaled};
 use pharmapay_core::rules::login::LoginAttempts;
@@ -152,7 +154,9 @@ pub(super) fn transaction_from(row: &DbRow) -> Result<Transaction> {
         amount: amount(row.try_get("amount")?)?,
         transaction_date: instant(row.try_get("transaction_date")?)?,
         transaction_type: transaction_type(row.try_get("transaction_type")?)?,
+        reference: row.try_get("reference")?,
         description: row.try_get("description")?,
+        vendor_payment_id: row.try_get::<Option<i64>, _>("vendor_payment_id")?.map(VendorPaymentId),
         is_active: row.try_get("is_active")?,
         created_at: instant(row.try_get("created_at")?)?,
         updated_at: instant(row.try_get("updated_at")?)?,

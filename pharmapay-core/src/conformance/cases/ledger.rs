@@ -539,6 +539,7 @@ pub async fn transaction_list_filters_and_sorts<S: Store>(store: S) {
             amount: amount(paid),
             transaction_date: ts(date),
             transaction_type: kind,
+            reference: None,
             description: None,
         };
         ids.push(created(fx.engine.create_transaction(&fx.admin, input, None).await.unwrap()).id);

@@ -12,6 +12,7 @@
 mod access;
 mod grants;
 mod ledger;
+mod payments;
 mod reports;
 mod sessions;
 
@@ -35,6 +36,11 @@ pub use ledger::{
     payments_keep_paid_and_pending_exact, transaction_list_filters_and_sorts, vendor_list_filters_sorts_and_pages,
     vendor_totals_follow_active_invoices_and_payments, vendors_are_created_read_updated_deleted_and_restored,
 };
+pub use payments::{
+    concurrent_payments_with_one_reference_have_one_winner, concurrent_vendor_payments_never_overpay,
+    due_soon_payables_and_overpaid_invoices, payment_references_stop_double_payments,
+    vendor_payments_split_over_invoices_and_never_overpay,
+};
 pub use reports::{
     aggregates_stay_exact_beyond_sixty_four_bits, audit_log_records_writes_with_reasons,
     business_time_zone_moves_today, dashboard_figures_follow_d12, exports_read_in_id_batches_with_the_list_filters,
@@ -56,7 +62,7 @@ use crate::domain::{InvoiceQuery, TransactionQuery, VendorQuery};
 use crate::error::Error;
 use crate::idempotency::{IdempotencyKey, IdempotencyRequest};
 
-fn params(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+pub(super) fn params(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
     pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
 }
 

@@ -136,6 +136,7 @@ pub async fn dashboard_figures_follow_d12<S: Store>(store: S) {
             amount: amount(paid),
             transaction_date: ts(date),
             transaction_type: TransactionType::Cash,
+            reference: None,
             description: None,
         };
         let engine = &fx.engine;
@@ -468,6 +469,7 @@ pub async fn imports_keep_paid_totals_and_unique_numbers<S: Store + ImportStore>
             amount: amount(paid),
             transaction_date: ts("2023-01-15T00:00:00Z"),
             transaction_type: TransactionType::Cash,
+            reference: None,
             description: None,
         },
         is_active: active,

@@ -1,0 +1,135 @@
+//! Vendor payments in memory (D31): [`VendorPaymentStore`] for [`MemoryStore`].
+//!
+//! Under the one lock, the vendor is checked, the reference is [`references`]' to judge (D30),
+//! the invoices the payment may pay are handed to [`allocation::allocate`], and each share is
+//! recorded as a payment naming the vendor payment, its figures kept as every payment's are.
+
+use pharmapay_core::domain::{NewTransaction, NewVendorPayment, VendorPayment};
+use pharmapay_core::ids::{InvoiceId, VendorId, VendorPaymentId};
+use pharmapay_core::rules::allocation::{self, PayableInvoice};
+use pharmapay_core::store::{StoreResult, VendorPaymentStore, WriteContext};
+use pharmapay_core::{Entity, StoreError};
+
+use crate::figures::Touch;
+use crate::{MemoryStore, State, VendorPaymentRow};
+
+impl State {
+    fn vendor_payment(&self, id: i64) -> Option<VendorPayment> {
+        let row = self.vendor_payments.get(&id)?;
+        let parts = self
+            .transactions
+            .iter()
+            .filter(|(_, part)| part.vendor_payment_id == Some(id) && part.is_active)
+            .map(|(part_id, _)| self.transaction(*part_id).expect("listed above"))
+            .collect();
+        Some(VendorPayment {
+            id: VendorPaymentId(id),
+            vendor_id: VendorId(row.vendor_id),
+            vendor_name: self.vendors.get(&row.vendor_id).map(|vendor| vendor.name.clone()).unwrap_or_default(),
+            amount: row.amount,
+            transaction_date: row.transaction_date,
+            transaction_type: row.transaction_type,
+            reference: row.reference.as_ref().map(|reference| reference.as_str().to_owned()),
+            description: row.description.clone(),
+            created_at: row.created_at,
+            transactions: parts,
+        })
+    }
+
+    /// The invoices a vendor payment may pay: those its allocations name (when they exist), or
+    /// every invoice of the vendor.
+    fn payable(&self, vendor_id: i64, payment: &NewVendorPayment) -> Vec<PayableInvoice> {
+        let ids: Vec<i64> = match &payment.allocations {
+            Some(allocations) => allocations.iter().map(|allocation| allocation.invoice_id.get()).collect(),
+            None => self.invoices_by_vendor.get(&vendor_id).into_iter().flatten().copied().collect(),
+        };
+        ids.into_iter()
+            .filter_map(|id| {
+                let row = self.invoices.get(&id)?;
+                Some(PayableInvoice {
+                    id: InvoiceId(id),
+                    vendor_id: VendorId(row.vendor_id),
+                    is_active: row.is_active,
+                    pending: row.amount.get() - row.paid,
+                    due_date: row.due_date,
+                    invoice_date: row.invoice_date,
+                })
+            })
+            .collect()
+    }
+}
+
+impl VendorPaymentStore for MemoryStore {
+    async fn insert_vendor_payment(
+        &self,
+        vendor_id: VendorId,
+        payment: NewVendorPayment,
+        ctx: WriteContext,
+    ) -> StoreResult<VendorPayment> {
+        let mut state = self.write();
+        if !state.active_vendor(vendor_id.get()) {
+            return Err(StoreError::NotFound(Entity::Vendor));
+        }
+        state.check_reference(payment.transaction_type, payment.reference.as_ref(), None)?;
+        let payable = state.payable(vendor_id.get(), &payment);
+        let allocations = allocation::allocate(vendor_id, payment.amount, payment.allocations.as_deref(), &payable)?;
+        let id = state.next("vendor_payment");
+        state.vendor_payments.insert(
+            id,
+            VendorPaymentRow {
+                vendor_id: vendor_id.get(),
+                amount: payment.amount,
+                transaction_date: payment.transaction_date,
+                transaction_type: payment.transaction_type,
+                reference: payment.reference.clone(),
+                description: payment.description.clone(),
+                created_at: ctx.at,
+            },
+        );
+        for share in allocations {
+            let part = NewTransaction {
+                invoice_id: share.invoice_id,
+                amount: share.amount,
+                transaction_date: payment.transaction_date,
+                transaction_type: payment.transaction_type,
+                reference: payment.reference.clone(),
+                description: payment.description.clone(),
+            };
+            state.add_transaction(part, true, ctx.at, Some(id));
+        }
+        state.finish_write(&ctx, "create", Entity::VendorPayment, id);
+        Ok(state.vendor_payment(id).expect("just written"))
+    }
+
+    async fn get_vendor_payment(&self, id: VendorPaymentId) -> StoreResult<Option<VendorPayment>> {
+        Ok(self.read().vendor_payment(id.get()))
+    }
+
+    async fn delete_vendor_payment(&self, id: VendorPaymentId, ctx: WriteContext) -> StoreResult<()> {
+        let mut state = self.write();
+        let parts: Vec<(i64, i64)> = state
+            .transactions
+            .iter()
+            .filter(|(_, part)| part.vendor_payment_id == Some(id.get()) && part.is_active)
+            .map(|(part_id, part)| (*part_id, part.invoice_id))
+            .collect();
+        if parts.is_empty() {
+            return Err(StoreError::NotFound(Entity::VendorPayment));
+        }
+        let touched: Vec<Touch> = parts
+            .iter()
+            .flat_map(|(part_id, invoice_id)| [Touch::Payment(*part_id), Touch::Invoice(*invoice_id)])
+            .collect();
+        let before = state.snapshot(&touched);
+        for (part_id, invoice_id) in parts {
+            let part = state.transactions.get_mut(&part_id).expect("listed above");
+            part.is_active = false;
+            part.updated_at = ctx.at;
+            let amount = part.amount.get();
+            state.add_paid(invoice_id, -amount);
+        }
+        state.keep_figures(before);
+        state.finish_write(&ctx, "delete", Entity::VendorPayment, id.get());
+        Ok(())
+    }
+}

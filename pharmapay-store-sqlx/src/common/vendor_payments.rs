@@ -1,0 +1,241 @@
+//! Vendor payments over SQL (D31): [`VendorPaymentStore`].
+//!
+//! A vendor payment is one write transaction: the business calendar, the reference's lock
+//! (D30), the vendor's row, then the invoices it may pay in id order, all locked before
+//! `rules::allocation` splits the amount over them, so two payments racing for one invoice can
+//! never both take what it owes. Each share becomes a payment row naming the vendor payment,
+//! added to its invoice's paid total, and the kept figures move by what the write changed.
+
+use std::collections::BTreeMap;
+
+use pharmapay_core::domain::{NewTransaction, NewVendorPayment, PaymentReference, Transaction, VendorPayment};
+use pharmapay_core::figures::{FigureChange, InvoiceFacts, PaymentFacts};
+use pharmapay_core::ids::{InvoiceId, VendorId, VendorPaymentId};
+use pharmapay_core::rules::allocation::{self, PayableInvoice};
+use pharmapay_core::store::{StoreResult, VendorPaymentStore, WriteContext};
+use pharmapay_core::{Entity, StoreError};
+use sqlx::Row;
+
+use super::binds::rows_in;
+use super::figures::{self, invoice_facts};
+use super::guards::{check_reference, lock_reference};
+use super::payments::{insert_payment_row, payment_for_change, take_paid_from};
+use super::rows::{amount, instant, micros, transaction_from, transaction_type};
+use super::{Conn, Result, SqlStore, answer, commit, refused, row_by_id};
+
+/// The invoices a vendor payment may pay, locked in id order: those among `ids`, or, without
+/// `ids`, the vendor's active invoices still owing. Answers them with their facts.
+async fn payable_invoices(conn: &mut Conn, vendor_id: i64, ids: Option<Vec<i64>>) -> Result<Vec<(i64, InvoiceFacts)>> {
+    let columns = "id, vendor_id, is_active, amount, paid, due_date, invoice_date";
+    let rows = match ids {
+        Some(mut ids) => {
+            ids.sort_unstable();
+            ids.dedup();
+            let sql = |list: &str| {
+                format!("SELECT {columns} FROM invoices WHERE id IN ({list}) ORDER BY id{}", for_update!())
+            };
+            rows_in(conn, &ids, sql).await?
+        }
+        None => {
+            sqlx::query(concat!(
+                "SELECT id, vendor_id, is_active, amount, paid, due_date, invoice_date FROM invoices \
+                 WHERE vendor_id = $1 AND is_active AND amount > paid ORDER BY id",
+                for_update!()
+            ))
+            .bind(vendor_id)
+            .fetch_all(&mut *conn)
+            .await?
+        }
+    };
+    rows.iter().map(|row| Ok((row.try_get::<i64, _>("id")?, invoice_facts(row, "amount", "paid")?))).collect()
+}
+
+/// The invoice dates of `invoices`' rows, which the oldest-first split orders by.
+async fn invoice_dates(conn: &mut Conn, ids: &[i64]) -> Result<BTreeMap<i64, i64>> {
+    let sql = |list: &str| format!("SELECT id, invoice_date FROM invoices WHERE id IN ({list})");
+    let rows = rows_in(conn, ids, sql).await?;
+    rows.iter().map(|row| Ok((row.try_get::<i64, _>("id")?, row.try_get::<i64, _>("invoice_date")?))).collect()
+}
+
+impl SqlStore {
+    /// The vendor payment `id` as stored, with its active parts, read on `conn`.
+    async fn vendor_payment_in(conn: &mut Conn, id: i64) -> Result<Option<VendorPayment>> {
+        let row = row_by_id(
+            conn,
+            "SELECT p.id, p.vendor_id, v.name AS vendor_name, p.amount, p.transaction_date, p.transaction_type, \
+             p.reference, p.description, p.created_at FROM vendor_payments p JOIN vendors v ON v.id = p.vendor_id \
+             WHERE p.id = $1",
+            id,
+        )
+        .await?;
+        let Some(row) = row else { return Ok(None) };
+        let parts = sqlx::query(concat!(
+            "SELECT ",
+            transaction_columns!(),
+            " FROM ",
+            transactions_with_invoice!(),
+            " WHERE t.vendor_payment_id = $1 AND t.is_active ORDER BY t.id"
+        ))
+        .bind(id)
+        .fetch_all(&mut *conn)
+        .await?;
+        Ok(Some(VendorPayment {
+            id: VendorPaymentId(row.try_get("id")?),
+            vendor_id: VendorId(row.try_get("vendor_id")?),
+            vendor_name: row.try_get("vendor_name")?,
+            amount: amount(row.try_get("amount")?)?,
+            transaction_date: instant(row.try_get("transaction_date")?)?,
+            transaction_type: transaction_type(row.try_get("transaction_type")?)?,
+            reference: row.try_get("reference")?,
+            description: row.try_get("description")?,
+            created_at: instant(row.try_get("created_at")?)?,
+            transactions: parts.iter().map(transaction_from).collect::<Result<Vec<Transaction>>>()?,
+        }))
+    }
+}
+
+impl VendorPaymentStore for SqlStore {
+    async fn insert_vendor_payment(
+        &self,
+        vendor_id: VendorId,
+        payment: NewVendorPayment,
+        ctx: WriteContext,
+    ) -> StoreResult<VendorPayment> {
+        answer(async move {
+            let mut db_tx = self.begin().await?;
+            let calendar = figures::write_calendar(&mut db_tx).await?;
+            let kind = payment.transaction_type;
+            let key = payment.reference.as_ref().map(PaymentReference::key);
+            lock_reference(&mut db_tx, kind, key).await?;
+            let vendor = row_by_id(
+                &mut db_tx,
+                concat!("SELECT is_active FROM vendors WHERE id = $1", for_update!()),
+                vendor_id.get(),
+            )
+            .await?;
+            if vendor.map(|row| row.try_get::<bool, _>("is_active")).transpose()? != Some(true) {
+                return refused(StoreError::NotFound(Entity::Vendor));
+            }
+            check_reference(&mut db_tx, kind, key, None).await?;
+            let asked: Option<Vec<i64>> = payment
+                .allocations
+                .as_ref()
+                .map(|allocations| allocations.iter().map(|allocation| allocation.invoice_id.get()).collect());
+            let invoices = payable_invoices(&mut db_tx, vendor_id.get(), asked).await?;
+            let ids: Vec<i64> = invoices.iter().map(|(id, _)| *id).collect();
+            let dates = invoice_dates(&mut db_tx, &ids).await?;
+            let payable = invoices
+                .iter()
+                .map(|(id, facts)| {
+                    Ok(PayableInvoice {
+                        id: InvoiceId(*id),
+                        vendor_id: facts.vendor_id,
+                        is_active: facts.is_active,
+                        pending: facts.amount - facts.paid,
+                        due_date: facts.due_date,
+                        invoice_date: instant(dates.get(id).copied().unwrap_or_default())?,
+                    })
+                })
+                .collect::<Result<Vec<PayableInvoice>>>()?;
+            let allocations =
+                allocation::allocate(vendor_id, payment.amount, payment.allocations.as_deref(), &payable)?;
+
+            let row = sqlx::query(
+                "INSERT INTO vendor_payments (vendor_id, amount, transaction_date, transaction_type, reference, \
+                 description, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
+            )
+            .bind(vendor_id.get())
+            .bind(payment.amount.to_scaled())
+            .bind(micros(payment.transaction_date))
+            .bind(kind.name())
+            .bind(payment.reference.as_ref().map(|reference| reference.as_str().to_owned()))
+            .bind(payment.description.clone())
+            .bind(micros(ctx.at))
+            .fetch_one(&mut *db_tx)
+            .await?;
+            let id: i64 = row.try_get(0)?;
+            let mut change = FigureChange::new();
+            let facts: BTreeMap<i64, InvoiceFacts> = invoices.into_iter().collect();
+            for share in &allocations {
+                let part = NewTransaction {
+                    invoice_id: share.invoice_id,
+                    amount: share.amount,
+                    transaction_date: payment.transaction_date,
+                    transaction_type: kind,
+                    reference: payment.reference.clone(),
+                    description: payment.description.clone(),
+                };
+                insert_payment_row(&mut db_tx, &part, ctx.at, Some(id)).await?;
+                let scaled = share.amount.to_scaled();
+                sqlx::query("UPDATE invoices SET paid = paid + $2 WHERE id = $1")
+                    .bind(share.invoice_id.get())
+                    .bind(scaled)
+                    .execute(&mut *db_tx)
+                    .await?;
+                let before = facts
+                    .get(&share.invoice_id.get())
+                    .copied()
+                    .ok_or_else(|| crate::error::Error::corrupt("an allocated invoice was not locked"))?;
+                let after = InvoiceFacts { paid: before.paid + share.amount.get(), ..before };
+                let paid = PaymentFacts::new(true, share.amount.get(), payment.transaction_date, &calendar);
+                change.row(Some(&before), Some(&after)).row(None, Some(&paid));
+            }
+            figures::apply(&mut db_tx, &change).await?;
+            let recorded = Self::vendor_payment_in(&mut db_tx, id).await?;
+            commit(db_tx, &ctx, "create", Entity::VendorPayment, id, recorded).await
+        })
+        .await
+    }
+
+    async fn get_vendor_payment(&self, id: VendorPaymentId) -> StoreResult<Option<VendorPayment>> {
+        answer(async move { Self::vendor_payment_in(&mut *self.read().await?, id.get()).await }).await
+    }
+
+    async fn delete_vendor_payment(&self, id: VendorPaymentId, ctx: WriteContext) -> StoreResult<()> {
+        answer(async move {
+            let mut db_tx = self.begin().await?;
+            let calendar = figures::write_calendar(&mut db_tx).await?;
+            let parts = sqlx::query(concat!(
+                "SELECT id, invoice_id FROM transactions WHERE vendor_payment_id = $1 AND is_active ORDER BY id",
+                for_update!()
+            ))
+            .bind(id.get())
+            .fetch_all(&mut *db_tx)
+            .await?;
+            if parts.is_empty() {
+                return refused(StoreError::NotFound(Entity::VendorPayment));
+            }
+            // Their invoices, locked in id order like every write that locks several.
+            let mut invoice_ids =
+                parts.iter().map(|part| part.try_get::<i64, _>("invoice_id")).collect::<Result<Vec<i64>, _>>()?;
+            invoice_ids.sort_unstable();
+            invoice_ids.dedup();
+            let lock =
+                |list: &str| format!("SELECT id FROM invoices WHERE id IN ({list}) ORDER BY id{}", for_update!());
+            rows_in(&mut db_tx, &invoice_ids, lock).await?;
+            let mut change = FigureChange::new();
+            // Each invoice's facts before the first part taken off it and after the last.
+            let mut invoices: BTreeMap<i64, (InvoiceFacts, InvoiceFacts)> = BTreeMap::new();
+            for part in &parts {
+                let part_id: i64 = part.try_get("id")?;
+                let locked = payment_for_change(&mut db_tx, part_id, &calendar)
+                    .await?
+                    .ok_or_else(|| crate::error::Error::corrupt("a locked payment is gone"))?;
+                sqlx::query("UPDATE transactions SET is_active = FALSE, updated_at = $2 WHERE id = $1")
+                    .bind(part_id)
+                    .bind(micros(ctx.at))
+                    .execute(&mut *db_tx)
+                    .await?;
+                let (before, after) = take_paid_from(&mut db_tx, locked.invoice_id, locked.scaled).await?;
+                invoices.entry(locked.invoice_id).or_insert((before, after)).1 = after;
+                change.row(Some(&locked.facts), Some(&PaymentFacts { is_active: false, ..locked.facts }));
+            }
+            for (before, after) in invoices.values() {
+                change.row(Some(before), Some(after));
+            }
+            figures::apply(&mut db_tx, &change).await?;
+            commit(db_tx, &ctx, "delete", Entity::VendorPayment, id.get(), Some(())).await
+        })
+        .await
+    }
+}
