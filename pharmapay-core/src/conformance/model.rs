@@ -102,6 +102,26 @@ pub enum Op {
         days_ago: u8,
         /// Payment type index.
         kind: u8,
+        /// Reference index: most pick none, a few pick one of a few spellings of two keys (D30).
+        reference: u8,
+    },
+    /// Pay a vendor over several invoices (D31).
+    PayVendor {
+        /// Which vendor.
+        vendor: u8,
+        /// Amount in hundredths.
+        cents: u32,
+        /// How many invoices to allocate to, picked from `first` on; 0 pays the oldest due first.
+        shares: u8,
+        /// The first invoice allocated to.
+        first: u8,
+        /// Reference index, as for a payment.
+        reference: u8,
+    },
+    /// Delete a vendor payment with all its parts (D31).
+    DeleteVendorPayment {
+        /// Which vendor payment.
+        payment: u8,
     },
     /// Replace a payment, possibly moving it to another invoice.
     UpdatePayment {
@@ -131,6 +151,15 @@ pub enum Op {
     },
 }
 
+/// References: two keys, spelled several ways (D30); most payments carry none.
+const REFERENCES: [&str; 4] = ["UTR-1", "utr 1", "CHQ/9", "chq9"];
+
+/// The reference a `reference` index picks: none five times in six.
+fn reference_of(index: u8) -> Option<crate::domain::PaymentReference> {
+    let text = REFERENCES.get(usize::from(index % 24))?;
+    Some(crate::domain::PaymentReference::parse(text).expect("a valid reference"))
+}
+
 /// Zones far apart, so a change moves payments across days and months.
 const ZONES: [&str; 4] = ["UTC", "Asia/Kolkata", "Pacific/Kiritimati", "Pacific/Pago_Pago"];
 
@@ -147,8 +176,11 @@ pub fn op() -> impl Strategy<Value = Op> {
             .prop_map(|(invoice, vendor, number, cents, due_days)| Op::UpdateInvoice { invoice, vendor, number, cents, due_days }),
         1 => any::<u8>().prop_map(|invoice| Op::DeleteInvoice { invoice }),
         1 => any::<u8>().prop_map(|invoice| Op::RestoreInvoice { invoice }),
-        6 => (any::<u8>(), 1u32..=30_000_000, 0u8..=120, any::<u8>())
-            .prop_map(|(invoice, units, days_ago, kind)| Op::Pay { invoice, units, days_ago, kind }),
+        6 => (any::<u8>(), 1u32..=30_000_000, 0u8..=120, any::<u8>(), any::<u8>())
+            .prop_map(|(invoice, units, days_ago, kind, reference)| Op::Pay { invoice, units, days_ago, kind, reference }),
+        2 => (any::<u8>(), 1u32..=500_000, 0u8..=3, any::<u8>(), any::<u8>())
+            .prop_map(|(vendor, cents, shares, first, reference)| Op::PayVendor { vendor, cents, shares, first, reference }),
+        1 => any::<u8>().prop_map(|payment| Op::DeleteVendorPayment { payment }),
         1 => (any::<u8>(), any::<u8>(), 1u32..=30_000_000).prop_map(|(payment, invoice, units)| Op::UpdatePayment { payment, invoice, units }),
         1 => any::<u8>().prop_map(|payment| Op::DeletePayment { payment }),
         1 => any::<u8>().prop_map(|payment| Op::RestorePayment { payment }),
@@ -173,6 +205,8 @@ fn outcome<T>(result: Result<T, Error>) -> String {
             let fields: Vec<&str> = errors.iter().map(|(field, _)| field).collect();
             format!("invalid:{}", fields.join(","))
         }
+        // The id a taken reference names is a store's own; the kind of conflict is what compares.
+        Err(Error::Conflict(crate::store::UniqueKey::PaymentReference { .. })) => "conflict:PaymentReference".into(),
         Err(Error::Conflict(key)) => format!("conflict:{key:?}"),
         Err(Error::NotFound { entity }) => format!("not_found:{entity}"),
         Err(Error::Rule(rule)) => format!("rule:{rule:?}"),
@@ -203,6 +237,7 @@ pub struct Model<S> {
     vendors: Vec<VendorId>,
     invoices: Vec<InvoiceId>,
     payments: Vec<TransactionId>,
+    vendor_payments: Vec<crate::ids::VendorPaymentId>,
 }
 
 impl<S: Store> Model<S> {
@@ -210,7 +245,7 @@ impl<S: Store> Model<S> {
     pub async fn new(store: S) -> Self {
         let fx = Fixture::new(store).await;
         let own = fx.engine.list_vendors(&fx.admin, &VendorQuery::default()).await.expect("list").items[0].id;
-        Self { fx, vendors: vec![own], invoices: Vec::new(), payments: Vec::new() }
+        Self { fx, vendors: vec![own], invoices: Vec::new(), payments: Vec::new(), vendor_payments: Vec::new() }
     }
 
     /// The invoice an operation writes: dated today (or on its due date when that is earlier),
@@ -277,14 +312,14 @@ impl<S: Store> Model<S> {
                 let Some(id) = pick(&self.invoices, invoice) else { return "skip".into() };
                 outcome(engine.restore_invoice(admin, id).await)
             }
-            Op::Pay { invoice, units: paid, days_ago, kind } => {
+            Op::Pay { invoice, units: paid, days_ago, kind, reference } => {
                 let Some(invoice_id) = pick(&self.invoices, invoice) else { return "skip".into() };
                 let input = NewTransaction {
                     invoice_id,
                     amount: units(paid, 4),
                     transaction_date: engine.now() - SignedDuration::from_hours(24 * i64::from(days_ago)),
                     transaction_type: KINDS[kind as usize % KINDS.len()],
-                    reference: None,
+                    reference: reference_of(reference),
                     description: None,
                 };
                 kept(&mut self.payments, engine.create_transaction(admin, input, None).await, |payment| payment.id)
@@ -303,6 +338,47 @@ impl<S: Store> Model<S> {
                     description: Some("moved".into()),
                 };
                 outcome(engine.update_transaction(admin, id, input).await)
+            }
+            Op::PayVendor { vendor, cents, shares, first, reference } => {
+                let Some(vendor_id) = pick(&self.vendors, vendor) else { return "skip".into() };
+                let total = units(cents, 2);
+                // Explicit shares: equal parts of the amount (the last takes the rest) to invoices
+                // picked in turn, of any vendor, so some are refused as D31 says.
+                let allocations = (shares > 0 && !self.invoices.is_empty()).then(|| {
+                    let n = u32::from(shares);
+                    let part = cents / n;
+                    (0..n)
+                        .filter_map(|index| {
+                            let invoice_id = pick(&self.invoices, first.wrapping_add(index as u8))?;
+                            let amount = if index + 1 == n { cents - part * (n - 1) } else { part };
+                            (amount > 0).then(|| crate::rules::allocation::RequestedAllocation {
+                                invoice_id,
+                                amount: units(amount, 2),
+                            })
+                        })
+                        .collect::<Vec<_>>()
+                });
+                let input = crate::domain::NewVendorPayment {
+                    amount: total,
+                    transaction_date: engine.now(),
+                    transaction_type: KINDS[first as usize % KINDS.len()],
+                    reference: reference_of(reference),
+                    description: Some("vendor payment".into()),
+                    allocations,
+                };
+                match engine.create_vendor_payment(admin, vendor_id, input, None).await {
+                    Ok(created) => {
+                        let payment = super::created(created);
+                        self.payments.extend(payment.transactions.iter().map(|part| part.id));
+                        self.vendor_payments.push(payment.id);
+                        "ok".into()
+                    }
+                    Err(error) => outcome::<()>(Err(error)),
+                }
+            }
+            Op::DeleteVendorPayment { payment } => {
+                let Some(id) = pick(&self.vendor_payments, payment) else { return "skip".into() };
+                outcome(engine.delete_vendor_payment(admin, id, None).await)
             }
             Op::DeletePayment { payment } => {
                 let Some(id) = pick(&self.payments, payment) else { return "skip".into() };
@@ -323,18 +399,32 @@ impl<S: Store> Model<S> {
     }
 
     async fn all_invoices(&self) -> Vec<Invoice> {
-        let query = InvoiceQuery { page: PageRequest::new(1, 100), ..InvoiceQuery::default() };
-        let page = self.fx.engine.list_invoices(&self.fx.admin, &query).await.expect("list invoices");
-        assert!(page.total_count <= 100, "the model keeps lists within one page");
-        page.items
+        let mut all = Vec::new();
+        for page in 1.. {
+            let query = InvoiceQuery { page: PageRequest::new(page, 100), ..InvoiceQuery::default() };
+            let listed = self.fx.engine.list_invoices(&self.fx.admin, &query).await.expect("list invoices");
+            let done = listed.items.len() < 100;
+            all.extend(listed.items);
+            if done {
+                break;
+            }
+        }
+        all
     }
 
     async fn all_payments(&self, is_active: bool) -> Vec<Transaction> {
-        let mut query = TransactionQuery { page: PageRequest::new(1, 100), ..TransactionQuery::default() };
-        query.filter.is_active = is_active;
-        let page = self.fx.engine.list_transactions(&self.fx.admin, &query).await.expect("list payments");
-        assert!(page.total_count <= 100, "the model keeps lists within one page");
-        page.items
+        let mut all = Vec::new();
+        for page in 1.. {
+            let mut query = TransactionQuery { page: PageRequest::new(page, 100), ..TransactionQuery::default() };
+            query.filter.is_active = is_active;
+            let listed = self.fx.engine.list_transactions(&self.fx.admin, &query).await.expect("list payments");
+            let done = listed.items.len() < 100;
+            all.extend(listed.items);
+            if done {
+                break;
+            }
+        }
+        all
     }
 
     async fn all_vendors(&self, is_active: bool) -> Vec<Vendor> {
@@ -452,6 +542,25 @@ impl<S: Store> Model<S> {
             let listed = self.fx.engine.list_vendors(&self.fx.admin, &query).await.expect("vendors");
             let expected = vendors.iter().filter(|vendor| vendor.is_active == is_active).count();
             total(listed.total_count, expected, "vendors by state");
+        }
+
+        // A vendor payment lists exactly its active parts, and is gone when none is left (D31);
+        // a part replaced on its own may change its amount, so they need not add up to it.
+        for id in &self.vendor_payments {
+            match self.fx.engine.get_vendor_payment(&self.fx.admin, *id).await {
+                Ok(payment) => {
+                    let mut listed: Vec<TransactionId> = payment.transactions.iter().map(|part| part.id).collect();
+                    let mut parts: Vec<TransactionId> =
+                        payments.iter().filter(|part| part.vendor_payment_id == Some(*id)).map(|part| part.id).collect();
+                    listed.sort();
+                    parts.sort();
+                    assert_eq!(listed, parts, "the vendor payment lists its active parts: {payment:?}");
+                }
+                Err(Error::NotFound { .. }) => {
+                    assert!(!payments.iter().any(|part| part.vendor_payment_id == Some(*id)), "no active part is left");
+                }
+                Err(other) => panic!("reading a vendor payment failed: {other:?}"),
+            }
         }
 
         self.check_paging(seed).await;
@@ -599,17 +708,41 @@ impl<S: Store> Model<S> {
                 for payment in items {
                     let _ = writeln!(
                         out,
-                        "  p{} i{} {} {} {} {}",
+                        "  p{} i{} {} {} {} {} {:?}",
                         p(payment.id),
                         i(payment.invoice_id),
                         payment.amount,
                         payment.transaction_type.name(),
                         payment.transaction_date,
-                        payment.invoice.pending_amount
+                        payment.invoice.pending_amount,
+                        payment.reference
                     );
                 }
             }
         }
+        for (n, id) in self.vendor_payments.iter().enumerate() {
+            match engine.get_vendor_payment(admin, *id).await {
+                Ok(payment) => {
+                    let parts: Vec<(usize, usize, String)> = payment
+                        .transactions
+                        .iter()
+                        .map(|part| (p(part.id), i(part.invoice_id), part.amount.to_string()))
+                        .collect();
+                    let _ = writeln!(
+                        out,
+                        "vendor payment {n} v{} {} {:?} {parts:?}",
+                        v(payment.vendor_id),
+                        payment.amount,
+                        payment.reference
+                    );
+                }
+                Err(error) => {
+                    let _ = writeln!(out, "vendor payment {n} {}", outcome::<()>(Err(error)));
+                }
+            }
+        }
+        let payables = engine.payables(admin).await.expect("payables");
+        let _ = writeln!(out, "payables {payables:?}");
         let summary = engine.dashboard_summary(admin).await.expect("summary");
         let _ = writeln!(out, "summary {summary:?}");
         for top in engine.top_vendors(admin, 100).await.expect("top vendors") {
