@@ -550,8 +550,11 @@ impl<S: Store> Model<S> {
             match self.fx.engine.get_vendor_payment(&self.fx.admin, *id).await {
                 Ok(payment) => {
                     let mut listed: Vec<TransactionId> = payment.transactions.iter().map(|part| part.id).collect();
-                    let mut parts: Vec<TransactionId> =
-                        payments.iter().filter(|part| part.vendor_payment_id == Some(*id)).map(|part| part.id).collect();
+                    let mut parts: Vec<TransactionId> = payments
+                        .iter()
+                        .filter(|part| part.vendor_payment_id == Some(*id))
+                        .map(|part| part.id)
+                        .collect();
                     listed.sort();
                     parts.sort();
                     assert_eq!(listed, parts, "the vendor payment lists its active parts: {payment:?}");

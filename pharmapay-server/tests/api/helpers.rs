@@ -286,6 +286,24 @@ impl TestApp {
     }
 
     /// PUT as the admin.
+    /// A POST of `body` as `token` with the `Idempotency-Key` `key` (D23).
+    pub async fn post_with_key_as(&self, token: &str, path: &str, key: &str, body: &Value) -> TestResponse {
+        let request = Request::builder()
+            .method(Method::POST)
+            .uri(format!("{}{path}", self.base))
+            .header("authorization", format!("Bearer {token}"))
+            .header("content-type", "application/json")
+            .header("idempotency-key", key)
+            .body(Full::new(Bytes::from(serde_json::to_vec(body).expect("JSON serialises"))))
+            .expect("a valid request");
+        self.send(request).await
+    }
+
+    /// A POST of `body` as the admin with the `Idempotency-Key` `key` (D23).
+    pub async fn post_with_key(&self, path: &str, body: &Value, key: &str) -> TestResponse {
+        self.post_with_key_as(&self.admin_token, path, key, body).await
+    }
+
     pub async fn put(&self, path: &str, body: &Value) -> TestResponse {
         self.call(Method::PUT, path, Some(&self.admin_token), Some(body)).await
     }

@@ -1,8 +1,5 @@
 //! Idempotent creates over HTTP (D23).
 
-use bytes::Bytes;
-use http_body_util::Full;
-use hyper::{Method, Request};
 use serde_json::{Value, json};
 
 use crate::helpers::{TestApp, spawn_app, statuses_at_once};
@@ -14,15 +11,7 @@ async fn post_with_key(
     key: &str,
     body: &Value,
 ) -> crate::helpers::TestResponse {
-    let request = Request::builder()
-        .method(Method::POST)
-        .uri(format!("{}{path}", app.base))
-        .header("authorization", format!("Bearer {token}"))
-        .header("content-type", "application/json")
-        .header("idempotency-key", key)
-        .body(Full::new(Bytes::from(serde_json::to_vec(body).unwrap())))
-        .unwrap();
-    app.send(request).await
+    app.post_with_key_as(token, path, key, body).await
 }
 
 #[tokio::test]

@@ -18,5 +18,6 @@ mod permission_first;
 mod reports;
 mod server;
 mod transactions;
+mod vendor_payments;
 mod vendors;
 mod walkthrough;
