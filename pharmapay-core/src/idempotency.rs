@@ -119,6 +119,17 @@ pub enum Created<T> {
     Replayed(Replay<T>),
 }
 
+impl<T> Created<T> {
+    /// The same result with the record mapped by `f`; a recorded response stays as it was.
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Created<U> {
+        match self {
+            Created::New(value) => Created::New(f(value)),
+            Created::Replayed(Replay::Current(value)) => Created::Replayed(Replay::Current(f(value))),
+            Created::Replayed(Replay::Recorded(bytes)) => Created::Replayed(Replay::Recorded(bytes)),
+        }
+    }
+}
+
 /// What a replay answers with.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Replay<T> {

@@ -253,6 +253,16 @@ pub fn read_days(params: &(impl Params + ?Sized), name: &str, errors: &mut Field
     }
 }
 
+/// Reads an optional calendar day `YYYY-MM-DD` (D34, D35); anything else is an error.
+pub fn read_day(params: &(impl Params + ?Sized), name: &str, errors: &mut FieldErrors) -> Option<jiff::civil::Date> {
+    let value = params.get(name)?.trim();
+    let parsed = (value.len() == 10).then(|| value.parse::<jiff::civil::Date>().ok()).flatten();
+    if parsed.is_none() {
+        errors.add(name, "must be a date written YYYY-MM-DD");
+    }
+    parsed
+}
+
 /// Reads an optional positive integer id parameter.
 pub fn read_id(params: &(impl Params + ?Sized), name: &str, errors: &mut FieldErrors) -> Option<i64> {
     let value = params.get(name)?;

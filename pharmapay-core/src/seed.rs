@@ -3,6 +3,7 @@
 //! every backend agrees.
 
 use crate::access::{ADMIN_ROLE_ID, Access, Action, Collection, PHARMACIST_ROLE_ID};
+use crate::domain::licence::EXPIRED_LICENSE_POLICY;
 use crate::domain::setting::{CURRENCY, TIME_ZONE};
 use crate::ids::{PermissionId, PolicyId, RoleId};
 
@@ -145,11 +146,17 @@ pub fn pharmacist_policy() -> SeedPolicy {
     }
 }
 
-/// The settings: `Currency` = `₹` and `TimeZone` = `UTC` (D27).
-pub fn settings() -> [SeedSetting; 2] {
+/// The settings: `Currency` = `₹` and `TimeZone` = `UTC` (D27), and `ExpiredLicensePolicy` =
+/// `Warn` (D36).
+pub fn settings() -> [SeedSetting; 3] {
     [
         SeedSetting { key: CURRENCY, value: "₹", description: "Currency symbol shown in amounts" },
         SeedSetting { key: TIME_ZONE, value: "UTC", description: "IANA time zone for dates and the Overdue rule" },
+        SeedSetting {
+            key: EXPIRED_LICENSE_POLICY,
+            value: "Warn",
+            description: "Warn or Block: whether invoices dated after a vendor's drug licence expired are refused",
+        },
     ]
 }
 

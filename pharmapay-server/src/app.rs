@@ -22,13 +22,15 @@ use pharmapay_core::Collection::{
 use pharmapay_core::{Access, Action, Collection, Error, PharmaPay, Principal, Store};
 
 use pharmapay_core::domain::NewVendorPayment;
+use pharmapay_core::domain::aging::AgingQuery;
+use pharmapay_core::domain::statement::StatementQuery;
 use pharmapay_core::domain::{AuditQuery, InvoiceQuery, TransactionQuery, VendorQuery};
 use pharmapay_core::idempotency::IdempotencyRequest;
 use pharmapay_core::ids::VendorId;
 
 use crate::dto::{
-    AuditEntryDto, InvoiceDto, MonthlyDto, PayablesDto, PermissionDto, PolicyDto, ProfileDto, RoleDto, SettingDto,
-    SummaryDto, TransactionDto, UserDto, VendorDto, VendorPaymentDto,
+    AgingDto, AuditEntryDto, InvoiceDto, MonthlyDto, PayablesDto, PermissionDto, PolicyDto, ProfileDto, RoleDto,
+    SettingDto, StatementDto, SummaryDto, TransactionDto, UserDto, VendorDto, VendorPaymentDto,
 };
 use crate::http::{Cors, Reply, Req, parse_query};
 use crate::problem::ApiError;
@@ -99,6 +101,9 @@ pub enum Route {
     RecentInvoices,
     MonthlyTransactions,
     Payables,
+    LicenceAlerts,
+    Aging,
+    VendorStatement,
     GetProfile,
     UpdateProfile,
     ChangePassword,
@@ -106,6 +111,8 @@ pub enum Route {
     VendorsReport,
     InvoicesReport,
     TransactionsReport,
+    AgingReport,
+    VendorStatementReport,
 }
 
 /// Every route: method, path template, operation and what it requires of its caller (the spec's
@@ -123,6 +130,7 @@ pub const ROUTES: &[(Method, &str, Route, Guard)] = &[
     (Method::PUT, "/api/vendors/{id}", Route::UpdateVendor, needs(Vendor, Update)),
     (Method::DELETE, "/api/vendors/{id}", Route::DeleteVendor, needs(Vendor, Delete)),
     (Method::POST, "/api/vendors/{id}/restore", Route::RestoreVendor, needs(Vendor, Update)),
+    (Method::GET, "/api/vendors/{id}/statement", Route::VendorStatement, needs_both(Vendor, Invoice, Read)),
     (Method::GET, "/api/invoices", Route::ListInvoices, needs(Invoice, Read)),
     (Method::POST, "/api/invoices", Route::CreateInvoice, needs(Invoice, Create)),
     (Method::GET, "/api/invoices/{id}", Route::GetInvoice, needs(Invoice, Read)),
@@ -178,6 +186,8 @@ pub const ROUTES: &[(Method, &str, Route, Guard)] = &[
     (Method::GET, "/api/dashboard/recent-invoices", Route::RecentInvoices, needs(Dashboard, Read)),
     (Method::GET, "/api/dashboard/monthly-transactions", Route::MonthlyTransactions, needs(Dashboard, Read)),
     (Method::GET, "/api/dashboard/payables", Route::Payables, needs(Dashboard, Read)),
+    (Method::GET, "/api/dashboard/license-alerts", Route::LicenceAlerts, needs(Dashboard, Read)),
+    (Method::GET, "/api/payables/aging", Route::Aging, needs(Invoice, Read)),
     (Method::GET, "/api/profile", Route::GetProfile, Guard::Token),
     (Method::PUT, "/api/profile", Route::UpdateProfile, Guard::Token),
     (Method::PUT, "/api/profile/password", Route::ChangePassword, Guard::Token),
@@ -185,6 +195,8 @@ pub const ROUTES: &[(Method, &str, Route, Guard)] = &[
     (Method::GET, "/api/reports/vendors", Route::VendorsReport, needs(Vendor, Read)),
     (Method::GET, "/api/reports/invoices", Route::InvoicesReport, needs(Invoice, Read)),
     (Method::GET, "/api/reports/transactions", Route::TransactionsReport, needs(Transaction, Read)),
+    (Method::GET, "/api/reports/aging", Route::AgingReport, needs(Invoice, Read)),
+    (Method::GET, "/api/reports/vendor-statement", Route::VendorStatementReport, needs_both(Vendor, Invoice, Read)),
 ];
 
 /// What a route requires of its caller before its handler runs.
@@ -196,11 +208,18 @@ pub enum Guard {
     Token,
     /// A valid bearer token that carries this permission; admins pass every check.
     Permission(Access),
+    /// A valid bearer token that carries both permissions (a vendor's statement: D35).
+    AllOf(Access, Access),
 }
 
 /// The guard of a route that needs `collection:action`.
 const fn needs(collection: Collection, action: Action) -> Guard {
     Guard::Permission(Access::new(collection, action))
+}
+
+/// The guard of a route that needs `first:action` and `second:action`.
+const fn needs_both(first: Collection, second: Collection, action: Action) -> Guard {
+    Guard::AllOf(Access::new(first, action), Access::new(second, action))
 }
 
 /// The methods one path answers.
@@ -340,6 +359,12 @@ impl<S: Store> App<S> {
                 principal.require(access)?;
                 Some(principal)
             }
+            Guard::AllOf(first, second) => {
+                let principal = self.principal(&req).await?;
+                principal.require(first)?;
+                principal.require(second)?;
+                Some(principal)
+            }
         };
         req.query = parse_query(query)?;
         match principal {
@@ -459,6 +484,14 @@ impl<S: Store> App<S> {
             Route::RecentInvoices => dashboard::recent_invoices(self, principal, call.req).await,
             Route::MonthlyTransactions => call.read(PharmaPay::monthly_transactions, each(MonthlyDto::from)).await,
             Route::Payables => call.read(PharmaPay::payables, PayablesDto::from).await,
+            Route::LicenceAlerts => dashboard::licence_alerts(self, principal, call.req).await,
+            Route::Aging => call.page_like(AgingQuery::from_params, PharmaPay::aging, AgingDto::from).await,
+            Route::VendorStatement => {
+                let vendor_id = VendorId(call.req.id("id")?);
+                let query = StatementQuery::from_params(&call.req.query)?;
+                let statement = self.engine.vendor_statement(principal, vendor_id, &query).await?;
+                Ok(routes::ok(&StatementDto::from(statement)))
+            }
             Route::GetProfile => call.read(PharmaPay::profile, ProfileDto::from).await,
             Route::UpdateProfile => profile::update(self, principal, call.req).await,
             Route::ChangePassword => profile::change_password(self, principal, call.req).await,
@@ -466,6 +499,8 @@ impl<S: Store> App<S> {
             Route::VendorsReport => reports::vendors(self, principal, call.req).await,
             Route::InvoicesReport => reports::invoices(self, principal, call.req).await,
             Route::TransactionsReport => reports::transactions(self, principal, call.req).await,
+            Route::AgingReport => reports::aging(self, principal, call.req).await,
+            Route::VendorStatementReport => reports::vendor_statement(self, principal, call.req).await,
         }
     }
 }

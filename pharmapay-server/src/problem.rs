@@ -212,6 +212,7 @@ fn unique_field(key: UniqueKey) -> &'static str {
         UniqueKey::InvoiceNumber => "invoiceNumber",
         UniqueKey::UserEmail => "email",
         UniqueKey::RoleName | UniqueKey::PolicyName => "name",
+        UniqueKey::Gstin => "gstin",
         UniqueKey::PaymentReference { .. } => "reference",
         UniqueKey::OwnPharmacy => "vendorType",
     }

@@ -212,6 +212,7 @@ schemas["SetupRequest"] = {
 }
 
 # ---- vendors ------------------------------------------------------------------------------
+GSTIN_PATTERN = rf"^{WS}*(?:(?:0[1-9]|[12][0-9]|3[0-8]|97)[A-Za-z]{{5}}[0-9]{{4}}[A-Za-z][1-9A-Za-z][Zz][0-9A-Za-z])?{WS}*$"
 schemas["VendorInput"] = {
     "type": "object",
     "description": "Vendor create and full replacement (D14: every field as on create; omitted optional fields become empty). Unknown fields (such as `id`, `isActive` or the totals) are ignored.",
@@ -230,6 +231,13 @@ schemas["VendorInput"] = {
             "description": "Further licence numbers; at most 20 entries, blank entries are dropped. Null or absent means none.",
             "items": {"type": "string", "pattern": opt_single(100), "description": "A licence number, at most 100 characters, single line."},
         },
+        "drugLicenseValidUntil": dict(date_in("The day the drug licence is valid until (D36); optional, null means unknown."),
+                                      type=["string", "null"]),
+        "gstin": {"type": ["string", "null"], "pattern": GSTIN_PATTERN,
+                  "description": "GSTIN (D37): optional; blank or null means none. 15 characters, matched case-insensitively and stored "
+                                 "upper-cased: a state code 01-38 or 97, a PAN (five letters, four digits, a letter), an entity character "
+                                 "1-9 or A-Z, `Z`, and the GSTIN mod-36 check character; anything else is a 400 on `gstin`. Unique among "
+                                 "active vendors: a taken GSTIN is a 409 (D5)."},
     },
 }
 vendor_props = {
@@ -249,6 +257,12 @@ vendor_props = {
     "createdAt": instant("When created."),
     "updatedAt": instant("When last changed."),
 }
+vendor_props["drugLicenseValidUntil"] = {"type": ["string", "null"], "format": "date-time",
+                                         "description": "The day the drug licence is valid until, as an RFC 3339 UTC timestamp, or null (D36)."}
+vendor_props["licenseStatus"] = {"type": "string", "enum": ["Unknown", "Expired", "ExpiringSoon", "Valid"],
+                                 "description": "The licence as of today in the business time zone (D36): Unknown without a date, Expired before today, "
+                                                "ExpiringSoon from today to today + 30, Valid after that."}
+vendor_props["gstin"] = nstr("GSTIN, upper-cased, or null (D37).")
 schemas["Vendor"] = obj(vendor_props, "VendorDto: a vendor with its computed totals.")
 schemas["VendorBrief"] = obj({
     "id": id_out("Vendor id."),
@@ -513,6 +527,67 @@ schemas["Payables"] = obj({
     "dueIn7Days": ref("Due"),
     "dueIn30Days": ref("Due"),
 }, "Over active invoices still owing something: overdue (due before today), due today, due from tomorrow to today + 7, and from tomorrow to today + 30 (so it includes the 7 days), in the business time zone (D32).")
+
+# ---- reconciliation (D34-D36) -------------------------------------------------------------
+DAY_OUT = {"type": "string", "format": "date", "description": "A calendar day `YYYY-MM-DD` in the business time zone (D34)."}
+aging_figures = {
+    "notDue": money("Owed on invoices not yet due on the day."),
+    "days1To30": money("Owed 1 to 30 days past due."),
+    "days31To60": money("Owed 31 to 60 days past due."),
+    "days61To90": money("Owed 61 to 90 days past due."),
+    "days91To180": money("Owed 91 to 180 days past due."),
+    "over180": money("Owed more than 180 days past due."),
+    "total": money("The sum of the six buckets."),
+    "invoiceCount": count("Invoices with something owed on the day."),
+}
+schemas["AgingTotals"] = obj(dict(aging_figures), "The aging's sums over every vendor (D34).")
+schemas["AgingRow"] = obj(dict({"vendorId": id_out("Vendor id."), "vendorName": s("Vendor name.")}, **aging_figures),
+                          "One vendor owed something on the day (D34).")
+schemas["Aging"] = obj({
+    "asOf": DAY_OUT,
+    "vendors": {"type": "array", "items": ref("AgingRow"), "description": "Vendors owed something, by total descending, then name, then id."},
+    "totals": ref("AgingTotals"),
+}, "The payables aging as of a day (D34): over active invoices dated on or before it, what each still owed then (its amount less "
+   "its active payments dated on or before the day), positive remainders only, by days past due.")
+schemas["StatementVendor"] = obj({
+    "id": id_out("Vendor id."),
+    "name": s("Name."),
+    "vendorType": {"type": "string", "enum": VENDOR_TYPES, "description": "Kind of business."},
+    "gstin": nstr("GSTIN, or null (D37)."),
+    "drugLicenseNumber1": nstr("Primary drug licence, or null."),
+}, "The vendor at the head of a statement (D35).")
+schemas["StatementLine"] = obj({
+    "date": DAY_OUT,
+    "kind": {"type": "string", "enum": ["Invoice", "Payment"], "description": "What the line records."},
+    "invoiceId": id_out("The invoice (the one paid, for a payment)."),
+    "invoiceNumber": s("Its number."),
+    "transactionId": {"type": ["integer", "null"], "minimum": 1, "description": "The payment, or null for an invoice."},
+    "reference": nstr("The payment's reference, or null (D30)."),
+    "description": nstr("Free text, or null."),
+    "invoiced": money("Invoiced on this line (0 for payments)."),
+    "paid": money("Paid on this line (0 for invoices)."),
+    "balance": money("The running balance after this line."),
+}, "One line of a statement (D35).")
+schemas["Statement"] = obj({
+    "vendor": ref("StatementVendor"),
+    "fromDate": DAY_OUT,
+    "toDate": DAY_OUT,
+    "openingBalance": money("Invoiced minus paid before `fromDate`."),
+    "lines": {"type": "array", "items": ref("StatementLine"),
+              "description": "The vendor's active invoices and the active payments of those invoices dated in the range, by date, "
+                             "invoices before payments on the same day, then id."},
+    "totalInvoiced": money("Invoiced in the range."),
+    "totalPaid": money("Paid in the range."),
+    "closingBalance": money("`openingBalance + totalInvoiced - totalPaid`."),
+}, "A vendor's statement over a range of days (D35).")
+schemas["LicenceAlert"] = obj({
+    "vendorId": id_out("Vendor id."),
+    "vendorName": s("Vendor name."),
+    "drugLicenseNumber1": nstr("Primary drug licence, or null."),
+    "drugLicenseValidUntil": instant("The day the licence is valid until."),
+    "licenseStatus": {"type": "string", "enum": ["Expired", "ExpiringSoon", "Valid"], "description": "The licence as of today (D36)."},
+    "daysLeft": {"type": "integer", "description": "Whole days from today to that day: 0 on its last day, negative once expired."},
+}, "An active vendor whose drug licence has expired or expires within the window (D36).")
 
 # ---- profile ------------------------------------------------------------------------------
 schemas["Profile"] = obj({
@@ -814,7 +889,9 @@ def vendor_filters(listing):
             q("vendorType", "Only this type: Manufacturer, Wholesaler, Agency, Dealer, Pharmacy or OwnPharmacy, matched case-insensitively; anything else is a 400 (D8).",
               choice_schema(VENDOR_TYPES)),
             q("isActive", "`true` (default) lists active vendors, `false` soft-deleted ones (admin only, else 403)." if listing else REPORT_ACTIVE,
-              {"type": "boolean"})]
+              {"type": "boolean"}),
+            q("licenseStatus", "Only vendors whose drug licence has this status today: Unknown, Expired, ExpiringSoon or Valid, matched "
+                               "case-insensitively; anything else is a 400 (D36).", choice_schema(["Unknown", "Expired", "ExpiringSoon", "Valid"]))]
 
 def transaction_filters(listing):
     return [q_id("invoiceId", "Only this invoice's payments."),
@@ -834,8 +911,9 @@ crud("/api/vendors", "Vendors", "Vendor", "vendor", "vendors", "Vendor", "Vendor
                 params=[pref("Page"), page_size(10)] + vendor_filters(True)
                        + [q_sort(["name", "vendorType", "outstandingBalance"], "name"), dict(pref("SortDir"))],
                 errors=(400, 401, 403, 503)),
-     create_note="`vendorType` OwnPharmacy is a 400. ",
-     update_note="A vendor cannot be changed to or from OwnPharmacy (400).",
+     create_conflict=True, update_conflict=True, restore_conflict=True,
+     create_note="`vendorType` OwnPharmacy is a 400; a taken GSTIN is a 409 (D37). ",
+     update_note="A vendor cannot be changed to or from OwnPharmacy (400); a taken GSTIN is a 409 (D37).",
      delete_note="Its invoices and payments are kept. The OwnPharmacy vendor cannot be deleted (400).")
 # fix 409 on vendor create: only the idempotency in-progress case applies (no unique vendor field)
 
@@ -1046,6 +1124,13 @@ add("/api/dashboard/payables", "get", op("getPayables", "Dashboard", "What falls
     "Permission `Dashboard:Read`. Amount and count of active invoices still owing something: overdue, due today, within 7 and within 30 days (D32).",
     ok200("The payables.", ref("Payables")), errors=(401, 403, 503)))
 
+add("/api/dashboard/license-alerts", "get", op("getLicenseAlerts", "Dashboard", "Drug licences expired or about to",
+    "Permission `Dashboard:Read`. Active vendors whose drug licence has expired or expires within `withinDays` days, soonest first (D36).",
+    ok200("The alerts.", arr("LicenceAlert")),
+    params=[q("withinDays", "The window in days from today: 0 to 366, default 30; anything else is a 400.",
+              {"type": "integer", "minimum": 0, "maximum": 366})],
+    errors=(400, 401, 403, 503)))
+
 # Profile
 add("/api/profile", "get", op("getProfile", "Profile", "The caller's profile",
     "A valid token is enough (D24).", ok200("The caller's profile.", ref("Profile")), errors=(401, 503)))
@@ -1068,18 +1153,53 @@ def report(path, op_id, summary, coll, name, columns, filters):
         f"Permission `{coll}:Read`. An Excel workbook, generated on demand, of the active records the matching list would show with these filters (no paging, D26): file `{name}_YYYYMMDD.xlsx`, columns {columns}. Amount cells are numbers, date cells real dates; the bold header row is frozen with an autofilter. Invalid filters answer problem details before any byte of the file is sent.",
         {"200": {"description": "The workbook.",
                  "headers": {"Content-Disposition": hdr("ContentDisposition"), "Cache-Control": hdr("CacheControl")},
-                 "content": {XLSX: {"schema": {"type": "string", "contentMediaType": XLSX}}}}},
+                 "content": {XLSX: {"schema": {"type": "string", "format": "binary", "contentMediaType": XLSX}}}}},
         params=filters, errors=(400, 401, 403, 503)))
 
 report("/api/reports/vendors", "downloadVendorsReport", "Vendors as an Excel file", "Vendor", "vendors",
-       "ID, Name, Type, Address, Phone, Email, Drug License 1, Drug License 2, Outstanding Balance, Total Invoice Value, Total Paid, Created At",
+       "ID, Name, Type, Address, Phone, Email, Drug License 1, Drug License 2, License Valid Until, License Status, GSTIN, Outstanding Balance, Total Invoice Value, Total Paid, Created At",
        vendor_filters(False))
 report("/api/reports/invoices", "downloadInvoicesReport", "Invoices as an Excel file", "Invoice", "invoices",
        "ID, Invoice Number, Vendor, Amount, Paid Amount, Pending Amount, Status, Invoice Date, Due Date, Description",
        invoice_filters(False))
 report("/api/reports/transactions", "downloadTransactionsReport", "Transactions as an Excel file", "Transaction", "transactions",
-       "ID, Invoice Number, Vendor, Amount, Type (Cash / UPI / Net Banking), Transaction Date, Description",
+       "ID, Invoice Number, Vendor, Amount, Type (Cash / UPI / Net Banking), Transaction Date, Reference, Description",
        transaction_filters(False))
+
+# Reconciliation
+AS_OF = q("asOf", "The aging day, `YYYY-MM-DD` in the business time zone; default today; after today or malformed is a 400 (D34).",
+          {"type": "string", "format": "date"})
+AGING_VENDOR = q_id("vendorId", "Only this vendor; an unknown vendor is a 404.")
+add("/api/payables/aging", "get", op("getAging", "Reports", "Payables aging",
+    "Permission `Invoice:Read`. What each vendor was owed on a day, by how late it was (D34): over active invoices dated on or before "
+    "`asOf`, each invoice's amount less its active payments dated on or before `asOf`, positive remainders only, in the buckets "
+    "not due, 1-30, 31-60, 61-90, 91-180 and over 180 days past due. Payments made later never change a past aging.",
+    ok200("The aging.", ref("Aging")), params=[AS_OF, AGING_VENDOR], errors=(400, 401, 403, 404, 503)))
+STATEMENT_RANGE = [q("fromDate", "The first day, `YYYY-MM-DD` in the business time zone; default the first day of this month. After `toDate` is a 400.",
+                     {"type": "string", "format": "date"}),
+                   q("toDate", "The last day, `YYYY-MM-DD`; default today.", {"type": "string", "format": "date"})]
+add("/api/vendors/{id}/statement", "get", op("getVendorStatement", "Vendors", "A vendor's statement",
+    "Permissions `Vendor:Read` and `Invoice:Read`. The vendor's ledger over a range of days (D35): the opening balance, its invoices and "
+    "payments with the running balance, the totals and the closing balance. A deleted vendor's statement is still served; an unknown "
+    "vendor is a 404.",
+    ok200("The statement.", ref("Statement")), params=STATEMENT_RANGE, errors=(400, 401, 403, 404, 503)),
+    [path_id("id", "Vendor id.")])
+XLSX_OK = {"200": {"description": "The workbook.",
+                   "headers": {"Content-Disposition": hdr("ContentDisposition"), "Cache-Control": hdr("CacheControl")},
+                   "content": {XLSX: {"schema": {"type": "string", "format": "binary", "contentMediaType": XLSX}}}}}
+add("/api/reports/aging", "get", op("downloadAgingReport", "Reports", "The aging as an Excel file",
+    "Permission `Invoice:Read`. The aging of `GET /api/payables/aging` with the same parameters (D34) as a workbook `aging_YYYYMMDD.xlsx` "
+    "named after `asOf`: columns Vendor ID, Vendor, Not Due, 1-30 Days, 31-60 Days, 61-90 Days, 91-180 Days, Over 180 Days, Total, "
+    "Invoices, one row per vendor and a totals row last.",
+    copy.deepcopy(XLSX_OK), params=[copy.deepcopy(AS_OF), copy.deepcopy(AGING_VENDOR)], errors=(400, 401, 403, 404, 503)))
+add("/api/reports/vendor-statement", "get", op("downloadVendorStatementReport", "Reports", "A vendor's statement as an Excel file",
+    "Permissions `Vendor:Read` and `Invoice:Read`. The statement of `GET /api/vendors/{id}/statement` (D35) as a workbook "
+    "`statement_<vendorId>_YYYYMMDD.xlsx` dated today: an opening balance row, the lines (Date, Kind, Invoice Number, Transaction ID, "
+    "Reference, Description, Invoiced, Paid, Balance) and a closing balance row.",
+    copy.deepcopy(XLSX_OK),
+    params=[q("vendorId", "The vendor; required, a positive integer, else 400; an unknown vendor is a 404.",
+              {"type": "integer", "minimum": 1, "maximum": I64_MAX})] + copy.deepcopy(STATEMENT_RANGE),
+    errors=(400, 401, 403, 404, 503)))
 
 # Audit
 add("/api/audit-log", "get", op("listAuditLog", "Audit", "Read the audit log",

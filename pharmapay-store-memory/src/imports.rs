@@ -19,8 +19,18 @@ use crate::MemoryStore;
 impl ImportStore for MemoryStore {
     async fn import_vendors(&self, vendors: Vec<ImportedVendor>) -> StoreResult<Vec<VendorId>> {
         let mut state = self.write();
+        let mut gstins = HashSet::new();
         for imported in &vendors {
             vendor_rules::check_insert(imported.vendor.vendor_type)?;
+            // D37: a GSTIN free among stored active vendors and the batch's.
+            if imported.is_active
+                && let Some(gstin) = &imported.vendor.gstin
+            {
+                state.check_gstin(Some(gstin.as_str()), None)?;
+                if !gstins.insert(gstin.as_str().to_owned()) {
+                    return Err(StoreError::Conflict(UniqueKey::Gstin));
+                }
+            }
         }
         let add = |imported: ImportedVendor| {
             VendorId(state.add_vendor(imported.vendor, imported.is_active, imported.created_at))

@@ -9,6 +9,8 @@
 //! the invoice may take it (D1, D15). The OwnPharmacy rules are [`vendor_rules`]' and restores
 //! under an inactive parent are [`restore`]'s to refuse.
 
+use pharmapay_core::domain::gstin::Gstin;
+use pharmapay_core::domain::licence::{EXPIRED_LICENSE_POLICY, ExpiredLicensePolicy, LicenseStatus};
 use pharmapay_core::domain::{
     Invoice, InvoiceBrief, InvoiceDetail, InvoiceFilter, InvoiceQuery, InvoiceSortKey, InvoiceStatus, NewInvoice,
     NewTransaction, NewVendor, PaymentReference, Transaction, TransactionFilter, TransactionQuery, TransactionSortKey,
@@ -19,7 +21,7 @@ use pharmapay_core::ids::{InvoiceId, TransactionId, VendorId, VendorPaymentId};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::rules::ledger::{self, PaidInvoice, PaymentWrite};
 use pharmapay_core::rules::references::{self, Holder, KeyHolder};
-use pharmapay_core::rules::{restore, vendors as vendor_rules};
+use pharmapay_core::rules::{licence, restore, vendors as vendor_rules};
 use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::store::{InvoiceStore, StoreResult, TransactionStore, UniqueKey, VendorStore, WriteContext};
 use pharmapay_core::text::key;
@@ -40,6 +42,8 @@ impl VendorRow {
         self.drug_license_number1 = vendor.drug_license_number1;
         self.drug_license_number2 = vendor.drug_license_number2;
         self.additional_drug_license_numbers = vendor.additional_drug_license_numbers;
+        self.drug_license_valid_until = vendor.drug_license_valid_until;
+        self.gstin = vendor.gstin.map(|gstin| gstin.as_str().to_owned());
         self.updated_at = at;
     }
 }
@@ -62,6 +66,10 @@ impl State {
             drug_license_number1: row.drug_license_number1.clone(),
             drug_license_number2: row.drug_license_number2.clone(),
             additional_drug_license_numbers: row.additional_drug_license_numbers.clone(),
+            drug_license_valid_until: row.drug_license_valid_until,
+            // Computed for today by the engine (D36).
+            license_status: LicenseStatus::Unknown,
+            gstin: row.gstin.clone(),
             is_active: row.is_active,
             totals: {
                 let figures = self.vendor_figures(id);
@@ -101,6 +109,8 @@ impl State {
             drug_license_number1: vendor.drug_license_number1,
             drug_license_number2: vendor.drug_license_number2,
             additional_drug_license_numbers: vendor.additional_drug_license_numbers,
+            drug_license_valid_until: vendor.drug_license_valid_until,
+            gstin: vendor.gstin.map(|gstin| gstin.as_str().to_owned()),
             is_active,
             created_at: at,
             updated_at: at,
@@ -165,6 +175,29 @@ impl State {
         }
         self.keep_figures(before);
         id
+    }
+
+    /// D37: refuses `gstin` when an active vendor other than `except` holds it.
+    pub(crate) fn check_gstin(&self, gstin: Option<&str>, except: Option<i64>) -> StoreResult<()> {
+        let Some(gstin) = gstin else { return Ok(()) };
+        let taken = self
+            .vendors
+            .iter()
+            .any(|(id, row)| row.is_active && row.gstin.as_deref() == Some(gstin) && Some(*id) != except);
+        if taken { Err(StoreError::Conflict(UniqueKey::Gstin)) } else { Ok(()) }
+    }
+
+    /// D36: refuses, as [`licence::check_invoice`] decides, an invoice dated `invoice_date` for
+    /// the vendor `vendor_id` when the `ExpiredLicensePolicy` setting blocks.
+    pub(crate) fn check_licence(&self, vendor_id: i64, invoice_date: Timestamp) -> StoreResult<()> {
+        let policy = self
+            .settings
+            .get(EXPIRED_LICENSE_POLICY)
+            .and_then(|setting| ExpiredLicensePolicy::parse(&setting.value))
+            .unwrap_or_default();
+        let valid_until = self.vendors.get(&vendor_id).and_then(|vendor| vendor.drug_license_valid_until);
+        let day_start = self.calendar.start_of(self.calendar.date_of(invoice_date));
+        licence::check_invoice(policy, valid_until, day_start)
     }
 
     pub(crate) fn active_vendor(&self, id: i64) -> bool {
@@ -310,12 +343,16 @@ pub(crate) fn vendor_matches(vendor: &VendorRow, filter: &VendorFilter) -> bool 
     vendor.is_active == filter.is_active
         && filter.vendor_type.is_none_or(|vendor_type| vendor.vendor_type == vendor_type)
         && filter.search.as_deref().is_none_or(|search| vendor.name_key.contains(search))
+        && filter
+            .licence
+            .is_none_or(|(status, bounds)| LicenseStatus::of(vendor.drug_license_valid_until, &bounds) == status)
 }
 
 impl VendorStore for MemoryStore {
     async fn insert_vendor(&self, vendor: NewVendor, ctx: WriteContext) -> StoreResult<Vendor> {
         vendor_rules::check_insert(vendor.vendor_type)?;
         let mut state = self.write();
+        state.check_gstin(vendor.gstin.as_ref().map(Gstin::as_str), None)?;
         let id = state.add_vendor(vendor, true, ctx.at);
         state.finish_write(&ctx, "create", Entity::Vendor, id);
         Ok(state.vendor(id).expect("just written"))
@@ -327,9 +364,12 @@ impl VendorStore for MemoryStore {
 
     async fn update_vendor(&self, id: VendorId, vendor: NewVendor, ctx: WriteContext) -> StoreResult<Vendor> {
         let mut state = self.write();
-        let row =
-            state.vendors.get_mut(&id.get()).filter(|row| row.is_active).ok_or(StoreError::NotFound(Entity::Vendor))?;
-        vendor_rules::check_update(row.vendor_type, vendor.vendor_type)?;
+        let current =
+            state.vendors.get(&id.get()).filter(|row| row.is_active).ok_or(StoreError::NotFound(Entity::Vendor))?;
+        let current_type = current.vendor_type;
+        state.check_gstin(vendor.gstin.as_ref().map(Gstin::as_str), Some(id.get()))?;
+        vendor_rules::check_update(current_type, vendor.vendor_type)?;
+        let row = state.vendors.get_mut(&id.get()).expect("checked above");
         row.replace(vendor, ctx.at);
         state.finish_write(&ctx, "update", Entity::Vendor, id.get());
         Ok(state.vendor(id.get()).expect("just written"))
@@ -351,7 +391,9 @@ impl VendorStore for MemoryStore {
 
     async fn restore_vendor(&self, id: VendorId, ctx: WriteContext) -> StoreResult<Vendor> {
         let mut state = self.write();
-        state.vendors.get(&id.get()).filter(|row| !row.is_active).ok_or(StoreError::NotFound(Entity::Vendor))?;
+        let row =
+            state.vendors.get(&id.get()).filter(|row| !row.is_active).ok_or(StoreError::NotFound(Entity::Vendor))?;
+        state.check_gstin(row.gstin.clone().as_deref(), Some(id.get()))?;
         let before = state.snapshot(&[Touch::Vendor(id.get())]);
         let row = state.vendors.get_mut(&id.get()).expect("checked above");
         row.is_active = true;
@@ -405,6 +447,7 @@ impl InvoiceStore for MemoryStore {
         if state.number_taken(&number_key, None) {
             return Err(StoreError::Conflict(UniqueKey::InvoiceNumber));
         }
+        state.check_licence(invoice.vendor_id.get(), invoice.invoice_date)?;
         let id = state.add_invoice(invoice, true, ctx.at);
         state.finish_write(&ctx, "create", Entity::Invoice, id);
         Ok(state.invoice(id, today_start).expect("just written"))
@@ -435,6 +478,7 @@ impl InvoiceStore for MemoryStore {
         if state.number_taken(&number_key, Some(id.get())) {
             return Err(StoreError::Conflict(UniqueKey::InvoiceNumber));
         }
+        state.check_licence(invoice.vendor_id.get(), invoice.invoice_date)?;
         let before = state.snapshot(&[Touch::Invoice(id.get())]);
         let row = state.invoices.get_mut(&id.get()).expect("checked above");
         let old_vendor = row.vendor_id;

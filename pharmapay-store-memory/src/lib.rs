@@ -88,6 +88,8 @@ struct VendorRow {
     drug_license_number1: Option<String>,
     drug_license_number2: Option<String>,
     additional_drug_license_numbers: Vec<String>,
+    drug_license_valid_until: Option<Timestamp>,
+    gstin: Option<String>,
     is_active: bool,
     created_at: Timestamp,
     updated_at: Timestamp,

@@ -5,11 +5,13 @@
 //! `TimeZone` recounts the day figures under the same lock as the change. Exports read the
 //! filtered records in id order after a cursor (D26).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use pharmapay_core::BusinessCalendar;
 use pharmapay_core::Page;
 use pharmapay_core::dashboard::TopVendor;
+use pharmapay_core::domain::aging::{Aging, AgingBounds, AgingBuilder};
+use pharmapay_core::domain::statement::{StatementEntry, StatementLineKind, StatementRows};
 use pharmapay_core::domain::{
     AuditEntry, AuditQuery, Invoice, InvoiceFilter, Setting, Transaction, TransactionFilter, Vendor, VendorFilter,
 };
@@ -17,6 +19,7 @@ use pharmapay_core::figures::{DayFigures, OpenFigures, SummaryFigures, VendorFig
 use pharmapay_core::ids::{InvoiceId, TransactionId, VendorId};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::jiff::civil::Date;
+use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::store::ReportStore;
 use pharmapay_core::store::{StoreResult, WriteContext};
 use pharmapay_core::{Entity, StoreError};
@@ -126,6 +129,96 @@ impl ReportStore for MemoryStore {
     async fn day_figures(&self, first: Date, last: Date) -> StoreResult<Vec<(Date, DayFigures)>> {
         let state = self.read();
         Ok(state.figures.days.range(first..=last).map(|(day, figures)| (*day, *figures)).collect())
+    }
+
+    // Reconciliation (D34-D36)
+
+    async fn aging(&self, bounds: &AgingBounds, vendor_id: Option<VendorId>) -> StoreResult<Aging> {
+        let state = self.read();
+        // The payments dated after the aging day, by invoice, to take back off the kept paid
+        // totals: what each invoice owed then.
+        let mut later: HashMap<i64, Decimal> = HashMap::new();
+        for row in
+            state.transactions.values().filter(|row| row.is_active && row.transaction_date >= bounds.counts_before)
+        {
+            *later.entry(row.invoice_id).or_default() += row.amount.get();
+        }
+        let mut aging = AgingBuilder::new();
+        for (id, row) in &state.invoices {
+            let dated_by_then = row.is_active && row.invoice_date < bounds.counts_before;
+            if !dated_by_then || vendor_id.is_some_and(|vendor| vendor.get() != row.vendor_id) {
+                continue;
+            }
+            let owed = row.amount.get() - row.paid + later.get(id).copied().unwrap_or_default();
+            let name = state.vendors.get(&row.vendor_id).map(|vendor| vendor.name.as_str()).unwrap_or("");
+            aging.add_invoice(bounds, VendorId(row.vendor_id), name, row.due_date, owed);
+        }
+        Ok(aging.finish(bounds.as_of))
+    }
+
+    async fn statement_rows(
+        &self,
+        vendor_id: VendorId,
+        from: Timestamp,
+        before: Timestamp,
+        calendar: &BusinessCalendar,
+    ) -> StoreResult<StatementRows> {
+        let state = self.read();
+        let mut rows = StatementRows::default();
+        let mut theirs: HashMap<i64, &str> = HashMap::new();
+        for invoice_id in state.invoices_by_vendor.get(&vendor_id.get()).into_iter().flatten() {
+            let invoice = &state.invoices[invoice_id];
+            if !invoice.is_active {
+                continue;
+            }
+            theirs.insert(*invoice_id, &invoice.invoice_number);
+            if invoice.invoice_date < from {
+                rows.invoiced_before += invoice.amount.get();
+            } else if invoice.invoice_date < before {
+                rows.entries.push(StatementEntry {
+                    date: calendar.date_of(invoice.invoice_date),
+                    kind: StatementLineKind::Invoice,
+                    invoice_id: InvoiceId(*invoice_id),
+                    invoice_number: invoice.invoice_number.clone(),
+                    transaction_id: None,
+                    reference: None,
+                    description: invoice.description.clone(),
+                    amount: invoice.amount.get(),
+                });
+            }
+        }
+        for (id, payment) in state.transactions.iter().filter(|(_, payment)| payment.is_active) {
+            let Some(number) = theirs.get(&payment.invoice_id) else { continue };
+            if payment.transaction_date < from {
+                rows.paid_before += payment.amount.get();
+            } else if payment.transaction_date < before {
+                rows.entries.push(StatementEntry {
+                    date: calendar.date_of(payment.transaction_date),
+                    kind: StatementLineKind::Payment,
+                    invoice_id: InvoiceId(payment.invoice_id),
+                    invoice_number: (*number).to_owned(),
+                    transaction_id: Some(TransactionId(*id)),
+                    reference: payment.reference.as_ref().map(|reference| reference.as_str().to_owned()),
+                    description: payment.description.clone(),
+                    amount: payment.amount.get(),
+                });
+            }
+        }
+        Ok(rows)
+    }
+
+    async fn licence_alerts(&self, before: Timestamp) -> StoreResult<Vec<Vendor>> {
+        let state = self.read();
+        let mut due: Vec<(Timestamp, i64)> = state
+            .vendors
+            .iter()
+            .filter(|(_, vendor)| vendor.is_active)
+            .filter_map(|(id, vendor)| {
+                vendor.drug_license_valid_until.filter(|until| *until < before).map(|until| (until, *id))
+            })
+            .collect();
+        due.sort();
+        Ok(due.into_iter().map(|(_, id)| state.vendor(id).expect("listed above")).collect())
     }
 
     // Audit

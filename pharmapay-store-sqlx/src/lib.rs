@@ -98,6 +98,13 @@ macro_rules! migrations {
                 seeds: false,
                 recounts_figures: false,
             },
+            Migration {
+                version: 6,
+                description: "vendor master: drug licence validity and GSTIN",
+                sql: include_str!(concat!("../migrations/", $backend, "/0006_vendor_master.sql")),
+                seeds: false,
+                recounts_figures: false,
+            },
         ]
     };
 }

@@ -15,8 +15,9 @@
 macro_rules! vendor_columns {
     () => {
         "v.id, v.name, v.vendor_type, v.address, v.phone, v.email, v.drug_license_number1, \
-         v.drug_license_number2, v.additional_drug_license_numbers, v.is_active, v.created_at, v.updated_at, \
-         v.active_invoices, v.invoiced_high, v.invoiced_low, v.outstanding_high, v.outstanding_low"
+         v.drug_license_number2, v.additional_drug_license_numbers, v.drug_license_valid_until, v.gstin, \
+         v.is_active, v.created_at, v.updated_at, v.active_invoices, v.invoiced_high, v.invoiced_low, \
+         v.outstanding_high, v.outstanding_low"
     };
 }
 

@@ -65,7 +65,7 @@ async fn a_sqlite_file_keeps_its_data_across_reopens_and_migrates_once() {
     let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
     let applied: i64 =
         sqlx::query("SELECT COUNT(*) FROM _pharmapay_migrations").fetch_one(&mut conn).await.unwrap().get(0);
-    assert_eq!(applied, 5, "each of the five migrations is recorded once");
+    assert_eq!(applied, 6, "each of the six migrations is recorded once");
 }
 
 /// Writes a small ledger through `store`: an overdue, a fully paid and a partially paid

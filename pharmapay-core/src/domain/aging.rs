@@ -18,8 +18,34 @@ use jiff::civil::Date;
 use rust_decimal::Decimal;
 
 use crate::clock::BusinessCalendar;
+use crate::error::FieldErrors;
 use crate::ids::VendorId;
+use crate::paging::{Params, read_day, read_id};
 use crate::text;
+
+/// The parameters of an aging (D34): the day, today when absent, and one vendor or all.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AgingQuery {
+    /// The aging day; `None` is today in the business time zone.
+    pub as_of: Option<Date>,
+    /// Only this vendor.
+    pub vendor_id: Option<VendorId>,
+}
+
+impl AgingQuery {
+    /// Reads `asOf` and `vendorId`; a day after today is the engine's to refuse.
+    ///
+    /// # Errors
+    /// The messages by parameter name.
+    pub fn from_params(params: &(impl Params + ?Sized)) -> Result<Self, FieldErrors> {
+        let mut errors = FieldErrors::new();
+        let query = Self {
+            as_of: read_day(params, "asOf", &mut errors),
+            vendor_id: read_id(params, "vendorId", &mut errors).map(VendorId),
+        };
+        if errors.is_empty() { Ok(query) } else { Err(errors) }
+    }
+}
 
 /// How late an amount is on the aging day.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -11,7 +11,65 @@
 use jiff::civil::Date;
 use rust_decimal::Decimal;
 
+use crate::error::FieldErrors;
 use crate::ids::{InvoiceId, TransactionId};
+use crate::paging::{Params, read_day};
+
+/// The range of a statement (D35): business days, both included.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StatementQuery {
+    /// The first day; `None` is the first day of the current month.
+    pub from_date: Option<Date>,
+    /// The last day; `None` is today.
+    pub to_date: Option<Date>,
+}
+
+impl StatementQuery {
+    /// Reads `fromDate` and `toDate` (`YYYY-MM-DD`); `fromDate` after `toDate` is an error, and
+    /// so is either missing when the other makes the range empty, which the engine checks.
+    ///
+    /// # Errors
+    /// The messages by parameter name.
+    pub fn from_params(params: &(impl Params + ?Sized)) -> Result<Self, FieldErrors> {
+        let mut errors = FieldErrors::new();
+        let query = Self {
+            from_date: read_day(params, "fromDate", &mut errors),
+            to_date: read_day(params, "toDate", &mut errors),
+        };
+        if let (Some(from), Some(to)) = (query.from_date, query.to_date)
+            && from > to
+        {
+            errors.add("fromDate", "must not be after toDate");
+        }
+        if errors.is_empty() { Ok(query) } else { Err(errors) }
+    }
+}
+
+/// A vendor's statement: the vendor, the range and its figures (D35).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Statement {
+    /// The vendor, active or not.
+    pub vendor: super::Vendor,
+    /// The first day.
+    pub from_date: Date,
+    /// The last day.
+    pub to_date: Date,
+    /// The opening balance, the lines and the totals.
+    pub figures: StatementFigures,
+}
+
+/// What a store finds for a statement (D35): what was invoiced and paid before the range, and
+/// the range's invoices and payments, each with its business day already read in the calendar
+/// it was given.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StatementRows {
+    /// The vendor's active invoices dated before the range: the sum of their amounts.
+    pub invoiced_before: Decimal,
+    /// The active payments of those invoices dated before the range: the sum of their amounts.
+    pub paid_before: Decimal,
+    /// The range's invoices and payments, in any order.
+    pub entries: Vec<StatementEntry>,
+}
 
 /// What a statement line records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

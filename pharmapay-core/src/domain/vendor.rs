@@ -8,6 +8,9 @@ use crate::ids::VendorId;
 use crate::paging::{PageRequest, Params, Sort, SortDir, SortKey, read_bool};
 use crate::text::{self, CODE_MAX, Lines, NAME_MAX, TEXT_MAX};
 
+use super::gstin::Gstin;
+use super::licence::{LicenceBounds, LicenseStatus};
+
 /// Most extra licence numbers one vendor may list.
 pub const MAX_EXTRA_LICENSES: usize = 20;
 
@@ -106,6 +109,13 @@ pub struct Vendor {
     pub drug_license_number2: Option<String>,
     /// Further licences.
     pub additional_drug_license_numbers: Vec<String>,
+    /// The day the drug licence is valid until, as an instant (D36).
+    pub drug_license_valid_until: Option<Timestamp>,
+    /// The licence's status as of today (D36). Stores answer `Unknown`; the engine computes it
+    /// for today in the business time zone before handing a vendor out.
+    pub license_status: LicenseStatus,
+    /// The GSTIN, upper-cased (D37).
+    pub gstin: Option<String>,
     /// False once soft-deleted.
     pub is_active: bool,
     /// Computed totals (D11).
@@ -174,6 +184,10 @@ pub struct NewVendor {
     pub drug_license_number2: Option<String>,
     /// Further licences.
     pub additional_drug_license_numbers: Vec<String>,
+    /// The day the drug licence is valid until (D36).
+    pub drug_license_valid_until: Option<Timestamp>,
+    /// The GSTIN (D37), unique among active vendors.
+    pub gstin: Option<Gstin>,
 }
 
 impl NewVendor {
@@ -188,6 +202,8 @@ impl NewVendor {
             drug_license_number1: None,
             drug_license_number2: None,
             additional_drug_license_numbers: Vec::new(),
+            drug_license_valid_until: None,
+            gstin: None,
         }
     }
 
@@ -259,11 +275,17 @@ pub struct VendorFilter {
     pub vendor_type: Option<VendorType>,
     /// Active (true, the default) or soft-deleted (false) vendors.
     pub is_active: bool,
+    /// Only vendors whose drug licence has this status today (D36); the engine turns it into
+    /// [`VendorFilter::licence`].
+    pub license_status: Option<LicenseStatus>,
+    /// The licence status asked for with today's bounds, in the business calendar. Stores read
+    /// this, never the bare status.
+    pub licence: Option<(LicenseStatus, LicenceBounds)>,
 }
 
 impl Default for VendorFilter {
     fn default() -> Self {
-        Self { search: None, vendor_type: None, is_active: true }
+        Self { search: None, vendor_type: None, is_active: true, license_status: None, licence: None }
     }
 }
 
@@ -282,6 +304,12 @@ impl VendorFilter {
         }
         if let Some(is_active) = read_bool(params, "isActive", errors) {
             filter.is_active = is_active;
+        }
+        if let Some(value) = params.get("licenseStatus") {
+            match LicenseStatus::parse(value) {
+                Some(status) => filter.license_status = Some(status),
+                None => errors.add("licenseStatus", "must be one of Unknown, Expired, ExpiringSoon, Valid"),
+            }
         }
         filter
     }
@@ -337,6 +365,8 @@ impl NewVendor {
             "drugLicenseNumber1": self.drug_license_number1,
             "drugLicenseNumber2": self.drug_license_number2,
             "additionalDrugLicenseNumbers": self.additional_drug_license_numbers,
+            "drugLicenseValidUntil": self.drug_license_valid_until.map(|until| until.to_string()),
+            "gstin": self.gstin.as_ref().map(Gstin::as_str),
         })
         .to_string()
     }

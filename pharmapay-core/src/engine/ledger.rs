@@ -6,7 +6,7 @@
 
 use tracing::instrument;
 
-use super::{PharmaPay, payment_error, store_error, visible};
+use super::{PharmaPay, licensed, payment_error, store_error, visible};
 use crate::access::{Access, Action, Collection, Principal};
 use crate::domain::{
     Invoice, InvoiceDetail, InvoiceQuery, NewInvoice, NewTransaction, NewVendor, NewVendorPayment, Transaction,
@@ -29,7 +29,11 @@ impl<S: Store> PharmaPay<S> {
         if !query.filter.is_active {
             principal.require_admin()?;
         }
-        self.store.list_vendors(query).await.map_err(store_error)
+        let bounds = self.licence_bounds().await?;
+        let mut query = query.clone();
+        query.filter.licence = query.filter.license_status.map(|status| (status, bounds));
+        let page = self.store.list_vendors(&query).await.map_err(store_error)?;
+        Ok(page.map(|vendor| licensed(&bounds, vendor)))
     }
 
     /// One active vendor with its totals (D11).
@@ -38,7 +42,8 @@ impl<S: Store> PharmaPay<S> {
     /// [`Error::Forbidden`]; [`Error::NotFound`] when missing or soft-deleted.
     pub async fn get_vendor(&self, principal: &Principal, id: VendorId) -> Result<Vendor> {
         principal.require(Access::new(Collection::Vendor, Action::Read))?;
-        visible(self.store.get_vendor(id).await, |vendor: &_| vendor.is_active, Entity::Vendor)
+        let vendor = visible(self.store.get_vendor(id).await, |vendor: &_| vendor.is_active, Entity::Vendor)?;
+        Ok(licensed(&self.licence_bounds().await?, vendor))
     }
 
     /// Creates a vendor; the type may not be OwnPharmacy (spec, Vendors).
@@ -56,7 +61,11 @@ impl<S: Store> PharmaPay<S> {
         let vendor = self.check_new_vendor(vendor)?;
         let ctx = self.ctx_with(principal, vendor.audit_changes());
         let insert = |ctx| async move { self.store.insert_vendor(vendor, ctx).await.map_err(store_error) };
-        self.create_idempotently(principal, idempotency, ctx, insert, |id| self.store.get_vendor(VendorId(id))).await
+        let created = self
+            .create_idempotently(principal, idempotency, ctx, insert, |id| self.store.get_vendor(VendorId(id)))
+            .await?;
+        let bounds = self.licence_bounds().await?;
+        Ok(created.map(|vendor| licensed(&bounds, vendor)))
     }
 
     fn check_new_vendor(&self, vendor: NewVendor) -> Result<NewVendor> {
@@ -87,7 +96,8 @@ impl<S: Store> PharmaPay<S> {
         principal.require(Access::new(Collection::Vendor, Action::Update))?;
         let vendor = vendor.validate().map_err(Error::Validation)?;
         let ctx = self.ctx_with(principal, vendor.audit_changes());
-        self.store.update_vendor(id, vendor, ctx).await.map_err(store_error)
+        let vendor = self.store.update_vendor(id, vendor, ctx).await.map_err(store_error)?;
+        Ok(licensed(&self.licence_bounds().await?, vendor))
     }
 
     /// Soft-deletes a vendor, keeping `reason` in the audit log (D16). Its invoices and
@@ -109,7 +119,8 @@ impl<S: Store> PharmaPay<S> {
     #[instrument(skip_all, fields(vendor_id = %id))]
     pub async fn restore_vendor(&self, principal: &Principal, id: VendorId) -> Result<Vendor> {
         principal.require(Access::new(Collection::Vendor, Action::Update))?;
-        self.store.restore_vendor(id, self.ctx(principal)).await.map_err(store_error)
+        let vendor = self.store.restore_vendor(id, self.ctx(principal)).await.map_err(store_error)?;
+        Ok(licensed(&self.licence_bounds().await?, vendor))
     }
 
     /// Lists invoices (spec, Invoice list query), with status as of today (D3, D10).

@@ -21,6 +21,7 @@
 
 mod access;
 mod ledger;
+mod reconciliation;
 mod reports;
 mod sessions;
 
@@ -34,8 +35,9 @@ use tracing::warn;
 use crate::access::{ADMIN_ROLE_ID, Authority, Permission, Principal, Requirement};
 use crate::auth::{IssuedToken, PasswordOptions, Passwords, Secret, TokenConfigError, TokenSettings, Tokens};
 use crate::clock::{BusinessCalendar, Clock, to_micros};
+use crate::domain::licence::{LicenceBounds, LicenseStatus};
 use crate::domain::setting::TIME_ZONE;
-use crate::domain::{InvoiceFilter, User};
+use crate::domain::{InvoiceFilter, User, Vendor};
 use crate::error::{Entity, Error, IdempotencyClash, Result, RuleBroken};
 use crate::idempotency::{
     ClaimOutcome, Created, IdempotencyClaim, IdempotencyKey, IdempotencyRequest, IdempotencyTicket, Replay,
@@ -44,6 +46,7 @@ use crate::ids::UserId;
 use crate::store::{SignIn, Store, StoreError, StoreResult, UniqueKey, WriteContext};
 use crate::text::{self, Lines, TEXT_MAX};
 
+pub use reconciliation::LicenceAlert;
 pub use sessions::{AdminAccount, Onboarding, PharmacyDetails};
 
 /// How long the business time zone read from the settings is trusted before it is read again.
@@ -130,6 +133,12 @@ pub(crate) fn store_error(error: StoreError) -> Error {
         unavailable @ StoreError::Unavailable(_) => Error::Unavailable(unavailable),
         other => Error::Store(other),
     }
+}
+
+/// `vendor` with its licence status for the day of `bounds` (D36).
+pub(crate) fn licensed(bounds: &LicenceBounds, mut vendor: Vendor) -> Vendor {
+    vendor.license_status = LicenseStatus::of(vendor.drug_license_valid_until, bounds);
+    vendor
 }
 
 /// The record `found` by a read by id, unless it is missing or soft-deleted (D17).
@@ -246,6 +255,12 @@ impl<S: Store> PharmaPay<S> {
             (today_start, calendar.start_of(after_last))
         });
         Ok((filter, today_start))
+    }
+
+    /// Today's licence bounds in the business calendar (D36).
+    pub(crate) async fn licence_bounds(&self) -> Result<LicenceBounds> {
+        let calendar = self.calendar().await?;
+        Ok(LicenceBounds::for_day(&calendar, calendar.date_of(self.now())))
     }
 
     pub(crate) async fn tomorrow_start(&self) -> Result<Timestamp> {

@@ -9,6 +9,7 @@ use super::{PharmaPay, RECENT_DAYS, store_error};
 use crate::access::{Access, Action, Collection, Principal};
 use crate::clock::{BusinessCalendar, MonthWindow};
 use crate::dashboard::{MonthlyTotal, Payables, Summary, TopVendor, monthly_totals};
+use crate::domain::licence::{EXPIRED_LICENSE_POLICY, ExpiredLicensePolicy};
 use crate::domain::setting::TIME_ZONE;
 use crate::domain::{AuditEntry, AuditQuery, Invoice, Setting};
 use crate::error::{Entity, Error, Result};
@@ -61,6 +62,15 @@ impl<S: Store> PharmaPay<S> {
             Some(calendar)
         } else {
             None
+        };
+        // D36: the policy is Warn or Block, in any case, kept in its canonical case.
+        let value = if key == EXPIRED_LICENSE_POLICY {
+            ExpiredLicensePolicy::parse(&value)
+                .ok_or_else(|| Error::invalid("value", "must be Warn or Block"))?
+                .name()
+                .to_owned()
+        } else {
+            value
         };
         let mut ctx = self.ctx(principal);
         ctx.changes = Some(json!({ "key": key, "value": value }).to_string());

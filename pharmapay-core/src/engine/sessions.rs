@@ -123,6 +123,8 @@ impl<S: Store> PharmaPay<S> {
             drug_license_number1: setup.pharmacy.drug_license_number1,
             drug_license_number2: None,
             additional_drug_license_numbers: Vec::new(),
+            drug_license_valid_until: None,
+            gstin: None,
         }
         .validate()
         .map_err(|fields| errors.merge_prefixed("pharmacy", fields))

@@ -21,9 +21,10 @@
 //!
 //! # Layout
 //! This file holds the sheet: [`ReportKind`], [`Report`] and the writer of its rows.
-//! `stream.rs` holds the engine's report use cases, which read the store in batches of
-//! [`REPORT_BATCH`] and feed the writer.
+//! `stream.rs` holds the engine's list reports, which read the store in batches of
+//! [`REPORT_BATCH`] and feed the writer; `reconciliation.rs` the aging and the statement.
 
+mod reconciliation;
 mod stream;
 
 use std::io::Write;
@@ -32,7 +33,11 @@ use jiff::Timestamp;
 use rust_decimal::Decimal;
 use rust_xlsxwriter::{ExcelDateTime, Format, Workbook, Worksheet, XlsxError};
 
+use jiff::civil::Date;
+
 use crate::clock::BusinessCalendar;
+use crate::domain::aging::{AgingBucket, AgingFigures, AgingRow};
+use crate::domain::statement::StatementLine;
 use crate::domain::{Invoice, Transaction, Vendor};
 
 pub use stream::REPORT_BATCH;
@@ -46,6 +51,10 @@ pub enum ReportKind {
     Invoices,
     /// Payment transactions.
     Transactions,
+    /// The payables aging, by vendor, with a totals row (D34).
+    Aging,
+    /// A vendor's statement, with its opening and closing rows (D35).
+    Statement,
 }
 
 impl ReportKind {
@@ -55,10 +64,14 @@ impl ReportKind {
             ReportKind::Vendors => "vendors",
             ReportKind::Invoices => "invoices",
             ReportKind::Transactions => "transactions",
+            ReportKind::Aging => "aging",
+            ReportKind::Statement => "statement",
         }
     }
 
-    /// The column headers, in order (spec, Reports).
+    /// The column headers, in order: the spec's (Reports) in their places, then the columns later
+    /// decisions add (D30 Reference, D36 licence, D37 GSTIN), so a reader that goes by position
+    /// keeps working.
     pub fn headers(self) -> &'static [&'static str] {
         match self {
             ReportKind::Vendors => &[
@@ -74,6 +87,9 @@ impl ReportKind {
                 "Total Invoice Value",
                 "Total Paid",
                 "Created At",
+                "GSTIN",
+                "License Valid Until",
+                "License Status",
             ],
             ReportKind::Invoices => &[
                 "ID",
@@ -88,16 +104,43 @@ impl ReportKind {
                 "Description",
             ],
             ReportKind::Transactions => {
-                &["ID", "Invoice Number", "Vendor", "Amount", "Type", "Transaction Date", "Description"]
+                &["ID", "Invoice Number", "Vendor", "Amount", "Type", "Transaction Date", "Description", "Reference"]
             }
+            ReportKind::Aging => &[
+                "Vendor ID",
+                "Vendor",
+                "Not Due",
+                "1-30 Days",
+                "31-60 Days",
+                "61-90 Days",
+                "91-180 Days",
+                "Over 180 Days",
+                "Total",
+                "Invoices",
+            ],
+            ReportKind::Statement => &[
+                "Date",
+                "Kind",
+                "Invoice Number",
+                "Transaction ID",
+                "Reference",
+                "Description",
+                "Invoiced",
+                "Paid",
+                "Balance",
+            ],
         }
     }
 
     fn widths(self) -> &'static [f64] {
         match self {
-            ReportKind::Vendors => &[8.0, 30.0, 14.0, 36.0, 16.0, 28.0, 18.0, 18.0, 20.0, 20.0, 16.0, 20.0],
+            ReportKind::Vendors => {
+                &[8.0, 30.0, 14.0, 36.0, 16.0, 28.0, 18.0, 18.0, 20.0, 20.0, 16.0, 20.0, 18.0, 18.0, 14.0]
+            }
             ReportKind::Invoices => &[8.0, 20.0, 30.0, 16.0, 16.0, 16.0, 14.0, 14.0, 14.0, 40.0],
-            ReportKind::Transactions => &[8.0, 20.0, 30.0, 16.0, 14.0, 18.0, 40.0],
+            ReportKind::Transactions => &[8.0, 20.0, 30.0, 16.0, 14.0, 18.0, 40.0, 24.0],
+            ReportKind::Aging => &[10.0, 30.0, 16.0, 16.0, 16.0, 16.0, 16.0, 16.0, 18.0, 10.0],
+            ReportKind::Statement => &[12.0, 16.0, 20.0, 14.0, 24.0, 40.0, 16.0, 16.0, 18.0],
         }
     }
 }
@@ -149,6 +192,11 @@ impl Report {
         self.workbook.save_to_writer(writer)?;
         Ok(())
     }
+}
+
+/// A download name: `stem_YYYYMMDD.xlsx` (D26, D34, D35).
+pub(crate) fn file_name(stem: &str, day: Date) -> String {
+    format!("{stem}_{:04}{:02}{:02}.xlsx", day.year(), day.month(), day.day())
 }
 
 /// The data rows one worksheet holds under its header row: Excel's 1,048,576 rows less the
@@ -237,12 +285,37 @@ impl Row<'_> {
         Ok(())
     }
 
+    /// A date that may be missing; a missing one leaves the cell empty.
+    fn optional_date(&mut self, value: Option<ExcelDateTime>) -> Result<(), ReportError> {
+        match value {
+            Some(value) => self.date(value),
+            None => {
+                self.next_column();
+                Ok(())
+            }
+        }
+    }
+
     /// A date and time of day.
     fn date_time(&mut self, value: ExcelDateTime) -> Result<(), ReportError> {
         let column = self.next_column();
         self.sheet.write_datetime_with_format(self.row, column, value, &self.formats.date_time)?;
         Ok(())
     }
+}
+
+/// The six bucket sums, their total and the invoice count of an aging row.
+fn aging_cells(cells: &mut Row<'_>, figures: &AgingFigures) -> Result<(), ReportError> {
+    for bucket in AgingBucket::ALL {
+        cells.money(figures.get(bucket))?;
+    }
+    cells.money(figures.total())?;
+    cells.id(i64::try_from(figures.invoice_count).unwrap_or(i64::MAX))
+}
+
+/// A calendar day as an Excel date.
+fn excel_day(day: Date) -> Result<ExcelDateTime, ReportError> {
+    Ok(ExcelDateTime::from_ymd(day.year() as u16, day.month() as u8, day.day() as u8)?)
 }
 
 fn money_format(currency: &str) -> String {
@@ -267,6 +340,16 @@ impl SheetWriter {
         Self::with_rows_per_sheet(kind, currency, calendar, now, ROWS_PER_SHEET)
     }
 
+    /// A sheet of `kind` saved as `file_name`, such as an aging named after its day (D34).
+    pub(crate) fn named(
+        kind: ReportKind,
+        currency: &str,
+        calendar: BusinessCalendar,
+        file_name: String,
+    ) -> Result<Self, ReportError> {
+        Self::build(kind, currency, calendar, file_name, ROWS_PER_SHEET)
+    }
+
     fn with_rows_per_sheet(
         kind: ReportKind,
         currency: &str,
@@ -275,7 +358,16 @@ impl SheetWriter {
         rows_per_sheet: u32,
     ) -> Result<Self, ReportError> {
         let today = calendar.date_of(now);
-        let file_name = format!("{}_{:04}{:02}{:02}.xlsx", kind.name(), today.year(), today.month(), today.day());
+        Self::build(kind, currency, calendar, file_name(kind.name(), today), rows_per_sheet)
+    }
+
+    fn build(
+        kind: ReportKind,
+        currency: &str,
+        calendar: BusinessCalendar,
+        file_name: String,
+        rows_per_sheet: u32,
+    ) -> Result<Self, ReportError> {
         let mut writer = Self {
             kind,
             workbook: Workbook::new(),
@@ -359,6 +451,7 @@ impl SheetWriter {
     /// Writes one vendor row.
     pub(crate) fn vendor(&mut self, vendor: &Vendor) -> Result<(), ReportError> {
         let created = self.excel_date_time(vendor.created_at)?;
+        let valid_until = vendor.drug_license_valid_until.map(|until| self.excel_date(until)).transpose()?;
         self.row(|row| {
             row.id(vendor.id.get())?;
             row.text(&vendor.name)?;
@@ -371,7 +464,10 @@ impl SheetWriter {
             row.money(vendor.totals.outstanding_balance)?;
             row.money(vendor.totals.total_invoice_value)?;
             row.money(vendor.totals.total_paid_amount)?;
-            row.date_time(created)
+            row.date_time(created)?;
+            row.optional_text(vendor.gstin.as_deref())?;
+            row.optional_date(valid_until)?;
+            row.text(vendor.license_status.name())
         })
     }
 
@@ -402,7 +498,60 @@ impl SheetWriter {
             row.money(transaction.amount.get())?;
             row.text(transaction.transaction_type.label())?;
             row.date(paid_on)?;
-            row.optional_text(transaction.description.as_deref())
+            row.optional_text(transaction.description.as_deref())?;
+            row.optional_text(transaction.reference.as_deref())
+        })
+    }
+
+    /// Writes one vendor's aging row (D34).
+    pub(crate) fn aging_row(&mut self, row: &AgingRow) -> Result<(), ReportError> {
+        self.row(|cells| {
+            cells.id(row.vendor_id.get())?;
+            cells.text(&row.vendor_name)?;
+            aging_cells(cells, &row.figures)
+        })
+    }
+
+    /// Writes the aging's totals row, last (D34).
+    pub(crate) fn aging_totals(&mut self, totals: &AgingFigures) -> Result<(), ReportError> {
+        self.row(|cells| {
+            cells.next_column();
+            cells.text("Total")?;
+            aging_cells(cells, totals)
+        })
+    }
+
+    /// Writes a statement's opening or closing row: a label and a balance (D35).
+    pub(crate) fn statement_balance(&mut self, day: Date, label: &str, balance: Decimal) -> Result<(), ReportError> {
+        let day = excel_day(day)?;
+        self.row(|cells| {
+            cells.date(day)?;
+            cells.text(label)?;
+            for _ in 0..6 {
+                cells.next_column();
+            }
+            cells.money(balance)
+        })
+    }
+
+    /// Writes one line of a statement (D35).
+    pub(crate) fn statement_line(&mut self, line: &StatementLine) -> Result<(), ReportError> {
+        let day = excel_day(line.entry.date)?;
+        self.row(|cells| {
+            cells.date(day)?;
+            cells.text(line.entry.kind.name())?;
+            cells.text(&line.entry.invoice_number)?;
+            match line.entry.transaction_id {
+                Some(id) => cells.id(id.get())?,
+                None => {
+                    cells.next_column();
+                }
+            }
+            cells.optional_text(line.entry.reference.as_deref())?;
+            cells.optional_text(line.entry.description.as_deref())?;
+            cells.money(line.invoiced)?;
+            cells.money(line.paid)?;
+            cells.money(line.balance)
         })
     }
 
@@ -489,7 +638,13 @@ mod tests {
 
     #[test]
     fn headers_and_widths_line_up() {
-        for kind in [ReportKind::Vendors, ReportKind::Invoices, ReportKind::Transactions] {
+        for kind in [
+            ReportKind::Vendors,
+            ReportKind::Invoices,
+            ReportKind::Transactions,
+            ReportKind::Aging,
+            ReportKind::Statement,
+        ] {
             assert_eq!(kind.headers().len(), kind.widths().len(), "{kind:?}");
         }
     }

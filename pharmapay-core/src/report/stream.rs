@@ -9,8 +9,9 @@ use tracing::{info, instrument};
 
 use super::{Report, ReportError, ReportKind, SheetWriter};
 use crate::access::{Access, Action, Collection, Principal};
+use crate::domain::licence::LicenceBounds;
 use crate::domain::{Invoice, InvoiceFilter, Transaction, TransactionFilter, Vendor, VendorFilter};
-use crate::engine::{PharmaPay, store_error};
+use crate::engine::{PharmaPay, licensed, store_error};
 use crate::error::{Error, Result};
 use crate::ids::{InvoiceId, TransactionId, VendorId};
 use crate::store::{Store, StoreError};
@@ -23,7 +24,9 @@ impl<S: Store> PharmaPay<S> {
     #[instrument(skip_all)]
     pub async fn vendors_report(&self, principal: &Principal, filter: VendorFilter) -> Result<Report> {
         principal.require(Access::new(Collection::Vendor, Action::Read))?;
-        self.build_report(Export::Vendors(VendorFilter { is_active: true, ..filter })).await
+        let bounds = self.licence_bounds().await?;
+        let licence = filter.license_status.map(|status| (status, bounds));
+        self.build_report(Export::Vendors(VendorFilter { is_active: true, licence, ..filter }, bounds)).await
     }
 
     /// The invoices report: active invoices matching `filter` (its `is_active` is ignored).
@@ -49,9 +52,10 @@ impl<S: Store> PharmaPay<S> {
 
     async fn export_batch(&self, export: &Export, after: Option<i64>) -> Result<Vec<ExportRow>> {
         let rows = match export {
-            Export::Vendors(filter) => {
+            Export::Vendors(filter, bounds) => {
                 let batch = self.store().export_vendors(filter, after.map(VendorId), REPORT_BATCH).await;
-                batch.map_err(store_error)?.into_iter().map(ExportRow::Vendor).collect()
+                let vendors = batch.map_err(store_error)?.into_iter();
+                vendors.map(|vendor| ExportRow::Vendor(licensed(bounds, vendor))).collect()
             }
             Export::Invoices(filter, today_start) => {
                 let batch =
@@ -71,13 +75,7 @@ impl<S: Store> PharmaPay<S> {
     async fn build_report(&self, export: Export) -> Result<Report> {
         let kind = export.kind();
         let calendar = self.calendar().await?;
-        let currency = self
-            .store()
-            .get_setting(crate::domain::setting::CURRENCY)
-            .await
-            .map_err(store_error)?
-            .map(|setting| setting.value)
-            .unwrap_or_default();
+        let currency = self.currency().await?;
         let now = self.now();
         let report_error = |error: ReportError| Error::Store(StoreError::backend(error));
         let started = Instant::now();
@@ -143,6 +141,14 @@ impl<S: Store> PharmaPay<S> {
     }
 }
 
+impl<S: Store> PharmaPay<S> {
+    /// The `Currency` setting's symbol, which money cells show.
+    pub(super) async fn currency(&self) -> Result<String> {
+        let setting = self.store().get_setting(crate::domain::setting::CURRENCY).await.map_err(store_error)?;
+        Ok(setting.map(|setting| setting.value).unwrap_or_default())
+    }
+}
+
 /// Records read from the store per batch while building a report.
 pub const REPORT_BATCH: u32 = 1_000;
 /// How often a long report logs its progress, in rows.
@@ -150,7 +156,8 @@ const REPORT_PROGRESS_EVERY: usize = 50_000;
 
 /// What a report reads.
 enum Export {
-    Vendors(VendorFilter),
+    /// With today's licence bounds (D36).
+    Vendors(VendorFilter, LicenceBounds),
     Invoices(InvoiceFilter, Timestamp),
     Transactions(TransactionFilter),
 }
@@ -158,7 +165,7 @@ enum Export {
 impl Export {
     fn kind(&self) -> ReportKind {
         match self {
-            Export::Vendors(_) => ReportKind::Vendors,
+            Export::Vendors(..) => ReportKind::Vendors,
             Export::Invoices(..) => ReportKind::Invoices,
             Export::Transactions(_) => ReportKind::Transactions,
         }

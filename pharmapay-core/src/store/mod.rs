@@ -134,6 +134,8 @@ pub enum UniqueKey {
     RoleName,
     /// A policy's name, among active policies.
     PolicyName,
+    /// A vendor's GSTIN, among active vendors (D37).
+    Gstin,
     /// A payment reference of a payment type, among active payments (D30); `existing` is an
     /// active payment holding it.
     PaymentReference {
@@ -154,6 +156,7 @@ impl UniqueKey {
             UniqueKey::UserEmail => Entity::User,
             UniqueKey::RoleName => Entity::Role,
             UniqueKey::PolicyName => Entity::Policy,
+            UniqueKey::Gstin => Entity::Vendor,
             UniqueKey::PaymentReference { .. } => Entity::Transaction,
             UniqueKey::OwnPharmacy => Entity::Vendor,
         }
@@ -167,6 +170,7 @@ impl fmt::Display for UniqueKey {
             UniqueKey::UserEmail => "email",
             UniqueKey::RoleName => "role name",
             UniqueKey::PolicyName => "policy name",
+            UniqueKey::Gstin => "GSTIN",
             UniqueKey::PaymentReference { .. } => "payment reference",
             UniqueKey::OwnPharmacy => "OwnPharmacy vendor",
         })

@@ -37,6 +37,8 @@ use crate::access::Permission;
 use crate::auth::Secret;
 use crate::clock::BusinessCalendar;
 use crate::dashboard::TopVendor;
+use crate::domain::aging::{Aging, AgingBounds};
+use crate::domain::statement::StatementRows;
 use crate::domain::{
     AuditEntry, AuditQuery, Invoice, InvoiceDetail, InvoiceFilter, InvoiceQuery, NewAuditEntry, NewInvoice, NewPolicy,
     NewRole, NewTransaction, NewVendor, NewVendorPayment, Policy, ProfileUpdate, Role, Setting, Transaction,
@@ -498,6 +500,37 @@ pub trait ReportStore: Send + Sync + 'static {
     /// days without active payments may be left out.
     fn day_figures(&self, first: Date, last: Date)
     -> impl Future<Output = StoreResult<Vec<(Date, DayFigures)>>> + Send;
+
+    // Reconciliation (D34-D36)
+
+    /// The aging of `bounds.as_of` (D34): over the active invoices dated before
+    /// `bounds.counts_before` (of `vendor_id` alone, if given), what each still owed then, its
+    /// amount less its active payments dated before that instant, added up by vendor and by the
+    /// bucket [`AgingBounds::bucket`] gives its due date, positive remainders only; answered as
+    /// [`AgingBuilder::finish`] orders it.
+    ///
+    /// [`AgingBuilder::finish`]: crate::domain::aging::AgingBuilder::finish
+    fn aging(
+        &self,
+        bounds: &AgingBounds,
+        vendor_id: Option<VendorId>,
+    ) -> impl Future<Output = StoreResult<Aging>> + Send;
+
+    /// The rows of a statement of vendor `vendor_id` (D35) over the instants `[from, before)`:
+    /// what was invoiced and paid before `from`, and the vendor's active invoices dated in the
+    /// range with the active payments of its active invoices dated in the range, each entry's
+    /// business day read in `calendar`.
+    fn statement_rows(
+        &self,
+        vendor_id: VendorId,
+        from: Timestamp,
+        before: Timestamp,
+        calendar: &BusinessCalendar,
+    ) -> impl Future<Output = StoreResult<StatementRows>> + Send;
+
+    /// Active vendors whose drug licence is valid until an instant before `before` (D36),
+    /// soonest first, then by id.
+    fn licence_alerts(&self, before: Timestamp) -> impl Future<Output = StoreResult<Vec<Vendor>>> + Send;
 
     // Audit (D22)
 

@@ -83,6 +83,8 @@ bodies! {
         drug_license_number1: Slot => optional_string("drugLicenseNumber1"),
         drug_license_number2: Slot => optional_string("drugLicenseNumber2"),
         additional_drug_license_numbers: List => strings("additionalDrugLicenseNumbers"),
+        drug_license_valid_until: Slot => optional_datetime("drugLicenseValidUntil"),
+        gstin: Slot => optional_gstin("gstin"),
     }
 
     /// Invoice create and replace (spec; D14).

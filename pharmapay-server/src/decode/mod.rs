@@ -18,6 +18,7 @@ use pharmapay_core::Amount;
 use pharmapay_core::FieldErrors;
 use pharmapay_core::clock::parse_datetime;
 use pharmapay_core::domain::PaymentReference;
+use pharmapay_core::domain::gstin::Gstin;
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::rust_decimal::prelude::ToPrimitive;
@@ -396,6 +397,25 @@ impl Fields<'_> {
             inputs.extend(input);
         }
         (inputs.len() == n_items).then_some(Some(inputs))
+    }
+
+    /// An optional timestamp (D2): RFC 3339 with an offset, or `YYYY-MM-DD`; absent and `null`
+    /// are `Some(None)`.
+    pub fn optional_datetime(&mut self, name: &str, slot: Option<Slot>) -> Option<Option<Timestamp>> {
+        match self.optional_string(name, slot)? {
+            None => Some(None),
+            Some(text) => self.parsed(name, parse_datetime(&text)).map(Some),
+        }
+    }
+
+    /// An optional GSTIN (D37), upper-cased and checked; absent, `null` and blank are
+    /// `Some(None)`.
+    pub fn optional_gstin(&mut self, name: &str, slot: Option<Slot>) -> Option<Option<Gstin>> {
+        match self.optional_string(name, slot)? {
+            None => Some(None),
+            Some(text) if text.trim().is_empty() => Some(None),
+            Some(text) => self.parsed(name, Gstin::parse(&text)).map(Some),
+        }
     }
 
     /// An optional payment reference (D30): trimmed, 1 to 64 characters; absent and `null` are

@@ -73,6 +73,21 @@ impl<S: Store> Call<'_, S> {
         Ok(ok(&PageDto::from_page(page, to_dto)))
     }
 
+    /// A read of one answer with parameters read from the query string by `parse`: 200.
+    ///
+    /// # Errors
+    /// 400 for invalid parameters; the engine's errors.
+    pub async fn page_like<Q, T, D: Serialize>(
+        self,
+        parse: impl FnOnce(&Vec<(String, String)>) -> Result<Q, FieldErrors>,
+        read: impl AsyncFnOnce(&PharmaPay<S>, &Principal, &Q) -> Result<T, Error>,
+        to_dto: impl FnOnce(T) -> D,
+    ) -> Result<Reply, ApiError> {
+        let query = parse(&self.req.query)?;
+        let value = read(&self.app.engine, self.principal, &query).await?;
+        Ok(ok(&to_dto(value)))
+    }
+
     /// A read that takes nothing but the caller: 200.
     ///
     /// # Errors

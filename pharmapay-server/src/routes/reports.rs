@@ -1,4 +1,5 @@
-//! `GET /api/reports/{vendors,invoices,transactions}` (spec, Reports; D26): Excel downloads.
+//! `GET /api/reports/{vendors,invoices,transactions}` (spec, Reports; D26), `aging` (D34) and
+//! `vendor-statement` (D35): Excel downloads.
 //!
 //! Each report accepts its list's filters (not paging) and holds active records only. The sheet
 //! is built first, so a failure still answers problem details; the finished file then streams
@@ -20,7 +21,11 @@ use http_body_util::BodyExt;
 use hyper::StatusCode;
 use hyper::body::Frame;
 use hyper::header;
+use pharmapay_core::domain::aging::AgingQuery;
+use pharmapay_core::domain::statement::StatementQuery;
 use pharmapay_core::domain::{InvoiceFilter, TransactionFilter, VendorFilter};
+use pharmapay_core::ids::VendorId;
+use pharmapay_core::paging::read_id;
 use pharmapay_core::report::Report;
 use pharmapay_core::{FieldErrors, Principal, Store};
 use tokio::runtime::Handle;
@@ -56,6 +61,33 @@ pub async fn invoices<S: Store>(app: &App<S>, principal: &Principal, req: Req) -
 pub async fn transactions<S: Store>(app: &App<S>, principal: &Principal, req: Req) -> Result<Reply, ApiError> {
     let filter = filter(&req, TransactionFilter::from_params)?;
     Ok(download(app, app.engine.transactions_report(principal, filter).await?))
+}
+
+/// The payables aging (D34): `asOf` and `vendorId` as the aging takes them.
+pub async fn aging<S: Store>(app: &App<S>, principal: &Principal, req: Req) -> Result<Reply, ApiError> {
+    let query = AgingQuery::from_params(&req.query)?;
+    Ok(download(app, app.engine.aging_report(principal, &query).await?))
+}
+
+/// A vendor's statement (D35): `vendorId` (required), `fromDate` and `toDate`.
+pub async fn vendor_statement<S: Store>(app: &App<S>, principal: &Principal, req: Req) -> Result<Reply, ApiError> {
+    let mut errors = FieldErrors::new();
+    let vendor_id = read_id(&req.query, "vendorId", &mut errors);
+    if vendor_id.is_none() && errors.is_empty() {
+        errors.add("vendorId", "is required");
+    }
+    let query = StatementQuery::from_params(&req.query);
+    match (vendor_id, query) {
+        (Some(vendor_id), Ok(query)) if errors.is_empty() => {
+            Ok(download(app, app.engine.statement_report(principal, VendorId(vendor_id), &query).await?))
+        }
+        (_, query) => {
+            if let Err(more) = query {
+                errors.merge(more);
+            }
+            Err(ApiError::Invalid(errors))
+        }
+    }
 }
 
 /// A 200 whose body is the report's file, written on the blocking pool as the client reads it.

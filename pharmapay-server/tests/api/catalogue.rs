@@ -80,6 +80,11 @@ async fn settings_change_values_only() {
         settings,
         json!([
             { "key": "Currency", "value": "₹", "description": "Currency symbol shown in amounts" },
+            {
+                "key": "ExpiredLicensePolicy",
+                "value": "Warn",
+                "description": "Warn or Block: whether invoices dated after a vendor's drug licence expired are refused"
+            },
             { "key": "TimeZone", "value": "UTC", "description": "IANA time zone for dates and the Overdue rule" }
         ])
     );

@@ -53,6 +53,10 @@ async fn the_openapi_document_states_what_every_route_requires() {
                 assert!(operation.get("security").is_none(), "{label}");
                 assert!(description.starts_with(&format!("Permission `{access}`")), "{label}");
             }
+            Guard::AllOf(first, second) => {
+                assert!(operation.get("security").is_none(), "{label}");
+                assert!(description.starts_with(&format!("Permissions `{first}` and `{second}`")), "{label}");
+            }
         }
     }
 }

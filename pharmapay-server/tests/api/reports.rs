@@ -56,14 +56,17 @@ async fn download(app: &TestApp, path: &str) -> TestResponse {
 #[tokio::test]
 async fn the_three_reports_hold_active_records_with_typed_cells() {
     let app = spawn_app().await;
-    let vendor = app.vendor("Cipla").await;
+    let body = json!({ "name": "Cipla", "vendorType": "Wholesaler", "gstin": "27aapfu0939f1zv",
+        "drugLicenseValidUntil": "2024-05-20" });
+    let vendor = app.post("/api/vendors", &body).await.json()["id"].as_i64().unwrap();
     let gone = app.vendor("Gone Traders").await;
     let invoice = app.invoice(vendor, "INV-1", "1000.5", "2024-06-01").await;
     let canceled = app.invoice(vendor, "INV-2", "50", "2024-06-01").await;
     app.delete(&format!("/api/invoices/{canceled}")).await.expect(204);
     app.delete(&format!("/api/vendors/{gone}")).await.expect(204);
     let payment = app.pay(invoice, "200.25").await;
-    let body = json!({ "invoiceId": invoice, "amount": 1, "transactionDate": "2024-05-09", "transactionType": "NetBanking", "description": "cheque cleared" });
+    let body = json!({ "invoiceId": invoice, "amount": 1, "transactionDate": "2024-05-09", "transactionType": "NetBanking",
+        "description": "cheque cleared", "reference": " UTR-77 " });
     app.post("/api/transactions", &body).await.expect(201);
     let deleted = app.pay(invoice, "3").await;
     app.delete(&format!("/api/transactions/{deleted}")).await.expect(204);
@@ -90,8 +93,12 @@ async fn the_three_reports_hold_active_records_with_typed_cells() {
             "Outstanding Balance",
             "Total Invoice Value",
             "Total Paid",
-            "Created At"
-        ]
+            "Created At",
+            "GSTIN",
+            "License Valid Until",
+            "License Status"
+        ],
+        "the spec's columns in their places, then D37's and D36's"
     );
     assert_eq!(rows.len(), 3, "the pharmacy and Cipla; the deleted vendor is absent");
     let cipla = &rows[2];
@@ -103,6 +110,10 @@ async fn the_three_reports_hold_active_records_with_typed_cells() {
     assert_eq!(number(&cipla[9]), 1000.5);
     assert_eq!(number(&cipla[10]), 201.25);
     assert_eq!(date(&cipla[11]), "2024-05-10");
+    assert_eq!(text(&cipla[12]), "27AAPFU0939F1ZV", "D37: stored upper-cased");
+    assert_eq!(date(&cipla[13]), "2024-05-20");
+    assert_eq!(text(&cipla[14]), "ExpiringSoon", "D36: within 30 days of today, 10 May");
+    assert_eq!((text(&rows[1][12]), text(&rows[1][14])), (String::new(), "Unknown".to_owned()), "no GSTIN, no date");
 
     let invoices = download(&app, "/api/reports/invoices").await;
     assert_eq!(invoices.header("content-disposition"), Some("attachment; filename=\"invoices_20240510.xlsx\""));
@@ -136,7 +147,7 @@ async fn the_three_reports_hold_active_records_with_typed_cells() {
     let rows = sheet(&transactions, "Transactions");
     assert_eq!(
         rows[0].iter().map(text).collect::<Vec<_>>(),
-        ["ID", "Invoice Number", "Vendor", "Amount", "Type", "Transaction Date", "Description"]
+        ["ID", "Invoice Number", "Vendor", "Amount", "Type", "Transaction Date", "Description", "Reference"]
     );
     assert_eq!(rows.len(), 3, "the deleted payment is absent");
     assert_eq!(
@@ -147,6 +158,7 @@ async fn the_three_reports_hold_active_records_with_typed_cells() {
         (text(&rows[2][4]), date(&rows[2][5]), text(&rows[2][6])),
         ("Net Banking".to_owned(), "2024-05-09".to_owned(), "cheque cleared".to_owned())
     );
+    assert_eq!((text(&rows[1][7]), text(&rows[2][7])), (String::new(), "UTR-77".to_owned()), "D30: trimmed");
 }
 
 #[tokio::test]
@@ -252,7 +264,7 @@ async fn libreoffice_opens_every_report_and_reads_the_same_values() {
         expected_rows.push((report, csv));
     }
     let (_, vendors) = &expected_rows[0];
-    assert!(vendors.starts_with("ID,Name,Type,Address,Phone,Email,Drug License 1,Drug License 2,Outstanding Balance,Total Invoice Value,Total Paid,Created At"), "{vendors}");
+    assert!(vendors.starts_with("ID,Name,Type,Address,Phone,Email,Drug License 1,Drug License 2,Outstanding Balance,Total Invoice Value,Total Paid,Created At,GSTIN,License Valid Until,License Status"), "{vendors}");
     assert!(
         vendors.contains("\"Cipla, \"\"Mumbai\"\"\",Wholesaler"),
         "text with commas and quotes survives: {vendors}"

@@ -20,7 +20,7 @@ use sqlx::Row;
 use super::binds::{Binds, rows_in};
 use super::figures::{self, invoice_facts};
 use super::guards::existing_ids;
-use super::guards::{check_reference, lock_reference};
+use super::guards::{check_free, check_reference, lock_reference};
 use super::rows::{licences_json, micros, transaction_type, wide_decimal};
 use super::{Conn, IMPORT_CHUNK, Result, SqlStore, Table, answer, refused, reserve_ids};
 use crate::error::Error;
@@ -62,9 +62,19 @@ impl ImportStore for SqlStore {
                 return Ok(Vec::new());
             }
             let mut db_tx = self.begin().await?;
+            // D37: the active vendors' GSTINs, each free among stored active vendors and the batch.
+            let mut gstins = HashSet::new();
+            for imported in vendors.iter().filter(|imported| imported.is_active) {
+                let Some(gstin) = &imported.vendor.gstin else { continue };
+                if !gstins.insert(gstin.as_str()) {
+                    return refused(StoreError::Conflict(UniqueKey::Gstin));
+                }
+                check_free(&mut db_tx, UniqueKey::Gstin, gstin.as_str(), None).await?;
+            }
             let ids = reserve_ids(&mut db_tx, Table::Vendors, vendors.len()).await?;
             let head = "INSERT INTO vendors (id, name, name_key, vendor_type, address, phone, email, drug_license_number1, \
-                     drug_license_number2, additional_drug_license_numbers, is_active, created_at, updated_at)";
+                     drug_license_number2, additional_drug_license_numbers, is_active, created_at, updated_at, \
+                     drug_license_valid_until, gstin)";
             insert_chunks(&mut db_tx, head, &vendors, &ids, |binds, imported, id| {
                 let vendor = &imported.vendor;
                 let at = micros(imported.created_at);
@@ -82,6 +92,8 @@ impl ImportStore for SqlStore {
                     flag(imported.is_active),
                     binds.int(at),
                     binds.int(at),
+                    binds.int(vendor.drug_license_valid_until.map(micros)),
+                    binds.opt_text(vendor.gstin.as_ref().map(|gstin| gstin.as_str().to_owned())),
                 ]
             })
             .await?;

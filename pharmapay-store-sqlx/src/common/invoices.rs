@@ -5,13 +5,14 @@
 //! `rules::restore`'s to refuse. A list filtered by status or state alone takes its total from
 //! the kept figures.
 
+use pharmapay_core::domain::licence::{EXPIRED_LICENSE_POLICY, ExpiredLicensePolicy};
 use pharmapay_core::domain::{
     Invoice, InvoiceDetail, InvoiceFilter, InvoiceQuery, InvoiceSortKey, InvoiceStatus, NewInvoice, VendorBrief,
 };
 use pharmapay_core::figures::{FigureChange, InvoiceFacts, KeptCount};
 use pharmapay_core::ids::InvoiceId;
 use pharmapay_core::jiff::Timestamp;
-use pharmapay_core::rules::restore;
+use pharmapay_core::rules::{licence, restore};
 use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::store::{InvoiceStore, StoreResult, UniqueKey, WriteContext};
 use pharmapay_core::text::key;
@@ -21,7 +22,7 @@ use sqlx::Row;
 use super::binds::{Binds, conditions, contains_pattern, direction, instant_range, page_binds};
 use super::figures::{self, invoice_facts, kept_count};
 use super::guards::check_free;
-use super::rows::{invoice_from, invoice_in, micros, scaled_bound, vendor_type};
+use super::rows::{instant, invoice_from, invoice_in, micros, scaled_bound, vendor_type};
 use super::search::invoice_search;
 use super::{Conn, Result, SqlStore, answer, commit, refused, row_by_id};
 
@@ -120,20 +121,41 @@ pub(super) async fn invoice_for_change(conn: &mut Conn, id: i64) -> Result<Optio
 }
 
 /// Locks the vendors `ids` for a change of their kept figures, in id order (so writers never
-/// wait in a cycle), and answers whether the vendor `wanted` is active.
-pub(super) async fn lock_vendors(conn: &mut Conn, ids: [i64; 2], wanted: i64) -> Result<bool> {
-    let rows =
-        sqlx::query(concat!("SELECT id, is_active FROM vendors WHERE id = $1 OR id = $2 ORDER BY id", for_update!()))
-            .bind(ids[0])
-            .bind(ids[1])
-            .fetch_all(&mut *conn)
-            .await?;
+/// wait in a cycle), and answers whether the vendor `wanted` is active, with the day its drug
+/// licence is valid until (D36).
+pub(super) async fn lock_vendors(conn: &mut Conn, ids: [i64; 2], wanted: i64) -> Result<(bool, Option<Timestamp>)> {
+    let rows = sqlx::query(concat!(
+        "SELECT id, is_active, drug_license_valid_until FROM vendors WHERE id = $1 OR id = $2 ORDER BY id",
+        for_update!()
+    ))
+    .bind(ids[0])
+    .bind(ids[1])
+    .fetch_all(&mut *conn)
+    .await?;
     for row in &rows {
         if row.try_get::<i64, _>("id")? == wanted {
-            return Ok(row.try_get("is_active")?);
+            let valid_until = row.try_get::<Option<i64>, _>("drug_license_valid_until")?.map(instant).transpose()?;
+            return Ok((row.try_get("is_active")?, valid_until));
         }
     }
-    Ok(false)
+    Ok((false, None))
+}
+
+/// D36: refuses, as `rules::licence` decides, an invoice dated `invoice_date` for a vendor whose
+/// licence was valid until `valid_until`, when the `ExpiredLicensePolicy` setting blocks.
+async fn check_licence(conn: &mut Conn, valid_until: Option<Timestamp>, invoice_date: Timestamp) -> Result<()> {
+    let row = sqlx::query(concat!("SELECT value FROM settings WHERE key = $1", for_share!()))
+        .bind(EXPIRED_LICENSE_POLICY)
+        .fetch_optional(&mut *conn)
+        .await?;
+    let value: Option<String> = row.map(|row| row.try_get("value")).transpose()?;
+    let policy = value.as_deref().and_then(ExpiredLicensePolicy::parse).unwrap_or_default();
+    if policy == ExpiredLicensePolicy::Warn || valid_until.is_none() {
+        return Ok(());
+    }
+    let calendar = figures::write_calendar(conn).await?;
+    let day_start = calendar.start_of(calendar.date_of(invoice_date));
+    Ok(licence::check_invoice(policy, valid_until, day_start)?)
 }
 
 /// The facts of an active invoice holding `invoice`'s fields with `paid` already paid.
@@ -158,10 +180,11 @@ impl InvoiceStore for SqlStore {
             let mut db_tx = self.begin().await?;
             let number_key = key(&invoice.invoice_number);
             let vendor_id = invoice.vendor_id.get();
-            if !lock_vendors(&mut db_tx, [vendor_id, vendor_id], vendor_id).await? {
+            let (true, valid_until) = lock_vendors(&mut db_tx, [vendor_id, vendor_id], vendor_id).await? else {
                 return refused(StoreError::ParentInactive(Entity::Vendor));
-            }
+            };
             check_free(&mut db_tx, UniqueKey::InvoiceNumber, &number_key, None).await?;
+            check_licence(&mut db_tx, valid_until, invoice.invoice_date).await?;
             // Under a race the partial unique index decides; its violation maps to the same
             // Conflict (D5).
             let row = sqlx::query(
@@ -235,10 +258,12 @@ impl InvoiceStore for SqlStore {
             };
             let number_key = key(&invoice.invoice_number);
             let vendor_id = invoice.vendor_id.get();
-            if !lock_vendors(&mut db_tx, [before.vendor_id.get(), vendor_id], vendor_id).await? {
+            let (true, valid_until) = lock_vendors(&mut db_tx, [before.vendor_id.get(), vendor_id], vendor_id).await?
+            else {
                 return refused(StoreError::ParentInactive(Entity::Vendor));
-            }
+            };
             check_free(&mut db_tx, UniqueKey::InvoiceNumber, &number_key, Some(id.get())).await?;
+            check_licence(&mut db_tx, valid_until, invoice.invoice_date).await?;
             // The paid total is kept: it belongs to the payments, not to the replaced fields.
             sqlx::query(
                 "UPDATE invoices SET vendor_id = $2, invoice_number = $3, number_key = $4, amount = $5, \
@@ -292,7 +317,8 @@ impl InvoiceStore for SqlStore {
                 return refused(StoreError::NotFound(Entity::Invoice));
             };
             let vendor_id = before.vendor_id.get();
-            restore::check_parent(Entity::Vendor, lock_vendors(&mut db_tx, [vendor_id, vendor_id], vendor_id).await?)?;
+            let (vendor_active, _) = lock_vendors(&mut db_tx, [vendor_id, vendor_id], vendor_id).await?;
+            restore::check_parent(Entity::Vendor, vendor_active)?;
             check_free(&mut db_tx, UniqueKey::InvoiceNumber, &number_key, Some(id.get())).await?;
             sqlx::query("UPDATE invoices SET is_active = TRUE, updated_at = $2 WHERE id = $1")
                 .bind(id.get())

@@ -5,6 +5,8 @@
 
 use pharmapay_core::BusinessCalendar;
 use pharmapay_core::dashboard::TopVendor;
+use pharmapay_core::domain::aging::{Aging, AgingBounds, AgingBucket, AgingBuilder};
+use pharmapay_core::domain::statement::{StatementEntry, StatementLineKind, StatementRows};
 use pharmapay_core::domain::{
     AuditEntry, AuditQuery, Invoice, InvoiceFilter, Setting, Transaction, TransactionFilter, Vendor, VendorFilter,
 };
@@ -20,9 +22,12 @@ use super::binds::{Binds, conditions, instant_range, page_binds};
 use super::figures::{self, pair_of};
 use super::invoices::invoice_conditions;
 use super::payments::transaction_conditions;
-use super::rows::{audit_from, count, invoice_from, micros, setting_from, transaction_from, vendor_from};
+use super::rows::{
+    amount, audit_from, count, instant, invoice_from, micros, setting_from, transaction_from, vendor_from,
+};
 use super::vendors::vendor_conditions;
 use super::{DbRow, Result, SqlStore, answer, insert_audit, refused};
+use crate::error::Error;
 use crate::statements;
 
 /// What an export reads (D26): its columns and sources, and the id column its cursor follows.
@@ -186,6 +191,148 @@ impl ReportStore for SqlStore {
                 .fetch_all(&self.reader)
                 .await?;
             rows.iter().map(figures::day_from).collect()
+        })
+        .await
+    }
+
+    async fn aging(&self, bounds: &AgingBounds, vendor_id: Option<VendorId>) -> StoreResult<Aging> {
+        answer(async move {
+            let mut binds = Binds::default();
+            let counts_before = binds.int(micros(bounds.counts_before));
+            // A due date falls in the first bucket whose lower bound it reaches (`AgingBounds`).
+            let buckets: Vec<String> = bounds
+                .due_from
+                .iter()
+                .enumerate()
+                .map(|(index, from)| format!("WHEN x.due_date >= {} THEN {index}", binds.int(micros(*from))))
+                .collect();
+            let vendor = match vendor_id {
+                Some(vendor_id) => format!(" AND i.vendor_id = {}", binds.int(vendor_id.get())),
+                None => String::new(),
+            };
+            // What each invoice owed then is its kept paid total less the payments dated after
+            // the day; positive remainders are added up by vendor and bucket, in exact halves.
+            let sql = format!(
+                "SELECT g.vendor_id, v.name, g.bucket, g.owed_high, g.owed_low, g.invoices FROM ( \
+                 SELECT x.vendor_id, CAST(CASE {cases} ELSE {over} END AS BIGINT) AS bucket, \
+                 CAST(SUM(x.owed / 4294967296) AS BIGINT) AS owed_high, \
+                 CAST(SUM(x.owed % 4294967296) AS BIGINT) AS owed_low, COUNT(*) AS invoices \
+                 FROM (SELECT i.vendor_id, i.due_date, i.amount - i.paid + COALESCE(l.later, 0) AS owed \
+                 FROM invoices i LEFT JOIN (SELECT invoice_id, CAST(SUM(amount) AS BIGINT) AS later FROM transactions \
+                 WHERE is_active AND transaction_date >= {counts_before} GROUP BY invoice_id) l ON l.invoice_id = i.id \
+                 WHERE i.is_active AND i.invoice_date < {counts_before}{vendor}) x \
+                 WHERE x.owed > 0 GROUP BY x.vendor_id, bucket) g JOIN vendors v ON v.id = g.vendor_id",
+                cases = buckets.join(" "),
+                over = bounds.due_from.len(),
+            );
+            let rows = binds.query(sql).fetch_all(&self.reader).await?;
+            let mut aging = AgingBuilder::new();
+            for row in &rows {
+                let bucket = usize::try_from(row.try_get::<i64, _>("bucket")?).unwrap_or(usize::MAX);
+                let bucket = AgingBucket::ALL.get(bucket).copied().ok_or_else(|| Error::corrupt("an aging bucket"))?;
+                let name: String = row.try_get("name")?;
+                let owed = pair_of(row, "owed")?;
+                aging.add(VendorId(row.try_get("vendor_id")?), &name, bucket, owed, count(row.try_get("invoices")?));
+            }
+            Ok(aging.finish(bounds.as_of))
+        })
+        .await
+    }
+
+    async fn statement_rows(
+        &self,
+        vendor_id: VendorId,
+        from: Timestamp,
+        before: Timestamp,
+        calendar: &BusinessCalendar,
+    ) -> StoreResult<StatementRows> {
+        answer(async move {
+            let mut conn = self.read().await?;
+            let invoiced = sqlx::query(concat!(
+                "SELECT ",
+                exact_sum!("amount", "invoiced"),
+                " FROM invoices WHERE vendor_id = $1 AND is_active AND invoice_date < $2"
+            ))
+            .bind(vendor_id.get())
+            .bind(micros(from))
+            .fetch_one(&mut *conn)
+            .await?;
+            let paid = sqlx::query(concat!(
+                "SELECT ",
+                exact_sum!("t.amount", "paid"),
+                " FROM transactions t JOIN invoices i ON i.id = t.invoice_id \
+                 WHERE i.vendor_id = $1 AND i.is_active AND t.is_active AND t.transaction_date < $2"
+            ))
+            .bind(vendor_id.get())
+            .bind(micros(from))
+            .fetch_one(&mut *conn)
+            .await?;
+            let mut rows = StatementRows {
+                invoiced_before: pair_of(&invoiced, "invoiced")?,
+                paid_before: pair_of(&paid, "paid")?,
+                entries: Vec::new(),
+            };
+            let invoices = sqlx::query(
+                "SELECT id, invoice_number, invoice_date, description, amount FROM invoices \
+                 WHERE vendor_id = $1 AND is_active AND invoice_date >= $2 AND invoice_date < $3",
+            )
+            .bind(vendor_id.get())
+            .bind(micros(from))
+            .bind(micros(before))
+            .fetch_all(&mut *conn)
+            .await?;
+            for row in &invoices {
+                rows.entries.push(StatementEntry {
+                    date: calendar.date_of(instant(row.try_get("invoice_date")?)?),
+                    kind: StatementLineKind::Invoice,
+                    invoice_id: InvoiceId(row.try_get("id")?),
+                    invoice_number: row.try_get("invoice_number")?,
+                    transaction_id: None,
+                    reference: None,
+                    description: row.try_get("description")?,
+                    amount: amount(row.try_get("amount")?)?.get(),
+                });
+            }
+            let payments = sqlx::query(
+                "SELECT t.id, t.invoice_id, i.invoice_number, t.transaction_date, t.reference, t.description, t.amount \
+                 FROM transactions t JOIN invoices i ON i.id = t.invoice_id \
+                 WHERE i.vendor_id = $1 AND i.is_active AND t.is_active AND t.transaction_date >= $2 \
+                 AND t.transaction_date < $3",
+            )
+            .bind(vendor_id.get())
+            .bind(micros(from))
+            .bind(micros(before))
+            .fetch_all(&mut *conn)
+            .await?;
+            for row in &payments {
+                rows.entries.push(StatementEntry {
+                    date: calendar.date_of(instant(row.try_get("transaction_date")?)?),
+                    kind: StatementLineKind::Payment,
+                    invoice_id: InvoiceId(row.try_get("invoice_id")?),
+                    invoice_number: row.try_get("invoice_number")?,
+                    transaction_id: Some(TransactionId(row.try_get("id")?)),
+                    reference: row.try_get("reference")?,
+                    description: row.try_get("description")?,
+                    amount: amount(row.try_get("amount")?)?.get(),
+                });
+            }
+            Ok(rows)
+        })
+        .await
+    }
+
+    async fn licence_alerts(&self, before: Timestamp) -> StoreResult<Vec<Vendor>> {
+        answer(async move {
+            let rows = sqlx::query(concat!(
+                "SELECT ",
+                vendor_columns!(),
+                " FROM vendors v WHERE v.is_active AND v.drug_license_valid_until < $1 \
+                 ORDER BY v.drug_license_valid_until, v.id"
+            ))
+            .bind(micros(before))
+            .fetch_all(&self.reader)
+            .await?;
+            rows.iter().map(vendor_from).collect()
         })
         .await
     }

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use pharmapay_core::Amount;
 use pharmapay_core::access::Permission;
+use pharmapay_core::domain::licence::LicenseStatus;
 use pharmapay_core::domain::{
     AuditEntry, Invoice, InvoiceBrief, InvoiceStatus, Policy, Role, Setting, Transaction, TransactionType, User,
     Vendor, VendorTotals, VendorType,
@@ -102,6 +103,13 @@ pub(super) fn vendor_from(row: &DbRow) -> Result<Vendor> {
         drug_license_number2: row.try_get("drug_license_number2")?,
         additional_drug_license_numbers: serde_json::from_str(licences)
             .map_err(|error| Error::corrupt(format!("licence numbers {licences:?}: {error}")))?,
+        drug_license_valid_until: row
+            .try_get::<Option<i64>, _>("drug_license_valid_until")?
+            .map(instant)
+            .transpose()?,
+        // Computed for today by the engine (D36).
+        license_status: LicenseStatus::Unknown,
+        gstin: row.try_get("gstin")?,
         is_active: row.try_get("is_active")?,
         totals: VendorTotals::new(total_value, total_paid),
         created_at: instant(row.try_get("created_at")?)?,

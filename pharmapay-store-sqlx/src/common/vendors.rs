@@ -2,18 +2,20 @@
 //! invoice and payment writes move; a vendor write itself moves only the installation's counts.
 //! The OwnPharmacy rules are `rules::vendors`' (D14).
 
+use pharmapay_core::domain::licence::LicenseStatus;
 use pharmapay_core::domain::{NewVendor, Vendor, VendorFilter, VendorQuery, VendorSortKey, VendorType};
 use pharmapay_core::figures::{FigureChange, KeptCount, VendorFacts};
 use pharmapay_core::ids::VendorId;
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::rules::vendors as vendor_rules;
-use pharmapay_core::store::{StoreResult, VendorStore, WriteContext};
+use pharmapay_core::store::{StoreResult, UniqueKey, VendorStore, WriteContext};
 use pharmapay_core::text::key;
 use pharmapay_core::{Entity, Page, StoreError};
 use sqlx::Row;
 
 use super::binds::{Binds, conditions, direction, page_binds};
 use super::figures::{self, kept_count};
+use super::guards::check_free;
 use super::rows::{licences_json, micros, vendor_from, vendor_in, vendor_type};
 use super::search::vendor_search;
 use super::{Conn, Result, SqlStore, answer, commit, refused, row_by_id, set_active};
@@ -21,10 +23,14 @@ use super::{Conn, Result, SqlStore, answer, commit, refused, row_by_id, set_acti
 /// Inserts an active vendor made at `at` and counts it in the installation's figures; answers
 /// its id.
 pub(super) async fn insert_vendor_row(conn: &mut Conn, vendor: &NewVendor, at: Timestamp) -> Result<i64> {
+    if let Some(gstin) = &vendor.gstin {
+        check_free(conn, UniqueKey::Gstin, gstin.as_str(), None).await?;
+    }
     let row = sqlx::query(
         "INSERT INTO vendors (name, name_key, vendor_type, address, phone, email, drug_license_number1, \
-         drug_license_number2, additional_drug_license_numbers, is_active, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, TRUE, $10, $10) RETURNING id",
+         drug_license_number2, additional_drug_license_numbers, is_active, created_at, updated_at, \
+         drug_license_valid_until, gstin) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, TRUE, $10, $10, $11, $12) RETURNING id",
     )
     .bind(vendor.name.clone())
     .bind(key(&vendor.name))
@@ -36,6 +42,8 @@ pub(super) async fn insert_vendor_row(conn: &mut Conn, vendor: &NewVendor, at: T
     .bind(vendor.drug_license_number2.clone())
     .bind(licences_json(&vendor.additional_drug_license_numbers))
     .bind(micros(at))
+    .bind(vendor.drug_license_valid_until.map(micros))
+    .bind(vendor.gstin.as_ref().map(|gstin| gstin.as_str().to_owned()))
     .fetch_one(&mut *conn)
     .await?;
     change_vendor_state(conn, None, Some(true)).await?;
@@ -59,14 +67,30 @@ pub(super) fn vendor_conditions(binds: &mut Binds, filter: &VendorFilter) -> Str
     if let Some(search) = &filter.search {
         parts.push(vendor_search(binds, "v.id", "v.name_key", search));
     }
+    if let Some((status, bounds)) = filter.licence {
+        // D36: the status as `LicenseStatus::of` computes it, over the stored date.
+        let column = "v.drug_license_valid_until";
+        parts.push(match status {
+            LicenseStatus::Unknown => format!("{column} IS NULL"),
+            LicenseStatus::Expired => format!("{column} < {}", binds.int(micros(bounds.today_start))),
+            LicenseStatus::ExpiringSoon => format!(
+                "{column} >= {} AND {column} < {}",
+                binds.int(micros(bounds.today_start)),
+                binds.int(micros(bounds.soon_end))
+            ),
+            LicenseStatus::Valid => format!("{column} >= {}", binds.int(micros(bounds.soon_end))),
+        });
+    }
     conditions(parts)
 }
 
-/// The type and state of a vendor, locked for a change.
-pub(super) async fn vendor_for_change(conn: &mut Conn, id: i64) -> Result<Option<(VendorType, bool)>> {
+/// The type, state and GSTIN of a vendor, locked for a change.
+pub(super) async fn vendor_for_change(conn: &mut Conn, id: i64) -> Result<Option<(VendorType, bool, Option<String>)>> {
     let row =
-        row_by_id(conn, concat!("SELECT vendor_type, is_active FROM vendors WHERE id = $1", for_update!()), id).await?;
-    row.map(|row| Ok((vendor_type(row.try_get("vendor_type")?)?, row.try_get("is_active")?))).transpose()
+        row_by_id(conn, concat!("SELECT vendor_type, is_active, gstin FROM vendors WHERE id = $1", for_update!()), id)
+            .await?;
+    row.map(|row| Ok((vendor_type(row.try_get("vendor_type")?)?, row.try_get("is_active")?, row.try_get("gstin")?)))
+        .transpose()
 }
 
 impl VendorStore for SqlStore {
@@ -88,14 +112,17 @@ impl VendorStore for SqlStore {
     async fn update_vendor(&self, id: VendorId, vendor: NewVendor, ctx: WriteContext) -> StoreResult<Vendor> {
         answer(async move {
             let mut db_tx = self.begin().await?;
-            let Some((current_type, true)) = vendor_for_change(&mut db_tx, id.get()).await? else {
+            let Some((current_type, true, _)) = vendor_for_change(&mut db_tx, id.get()).await? else {
                 return refused(StoreError::NotFound(Entity::Vendor));
             };
+            if let Some(gstin) = &vendor.gstin {
+                check_free(&mut db_tx, UniqueKey::Gstin, gstin.as_str(), Some(id.get())).await?;
+            }
             vendor_rules::check_update(current_type, vendor.vendor_type)?;
             sqlx::query(
                 "UPDATE vendors SET name = $2, name_key = $3, vendor_type = $4, address = $5, phone = $6, email = $7, \
                  drug_license_number1 = $8, drug_license_number2 = $9, additional_drug_license_numbers = $10, \
-                 updated_at = $11 WHERE id = $1",
+                 updated_at = $11, drug_license_valid_until = $12, gstin = $13 WHERE id = $1",
             )
             .bind(id.get())
             .bind(vendor.name.clone())
@@ -108,6 +135,8 @@ impl VendorStore for SqlStore {
             .bind(vendor.drug_license_number2)
             .bind(licences_json(&vendor.additional_drug_license_numbers))
             .bind(micros(ctx.at))
+            .bind(vendor.drug_license_valid_until.map(micros))
+            .bind(vendor.gstin.as_ref().map(|gstin| gstin.as_str().to_owned()))
             .execute(&mut *db_tx)
             .await?;
             let vendor = vendor_in(&mut db_tx, id.get()).await?;
@@ -119,7 +148,7 @@ impl VendorStore for SqlStore {
     async fn delete_vendor(&self, id: VendorId, ctx: WriteContext) -> StoreResult<()> {
         answer(async move {
             let mut db_tx = self.begin().await?;
-            let Some((current_type, true)) = vendor_for_change(&mut db_tx, id.get()).await? else {
+            let Some((current_type, true, _)) = vendor_for_change(&mut db_tx, id.get()).await? else {
                 return refused(StoreError::NotFound(Entity::Vendor));
             };
             vendor_rules::check_delete(current_type)?;
@@ -139,9 +168,12 @@ impl VendorStore for SqlStore {
     async fn restore_vendor(&self, id: VendorId, ctx: WriteContext) -> StoreResult<Vendor> {
         answer(async move {
             let mut db_tx = self.begin().await?;
-            let Some((_, false)) = vendor_for_change(&mut db_tx, id.get()).await? else {
+            let Some((_, false, gstin)) = vendor_for_change(&mut db_tx, id.get()).await? else {
                 return refused(StoreError::NotFound(Entity::Vendor));
             };
+            if let Some(gstin) = gstin {
+                check_free(&mut db_tx, UniqueKey::Gstin, &gstin, Some(id.get())).await?;
+            }
             set_active(
                 &mut db_tx,
                 "UPDATE vendors SET is_active = TRUE, updated_at = $2 WHERE id = $1",

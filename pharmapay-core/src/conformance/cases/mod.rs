@@ -6,13 +6,17 @@
 //! (onboarding, sign-in, tokens), `ledger.rs` (vendors, invoices, payments), `access.rs`
 //! (users, the profile, roles, policies), `grants.rs` (access that cannot be widened from
 //! inside, reductions that take effect at once and throttling that costs an attacker: D38 to
-//! D40) and `reports.rs` (settings, dashboard, audit, exports, idempotency, imports). Every case is re-exported here, where [`crate::store_conformance_tests!`]
-//! finds it by name. This file holds the helpers the cases share.
+//! D40), `payments.rs` (references, vendor payments, what falls due: D30 to D33),
+//! `reconciliation.rs` (GSTINs, drug licences, aging and statements: D34 to D37) and
+//! `reports.rs` (settings, dashboard, audit, exports, idempotency, imports). Every case is
+//! re-exported here, where [`crate::store_conformance_tests!`] finds it by name. This file
+//! holds the helpers the cases share.
 
 mod access;
 mod grants;
 mod ledger;
 mod payments;
+mod reconciliation;
 mod reports;
 mod sessions;
 
@@ -40,6 +44,11 @@ pub use payments::{
     concurrent_payments_with_one_reference_have_one_winner, concurrent_vendor_payments_never_overpay,
     due_soon_payables_and_overpaid_invoices, payment_references_stop_double_payments,
     vendor_payments_split_over_invoices_and_never_overpay,
+};
+pub use reconciliation::{
+    aging_buckets_what_was_owed_on_the_day, expired_licences_block_invoices_only_under_block,
+    gstins_are_kept_upper_cased_and_unique_among_active_vendors, licence_status_filters_and_alerts_follow_today,
+    vendor_statements_open_run_and_close,
 };
 pub use reports::{
     aggregates_stay_exact_beyond_sixty_four_bits, audit_log_records_writes_with_reasons,

@@ -20,7 +20,7 @@ pub async fn settings_update_only_values_and_time_zones_must_exist<S: Store>(sto
     let fx = Fixture::new(store).await;
     let settings = fx.engine.list_settings(&fx.admin).await.unwrap();
     let pairs: Vec<(&str, &str)> = settings.iter().map(|s| (s.key.as_str(), s.value.as_str())).collect();
-    assert_eq!(pairs, [("Currency", "₹"), ("TimeZone", "UTC")], "D27");
+    assert_eq!(pairs, [("Currency", "₹"), ("ExpiredLicensePolicy", "Warn"), ("TimeZone", "UTC")], "D27, D36");
     assert_eq!(
         fx.engine.get_setting(&fx.admin, "Currency").await.unwrap().description,
         "Currency symbol shown in amounts"

@@ -1,0 +1,104 @@
+//! What a pharmacy reconciles with: the payables aging (D34), a vendor's statement (D35) and
+//! the drug licences about to lapse (D36). The stores find the figures; the days, buckets,
+//! order and arithmetic are core's.
+
+use jiff::civil::Date;
+use jiff::{Span, Timestamp};
+
+use super::{PharmaPay, licensed, store_error};
+use crate::access::{Access, Action, Collection, Principal};
+use crate::domain::Vendor;
+use crate::domain::aging::{Aging, AgingBounds, AgingQuery};
+use crate::domain::licence::{LicenceBounds, days_left};
+use crate::domain::statement::{self, Statement, StatementQuery};
+use crate::error::{Entity, Error, Result};
+use crate::ids::VendorId;
+use crate::store::Store;
+
+/// A vendor whose drug licence has expired or expires soon (D36).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LicenceAlert {
+    /// The vendor, with its licence status.
+    pub vendor: Vendor,
+    /// The day its licence is valid until.
+    pub valid_until: Timestamp,
+    /// Whole days from today to that day: 0 on its last day, negative once expired.
+    pub days_left: i64,
+}
+
+impl<S: Store> PharmaPay<S> {
+    /// The payables aging as of a day (D34), today when the query names none: what each vendor
+    /// was owed on that day, by how late it was; later payments never shrink it.
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`] without `Invoice:Read`; [`Error::Validation`] for a day after
+    /// today; [`Error::NotFound`] for an unknown vendor.
+    pub async fn aging(&self, principal: &Principal, query: &AgingQuery) -> Result<Aging> {
+        principal.require(Access::new(Collection::Invoice, Action::Read))?;
+        let calendar = self.calendar().await?;
+        let today = calendar.date_of(self.now());
+        let as_of = query.as_of.unwrap_or(today);
+        if as_of > today {
+            return Err(Error::invalid("asOf", "must not be after today"));
+        }
+        if let Some(vendor_id) = query.vendor_id {
+            self.store.get_vendor(vendor_id).await.map_err(store_error)?.ok_or(Error::not_found(Entity::Vendor))?;
+        }
+        let bounds = AgingBounds::for_day(&calendar, as_of);
+        self.store.aging(&bounds, query.vendor_id).await.map_err(store_error)
+    }
+
+    /// A vendor's statement over a range of days (D35): by default from the first day of the
+    /// current month to today. A deleted vendor's statement is still served.
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`] without `Vendor:Read` and `Invoice:Read`; [`Error::Validation`] for
+    /// a range whose start comes after its end; [`Error::NotFound`] for an unknown vendor.
+    pub async fn vendor_statement(
+        &self,
+        principal: &Principal,
+        vendor_id: VendorId,
+        query: &StatementQuery,
+    ) -> Result<Statement> {
+        principal.require(Access::new(Collection::Vendor, Action::Read))?;
+        principal.require(Access::new(Collection::Invoice, Action::Read))?;
+        let calendar = self.calendar().await?;
+        let today = calendar.date_of(self.now());
+        let from_date = query.from_date.unwrap_or_else(|| today.first_of_month());
+        let to_date = query.to_date.unwrap_or(today);
+        if from_date > to_date {
+            let field = if query.from_date.is_some() { "fromDate" } else { "toDate" };
+            return Err(Error::invalid(field, "the range must not start after it ends"));
+        }
+        let vendor =
+            self.store.get_vendor(vendor_id).await.map_err(store_error)?.ok_or(Error::not_found(Entity::Vendor))?;
+        let vendor = licensed(&LicenceBounds::for_day(&calendar, today), vendor);
+        let from = calendar.start_of(from_date);
+        let before = calendar.start_of(to_date.saturating_add(Span::new().days(1)));
+        let rows = self.store.statement_rows(vendor_id, from, before, &calendar).await.map_err(store_error)?;
+        let figures = statement::build(rows.invoiced_before - rows.paid_before, rows.entries);
+        Ok(Statement { vendor, from_date, to_date, figures })
+    }
+
+    /// Active vendors whose drug licence has expired or expires within `within_days` days
+    /// (D36), soonest first.
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`] without `Dashboard:Read`; store failures.
+    pub async fn licence_alerts(&self, principal: &Principal, within_days: u16) -> Result<Vec<LicenceAlert>> {
+        principal.require(Access::new(Collection::Dashboard, Action::Read))?;
+        let calendar = self.calendar().await?;
+        let today: Date = calendar.date_of(self.now());
+        let window = LicenceBounds::within(&calendar, today, i64::from(within_days));
+        let status_bounds = LicenceBounds::for_day(&calendar, today);
+        let vendors = self.store.licence_alerts(window.soon_end).await.map_err(store_error)?;
+        Ok(vendors
+            .into_iter()
+            .filter_map(|vendor| {
+                let valid_until = vendor.drug_license_valid_until?;
+                let vendor = licensed(&status_bounds, vendor);
+                Some(LicenceAlert { days_left: days_left(&calendar, valid_until, today), valid_until, vendor })
+            })
+            .collect())
+    }
+}
