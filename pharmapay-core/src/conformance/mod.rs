@@ -18,6 +18,7 @@
 
 pub mod cases;
 pub mod model;
+mod reconciled;
 
 use std::cmp::Ordering;
 

@@ -6,7 +6,8 @@
 //! outcome. Two uses:
 //! - [`Model::check_invariants`] asserts, after any step, the rules that must always hold:
 //!   paid is the exact sum of active payments, pending is amount minus paid, status follows the
-//!   table, vendor and dashboard totals are their sums, and pages partition sorted lists;
+//!   table, vendor and dashboard totals are their sums, pages partition sorted lists, and the
+//!   aging, statements and licence alerts equal their recounts (`reconciled.rs`);
 //! - [`Model::snapshot`] renders everything observable with ids replaced by creation order, so
 //!   two backends fed the same sequence can be compared for identical answers.
 
@@ -18,6 +19,7 @@ use proptest::prelude::*;
 use rust_decimal::Decimal;
 
 use super::{Fixture, invoice_order, invoice_sort_keys};
+use crate::domain::gstin::Gstin;
 use crate::domain::{
     Invoice, InvoiceQuery, InvoiceSortKey, InvoiceStatus, NewInvoice, NewTransaction, NewVendor, Transaction,
     TransactionQuery, TransactionSortKey, TransactionType, Vendor, VendorQuery, VendorSortKey, VendorType,
@@ -41,12 +43,16 @@ pub enum Op {
         /// Name index.
         name: u8,
     },
-    /// Replace a vendor's name and type.
+    /// Replace a vendor's name, type, drug licence date and GSTIN.
     UpdateVendor {
         /// Which vendor.
         vendor: u8,
         /// Name index.
         name: u8,
+        /// Index into the licence offsets (days from now, around D36's edges); past them, none.
+        licence: u8,
+        /// GSTIN index: one of three, or none (D37).
+        gstin: u8,
     },
     /// Soft-delete a vendor.
     DeleteVendor {
@@ -149,7 +155,18 @@ pub enum Op {
         /// Zone index.
         zone: u8,
     },
+    /// Set `ExpiredLicensePolicy` to `Block` or back to `Warn` (D36).
+    SetLicencePolicy {
+        /// Whether invoices of lapsed vendors are refused.
+        block: bool,
+    },
 }
+
+/// Days from now a drug licence is valid until: around the edges of D36's statuses.
+const LICENCE_DAYS: [i64; 9] = [-40, -31, -1, 0, 1, 29, 30, 31, 45];
+
+/// GSTINs with valid check characters (D37); vendors share three, so some updates conflict.
+const GSTINS: [&str; 3] = ["27AAPFU0939F1ZV", "29AAGCR4375J1ZU", "07AAGFF2194N1Z1"];
 
 /// References: two keys, spelled several ways (D30); most payments carry none.
 const REFERENCES: [&str; 4] = ["UTR-1", "utr 1", "CHQ/9", "chq9"];
@@ -167,7 +184,8 @@ const ZONES: [&str; 4] = ["UTC", "Asia/Kolkata", "Pacific/Kiritimati", "Pacific/
 pub fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         3 => any::<u8>().prop_map(|name| Op::CreateVendor { name }),
-        1 => (any::<u8>(), any::<u8>()).prop_map(|(vendor, name)| Op::UpdateVendor { vendor, name }),
+        2 => (any::<u8>(), any::<u8>(), 0u8..=9, any::<u8>())
+            .prop_map(|(vendor, name, licence, gstin)| Op::UpdateVendor { vendor, name, licence, gstin }),
         1 => any::<u8>().prop_map(|vendor| Op::DeleteVendor { vendor }),
         1 => any::<u8>().prop_map(|vendor| Op::RestoreVendor { vendor }),
         5 => (any::<u8>(), any::<u8>(), 1u32..=500_000, -20i8..=20)
@@ -186,6 +204,7 @@ pub fn op() -> impl Strategy<Value = Op> {
         1 => any::<u8>().prop_map(|payment| Op::RestorePayment { payment }),
         1 => (1u16..=24 * 45).prop_map(Op::AdvanceHours),
         1 => any::<u8>().prop_map(|zone| Op::SetTimeZone { zone }),
+        1 => any::<bool>().prop_map(|block| Op::SetLicencePolicy { block }),
     ]
 }
 
@@ -279,10 +298,18 @@ impl<S: Store> Model<S> {
                 let input = NewVendor::new(NAMES[name as usize % NAMES.len()], VendorType::Dealer);
                 kept(&mut self.vendors, engine.create_vendor(admin, input, None).await, |vendor| vendor.id)
             }
-            Op::UpdateVendor { vendor, name } => {
+            Op::UpdateVendor { vendor, name, licence, gstin } => {
                 let Some(id) = pick(&self.vendors[1..], vendor) else { return "skip".into() };
                 let kind = [VendorType::Agency, VendorType::Manufacturer, VendorType::Wholesaler][name as usize % 3];
-                outcome(engine.update_vendor(admin, id, NewVendor::new(NAMES[name as usize % NAMES.len()], kind)).await)
+                let valid_until = LICENCE_DAYS
+                    .get(usize::from(licence))
+                    .map(|offset| engine.now() + SignedDuration::from_hours(24 * offset));
+                let input = NewVendor {
+                    drug_license_valid_until: valid_until,
+                    gstin: GSTINS.get(usize::from(gstin % 4)).map(|text| Gstin::parse(text).expect("a valid GSTIN")),
+                    ..NewVendor::new(NAMES[name as usize % NAMES.len()], kind)
+                };
+                outcome(engine.update_vendor(admin, id, input).await)
             }
             Op::DeleteVendor { vendor } => {
                 let Some(id) = pick(&self.vendors, vendor) else { return "skip".into() };
@@ -394,6 +421,10 @@ impl<S: Store> Model<S> {
             }
             Op::SetTimeZone { zone } => {
                 outcome(engine.update_setting(admin, "TimeZone", ZONES[zone as usize % ZONES.len()]).await)
+            }
+            Op::SetLicencePolicy { block } => {
+                let policy = if block { "Block" } else { "Warn" };
+                outcome(engine.update_setting(admin, "ExpiredLicensePolicy", policy).await)
             }
         }
     }
@@ -566,6 +597,7 @@ impl<S: Store> Model<S> {
             }
         }
 
+        super::reconciled::check(&self.fx, &vendors, &invoices, &payments, seed).await;
         self.check_paging(seed).await;
     }
 
@@ -764,6 +796,8 @@ impl<S: Store> Model<S> {
         for month in engine.monthly_transactions(admin).await.expect("monthly") {
             let _ = writeln!(out, "month {} {} {}", month.month, month.total_amount, month.transaction_count);
         }
+        let invoice_ordinal = |id: InvoiceId| i(id);
+        super::reconciled::snapshot(&self.fx, &self.vendors, &v, &invoice_ordinal, &mut out).await;
         out
     }
 }
