@@ -212,7 +212,7 @@ schemas["SetupRequest"] = {
 }
 
 # ---- vendors ------------------------------------------------------------------------------
-GSTIN_PATTERN = rf"^{WS}*(?:(?:0[1-9]|[12][0-9]|3[0-8]|97)[A-Za-z]{{5}}[0-9]{{4}}[A-Za-z][1-9A-Za-z][Zz][0-9A-Za-z])?{WS}*$"
+GSTIN_PATTERN = rf"^{WS}*(?:(?:0[1-9]|[12][0-9]|3[0-8]|97)[A-Za-z]{{5}}[0-9]{{4}}[A-Za-z][1-9A-Za-z][Zz][0-9A-Za-z]){WS}*$"
 schemas["VendorInput"] = {
     "type": "object",
     "description": "Vendor create and full replacement (D14: every field as on create; omitted optional fields become empty). Unknown fields (such as `id`, `isActive` or the totals) are ignored.",

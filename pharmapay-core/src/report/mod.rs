@@ -521,13 +521,24 @@ impl SheetWriter {
         })
     }
 
-    /// Writes a statement's opening or closing row: a label and a balance (D35).
-    pub(crate) fn statement_balance(&mut self, day: Date, label: &str, balance: Decimal) -> Result<(), ReportError> {
+    /// Writes a statement's opening or closing row: a label, a note in the Description column
+    /// and a balance (D35).
+    pub(crate) fn statement_balance(
+        &mut self,
+        day: Date,
+        label: &str,
+        note: Option<&str>,
+        balance: Decimal,
+    ) -> Result<(), ReportError> {
         let day = excel_day(day)?;
         self.row(|cells| {
             cells.date(day)?;
             cells.text(label)?;
-            for _ in 0..6 {
+            for _ in 0..3 {
+                cells.next_column();
+            }
+            cells.optional_text(note)?;
+            for _ in 0..2 {
                 cells.next_column();
             }
             cells.money(balance)

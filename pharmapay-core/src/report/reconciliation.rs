@@ -35,7 +35,8 @@ impl<S: Store> PharmaPay<S> {
     }
 
     /// A vendor's statement as an Excel file `statement_<vendorId>_YYYYMMDD.xlsx`, dated today
-    /// (D35): the opening balance, the lines with their running balance, the closing balance.
+    /// (D35): the opening balance with whose statement it is, the lines with their running
+    /// balance, the closing balance.
     ///
     /// # Errors
     /// As [`PharmaPay::vendor_statement`].
@@ -52,13 +53,21 @@ impl<S: Store> PharmaPay<S> {
         let name = file_name(&format!("{}_{}", ReportKind::Statement.name(), vendor_id.get()), today);
         let mut sheet = SheetWriter::named(ReportKind::Statement, &currency, calendar, name).map_err(report_error)?;
         let figures = &statement.figures;
+        // Whose statement it is, on the opening row: the name, and the GSTIN when known (D37).
+        let vendor = &statement.vendor;
+        let whose = match &vendor.gstin {
+            Some(gstin) => format!("{}, GSTIN {gstin}", vendor.name),
+            None => vendor.name.clone(),
+        };
         sheet
-            .statement_balance(statement.from_date, "Opening balance", figures.opening_balance)
+            .statement_balance(statement.from_date, "Opening balance", Some(&whose), figures.opening_balance)
             .map_err(report_error)?;
         for line in &figures.lines {
             sheet.statement_line(line).map_err(report_error)?;
         }
-        sheet.statement_balance(statement.to_date, "Closing balance", figures.closing_balance).map_err(report_error)?;
+        sheet
+            .statement_balance(statement.to_date, "Closing balance", None, figures.closing_balance)
+            .map_err(report_error)?;
         sheet.finish().map_err(report_error)
     }
 }

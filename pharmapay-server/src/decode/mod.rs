@@ -408,12 +408,11 @@ impl Fields<'_> {
         }
     }
 
-    /// An optional GSTIN (D37), upper-cased and checked; absent, `null` and blank are
-    /// `Some(None)`.
+    /// An optional GSTIN (D37), upper-cased and checked; absent and `null` are `Some(None)`,
+    /// and blank text is refused like any other text that is not a GSTIN.
     pub fn optional_gstin(&mut self, name: &str, slot: Option<Slot>) -> Option<Option<Gstin>> {
         match self.optional_string(name, slot)? {
             None => Some(None),
-            Some(text) if text.trim().is_empty() => Some(None),
             Some(text) => self.parsed(name, Gstin::parse(&text)).map(Some),
         }
     }

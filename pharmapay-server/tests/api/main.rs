@@ -15,6 +15,7 @@ mod onboarding;
 mod openapi;
 mod people;
 mod permission_first;
+mod reconciliation;
 mod reports;
 mod server;
 mod transactions;

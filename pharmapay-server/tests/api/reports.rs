@@ -10,16 +10,16 @@ use serde_json::{Value, json};
 
 use crate::helpers::{TestApp, TestResponse, spawn_app, spawn_app_with, test_config};
 
-const XLSX: &str = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
+pub(crate) const XLSX: &str = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
 
-fn sheet(response: &TestResponse, name: &str) -> Vec<Vec<Data>> {
+pub(crate) fn sheet(response: &TestResponse, name: &str) -> Vec<Vec<Data>> {
     let mut workbook: Xlsx<_> =
         open_workbook_from_rs(Cursor::new(response.body.to_vec())).expect("a readable xlsx file");
     let range = workbook.worksheet_range(name).expect("the named sheet");
     range.rows().map(|row| row.to_vec()).collect()
 }
 
-fn text(cell: &Data) -> String {
+pub(crate) fn text(cell: &Data) -> String {
     match cell {
         Data::String(text) => text.clone(),
         Data::Empty => String::new(),
@@ -27,7 +27,7 @@ fn text(cell: &Data) -> String {
     }
 }
 
-fn number(cell: &Data) -> f64 {
+pub(crate) fn number(cell: &Data) -> f64 {
     match cell {
         Data::Float(value) => *value,
         Data::Int(value) => *value as f64,
@@ -35,7 +35,7 @@ fn number(cell: &Data) -> f64 {
     }
 }
 
-fn date(cell: &Data) -> String {
+pub(crate) fn date(cell: &Data) -> String {
     match cell {
         Data::DateTime(value) => {
             let days = value.as_f64().floor() as i64;
@@ -46,7 +46,7 @@ fn date(cell: &Data) -> String {
     }
 }
 
-async fn download(app: &TestApp, path: &str) -> TestResponse {
+pub(crate) async fn download(app: &TestApp, path: &str) -> TestResponse {
     let response = app.get(path).await;
     response.expect(200);
     assert_eq!(response.header("content-type"), Some(XLSX), "{path}");
@@ -216,7 +216,7 @@ async fn the_currency_setting_shapes_the_amount_format() {
 
 /// The `soffice` binary, or `None` (after saying so) when LibreOffice is not installed. CI sets
 /// `PHARMAPAY_REQUIRE_LIBREOFFICE` and installs it, so there the check always runs.
-fn soffice() -> Option<std::path::PathBuf> {
+pub(crate) fn soffice() -> Option<std::path::PathBuf> {
     let found = std::env::var_os("PATH")
         .and_then(|paths| std::env::split_paths(&paths).map(|dir| dir.join("soffice")).find(|path| path.is_file()));
     if found.is_none() {
