@@ -5,12 +5,14 @@
 //! terminal. The same seed always gives the same data, so benchmarks and bug reports can be
 //! reproduced. The spread is meant to look like a real ledger: invoices over the last three
 //! years with due dates in the past and the future, invoices unpaid, partly paid, fully paid
-//! and overpaid, all three payment types, and a few soft-deleted records of every kind.
+//! and overpaid, all three payment types, bank references on transfers, drug licences valid,
+//! lapsed and unknown, GSTINs, and a few soft-deleted records of every kind.
 
 use std::io::{IsTerminal, Write};
 use std::time::Instant;
 
-use pharmapay_core::domain::{NewInvoice, NewTransaction, NewVendor, TransactionType, VendorType};
+use pharmapay_core::domain::gstin::{self, Gstin};
+use pharmapay_core::domain::{NewInvoice, NewTransaction, NewVendor, PaymentReference, TransactionType, VendorType};
 use pharmapay_core::ids::{InvoiceId, VendorId};
 use pharmapay_core::jiff::{SignedDuration, Timestamp};
 use pharmapay_core::rust_decimal::Decimal;
@@ -172,6 +174,10 @@ pub async fn seed<S: ImportStore>(store: &S, size: DemoSize, now: Timestamp) -> 
         let mut vendor = NewVendor::new(name, KINDS[random.below(5) as usize]);
         vendor.phone = Some(format!("+91 {:05} {:05}", random.below(100_000), random.below(100_000)));
         vendor.drug_license_number1 = Some(format!("DL-{:02}-{:06}", random.below(36), random.below(1_000_000)));
+        // D36: most licences run for up to two more years, some lapsed lately, a few unknown.
+        vendor.drug_license_valid_until = (!random.chance(10)).then(|| now + day * (random.below(800) as i32 - 60));
+        // D37: most vendors are registered for GST, each under its own number.
+        vendor.gstin = random.chance(70).then(|| demo_gstin(n, random.below(26)));
         let created_at = now - day * (history_days + 30 + random.below(60) as i32);
         batch.push(ImportedVendor { vendor, is_active: !random.chance(3), created_at });
         let last = n + 1 == size.vendors;
@@ -241,6 +247,7 @@ pub async fn seed<S: ImportStore>(store: &S, size: DemoSize, now: Timestamp) -> 
     let per_invoice = size.payments.div_ceil(invoices.len() as u64).max(1);
     let mut remaining = size.payments;
     let mut cursor = 0usize;
+    let mut references = 0u64;
     while remaining > 0 {
         let facts = &invoices[cursor % invoices.len()];
         cursor += 1;
@@ -251,12 +258,18 @@ pub async fn seed<S: ImportStore>(store: &S, size: DemoSize, now: Timestamp) -> 
             let days_after = random.below(121) as i64;
             let paid_day = (facts.invoice_day - days_after).max(0);
             let transaction_date = now - day * (paid_day as i32) - SignedDuration::from_mins(random.below(600) as i64);
+            let transaction_type = PAYMENT_TYPES[random.below(3) as usize];
+            // D30: bank transfers and some UPI payments carry a reference, each its own.
+            references += 1;
+            let reference = (transaction_type == TransactionType::NetBanking || random.chance(20))
+                .then(|| PaymentReference::parse(&format!("UTR{}{references:010}", size.seed)))
+                .and_then(Result::ok);
             let payment = NewTransaction {
                 invoice_id: facts.id,
                 amount: Amount::try_from(Decimal::new(cents, 2)).expect("demo amounts are positive and small"),
                 transaction_date,
-                transaction_type: PAYMENT_TYPES[random.below(3) as usize],
-                reference: None,
+                transaction_type,
+                reference,
                 description: None,
             };
             let active = facts.active && !random.chance(2);
@@ -278,9 +291,34 @@ pub async fn seed<S: ImportStore>(store: &S, size: DemoSize, now: Timestamp) -> 
     Ok(report)
 }
 
+/// The demo GSTIN of the `n`th vendor (D37): a state code, a PAN made unique by `n`, entity 1,
+/// `Z`, and the check character.
+fn demo_gstin(n: u64, letter: u64) -> Gstin {
+    let mut text = format!("{:02}", 1 + n % 37).into_bytes();
+    let mut high = n / 10_000;
+    let mut pan_letters = [b'A'; 5];
+    for slot in pan_letters.iter_mut().rev() {
+        *slot = b'A' + (high % 26) as u8;
+        high /= 26;
+    }
+    text.extend_from_slice(&pan_letters);
+    text.extend_from_slice(format!("{:04}", n % 10_000).as_bytes());
+    text.push(b'A' + letter as u8);
+    text.extend_from_slice(b"1Z");
+    text.push(gstin::check_character(&text).expect("digits and capitals"));
+    Gstin::parse(std::str::from_utf8(&text).expect("ASCII")).expect("a well-formed GSTIN")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn demo_gstins_are_valid_and_distinct() {
+        let gstins: std::collections::BTreeSet<String> =
+            (0..20_000).map(|n| demo_gstin(n, n % 26).to_string()).collect();
+        assert_eq!(gstins.len(), 20_000);
+    }
 
     #[test]
     fn the_generator_is_deterministic() {

@@ -121,9 +121,11 @@ struct RunArgs {
     #[arg(long, default_value_t = 2)]
     client_threads: usize,
     /// Measure only the rows whose key contains one of these (comma-separated). Endpoint keys:
-    /// get-vendor, invoices-default, invoices-overdue, vendors-by-balance, dashboard-summary,
-    /// dashboard-top-vendors, dashboard-recent-invoices, dashboard-monthly, create-payment,
-    /// login, get-vendor-during-logins. Sign-in throttling scenarios (D21, D40), all three with
+    /// get-vendor, vendors-default, vendors-by-balance, vendors-search, invoices-default,
+    /// invoices-overdue, invoices-partly-paid, invoices-search, transactions-default,
+    /// dashboard-summary, dashboard-top-vendors, dashboard-recent-invoices, dashboard-monthly,
+    /// dashboard-payables, dashboard-license-alerts, aging-today, aging-year-back,
+    /// statement-year, create-payment, vendor-payment, login, get-vendor-during-logins. Sign-in throttling scenarios (D21, D40), all three with
     /// `throttling`: throttling-burst (32 parallel right-password sign-ins for one account, 5
     /// rounds), throttling-flood (1,000 attempts for a throttled email, with the audit entries
     /// and bytes on disk they wrote), throttling-payments (POST /api/transactions alone, then
@@ -362,15 +364,57 @@ fn traffic_for(endpoint: Endpoint, addr: SocketAddr, fixture: &Fixture, connecti
             expect: StatusCode::OK,
         }
     };
+    let today = fixture.calendar.date_of(Timestamp::now());
     match endpoint {
         Endpoint::GetVendor | Endpoint::VendorDuringLogins => get(format!("/api/vendors/{}", fixture.vendor_id)),
+        Endpoint::VendorsDefault => get("/api/vendors".into()),
+        Endpoint::VendorsByBalance => get("/api/vendors?sortBy=outstandingBalance&sortDir=desc".into()),
+        Endpoint::VendorsSearch => get("/api/vendors?search=Remedies".into()),
         Endpoint::InvoicesDefault => get("/api/invoices".into()),
         Endpoint::InvoicesOverdue => get("/api/invoices?sortBy=pendingAmount&sortDir=desc&status=Overdue".into()),
-        Endpoint::VendorsByBalance => get("/api/vendors?sortBy=outstandingBalance&sortDir=desc".into()),
+        Endpoint::InvoicesPartly => get("/api/invoices?status=PartiallyPaid".into()),
+        Endpoint::InvoicesSearch => get("/api/invoices?search=D1-000042".into()),
+        Endpoint::Transactions => get("/api/transactions".into()),
         Endpoint::Summary => get("/api/dashboard/summary".into()),
         Endpoint::TopVendors => get("/api/dashboard/top-vendors".into()),
         Endpoint::RecentInvoices => get("/api/dashboard/recent-invoices".into()),
         Endpoint::Monthly => get("/api/dashboard/monthly-transactions".into()),
+        Endpoint::Payables => get("/api/dashboard/payables".into()),
+        Endpoint::LicenceAlerts => get("/api/dashboard/license-alerts".into()),
+        Endpoint::Aging => get("/api/payables/aging".into()),
+        Endpoint::AgingYearBack => get(format!("/api/payables/aging?asOf={}", sql::year_back(today))),
+        Endpoint::Statement => get(format!(
+            "/api/vendors/{}/statement?fromDate={}&toDate={today}",
+            fixture.busiest_vendor_id,
+            sql::year_back(today)
+        )),
+        Endpoint::VendorPayment => {
+            let plans: Arc<Vec<(i64, Bytes)>> = Arc::new(
+                fixture
+                    .vendor_payments
+                    .iter()
+                    .map(|(vendor, invoices)| {
+                        let allocations: Vec<serde_json::Value> = invoices
+                            .iter()
+                            .map(|invoice| serde_json::json!({ "invoiceId": invoice, "amount": 0.01 }))
+                            .collect();
+                        let body = serde_json::json!({ "amount": 0.1, "transactionDate": today.to_string(),
+                            "transactionType": "NetBanking", "allocations": allocations });
+                        (*vendor, Bytes::from(body.to_string()))
+                    })
+                    .collect(),
+            );
+            Traffic {
+                connections,
+                make: Arc::new(move |connection, _| {
+                    // Each connection pays one of the vendors, as several counters would.
+                    let (vendor, body) = &plans[connection % plans.len()];
+                    let path = format!("/api/vendors/{vendor}/payments");
+                    request(addr, Method::POST, &path, Some(&token), Some(body.clone()))
+                }),
+                expect: StatusCode::CREATED,
+            }
+        }
         Endpoint::CreatePayment => {
             let ids = Arc::new(fixture.invoice_ids.clone());
             Traffic {
@@ -418,6 +462,10 @@ fn statements_for(endpoint: Endpoint, context: &Context) -> Vec<(&'static str, V
     let with_session = |statement: Statement| vec![session.clone(), statement];
     match endpoint {
         Endpoint::GetVendor => vec![("store", with_session(Statement::new(sql::GET_VENDOR, vec![context.vendor_id])))],
+        Endpoint::AgingYearBack => match context.aging_statement() {
+            Some(statement) => vec![("store", with_session(statement))],
+            None => Vec::new(),
+        },
         Endpoint::InvoicesDefault => vec![("store", with_session(Statement::new(sql::INVOICES_DEFAULT, vec![15, 0])))],
         Endpoint::InvoicesOverdue => {
             let today = context.today_start();
@@ -434,7 +482,7 @@ fn statements_for(endpoint: Endpoint, context: &Context) -> Vec<(&'static str, V
         Endpoint::TopVendors => vec![("store", with_session(Statement::new(sql::top_vendors(), vec![5])))],
         Endpoint::RecentInvoices => vec![("store", with_session(Statement::new(sql::RECENT_INVOICES, vec![5])))],
         Endpoint::Monthly => vec![("store", with_session(Statement::new(sql::MONTHLY, context.month_days())))],
-        Endpoint::CreatePayment | Endpoint::Login | Endpoint::VendorDuringLogins => Vec::new(),
+        _ => Vec::new(),
     }
 }
 
@@ -461,13 +509,13 @@ fn expected_statements() -> Vec<String> {
 
 /// Starts a server that logs its SQL, sends each endpoint once, and returns the bare
 /// statements the server was not seen sending (empty when every ceiling measures the store's
-/// own statements).
+/// own statements), and every statement it logged (the aging's ceiling is taken from them).
 async fn check_statements(
     settings: &Settings,
     backend: Backend,
     scale: Scale,
     url: &str,
-) -> Result<Vec<String>, String> {
+) -> Result<(Vec<String>, Vec<String>), String> {
     let (server, addr) = setup::start_server(&settings.places, backend, scale, url, Logging::Statements)?;
     let fixture = setup::fixture(addr).await?;
     for endpoint in Endpoint::ALL {
@@ -481,7 +529,8 @@ async fn check_statements(
         }
     }
     let logged = server.stop_and_collect_statements();
-    Ok(expected_statements().into_iter().filter(|statement| !logged.contains(statement)).collect())
+    let unmatched = expected_statements().into_iter().filter(|statement| !logged.contains(statement)).collect();
+    Ok((unmatched, logged))
 }
 
 /// Measures one backend at one scale.
@@ -495,10 +544,13 @@ async fn measure_block(
 ) -> Result<Block, String> {
     let args = &settings.args;
     eprintln!("== {} {} ==", backend.name(), scale.name());
-    let unmatched = match backend {
-        Backend::Memory => None,
-        _ if args.skip_sql => None,
-        _ => Some(check_statements(settings, backend, scale, url).await?),
+    let (unmatched, logged) = match backend {
+        Backend::Memory => (None, Vec::new()),
+        _ if args.skip_sql => (None, Vec::new()),
+        _ => {
+            let (unmatched, logged) = check_statements(settings, backend, scale, url).await?;
+            (Some(unmatched), logged)
+        }
     };
     let conditions = quiet_machine(args.max_busy).await;
     eprintln!("{conditions}");
@@ -594,8 +646,13 @@ async fn measure_block(
     };
     let invoice_ids = fixture.invoice_ids.clone();
     let admin_id = fixture.admin_id;
-    let context =
-        Context { admin_id, vendor_id: fixture.vendor_id, calendar: fixture.calendar.clone(), now: Timestamp::now() };
+    let context = Context {
+        admin_id,
+        vendor_id: fixture.vendor_id,
+        calendar: fixture.calendar.clone(),
+        now: Timestamp::now(),
+        logged,
+    };
     drop(server);
 
     // Bare SQL, with the server stopped so that it takes nothing from the database.

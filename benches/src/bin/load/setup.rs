@@ -1,8 +1,9 @@
 //! Getting a server ready to measure: the prepared databases (seeded once with
 //! `pharmapay seed-demo` and reused while complete), the server process itself, and what the
-//! requests need from it (a token, a vendor, active invoices, twenty extra users for the login
-//! load). Also the hidden `memory-server` subcommand: the real server's code over the memory
-//! store, seeded in-process, since the memory store cannot be prepared ahead.
+//! requests need from it (a token, a vendor, active invoices, the busiest vendors and their
+//! open invoices, twenty extra users for the login load). Also the hidden `memory-server`
+//! subcommand: the real server's code over the memory store, seeded in-process, since the
+//! memory store cannot be prepared ahead.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -266,6 +267,10 @@ pub struct Fixture {
     pub users: Vec<(String, String)>,
     /// The business calendar the server uses.
     pub calendar: BusinessCalendar,
+    /// The vendor with the most invoices among those owed the most, whose statement is read.
+    pub busiest_vendor_id: i64,
+    /// Vendors with ten open invoices each, which vendor payments spread over (D31).
+    pub vendor_payments: Vec<(i64, Vec<i64>)>,
 }
 
 /// Signs the demo admin in and gathers the [`Fixture`]; creates the twenty login users when
@@ -296,6 +301,35 @@ pub async fn fixture(addr: SocketAddr) -> Result<Fixture, String> {
     if invoice_ids.is_empty() {
         return Err("no active invoices".into());
     }
+    // The vendors owed the most: the busiest reads the statement, eight take vendor payments.
+    let top = expect_ok(call(addr, Method::GET, "/api/dashboard/top-vendors?limit=8", token, None).await?, "top")?;
+    let top: Vec<(i64, i64)> = top
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|vendor| Some((vendor["vendorId"].as_i64()?, vendor["totalInvoices"].as_i64()?)))
+        .collect();
+    let busiest_vendor_id =
+        top.iter().max_by_key(|(_, invoices)| *invoices).map(|(id, _)| *id).ok_or("no top vendor")?;
+    let mut vendor_payments = Vec::new();
+    for (vendor, _) in &top {
+        let path =
+            format!("/api/invoices?vendorId={vendor}&isActive=true&sortBy=pendingAmount&sortDir=desc&pageSize=10");
+        let page = expect_ok(call(addr, Method::GET, &path, token, None).await?, "a vendor's invoices")?;
+        let ids: Vec<i64> = page["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|invoice| invoice["pendingAmount"].as_f64().is_some_and(|pending| pending >= 100.0))
+            .filter_map(|invoice| invoice["id"].as_i64())
+            .collect();
+        if ids.len() == 10 {
+            vendor_payments.push((*vendor, ids));
+        }
+    }
+    if vendor_payments.is_empty() {
+        return Err("no vendor with ten open invoices for the vendor payments".into());
+    }
     let mut users = Vec::new();
     for n in 1..=20 {
         let (email, password) = bench_user(n);
@@ -307,7 +341,16 @@ pub async fn fixture(addr: SocketAddr) -> Result<Fixture, String> {
         }
         users.push((email, password));
     }
-    Ok(Fixture { token: admin_token.clone(), admin_id, vendor_id, invoice_ids, users, calendar })
+    Ok(Fixture {
+        token: admin_token.clone(),
+        admin_id,
+        vendor_id,
+        invoice_ids,
+        users,
+        calendar,
+        busiest_vendor_id,
+        vendor_payments,
+    })
 }
 
 /// Signs in and returns the token and the user's id.

@@ -15,7 +15,9 @@ use std::time::{Duration, Instant};
 
 use pharmapay_benches::stats::{Latencies, per_second};
 use pharmapay_core::BusinessCalendar;
+use pharmapay_core::domain::aging::AgingBounds;
 use pharmapay_core::figures::day_key;
+use pharmapay_core::jiff::civil::Date;
 use pharmapay_core::jiff::{Timestamp, ToSpan};
 use pharmapay_store_sqlx::statements;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
@@ -80,6 +82,14 @@ pub const RECENT_INVOICES: &str = statements::RECENT_INVOICES;
 /// The kept figures of the twelve months' days (at most 366 rows), as the store reads them.
 pub const MONTHLY: &str = statements::DAY_FIGURES;
 
+/// How the store's aging statement starts (`ReportStore::aging`).
+const AGING_PREFIX: &str = "SELECT g.vendor_id, v.name, g.bucket";
+
+/// The day a year before `today`: the past aging's day and the statement's first day.
+pub fn year_back(today: Date) -> Date {
+    today.checked_sub(365.days()).unwrap_or(today)
+}
+
 /// Moves a paid total and returns the invoice as it now stands (`Store::insert_transaction`,
 /// first statement).
 pub const ADD_PAID: &str = statements::ADD_PAID;
@@ -117,6 +127,8 @@ pub struct Context {
     pub calendar: BusinessCalendar,
     /// Now.
     pub now: Timestamp,
+    /// The statements the server logged while each endpoint was sent once.
+    pub logged: Vec<String>,
 }
 
 impl Context {
@@ -141,6 +153,18 @@ impl Context {
         let first = months.last().map_or(0, |window| day_key(window.month));
         let last = months.first().map_or(0, |window| day_key(window.month.last_of_month()));
         vec![first, last]
+    }
+
+    /// The aging of a year back as the store sends it (its text taken from the server's own
+    /// log, since the store builds it for the day's bucket bounds), with the bounds of that
+    /// day as core computes them: the first instant after the day, then each bucket's lower
+    /// due-date bound.
+    pub fn aging_statement(&self) -> Option<Statement> {
+        let text = self.logged.iter().find(|statement| statement.starts_with(AGING_PREFIX))?;
+        let bounds = AgingBounds::for_day(&self.calendar, year_back(self.calendar.date_of(self.now)));
+        let mut binds = vec![Self::micros(bounds.counts_before)];
+        binds.extend(bounds.due_from.iter().map(|from| Self::micros(*from)));
+        Some(Statement::new(text.clone(), binds))
     }
 
     /// The session check.
@@ -520,9 +544,25 @@ mod tests {
             vendor_id: 2,
             calendar: BusinessCalendar::utc(),
             now: "2024-05-20T10:00:00Z".parse().unwrap(),
+            logged: vec!["SELECT 1".into(), format!("{AGING_PREFIX}, g.owed_high FROM x WHERE a < $1")],
         };
         assert_eq!(context.recent_from(), 20_240_421);
         assert_eq!(context.month_days(), vec![20_230_601, 20_240_531]);
+        let aging = context.aging_statement().expect("the logged aging statement");
+        assert!(aging.sql.starts_with(AGING_PREFIX));
+        let day = |text: &str| text.parse::<Timestamp>().unwrap().as_microsecond();
+        assert_eq!(
+            aging.binds,
+            [
+                day("2023-05-22T00:00:00Z"),
+                day("2023-05-21T00:00:00Z"),
+                day("2023-04-21T00:00:00Z"),
+                day("2023-03-22T00:00:00Z"),
+                day("2023-02-20T00:00:00Z"),
+                day("2022-11-22T00:00:00Z"),
+            ],
+            "a year back is 21 May 2023; the bounds follow AgingBounds"
+        );
     }
 
     #[test]
