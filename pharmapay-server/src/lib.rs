@@ -177,7 +177,14 @@ async fn seed_store<S: Store + ImportStore>(
         info!(email = DEMO_ADMIN_EMAIL, password = DEMO_ADMIN_PASSWORD, "onboarded a demo pharmacy");
     }
     let now = engine.now();
-    Ok(demo::seed(engine.store(), size, now).await?)
+    // The load writes rows only; the indexes it does not read are built once at the end, also
+    // when the load fails half way (the store would build them at its next start otherwise).
+    engine.store().begin_bulk_load().await?;
+    let seeded = demo::seed(engine.store(), size, now).await;
+    let built = engine.store().finish_bulk_load().await;
+    let report = seeded?;
+    built?;
+    Ok(report)
 }
 
 fn engine_options(config: &Config) -> EngineOptions {

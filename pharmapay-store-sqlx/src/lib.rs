@@ -105,6 +105,13 @@ macro_rules! migrations {
                 seeds: false,
                 recounts_figures: false,
             },
+            Migration {
+                version: 7,
+                description: "bulk loads",
+                sql: include_str!(concat!("../migrations/", $backend, "/0007_bulk_loads.sql")),
+                seeds: false,
+                recounts_figures: false,
+            },
         ]
     };
 }

@@ -80,6 +80,23 @@ async fn lock(conn: &mut sqlx::PgConnection, lock: Lock) -> Result<(), sqlx::Err
     Ok(())
 }
 
+/// Takes every one of `locks` until the transaction ends, in ascending key order, a thousand
+/// per statement.
+async fn lock_all(conn: &mut sqlx::PgConnection, locks: &[Lock]) -> Result<(), sqlx::Error> {
+    let mut keys: Vec<i64> = locks.iter().map(|lock| lock.key()).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    for chunk in keys.chunks(1_000) {
+        sqlx::query(
+            "SELECT pg_advisory_xact_lock(s.k) FROM (SELECT u.k FROM unnest($1::bigint[]) AS u(k) ORDER BY u.k) AS s",
+        )
+        .bind(chunk.to_vec())
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(())
+}
+
 /// `n` fresh ids for `table` from its identity sequence, ascending.
 async fn reserve_ids(conn: &mut sqlx::PgConnection, table: Table, n: usize) -> Result<Vec<i64>, Error> {
     let sql = match table {
@@ -94,6 +111,34 @@ async fn reserve_ids(conn: &mut sqlx::PgConnection, table: Table, n: usize) -> R
     let mut ids = rows.iter().map(|row| row.try_get::<i64, _>(0)).collect::<Result<Vec<_>, _>>()?;
     ids.sort_unstable();
     Ok(ids)
+}
+
+/// The kind (always `index`: the search is an index here), name and definition of those of
+/// `names` the current schema has.
+async fn schema_definitions(
+    conn: &mut sqlx::PgConnection,
+    names: &[&str],
+) -> Result<Vec<(String, String, String)>, sqlx::Error> {
+    let names: Vec<String> = names.iter().map(|name| (*name).to_owned()).collect();
+    let rows = sqlx::query(
+        "SELECT 'index' AS kind, indexname, indexdef FROM pg_indexes \
+         WHERE schemaname = current_schema() AND indexname = ANY($1) ORDER BY indexname",
+    )
+    .bind(names)
+    .fetch_all(&mut *conn)
+    .await?;
+    rows.iter().map(|row| Ok((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?))).collect()
+}
+
+/// Gives this transaction's index builds more sorting memory than the server's default.
+async fn before_index_builds(conn: &mut sqlx::PgConnection) -> Result<(), sqlx::Error> {
+    sqlx::query("SET LOCAL maintenance_work_mem = '256MB'").execute(conn).await?;
+    Ok(())
+}
+
+/// Nothing to refill: the trigram index is built with the other indexes.
+async fn rebuild_search(_conn: &mut sqlx::PgConnection) -> Result<(), sqlx::Error> {
+    Ok(())
 }
 
 /// Moves the identity sequences of the seeded tables past the fixed seed ids (D27).

@@ -6,10 +6,13 @@ mod common;
 use std::time::{Duration, Instant};
 
 use pharmapay_core::conformance::{amount, dec, ts};
-use pharmapay_core::domain::{NewInvoice, NewTransaction, NewVendor, TransactionType, VendorType};
+use pharmapay_core::domain::{InvoiceQuery, NewInvoice, NewTransaction, NewVendor, TransactionType, VendorType};
 use pharmapay_core::ids::VendorId;
 use pharmapay_core::money::MAX_AMOUNT;
-use pharmapay_core::store::{AccessStore, InvoiceStore, SessionStore, VendorStore, WriteContext};
+use pharmapay_core::store::{
+    AccessStore, ImportStore, ImportedInvoice, ImportedTransaction, InvoiceStore, SessionStore, VendorStore,
+    WriteContext,
+};
 use pharmapay_core::{Authority, Store};
 use pharmapay_core::{StoreError, StoreResult, UniqueKey};
 use pharmapay_store_sqlx::{PostgresStore, SqliteStore, SqlxStore, StoreOptions};
@@ -65,7 +68,7 @@ async fn a_sqlite_file_keeps_its_data_across_reopens_and_migrates_once() {
     let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
     let applied: i64 =
         sqlx::query("SELECT COUNT(*) FROM _pharmapay_migrations").fetch_one(&mut conn).await.unwrap().get(0);
-    assert_eq!(applied, 6, "each of the six migrations is recorded once");
+    assert_eq!(applied, 7, "each of the seven migrations is recorded once");
 }
 
 /// Writes a small ledger through `store`: an overdue, a fully paid and a partially paid
@@ -387,4 +390,96 @@ fn test_database_urls_replace_only_the_database_name() {
         pharmapay_store_sqlx::testing::with_database("postgresql://u:p@h/test?sslmode=disable", "x"),
         "postgresql://u:p@h/x?sslmode=disable"
     );
+}
+
+/// Imports `numbers` as invoices of `vendor`, with one payment on the first.
+async fn import_some<S: ImportStore>(store: &S, vendor: VendorId, numbers: &[&str]) {
+    let invoices = numbers
+        .iter()
+        .map(|number| ImportedInvoice { invoice: invoice(vendor, number, "10"), is_active: true, created_at: today() })
+        .collect();
+    let ids = store.import_invoices(invoices).await.unwrap();
+    let payment = NewTransaction {
+        invoice_id: ids[0],
+        amount: amount("4"),
+        transaction_date: today(),
+        transaction_type: TransactionType::Cash,
+        reference: None,
+        description: None,
+    };
+    let imported = ImportedTransaction { transaction: payment, is_active: true, created_at: today() };
+    store.import_transactions(vec![imported]).await.unwrap();
+}
+
+/// How many invoices a search for `term` finds (through the search index).
+async fn found<S: Store>(store: &S, term: &str) -> u64 {
+    let mut query = InvoiceQuery::default();
+    query.filter.search = Some(term.into());
+    store.list_invoices(&query, today()).await.unwrap().total_count
+}
+
+/// The first half of a bulk load: set aside (twice, the second changing nothing), two invoices
+/// imported with a payment. Returns the vendor.
+async fn begin_bulk_load_of_two<S: Store + ImportStore>(store: &S) -> VendorId {
+    let vendor = store.insert_vendor(NewVendor::new("Bulk", VendorType::Dealer), ctx()).await.unwrap().id;
+    store.begin_bulk_load().await.unwrap();
+    store.begin_bulk_load().await.expect("a second begin changes nothing");
+    import_some(store, vendor, &["BULK-001", "BULK-002"]).await;
+    vendor
+}
+
+/// A bulk load sets the indexes the imports do not read aside and builds them again at the
+/// finish, search included; one that stops half way is finished when the store next opens.
+#[tokio::test]
+async fn sqlite_bulk_loads_set_indexes_aside_and_build_them_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = sqlite_path(&dir);
+    let indexed = || async {
+        let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
+        let sql =
+            "SELECT COUNT(*) FROM sqlite_master WHERE name IN ('invoices_by_due_date', 'invoice_number_search_insert')";
+        let count: i64 = sqlx::query(sql).fetch_one(&mut conn).await.unwrap().get(0);
+        count
+    };
+    let store = SqliteStore::connect(&path).await.unwrap();
+    let vendor = begin_bulk_load_of_two(&store).await;
+    assert_eq!(indexed().await, 0, "set aside during the load");
+    store.finish_bulk_load().await.unwrap();
+    assert_eq!(indexed().await, 2, "built again at the finish");
+    assert_eq!(found(&store, "ulk-00").await, 2, "the search index was refilled");
+    store.check_figures().await.expect("kept figures equal the recount");
+
+    store.begin_bulk_load().await.unwrap();
+    import_some(&store, vendor, &["BULK-003"]).await;
+    store.close().await;
+    assert_eq!(indexed().await, 0, "the load stopped before its finish");
+    let store = SqliteStore::connect(&path).await.unwrap();
+    assert_eq!(indexed().await, 2, "opening the store finished it");
+    assert_eq!(found(&store, "bulk").await, 3);
+    store.finish_bulk_load().await.expect("nothing left to build");
+    store.check_figures().await.expect("kept figures equal the recount");
+}
+
+#[tokio::test]
+async fn postgres_bulk_loads_set_indexes_aside_and_build_them_again() {
+    let Some((store, database)) = common::fresh_postgres().await else { return };
+    let indexed = || async {
+        let mut conn = sqlx::PgConnection::connect(database.url()).await.unwrap();
+        let sql =
+            "SELECT COUNT(*) FROM pg_indexes WHERE indexname IN ('invoices_by_due_date', 'invoices_number_trigrams')";
+        let count: i64 = sqlx::query(sql).fetch_one(&mut conn).await.unwrap().get(0);
+        count
+    };
+    let vendor = begin_bulk_load_of_two(&store).await;
+    assert_eq!(indexed().await, 0, "set aside during the load");
+    store.finish_bulk_load().await.unwrap();
+    assert_eq!(indexed().await, 2, "built again at the finish");
+    assert_eq!(found(&store, "ulk-00").await, 2);
+    store.begin_bulk_load().await.unwrap();
+    import_some(&store, vendor, &["BULK-003"]).await;
+    store.close().await;
+    let store = PostgresStore::connect(database.url()).await.unwrap();
+    assert_eq!(indexed().await, 2, "opening the store finished the stopped load");
+    assert_eq!(found(&store, "bulk").await, 3);
+    store.check_figures().await.expect("kept figures equal the recount");
 }

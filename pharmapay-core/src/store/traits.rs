@@ -584,6 +584,22 @@ pub trait ImportStore: Send + Sync + 'static {
         &self,
         transactions: Vec<ImportedTransaction>,
     ) -> impl Future<Output = StoreResult<Vec<TransactionId>>> + Send;
+
+    /// Readies the store for a long run of imports (a demo load, a move from another system):
+    /// a store may set aside the indexes and search upkeep the imports do not read, so each
+    /// batch writes little more than its rows, until [`ImportStore::finish_bulk_load`] builds
+    /// them again in one pass. Everything stays correct meanwhile; lists and searches may be
+    /// slow. A store that stops before the finish builds them when it next opens. The default
+    /// does nothing.
+    fn begin_bulk_load(&self) -> impl Future<Output = StoreResult<()>> + Send {
+        std::future::ready(Ok(()))
+    }
+
+    /// Builds whatever [`ImportStore::begin_bulk_load`] set aside; nothing to do otherwise.
+    /// The default does nothing.
+    fn finish_bulk_load(&self) -> impl Future<Output = StoreResult<()>> + Send {
+        std::future::ready(Ok(()))
+    }
 }
 
 /// A vendor to import, with its state and creation time.

@@ -17,6 +17,7 @@ use super::{Conn, DbRow, IN_ORDER_PLACEHOLDER, LOOKUP_CHUNK, Query, Result, SqlS
 /// A value bound to a statement built at run time.
 pub(super) enum Arg {
     Int(Option<i64>),
+    Bool(bool),
     Text(Option<String>),
 }
 
@@ -47,6 +48,10 @@ impl Binds {
         self.push(Arg::Int(value.into()))
     }
 
+    pub(super) fn flag(&mut self, value: bool) -> String {
+        self.push(Arg::Bool(value))
+    }
+
     pub(super) fn text(&mut self, value: impl Into<String>) -> String {
         self.push(Arg::Text(Some(value.into())))
     }
@@ -62,6 +67,7 @@ impl Binds {
         for arg in self.args {
             query = match arg {
                 Arg::Int(value) => query.bind(value),
+                Arg::Bool(value) => query.bind(value),
                 Arg::Text(value) => query.bind(value),
             };
         }

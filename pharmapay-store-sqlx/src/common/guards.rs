@@ -6,7 +6,7 @@
 //! changing before the transaction ends (PostgreSQL). None of them decides anything: the
 //! caller hands the facts to a rule of `pharmapay_core::rules`.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use pharmapay_core::access::{ADMIN_ROLE_ID, Authority, Permission, PermissionSet};
 use pharmapay_core::domain::TransactionType;
@@ -280,6 +280,35 @@ pub(super) async fn permissions_of(conn: &mut Conn, user_id: i64) -> Result<Vec<
 pub(super) async fn lock_reference(conn: &mut Conn, kind: TransactionType, key: Option<&str>) -> Result<()> {
     if let Some(key) = key {
         super::lock(conn, crate::Lock::reference(kind.name(), key)).await?;
+    }
+    Ok(())
+}
+
+/// D30 for many references at once, as an import writes them: takes every reference's lock (in
+/// one order, so two imports never wait on each other in a cycle), then refuses the first of
+/// `keys`, in their order, that an active payment of its type holds.
+pub(super) async fn check_new_references(conn: &mut Conn, keys: &[(TransactionType, String)]) -> Result<()> {
+    let locks: Vec<crate::Lock> = keys.iter().map(|(kind, key)| crate::Lock::reference(kind.name(), key)).collect();
+    super::lock_all(conn, &locks).await?;
+    let names: Vec<String> = keys.iter().map(|(_, key)| key.clone()).collect::<BTreeSet<_>>().into_iter().collect();
+    let sql = |list: &str| {
+        format!(
+            "SELECT reference_key, transaction_type, id, vendor_payment_id FROM transactions \
+             WHERE is_active AND reference_key IN ({list})"
+        )
+    };
+    let mut holders: HashMap<(String, String), Vec<KeyHolder>> = HashMap::new();
+    for row in rows_in(conn, &names, sql).await? {
+        let holder = KeyHolder {
+            transaction_id: TransactionId(row.try_get("id")?),
+            vendor_payment_id: row.try_get::<Option<i64>, _>("vendor_payment_id")?.map(VendorPaymentId),
+        };
+        holders.entry((row.try_get("transaction_type")?, row.try_get("reference_key")?)).or_default().push(holder);
+    }
+    for (kind, key) in keys {
+        if let Some(held) = holders.get(&(kind.name().to_owned(), key.clone())) {
+            references::check(held, None)?;
+        }
     }
     Ok(())
 }

@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
+use pharmapay_core::domain::TransactionType;
 use pharmapay_core::figures::{FigureChange, InvoiceFacts, KeptFigures, PaymentFacts, VendorFacts};
 use pharmapay_core::ids::{InvoiceId, TransactionId, VendorId};
 use pharmapay_core::rules::ledger;
@@ -20,14 +21,15 @@ use sqlx::Row;
 use super::binds::{Binds, rows_in};
 use super::figures::{self, invoice_facts};
 use super::guards::existing_ids;
-use super::guards::{check_free, check_reference, lock_reference};
+use super::guards::{check_free, check_new_references};
 use super::rows::{licences_json, micros, transaction_type, wide_decimal};
 use super::{Conn, IMPORT_CHUNK, Result, SqlStore, Table, answer, refused, reserve_ids};
 use crate::error::Error;
 
 /// Inserts `records` under the reserved `ids` in multi-row statements of at most
 /// [`IMPORT_CHUNK`] rows: `head` names the table and its columns, `values` writes one record's
-/// values in that order.
+/// values in that order, every one of them bound, so each full chunk is the same statement text
+/// and the connection's statement cache spares it the parsing.
 async fn insert_chunks<R, const N: usize>(
     conn: &mut Conn,
     head: &str,
@@ -47,12 +49,15 @@ async fn insert_chunks<R, const N: usize>(
     Ok(())
 }
 
-/// A boolean written into a statement as a literal.
-fn flag(value: bool) -> String {
-    if value { "TRUE".to_owned() } else { "FALSE".to_owned() }
-}
-
 impl ImportStore for SqlStore {
+    async fn begin_bulk_load(&self) -> StoreResult<()> {
+        answer(super::bulk::defer(&self.writer)).await
+    }
+
+    async fn finish_bulk_load(&self) -> StoreResult<()> {
+        answer(super::bulk::rebuild_deferred(&self.writer, false)).await
+    }
+
     async fn import_vendors(&self, vendors: Vec<ImportedVendor>) -> StoreResult<Vec<VendorId>> {
         answer(async move {
             for imported in &vendors {
@@ -89,7 +94,7 @@ impl ImportStore for SqlStore {
                     binds.opt_text(vendor.drug_license_number1.clone()),
                     binds.opt_text(vendor.drug_license_number2.clone()),
                     binds.text(licences_json(&vendor.additional_drug_license_numbers)),
-                    flag(imported.is_active),
+                    binds.flag(imported.is_active),
                     binds.int(at),
                     binds.int(at),
                     binds.int(vendor.drug_license_valid_until.map(micros)),
@@ -148,7 +153,7 @@ impl ImportStore for SqlStore {
                     binds.int(micros(invoice.invoice_date)),
                     binds.int(micros(invoice.due_date)),
                     binds.opt_text(invoice.description.clone()),
-                    flag(imported.is_active),
+                    binds.flag(imported.is_active),
                     binds.int(at),
                     binds.int(at),
                 ]
@@ -216,7 +221,7 @@ impl ImportStore for SqlStore {
                     binds.int(micros(payment.transaction_date)),
                     binds.text(payment.transaction_type.name()),
                     binds.opt_text(payment.description.clone()),
-                    flag(imported.is_active),
+                    binds.flag(imported.is_active),
                     binds.int(at),
                     binds.int(at),
                     binds.opt_text(payment.reference.as_ref().map(|reference| reference.as_str().to_owned())),
@@ -263,12 +268,11 @@ async fn check_imported_references(conn: &mut Conn, transactions: &[ImportedTran
         }
         keys.insert(key, *id);
     }
-    for (kind, key) in keys.keys() {
-        let kind = transaction_type(kind)?;
-        lock_reference(conn, kind, Some(key)).await?;
-        check_reference(conn, kind, Some(key), None).await?;
-    }
-    Ok(())
+    let keys = keys
+        .into_keys()
+        .map(|(kind, key)| Ok((transaction_type(kind)?, key)))
+        .collect::<Result<Vec<(TransactionType, String)>>>()?;
+    check_new_references(conn, &keys).await
 }
 
 /// Which of `keys` are numbers of active invoices (D4).

@@ -70,7 +70,8 @@ pub(crate) async fn migrate(pool: &Pool<Db>) -> Result<()> {
         db_tx.commit().await?;
         info!(backend = BACKEND, version = migration.version, description = migration.description, "applied migration");
     }
-    Ok(())
+    // A bulk load that stopped half way left indexes to build; build them before serving.
+    super::bulk::rebuild_deferred(pool, true).await
 }
 
 /// The seed data of D27, with the fixed ids of `pharmapay_core::seed`. It is written once, in

@@ -30,6 +30,7 @@
 
 mod access;
 mod binds;
+mod bulk;
 mod figures;
 mod guards;
 mod imports;
@@ -51,8 +52,8 @@ use pharmapay_core::{Entity, StoreError};
 use sqlx::Pool;
 
 use super::{
-    BACKEND, Db, IN_ORDER_PLACEHOLDER, MIGRATIONS, MIGRATIONS_TABLE, SEARCH_INDEX, Table, after_seed, begin_write,
-    lock, reserve_ids,
+    BACKEND, Db, IN_ORDER_PLACEHOLDER, MIGRATIONS, MIGRATIONS_TABLE, SEARCH_INDEX, Table, after_seed,
+    before_index_builds, begin_write, lock, lock_all, rebuild_search, reserve_ids, schema_definitions,
 };
 use crate::error::Error;
 use crate::statements;
