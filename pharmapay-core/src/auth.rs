@@ -139,12 +139,20 @@ pub(crate) struct VerifiedToken {
     pub issued_at_second: i64,
 }
 
+/// How many verified tokens [`Tokens`] remembers; past it, it forgets them all and starts again.
+const VERIFIED_TOKENS_KEPT: usize = 4_096;
+
 /// Signs and verifies tokens.
 pub(crate) struct Tokens {
     settings: TokenSettings,
     encoding: EncodingKey,
     decoding: DecodingKey,
     validation: Validation,
+    /// Tokens whose signature and claims checked out, by their exact text. What a token's text
+    /// says never changes, so a second request with it skips the signature and the JSON; what
+    /// depends on the clock (expiry, D39's plausible times) is checked again every time, and
+    /// the session check in the store (D20, D39) runs on every request whatever this holds.
+    verified: std::sync::Mutex<std::collections::HashMap<Box<str>, VerifiedToken>>,
 }
 
 impl Tokens {
@@ -174,6 +182,7 @@ impl Tokens {
             decoding: DecodingKey::from_secret(key),
             validation,
             settings,
+            verified: std::sync::Mutex::default(),
         })
     }
 
@@ -212,19 +221,40 @@ impl Tokens {
         if token.len() > 8 * 1024 {
             return Err(Error::Unauthenticated);
         }
-        let data = jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation)
-            .map_err(|_| Error::Unauthenticated)?;
-        let claims = data.claims;
-        let exp = i64::try_from(claims.exp).map_err(|_| Error::Unauthenticated)?;
-        let iat = i64::try_from(claims.iat).map_err(|_| Error::Unauthenticated)?;
+        let remembered = self.verified.lock().ok().and_then(|verified| verified.get(token).cloned());
+        let verified = match remembered {
+            Some(verified) => verified,
+            None => {
+                let verified = self.decode(token)?;
+                if let Ok(mut kept) = self.verified.lock() {
+                    if kept.len() >= VERIFIED_TOKENS_KEPT {
+                        kept.clear();
+                    }
+                    kept.insert(token.into(), verified.clone());
+                }
+                verified
+            }
+        };
+        let exp = verified.principal.expires_at.as_second();
         if exp <= now.as_second() {
             return Err(Error::Unauthenticated);
         }
         // D39: a token cannot claim a longer life than tokens are given now, nor an issue time
         // ahead of the clock; lowering the lifetime therefore shortens older tokens too.
-        if !sessions::times_are_plausible(iat, exp, self.settings.lifetime.as_secs(), now) {
+        if !sessions::times_are_plausible(verified.issued_at_second, exp, self.settings.lifetime.as_secs(), now) {
             return Err(Error::Unauthenticated);
         }
+        Ok(verified)
+    }
+
+    /// What a token's text says, once its signature, algorithm, issuer, audience and claim
+    /// types check out; nothing here depends on the clock.
+    fn decode(&self, token: &str) -> Result<VerifiedToken, Error> {
+        let data = jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation)
+            .map_err(|_| Error::Unauthenticated)?;
+        let claims = data.claims;
+        let exp = i64::try_from(claims.exp).map_err(|_| Error::Unauthenticated)?;
+        let iat = i64::try_from(claims.iat).map_err(|_| Error::Unauthenticated)?;
         let user_id = claims.sub.parse::<i64>().map_err(|_| Error::Unauthenticated)?;
         let role_id = claims.role_id.parse::<i64>().map_err(|_| Error::Unauthenticated)?;
         let is_admin = match claims.is_admin.as_str() {
@@ -543,6 +573,36 @@ mod tests {
         let just_before = issued.expires_at - SignedDuration::from_secs(1);
         assert!(tokens.verify(&issued.token, just_before).is_ok());
         assert!(matches!(tokens.verify(&issued.token, issued.expires_at), Err(Error::Unauthenticated)));
+    }
+
+    #[test]
+    fn a_remembered_token_is_still_checked_against_the_clock_and_its_exact_text() {
+        let tokens = Tokens::new(settings()).unwrap();
+        let issued = tokens.issue(&user(), false, vec!["Vendor:Read".into()], now().as_second()).unwrap();
+        let first = tokens.verify(&issued.token, now()).unwrap();
+        let again = tokens.verify(&issued.token, now()).expect("the remembered token");
+        assert_eq!(
+            (again.principal.user_id, again.issued_at_second),
+            (first.principal.user_id, first.issued_at_second)
+        );
+        // One character of the signature changed: a different text, checked in full.
+        let mut forged = issued.token.clone();
+        let last = forged.pop().unwrap();
+        forged.push(if last == 'A' { 'B' } else { 'A' });
+        assert!(matches!(tokens.verify(&forged, now()), Err(Error::Unauthenticated)));
+        assert!(matches!(tokens.verify(&issued.token, issued.expires_at), Err(Error::Unauthenticated)));
+        // D39: a lifetime lowered since the token was remembered still shortens it.
+        let mut shorter = settings();
+        shorter.lifetime = SignedDuration::from_hours(1);
+        let shorter = Tokens::new(shorter).unwrap();
+        assert!(shorter.verify(&issued.token, now()).is_err());
+        for n in 0..=VERIFIED_TOKENS_KEPT {
+            let someone = User { id: UserId(100 + n as i64), ..user() };
+            let token = tokens.issue(&someone, false, vec![], now().as_second()).unwrap();
+            assert!(tokens.verify(&token.token, now()).is_ok());
+        }
+        let kept = tokens.verified.lock().unwrap().len();
+        assert!((1..=VERIFIED_TOKENS_KEPT).contains(&kept), "the memory is bounded: {kept}");
     }
 
     #[test]
