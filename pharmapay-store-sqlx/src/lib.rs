@@ -357,8 +357,12 @@ pub(crate) enum Lock {
     Access,
     /// Writes that make a payment reference active, by a hash of its type and key (D30): two
     /// writers of one reference are decided one after the other; a rare hash collision only
-    /// makes two references wait for each other.
+    /// makes two references wait for each other. Each also holds [`Lock::AllReferences`] shared.
     Reference(u32),
+    /// Every payment reference at once, for an import that may bring thousands (one lock per
+    /// reference would exhaust PostgreSQL's lock table): held alone, it waits for the writers
+    /// of single references, which hold it shared, and keeps new ones out until it ends.
+    AllReferences,
 }
 
 impl Lock {
@@ -378,6 +382,7 @@ impl Lock {
             Lock::Migrations => BASE + 1,
             Lock::Onboarding => BASE + 2,
             Lock::Access => BASE + 3,
+            Lock::AllReferences => BASE + 4,
             Lock::Reference(hash) => REFERENCES + i64::from(hash),
         }
     }

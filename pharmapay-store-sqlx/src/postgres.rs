@@ -74,26 +74,16 @@ async fn begin_write(pool: &Pool<Db>) -> Result<Transaction<'static, Db>, sqlx::
     pool.begin().await
 }
 
-/// Takes `lock` until the transaction ends.
+/// Takes `lock` until the transaction ends; a single reference's lock comes with
+/// [`Lock::AllReferences`] held shared, taken first.
 async fn lock(conn: &mut sqlx::PgConnection, lock: Lock) -> Result<(), sqlx::Error> {
-    sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(lock.key()).execute(&mut *conn).await?;
-    Ok(())
-}
-
-/// Takes every one of `locks` until the transaction ends, in ascending key order, a thousand
-/// per statement.
-async fn lock_all(conn: &mut sqlx::PgConnection, locks: &[Lock]) -> Result<(), sqlx::Error> {
-    let mut keys: Vec<i64> = locks.iter().map(|lock| lock.key()).collect();
-    keys.sort_unstable();
-    keys.dedup();
-    for chunk in keys.chunks(1_000) {
-        sqlx::query(
-            "SELECT pg_advisory_xact_lock(s.k) FROM (SELECT u.k FROM unnest($1::bigint[]) AS u(k) ORDER BY u.k) AS s",
-        )
-        .bind(chunk.to_vec())
-        .execute(&mut *conn)
-        .await?;
+    if let Lock::Reference(_) = lock {
+        sqlx::query("SELECT pg_advisory_xact_lock_shared($1)")
+            .bind(Lock::AllReferences.key())
+            .execute(&mut *conn)
+            .await?;
     }
+    sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(lock.key()).execute(&mut *conn).await?;
     Ok(())
 }
 

@@ -102,11 +102,6 @@ async fn lock(_conn: &mut sqlx::SqliteConnection, _lock: Lock) -> Result<(), sql
     Ok(())
 }
 
-/// Nothing to do either, for many locks.
-async fn lock_all(_conn: &mut sqlx::SqliteConnection, _locks: &[Lock]) -> Result<(), sqlx::Error> {
-    Ok(())
-}
-
 /// `n` fresh ids for `table`, ascending. The write lock is held, so nobody else inserts until
 /// the transaction ends, and rowids continue from the largest one.
 async fn reserve_ids(conn: &mut sqlx::SqliteConnection, table: Table, n: usize) -> Result<Vec<i64>, Error> {

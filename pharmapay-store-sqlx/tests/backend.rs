@@ -6,7 +6,9 @@ mod common;
 use std::time::{Duration, Instant};
 
 use pharmapay_core::conformance::{amount, dec, ts};
-use pharmapay_core::domain::{InvoiceQuery, NewInvoice, NewTransaction, NewVendor, TransactionType, VendorType};
+use pharmapay_core::domain::{
+    InvoiceQuery, NewInvoice, NewTransaction, NewVendor, PaymentReference, TransactionType, VendorType,
+};
 use pharmapay_core::ids::VendorId;
 use pharmapay_core::money::MAX_AMOUNT;
 use pharmapay_core::store::{
@@ -482,4 +484,40 @@ async fn postgres_bulk_loads_set_indexes_aside_and_build_them_again() {
     assert_eq!(indexed().await, 2, "opening the store finished the stopped load");
     assert_eq!(found(&store, "bulk").await, 3);
     store.check_figures().await.expect("kept figures equal the recount");
+}
+
+/// Imports ten thousand payments, each with its own reference, in one call; then one that
+/// repeats a stored reference, which is refused (D30).
+async fn thousands_of_references_import_in_one_transaction<S: Store + ImportStore>(store: &S) {
+    let vendor = store.insert_vendor(NewVendor::new("Referenced", VendorType::Dealer), ctx()).await.unwrap().id;
+    let invoices =
+        vec![ImportedInvoice { invoice: invoice(vendor, "REF-1", "100000"), is_active: true, created_at: today() }];
+    let invoice_id = store.import_invoices(invoices).await.unwrap()[0];
+    let payment = |n: u32| ImportedTransaction {
+        transaction: NewTransaction {
+            invoice_id,
+            amount: amount("1"),
+            transaction_date: today(),
+            transaction_type: TransactionType::NetBanking,
+            reference: Some(PaymentReference::parse(&format!("UTR{n:08}")).unwrap()),
+            description: None,
+        },
+        is_active: true,
+        created_at: today(),
+    };
+    let ids =
+        store.import_transactions((0..10_000).map(payment).collect()).await.expect("one transaction takes them all");
+    assert_eq!(ids.len(), 10_000);
+    let again = store.import_transactions(vec![payment(9_999)]).await;
+    assert!(
+        matches!(again, Err(StoreError::Conflict(UniqueKey::PaymentReference { existing })) if existing == ids[9_999])
+    );
+}
+
+#[tokio::test]
+async fn thousands_of_references_import_in_one_transaction_on_both_backends() {
+    let (sqlite, _dir) = common::fresh_sqlite().await;
+    thousands_of_references_import_in_one_transaction(&sqlite).await;
+    let Some((postgres, _database)) = common::fresh_postgres().await else { return };
+    thousands_of_references_import_in_one_transaction(&postgres).await;
 }

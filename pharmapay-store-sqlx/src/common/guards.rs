@@ -284,12 +284,14 @@ pub(super) async fn lock_reference(conn: &mut Conn, kind: TransactionType, key: 
     Ok(())
 }
 
-/// D30 for many references at once, as an import writes them: takes every reference's lock (in
-/// one order, so two imports never wait on each other in a cycle), then refuses the first of
-/// `keys`, in their order, that an active payment of its type holds.
+/// D30 for many references at once, as an import writes them: takes the lock of every
+/// reference at once, then refuses the first of `keys`, in their order, that an active payment
+/// of its type holds.
 pub(super) async fn check_new_references(conn: &mut Conn, keys: &[(TransactionType, String)]) -> Result<()> {
-    let locks: Vec<crate::Lock> = keys.iter().map(|(kind, key)| crate::Lock::reference(kind.name(), key)).collect();
-    super::lock_all(conn, &locks).await?;
+    if keys.is_empty() {
+        return Ok(());
+    }
+    super::lock(conn, crate::Lock::AllReferences).await?;
     let names: Vec<String> = keys.iter().map(|(_, key)| key.clone()).collect::<BTreeSet<_>>().into_iter().collect();
     let sql = |list: &str| {
         format!(

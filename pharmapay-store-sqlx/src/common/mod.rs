@@ -53,7 +53,7 @@ use sqlx::Pool;
 
 use super::{
     BACKEND, Db, IN_ORDER_PLACEHOLDER, MIGRATIONS, MIGRATIONS_TABLE, SEARCH_INDEX, Table, after_seed,
-    before_index_builds, begin_write, lock, lock_all, rebuild_search, reserve_ids, schema_definitions,
+    before_index_builds, begin_write, lock, rebuild_search, reserve_ids, schema_definitions,
 };
 use crate::error::Error;
 use crate::statements;
