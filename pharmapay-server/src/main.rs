@@ -12,7 +12,15 @@ use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging(&cli.config.log_filter);
+    // A demo load builds indexes over millions of rows on purpose: sqlx's warnings about slow
+    // statements would only alarm, unless the filter asks for sqlx's logs itself.
+    let filter = match &cli.command {
+        Some(Command::SeedDemo(_)) if !cli.config.log_filter.contains("sqlx") => {
+            format!("{},sqlx::query=error", cli.config.log_filter)
+        }
+        _ => cli.config.log_filter.clone(),
+    };
+    init_logging(&filter);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {

@@ -6,8 +6,8 @@
 use std::collections::{HashMap, HashSet};
 
 use pharmapay_core::ids::{InvoiceId, TransactionId, VendorId};
-use pharmapay_core::rules::ledger;
 use pharmapay_core::rules::vendors as vendor_rules;
+use pharmapay_core::rules::{ledger, references};
 use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::store::StoreResult;
 use pharmapay_core::store::{ImportStore, ImportedInvoice, ImportedTransaction, ImportedVendor, UniqueKey};
@@ -41,6 +41,7 @@ impl ImportStore for MemoryStore {
     async fn import_invoices(&self, invoices: Vec<ImportedInvoice>) -> StoreResult<Vec<InvoiceId>> {
         let mut state = self.write();
         // Check the whole batch before writing any of it, so a refused batch changes nothing.
+        let taken = state.active_number_keys();
         let mut numbers: HashSet<String> = HashSet::new();
         for imported in &invoices {
             if !state.vendors.contains_key(&imported.invoice.vendor_id.get()) {
@@ -48,7 +49,7 @@ impl ImportStore for MemoryStore {
             }
             if imported.is_active {
                 let number_key = key(&imported.invoice.invoice_number);
-                if state.number_taken(&number_key, None) || !numbers.insert(number_key) {
+                if taken.contains(&number_key) || !numbers.insert(number_key) {
                     return Err(StoreError::Conflict(UniqueKey::InvoiceNumber));
                 }
             }
@@ -75,11 +76,16 @@ impl ImportStore for MemoryStore {
         // D30: each active reference of the batch is held by no stored payment and by no earlier
         // payment of the batch, which would get the id the store numbers it with.
         let first_id = state.peek_next("transaction");
+        let with_references =
+            transactions.iter().any(|imported| imported.is_active && imported.transaction.reference.is_some());
+        let held = if with_references { state.reference_holders() } else { HashMap::new() };
         let mut keys = HashMap::new();
         for (index, imported) in transactions.iter().enumerate().filter(|(_, imported)| imported.is_active) {
             let payment = &imported.transaction;
-            state.check_reference(payment.transaction_type, payment.reference.as_ref(), None)?;
             let Some(reference) = &payment.reference else { continue };
+            if let Some(holders) = held.get(&(payment.transaction_type, reference.key().to_owned())) {
+                references::check(holders, None)?;
+            }
             let id = first_id + index as i64;
             if let Some(existing) = keys.insert((payment.transaction_type, reference.key().to_owned()), id) {
                 keys.insert((payment.transaction_type, reference.key().to_owned()), existing);

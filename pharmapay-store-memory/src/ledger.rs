@@ -9,6 +9,8 @@
 //! the invoice may take it (D1, D15). The OwnPharmacy rules are [`vendor_rules`]' and restores
 //! under an inactive parent are [`restore`]'s to refuse.
 
+use std::collections::{HashMap, HashSet};
+
 use pharmapay_core::domain::gstin::Gstin;
 use pharmapay_core::domain::licence::{EXPIRED_LICENSE_POLICY, ExpiredLicensePolicy, LicenseStatus};
 use pharmapay_core::domain::{
@@ -329,6 +331,25 @@ impl State {
             })
             .collect();
         references::check(&holders, writer)
+    }
+
+    /// The holders of every active payment reference, by type and key: one pass over the
+    /// payments for an import that checks thousands of references.
+    pub(crate) fn reference_holders(&self) -> HashMap<(TransactionType, String), Vec<KeyHolder>> {
+        let mut held: HashMap<(TransactionType, String), Vec<KeyHolder>> = HashMap::new();
+        for (id, row) in self.transactions.iter().filter(|(_, row)| row.is_active) {
+            let Some(reference) = &row.reference else { continue };
+            held.entry((row.transaction_type, reference.key().to_owned())).or_default().push(KeyHolder {
+                transaction_id: TransactionId(*id),
+                vendor_payment_id: row.vendor_payment_id.map(VendorPaymentId),
+            });
+        }
+        held
+    }
+
+    /// The number keys of the active invoices, for an import's many numbers.
+    pub(crate) fn active_number_keys(&self) -> HashSet<String> {
+        self.invoices.values().filter(|invoice| invoice.is_active).map(|invoice| invoice.number_key.clone()).collect()
     }
 
     pub(crate) fn add_paid(&mut self, invoice_id: i64, amount: Decimal) {

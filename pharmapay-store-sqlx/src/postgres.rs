@@ -53,6 +53,9 @@ const SEARCH_INDEX: SearchIndex = SearchIndex::Trigram;
 /// PostgreSQL binds `$n` by position already: no other placeholder is needed.
 const IN_ORDER_PLACEHOLDER: Option<&str> = None;
 
+/// How a read that spans statements begins: one snapshot for all of them.
+const READ_SNAPSHOT: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+
 /// The embedded migrations, in version order.
 const MIGRATIONS: &[Migration] = &migrations!("postgres");
 

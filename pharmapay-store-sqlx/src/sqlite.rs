@@ -62,6 +62,10 @@ const SEARCH_INDEX: SearchIndex = SearchIndex::Fts5;
 /// time: a plain `?` is bound by position instead.
 const IN_ORDER_PLACEHOLDER: Option<&str> = Some("?");
 
+/// How a read that spans statements begins: a deferred transaction takes its snapshot at its
+/// first read and keeps it (WAL) until it ends.
+const READ_SNAPSHOT: &str = "BEGIN";
+
 /// The embedded migrations, in version order.
 const MIGRATIONS: &[Migration] = &migrations!("sqlite");
 

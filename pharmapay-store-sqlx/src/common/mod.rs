@@ -52,7 +52,7 @@ use pharmapay_core::{Entity, StoreError};
 use sqlx::Pool;
 
 use super::{
-    BACKEND, Db, IN_ORDER_PLACEHOLDER, MIGRATIONS, MIGRATIONS_TABLE, SEARCH_INDEX, Table, after_seed,
+    BACKEND, Db, IN_ORDER_PLACEHOLDER, MIGRATIONS, MIGRATIONS_TABLE, READ_SNAPSHOT, SEARCH_INDEX, Table, after_seed,
     before_index_builds, begin_write, lock, rebuild_search, reserve_ids, schema_definitions,
 };
 use crate::error::Error;
@@ -259,6 +259,12 @@ impl SqlStore {
 
     async fn read(&self) -> Result<sqlx::pool::PoolConnection<Db>> {
         Ok(self.reader.acquire().await?)
+    }
+
+    /// A read-only transaction whose statements all see one snapshot, for an answer read in
+    /// several statements that must agree (a vendor's statement: its opening figures and lines).
+    async fn read_snapshot(&self) -> Result<Tx> {
+        Ok(self.reader.begin_with(READ_SNAPSHOT).await?)
     }
 
     /// Every row `sql` reads, decoded.

@@ -212,6 +212,10 @@ impl ReportStore for SqlStore {
             };
             // What each invoice owed then is its kept paid total less the payments dated after
             // the day; positive remainders are added up by vendor and bucket, in exact halves.
+            // The later payments are bounded on both sides (the upper bound is no bound at all):
+            // without statistics SQLite's planner takes a one-sided range for unselective and
+            // would read every payment through the invoice index instead of the day's few.
+            let no_later_bound = binds.int(i64::MAX);
             let sql = format!(
                 "SELECT g.vendor_id, v.name, g.bucket, g.owed_high, g.owed_low, g.invoices FROM ( \
                  SELECT x.vendor_id, CAST(CASE {cases} ELSE {over} END AS BIGINT) AS bucket, \
@@ -219,7 +223,8 @@ impl ReportStore for SqlStore {
                  CAST(SUM(x.owed % 4294967296) AS BIGINT) AS owed_low, COUNT(*) AS invoices \
                  FROM (SELECT i.vendor_id, i.due_date, i.amount - i.paid + COALESCE(l.later, 0) AS owed \
                  FROM invoices i LEFT JOIN (SELECT invoice_id, CAST(SUM(amount) AS BIGINT) AS later FROM transactions \
-                 WHERE is_active AND transaction_date >= {counts_before} GROUP BY invoice_id) l ON l.invoice_id = i.id \
+                 WHERE is_active AND transaction_date >= {counts_before} AND transaction_date < {no_later_bound} \
+                 GROUP BY invoice_id) l ON l.invoice_id = i.id \
                  WHERE i.is_active AND i.invoice_date < {counts_before}{vendor}) x \
                  WHERE x.owed > 0 GROUP BY x.vendor_id, bucket) g JOIN vendors v ON v.id = g.vendor_id",
                 cases = buckets.join(" "),
@@ -247,7 +252,8 @@ impl ReportStore for SqlStore {
         calendar: &BusinessCalendar,
     ) -> StoreResult<StatementRows> {
         answer(async move {
-            let mut conn = self.read().await?;
+            // The opening figures and the lines come from one snapshot, so they agree.
+            let mut conn = self.read_snapshot().await?;
             let invoiced = sqlx::query(concat!(
                 "SELECT ",
                 exact_sum!("amount", "invoiced"),
@@ -316,6 +322,7 @@ impl ReportStore for SqlStore {
                     amount: amount(row.try_get("amount")?)?.get(),
                 });
             }
+            conn.commit().await?;
             Ok(rows)
         })
         .await

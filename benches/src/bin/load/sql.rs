@@ -158,12 +158,14 @@ impl Context {
     /// The aging of a year back as the store sends it (its text taken from the server's own
     /// log, since the store builds it for the day's bucket bounds), with the bounds of that
     /// day as core computes them: the first instant after the day, then each bucket's lower
-    /// due-date bound.
+    /// due-date bound, and the open upper bound of the later payments.
     pub fn aging_statement(&self) -> Option<Statement> {
         let text = self.logged.iter().find(|statement| statement.starts_with(AGING_PREFIX))?;
         let bounds = AgingBounds::for_day(&self.calendar, year_back(self.calendar.date_of(self.now)));
         let mut binds = vec![Self::micros(bounds.counts_before)];
         binds.extend(bounds.due_from.iter().map(|from| Self::micros(*from)));
+        // The later payments' open upper bound.
+        binds.push(i64::MAX);
         Some(Statement::new(text.clone(), binds))
     }
 
@@ -493,6 +495,10 @@ macro_rules! payment_statements {
             .bind("UPI")
             .bind(None::<String>)
             .bind(at)
+            // No reference, no key, no vendor payment.
+            .bind(None::<String>)
+            .bind(None::<String>)
+            .bind(None::<i64>)
             .fetch_one(&mut *$conn)
             .await
             .map_err(|error| error.to_string())?;
@@ -560,6 +566,7 @@ mod tests {
                 day("2023-03-22T00:00:00Z"),
                 day("2023-02-20T00:00:00Z"),
                 day("2022-11-22T00:00:00Z"),
+                i64::MAX,
             ],
             "a year back is 21 May 2023; the bounds follow AgingBounds"
         );
