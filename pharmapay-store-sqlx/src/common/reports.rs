@@ -215,17 +215,21 @@ impl ReportStore for SqlStore {
             // The later payments are bounded on both sides (the upper bound is no bound at all):
             // without statistics SQLite's planner takes a one-sided range for unselective and
             // would read every payment through the invoice index instead of the day's few.
+            // Across all vendors, the invoices are read in table order: `vendor_id + 0` and
+            // `+i.invoice_date` keep SQLite from walking an index in vendor or date order and
+            // fetching each row from it (2.4 s instead of 0.6 s over a million invoices);
+            // PostgreSQL plans the same text with its statistics either way.
             let no_later_bound = binds.int(i64::MAX);
             let sql = format!(
                 "SELECT g.vendor_id, v.name, g.bucket, g.owed_high, g.owed_low, g.invoices FROM ( \
                  SELECT x.vendor_id, CAST(CASE {cases} ELSE {over} END AS BIGINT) AS bucket, \
                  CAST(SUM(x.owed / 4294967296) AS BIGINT) AS owed_high, \
                  CAST(SUM(x.owed % 4294967296) AS BIGINT) AS owed_low, COUNT(*) AS invoices \
-                 FROM (SELECT i.vendor_id, i.due_date, i.amount - i.paid + COALESCE(l.later, 0) AS owed \
+                 FROM (SELECT i.vendor_id + 0 AS vendor_id, i.due_date, i.amount - i.paid + COALESCE(l.later, 0) AS owed \
                  FROM invoices i LEFT JOIN (SELECT invoice_id, CAST(SUM(amount) AS BIGINT) AS later FROM transactions \
                  WHERE is_active AND transaction_date >= {counts_before} AND transaction_date < {no_later_bound} \
                  GROUP BY invoice_id) l ON l.invoice_id = i.id \
-                 WHERE i.is_active AND i.invoice_date < {counts_before}{vendor}) x \
+                 WHERE i.is_active AND +i.invoice_date < {counts_before}{vendor}) x \
                  WHERE x.owed > 0 GROUP BY x.vendor_id, bucket) g JOIN vendors v ON v.id = g.vendor_id",
                 cases = buckets.join(" "),
                 over = bounds.due_from.len(),
