@@ -605,8 +605,12 @@ async fn measure_block(
                 let mut single =
                     client::run(addr, &[traffic_for(endpoint, addr, &fixture, 1)], settings.single).await.remove(0);
                 if single.latencies.count < 10 && single.errors == 0 {
-                    // A slow endpoint: measure again, long enough for about ten requests.
-                    let window = (Duration::from_micros(single.latencies.p50_us) * 11).min(Duration::from_secs(30));
+                    // A slow endpoint: measure again, long enough for about ten requests (or as
+                    // long as allowed when not one request finished in the first window).
+                    let window = match single.latencies.count {
+                        0 => Duration::from_secs(30),
+                        _ => (Duration::from_micros(single.latencies.p50_us) * 11).min(Duration::from_secs(30)),
+                    };
                     let longer = Timing { warmup: Duration::ZERO, window: window.max(settings.single.window) };
                     client::settle(addr, "/api/health", Duration::from_secs(180)).await;
                     single = client::run(addr, &[traffic_for(endpoint, addr, &fixture, 1)], longer).await.remove(0);

@@ -244,6 +244,22 @@ fn vendor_fetch_ms(block: &Block) -> Option<f64> {
 }
 
 fn verdict(block: &Block, row: &Row) -> Option<Verdict> {
+    let verdict = judge(block, row)?;
+    // A target judged on a measurement without a single answer is missed, whatever the ratio:
+    // `1-conn` targets on the single-connection run, the others on the loaded one.
+    let unanswered = if verdict.target.starts_with("1-conn") {
+        row.single.as_ref().is_none_or(|single| single.ok == 0)
+    } else {
+        row.loaded.ok == 0
+    };
+    Some(if unanswered {
+        Verdict { measured: "no answer in the window".into(), met: false, ..verdict }
+    } else {
+        verdict
+    })
+}
+
+fn judge(block: &Block, row: &Row) -> Option<Verdict> {
     let large_sql = block.scale == Scale::Large && block.backend != Backend::Memory;
     let sql_p50 = row.ceiling().map(|figure| figure.ceiling.latencies.p50_ms());
     let latency_ratio = single_p50_ms(row).zip(sql_p50).and_then(|(p50, sql)| ratio(p50, sql));
