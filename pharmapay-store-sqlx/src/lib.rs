@@ -41,22 +41,20 @@
 //!   always agree.
 //!
 //! # Performance at a chain's scale
-//! Measured on a project machine (2 vCPU) with 10,000 vendors, 1,000,000 invoices and
-//! 3,000,000 payments loaded through the imports, SQLite, release build:
-//! - pages of 15 by invoice date, due date or pending amount: 12 to 45 ms (mostly the total
-//!   count); one invoice or one vendor with its totals: 0.1 to 0.2 ms; top vendors and the
-//!   vendor list by balance: 80 to 95 ms; dashboard summary: about 0.2 s; twelve monthly
-//!   totals: about 90 ms; an export batch of 1,000: about 5 ms.
-//! - Known slow spots: a status filter counts every matching invoice through the due-date index
-//!   (about 0.9 s for `Overdue` over a million invoices), and search is a substring match that
-//!   scans (about 0.45 s). Both are exact; faster versions need a covering index that payments
-//!   would have to update, or a trigram index.
-//! - Bulk loads: about 20 to 35 s for the million invoices, and for the three million payments
-//!   about 100 s in batches of 100,000 or about 220 s in batches of 10,000. Each payment batch
-//!   updates the paid totals of invoices spread over the whole table, so every commit rewrites
-//!   most pages of the invoice indexes: fewer, larger batches are much cheaper.
-//!   PostgreSQL loads payments about half as fast (each paid-total change is a non-HOT update
-//!   that touches every invoice index); call [`SqlxStore::analyze`] after a bulk load.
+//! Measured on a 2 vCPU machine with 10,000 vendors, 1,000,000 invoices and 3,000,000 payments
+//! loaded with `pharmapay seed-demo`, release build, one connection (`BENCHMARKS.md` has the
+//! whole run):
+//! - one vendor with its totals: about 0.2 ms over HTTP on SQLite, 0.5 ms on PostgreSQL; the
+//!   dashboard and the first pages of the lists read kept figures (D41) and indexes: 0.2 to
+//!   3 ms; searches through the trigram indexes 4 to 18 ms; the licence alerts, a whole list
+//!   of about a thousand vendors, 5 to 9 ms.
+//! - aging over every vendor sums every open invoice: about 0.5 to 0.8 s as of today, 1.6 to
+//!   4 s as of a year back (the later payments are read too); a year's statement of the
+//!   largest vendor (10,555 invoices) about 0.3 s.
+//! - bulk loads ([`ImportStore`](pharmapay_core::store::ImportStore)) set aside the kept
+//!   figures, triggers and secondary indexes, then rebuild them in one pass: `seed-demo` at
+//!   this scale takes about 35 s on SQLite and 160 s on PostgreSQL, where each paid-total
+//!   change is a non-HOT update; the store runs `VACUUM (ANALYZE)` after a PostgreSQL load.
 
 /// The embedded migrations of the backend whose folder under `migrations/` is `$backend`, in
 /// version order; both backends have the same list, each in its own dialect.
