@@ -171,6 +171,12 @@ impl State {
             created_at: at,
             updated_at: at,
         };
+        if let Some(reference) = &row.reference {
+            self.payments_by_reference.entry(reference.key().to_owned()).or_default().insert(id);
+        }
+        if let Some(vendor_payment_id) = vendor_payment_id {
+            self.vendor_payment_parts.entry(vendor_payment_id).or_default().push(id);
+        }
         self.transactions.insert(id, row);
         if is_active {
             self.add_paid(invoice_id, amount.get());
@@ -318,15 +324,18 @@ impl State {
     ) -> StoreResult<()> {
         let Some(reference) = reference else { return Ok(()) };
         let holders: Vec<KeyHolder> = self
-            .transactions
-            .iter()
+            .payments_by_reference
+            .get(reference.key())
+            .into_iter()
+            .flatten()
+            .filter_map(|id| Some((*id, self.transactions.get(id)?)))
             .filter(|(_, row)| {
                 row.is_active
                     && row.transaction_type == kind
                     && row.reference.as_ref().is_some_and(|held| held.key() == reference.key())
             })
             .map(|(id, row)| KeyHolder {
-                transaction_id: TransactionId(*id),
+                transaction_id: TransactionId(id),
                 vendor_payment_id: row.vendor_payment_id.map(VendorPaymentId),
             })
             .collect();
@@ -636,6 +645,10 @@ impl TransactionStore for MemoryStore {
         row.reference = transaction.reference;
         row.description = transaction.description;
         row.updated_at = ctx.at;
+        if let Some(reference) = &row.reference {
+            let key = reference.key().to_owned();
+            state.payments_by_reference.entry(key).or_default().insert(id.get());
+        }
         state.keep_figures(before);
         state.finish_write(&ctx, "update", Entity::Transaction, id.get());
         Ok(state.transaction(id.get()).expect("just written"))

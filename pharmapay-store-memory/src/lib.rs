@@ -183,7 +183,13 @@ struct State {
     invoices: BTreeMap<i64, InvoiceRow>,
     invoices_by_vendor: HashMap<i64, BTreeSet<i64>>,
     transactions: BTreeMap<i64, TransactionRow>,
+    /// Every payment that was ever written with a reference, by the reference's key (D30),
+    /// whatever its state since: a lookup re-reads each row, so an entry left behind by an
+    /// update costs a skipped row, never a wrong answer.
+    payments_by_reference: HashMap<String, BTreeSet<i64>>,
     vendor_payments: BTreeMap<i64, VendorPaymentRow>,
+    /// The payments each vendor payment made (D31), in the order they were written.
+    vendor_payment_parts: HashMap<i64, Vec<i64>>,
     users: BTreeMap<i64, UserRow>,
     roles: BTreeMap<i64, RoleRow>,
     permissions: BTreeMap<i64, Permission>,
@@ -209,7 +215,9 @@ impl Default for State {
             invoices: BTreeMap::new(),
             invoices_by_vendor: HashMap::new(),
             transactions: BTreeMap::new(),
+            payments_by_reference: HashMap::new(),
             vendor_payments: BTreeMap::new(),
+            vendor_payment_parts: HashMap::new(),
             users: BTreeMap::new(),
             roles: BTreeMap::new(),
             permissions: BTreeMap::new(),

@@ -17,10 +17,9 @@ impl State {
     fn vendor_payment(&self, id: i64) -> Option<VendorPayment> {
         let row = self.vendor_payments.get(&id)?;
         let parts = self
-            .transactions
-            .iter()
-            .filter(|(_, part)| part.vendor_payment_id == Some(id) && part.is_active)
-            .map(|(part_id, _)| self.transaction(*part_id).expect("listed above"))
+            .active_parts(id)
+            .into_iter()
+            .map(|(part_id, _)| self.transaction(part_id).expect("listed above"))
             .collect();
         Some(VendorPayment {
             id: VendorPaymentId(id),
@@ -34,6 +33,18 @@ impl State {
             created_at: row.created_at,
             transactions: parts,
         })
+    }
+
+    /// The active payments vendor payment `id` made, with their invoices.
+    fn active_parts(&self, id: i64) -> Vec<(i64, i64)> {
+        self.vendor_payment_parts
+            .get(&id)
+            .into_iter()
+            .flatten()
+            .filter_map(|part_id| Some((*part_id, self.transactions.get(part_id)?)))
+            .filter(|(_, part)| part.is_active)
+            .map(|(part_id, part)| (part_id, part.invoice_id))
+            .collect()
     }
 
     /// The invoices a vendor payment may pay: those its allocations name (when they exist), or
@@ -107,12 +118,7 @@ impl VendorPaymentStore for MemoryStore {
 
     async fn delete_vendor_payment(&self, id: VendorPaymentId, ctx: WriteContext) -> StoreResult<()> {
         let mut state = self.write();
-        let parts: Vec<(i64, i64)> = state
-            .transactions
-            .iter()
-            .filter(|(_, part)| part.vendor_payment_id == Some(id.get()) && part.is_active)
-            .map(|(part_id, part)| (*part_id, part.invoice_id))
-            .collect();
+        let parts = state.active_parts(id.get());
         if parts.is_empty() {
             return Err(StoreError::NotFound(Entity::VendorPayment));
         }
