@@ -108,7 +108,7 @@ pub const DASHBOARD_FIGURES: &str = "SELECT t.vendors, t.active_vendors, t.invoi
 /// Active vendors ranked by outstanding balance, then name, then id (D12), from the kept
 /// figures along the index `vendors_ranked`. Binds: the limit.
 pub const TOP_VENDORS: &str = "SELECT v.id, v.name, v.outstanding_high, v.outstanding_low, v.active_invoices \
-     FROM vendors v WHERE v.is_active \
+     FROM vendors v WHERE v.is_active = TRUE \
      ORDER BY v.outstanding_high DESC, v.outstanding_low DESC, v.name_key ASC, v.id ASC LIMIT $1";
 
 /// The kept figures of the business days in a range that had payments (a day whose payments

@@ -60,7 +60,9 @@ pub(super) async fn change_vendor_state(conn: &mut Conn, before: Option<bool>, a
 // List filters, written as SQL conditions over the aliases used by the list statements.
 
 pub(super) fn vendor_conditions(binds: &mut Binds, filter: &VendorFilter) -> String {
-    let mut parts = vec![if filter.is_active { "v.is_active" } else { "NOT v.is_active" }.to_owned()];
+    // Written as a comparison: SQLite uses an index that starts with `is_active` (by name, by
+    // balance) only for `is_active = ...`, and would otherwise sort every vendor for a page.
+    let mut parts = vec![if filter.is_active { "v.is_active = TRUE" } else { "v.is_active = FALSE" }.to_owned()];
     if let Some(vendor_type) = filter.vendor_type {
         parts.push(format!("v.vendor_type = {}", binds.text(vendor_type.name())));
     }

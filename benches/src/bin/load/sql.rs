@@ -63,7 +63,7 @@ pub fn vendors_by_balance() -> String {
     "SELECT (SELECT (1) * t.active_vendors FROM ledger_totals t WHERE t.id = 1) AS total_count, v.id, v.name, \
 v.vendor_type, v.address, v.phone, v.email, v.drug_license_number1, v.drug_license_number2, \
 v.additional_drug_license_numbers, v.drug_license_valid_until, v.gstin, v.is_active, v.created_at, v.updated_at, \
-v.active_invoices, v.invoiced_high, v.invoiced_low, v.outstanding_high, v.outstanding_low FROM vendors v WHERE v.is_active \
+v.active_invoices, v.invoiced_high, v.invoiced_low, v.outstanding_high, v.outstanding_low FROM vendors v WHERE v.is_active = TRUE \
 ORDER BY v.outstanding_high DESC, v.outstanding_low DESC, v.id DESC LIMIT $1 OFFSET $2"
         .to_owned()
 }
