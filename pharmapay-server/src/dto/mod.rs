@@ -6,13 +6,10 @@
 
 use pharmapay_core::access::Permission;
 use pharmapay_core::dashboard::{DueFigures, MonthlyTotal, Payables, Summary, TopVendor};
-use pharmapay_core::domain::aging::{Aging, AgingBucket, AgingFigures};
-use pharmapay_core::domain::statement::Statement;
 use pharmapay_core::domain::{
     AuditEntry, Invoice, InvoiceBrief, InvoiceDetail, Policy, Profile, Role, Setting, Transaction, User, Vendor,
     VendorBrief, VendorPayment,
 };
-use pharmapay_core::engine::LicenceAlert;
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::jiff::civil::Date;
 use pharmapay_core::rust_decimal::Decimal;
@@ -20,6 +17,10 @@ use pharmapay_core::{Page, Session};
 use serde::Serialize;
 use serde::ser::{Error as _, Serializer};
 use serde_json::value::RawValue;
+
+mod reconciliation;
+
+pub use reconciliation::{AgingDto, LicenceAlertDto, StatementDto};
 
 /// Writes a decimal as an exact JSON number, without trailing fractional zeros.
 fn money<S: Serializer>(value: &Decimal, serializer: S) -> Result<S::Ok, S::Error> {
@@ -514,194 +515,6 @@ impl From<Summary> for SummaryDto {
             total_due: summary.total_due,
             total_paid: summary.total_paid,
             recent_transactions: summary.recent_transactions,
-        }
-    }
-}
-
-/// One aging row's buckets (D34).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AgingFiguresDto {
-    #[serde(serialize_with = "money")]
-    not_due: Decimal,
-    #[serde(rename = "days1To30", serialize_with = "money")]
-    days_1_to_30: Decimal,
-    #[serde(rename = "days31To60", serialize_with = "money")]
-    days_31_to_60: Decimal,
-    #[serde(rename = "days61To90", serialize_with = "money")]
-    days_61_to_90: Decimal,
-    #[serde(rename = "days91To180", serialize_with = "money")]
-    days_91_to_180: Decimal,
-    #[serde(rename = "over180", serialize_with = "money")]
-    over_180: Decimal,
-    #[serde(serialize_with = "money")]
-    total: Decimal,
-    invoice_count: u64,
-}
-
-impl From<&AgingFigures> for AgingFiguresDto {
-    fn from(figures: &AgingFigures) -> Self {
-        Self {
-            not_due: figures.get(AgingBucket::NotDue),
-            days_1_to_30: figures.get(AgingBucket::Days1To30),
-            days_31_to_60: figures.get(AgingBucket::Days31To60),
-            days_61_to_90: figures.get(AgingBucket::Days61To90),
-            days_91_to_180: figures.get(AgingBucket::Days91To180),
-            over_180: figures.get(AgingBucket::Over180),
-            total: figures.total().normalize(),
-            invoice_count: figures.invoice_count,
-        }
-    }
-}
-
-/// One vendor's aging row (D34).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AgingRowDto {
-    vendor_id: i64,
-    vendor_name: String,
-    #[serde(flatten)]
-    figures: AgingFiguresDto,
-}
-
-/// The payables aging (D34).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AgingDto {
-    #[serde(serialize_with = "day")]
-    as_of: Date,
-    vendors: Vec<AgingRowDto>,
-    totals: AgingFiguresDto,
-}
-
-impl From<Aging> for AgingDto {
-    fn from(aging: Aging) -> Self {
-        Self {
-            as_of: aging.as_of,
-            totals: AgingFiguresDto::from(&aging.totals),
-            vendors: aging
-                .vendors
-                .into_iter()
-                .map(|row| AgingRowDto {
-                    vendor_id: row.vendor_id.get(),
-                    figures: AgingFiguresDto::from(&row.figures),
-                    vendor_name: row.vendor_name,
-                })
-                .collect(),
-        }
-    }
-}
-
-/// The vendor at the head of a statement (D35).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct StatementVendorDto {
-    id: i64,
-    name: String,
-    vendor_type: &'static str,
-    gstin: Option<String>,
-    drug_license_number1: Option<String>,
-}
-
-/// One line of a statement (D35).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct StatementLineDto {
-    #[serde(serialize_with = "day")]
-    date: Date,
-    kind: &'static str,
-    invoice_id: i64,
-    invoice_number: String,
-    transaction_id: Option<i64>,
-    reference: Option<String>,
-    description: Option<String>,
-    #[serde(serialize_with = "money")]
-    invoiced: Decimal,
-    #[serde(serialize_with = "money")]
-    paid: Decimal,
-    #[serde(serialize_with = "money")]
-    balance: Decimal,
-}
-
-/// A vendor's statement (D35).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct StatementDto {
-    vendor: StatementVendorDto,
-    #[serde(serialize_with = "day")]
-    from_date: Date,
-    #[serde(serialize_with = "day")]
-    to_date: Date,
-    #[serde(serialize_with = "money")]
-    opening_balance: Decimal,
-    lines: Vec<StatementLineDto>,
-    #[serde(serialize_with = "money")]
-    total_invoiced: Decimal,
-    #[serde(serialize_with = "money")]
-    total_paid: Decimal,
-    #[serde(serialize_with = "money")]
-    closing_balance: Decimal,
-}
-
-impl From<Statement> for StatementDto {
-    fn from(statement: Statement) -> Self {
-        let figures = statement.figures;
-        Self {
-            vendor: StatementVendorDto {
-                id: statement.vendor.id.get(),
-                name: statement.vendor.name,
-                vendor_type: statement.vendor.vendor_type.name(),
-                gstin: statement.vendor.gstin,
-                drug_license_number1: statement.vendor.drug_license_number1,
-            },
-            from_date: statement.from_date,
-            to_date: statement.to_date,
-            opening_balance: figures.opening_balance,
-            lines: figures
-                .lines
-                .into_iter()
-                .map(|line| StatementLineDto {
-                    date: line.entry.date,
-                    kind: line.entry.kind.name(),
-                    invoice_id: line.entry.invoice_id.get(),
-                    invoice_number: line.entry.invoice_number,
-                    transaction_id: line.entry.transaction_id.map(|id| id.get()),
-                    reference: line.entry.reference,
-                    description: line.entry.description,
-                    invoiced: line.invoiced,
-                    paid: line.paid,
-                    balance: line.balance,
-                })
-                .collect(),
-            total_invoiced: figures.total_invoiced,
-            total_paid: figures.total_paid,
-            closing_balance: figures.closing_balance,
-        }
-    }
-}
-
-/// A vendor whose drug licence has expired or expires soon (D36).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct LicenceAlertDto {
-    vendor_id: i64,
-    vendor_name: String,
-    drug_license_number1: Option<String>,
-    #[serde(serialize_with = "instant")]
-    drug_license_valid_until: Timestamp,
-    license_status: &'static str,
-    days_left: i64,
-}
-
-impl From<LicenceAlert> for LicenceAlertDto {
-    fn from(alert: LicenceAlert) -> Self {
-        Self {
-            vendor_id: alert.vendor.id.get(),
-            vendor_name: alert.vendor.name,
-            drug_license_number1: alert.vendor.drug_license_number1,
-            drug_license_valid_until: alert.valid_until,
-            license_status: alert.vendor.license_status.name(),
-            days_left: alert.days_left,
         }
     }
 }
