@@ -6,8 +6,10 @@
 
 use std::fmt;
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
+use pharmapay_store_sqlx::StoreOptions;
 
 /// The pharmapay command line.
 #[derive(Debug, Parser)]
@@ -140,6 +142,13 @@ pub struct Config {
         value_parser = clap::value_parser!(u32).range(1..))]
     pub max_connections: u32,
 
+    /// Seconds a request waits for a free database connection before it is answered 503
+    /// (1 to 600). It also bounds connecting at start. Raise it where reports that take
+    /// seconds run side by side at a chain's scale, so they queue instead of failing.
+    #[arg(long, global = true, env = "PHARMAPAY_DB_ACQUIRE_TIMEOUT_SECS", default_value_t = 5,
+        value_parser = clap::value_parser!(u64).range(1..=600))]
+    pub db_acquire_timeout_secs: u64,
+
     /// Log filter, such as `info`, `debug` or `pharmapay=debug,info`.
     #[arg(long = "log", global = true, env = "RUST_LOG", default_value = "info")]
     pub log_filter: String,
@@ -154,6 +163,11 @@ impl Config {
     /// The database to open.
     pub fn database(&self) -> Database {
         Database::parse(&self.database_url)
+    }
+
+    /// How the SQL store is opened: the defaults, with the configured wait for a connection.
+    pub fn store_options(&self) -> StoreOptions {
+        StoreOptions { acquire_timeout: Duration::from_secs(self.db_acquire_timeout_secs), ..StoreOptions::default() }
     }
 }
 
@@ -175,7 +189,10 @@ mod tests {
             "8",
             "--max-connections",
             "3",
+            "--db-acquire-timeout-secs",
+            "60",
         ]);
+        assert_eq!(cli.config.store_options().acquire_timeout, Duration::from_secs(60));
         assert_eq!(cli.config.listen.port(), 9000);
         assert_eq!(cli.config.max_connections, 3);
         assert_eq!(cli.config.cors_origins, ["https://a.example", "https://b.example"]);
@@ -184,6 +201,8 @@ mod tests {
         assert!(Cli::try_parse_from(["pharmapay", "--token-hours", "0"]).is_err());
         assert!(Cli::try_parse_from(["pharmapay", "--max-connections", "0"]).is_err());
         assert_eq!(Config::defaults().max_connections, 1024);
+        assert!(Cli::try_parse_from(["pharmapay", "--db-acquire-timeout-secs", "0"]).is_err());
+        assert_eq!(Config::defaults().store_options().acquire_timeout, StoreOptions::default().acquire_timeout);
     }
 
     #[test]

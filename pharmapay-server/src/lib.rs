@@ -104,7 +104,7 @@ pub async fn start(config: &Config, clock: impl Clock) -> Result<Running, StartE
     }
     match config.database() {
         Database::Memory => launch(MemoryStore::new(), "memory", config, clock).await,
-        Database::Sql(url) => match SqlxStore::connect(&url).await? {
+        Database::Sql(url) => match SqlxStore::connect_with(&url, config.store_options()).await? {
             SqlxStore::Sqlite(store) => launch(store, "sqlite", config, clock).await,
             SqlxStore::Postgres(store) => launch(store, "postgres", config, clock).await,
         },
@@ -152,7 +152,7 @@ pub async fn seed_demo(
             seed_store(MemoryStore::new(), config, size, clock).await
         }
         Database::Sql(url) => {
-            let store = SqlxStore::connect(&url).await?;
+            let store = SqlxStore::connect_with(&url, config.store_options()).await?;
             let report = match store.clone() {
                 SqlxStore::Sqlite(sqlite) => seed_store(sqlite, config, size, clock).await?,
                 SqlxStore::Postgres(postgres) => seed_store(postgres, config, size, clock).await?,
