@@ -86,6 +86,23 @@ pub async fn payment_references_stop_double_payments<S: Store>(store: S) {
     let kept =
         fx.engine.update_transaction(&fx.admin, first.id, with("UTR412388901", TransactionType::NetBanking)).await;
     assert!(kept.is_ok(), "a payment keeps its own reference when replaced: {kept:?}");
+    // A payment moved to another key frees the one it held, and holds the new one (D30).
+    fx.engine.update_transaction(&fx.admin, other.id, with("CHQ-78", TransactionType::NetBanking)).await.unwrap();
+    created(
+        fx.engine
+            .create_transaction(&fx.admin, with("chq 77", TransactionType::NetBanking), None)
+            .await
+            .expect("the key a payment moved off is free"),
+    );
+    let moved = fx.engine.create_transaction(&fx.admin, with("CHQ78", TransactionType::NetBanking), None).await;
+    assert_eq!(taken_by(moved, "the key a payment moved to"), other.id);
+    fx.engine.update_transaction(&fx.admin, other.id, with("CHQ-78", TransactionType::Upi)).await.unwrap();
+    created(
+        fx.engine
+            .create_transaction(&fx.admin, with("CHQ-78", TransactionType::NetBanking), None)
+            .await
+            .expect("a payment that changed type frees its key for the old type"),
+    );
 
     fx.engine.delete_transaction(&fx.admin, first.id, None).await.unwrap();
     let reuse = created(
