@@ -77,6 +77,22 @@ async fn begin_write(pool: &Pool<Db>) -> Result<Transaction<'static, Db>, sqlx::
     pool.begin().await
 }
 
+/// Writes take connections from the one pool; each commits by itself.
+type Writer = Pool<Db>;
+
+/// One write of a store method: a transaction of its own.
+type WriteTx = Transaction<'static, Db>;
+
+/// Begins one write of a store method.
+async fn begin_write_tx(writer: &Writer) -> Result<WriteTx, sqlx::Error> {
+    begin_write(writer).await
+}
+
+/// The pool behind the writer.
+fn writer_pool(writer: &Writer) -> &Pool<Db> {
+    writer
+}
+
 /// Takes `lock` until the transaction ends; a single reference's lock comes with
 /// [`Lock::AllReferences`] held shared, taken first.
 async fn lock(conn: &mut sqlx::PgConnection, lock: Lock) -> Result<(), sqlx::Error> {

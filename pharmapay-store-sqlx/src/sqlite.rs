@@ -11,6 +11,9 @@
 //!   (`for_update!` and `for_share!` are empty) and the advisory locks are no-ops.
 //! - Readers use a separate pool of `query_only` connections; WAL lets them read while the
 //!   writer writes.
+//! - Writes that queue for the writer share one transaction and one commit (group commit,
+//!   `crate::group_commit`): each runs in a savepoint of its own, and none is answered before
+//!   its batch is on disk.
 //! - WAL journal, `synchronous = FULL` by default (see the crate docs for the cost), foreign
 //!   keys on, a busy timeout, and the file created on first connect.
 //!
@@ -96,9 +99,26 @@ async fn analyze(_store: &SqliteStore) -> Result<(), Error> {
     Ok(())
 }
 
-/// Begins a write transaction holding the database's write lock.
+/// Begins a write transaction holding the database's write lock, outside the batches of
+/// [`Writer`] (migrations and bulk loads).
 async fn begin_write(pool: &Pool<Db>) -> Result<Transaction<'static, Db>, sqlx::Error> {
     pool.begin_with("BEGIN IMMEDIATE").await
+}
+
+/// The writer connection, whose writes commit in groups (`group_commit`).
+type Writer = crate::group_commit::Writer;
+
+/// One write of a store method: a savepoint in a batch sharing one commit.
+type WriteTx = crate::group_commit::WriteTx;
+
+/// Begins one write of a store method.
+async fn begin_write_tx(writer: &Writer) -> Result<WriteTx, sqlx::Error> {
+    writer.begin().await
+}
+
+/// The pool behind the writer.
+fn writer_pool(writer: &Writer) -> &Pool<Db> {
+    writer.pool()
 }
 
 /// Nothing to do: write transactions are serialised already.
@@ -197,7 +217,7 @@ pub(crate) async fn open(location: Location<'_>, options: &StoreOptions) -> Resu
         .max_lifetime(None)
         .connect_with(connect.clone().pragma("query_only", "ON"))
         .await?;
-    let store = SqliteStore::new(reader, writer);
+    let store = SqliteStore::new(reader, Writer::new(writer));
     let facts = facts(&store).await?;
     info!(backend = BACKEND, file = %connect.get_filename().display(), readers, ?facts, "opened the SQLite store");
     Ok(store)

@@ -51,11 +51,11 @@ async fn insert_chunks<R, const N: usize>(
 
 impl ImportStore for SqlStore {
     async fn begin_bulk_load(&self) -> StoreResult<()> {
-        answer(super::bulk::defer(&self.writer)).await
+        answer(super::bulk::defer(self.writer())).await
     }
 
     async fn finish_bulk_load(&self) -> StoreResult<()> {
-        answer(super::bulk::rebuild_deferred(&self.writer, false)).await
+        answer(super::bulk::rebuild_deferred(self.writer(), false)).await
     }
 
     async fn import_vendors(&self, vendors: Vec<ImportedVendor>) -> StoreResult<Vec<VendorId>> {

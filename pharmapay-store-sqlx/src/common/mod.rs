@@ -11,7 +11,9 @@
 //! Core decides, stores keep: every method that writes is one database transaction that locks
 //! and loads the facts a rule of `pharmapay_core::rules` names, asks it, writes what it allows,
 //! records its audit entry and completes its idempotency claim (D22, D23), and reads back what
-//! it returns, all before committing. Reads go to the reader pool and use one statement where
+//! it returns, all before committing. (On SQLite, a write's "transaction" is a savepoint in a
+//! batch that commits for all its writes, see `crate::group_commit`; it is answered only once
+//! that commit is done.) Reads go to the reader pool and use one statement where
 //! a page and its total count must agree. The answers mirror the memory store exactly: the
 //! same orders and tie-breaks, the same error for the same first failed check.
 //!
@@ -52,8 +54,9 @@ use pharmapay_core::{Entity, StoreError};
 use sqlx::Pool;
 
 use super::{
-    BACKEND, Db, IN_ORDER_PLACEHOLDER, MIGRATIONS, MIGRATIONS_TABLE, READ_SNAPSHOT, SEARCH_INDEX, Table, after_seed,
-    before_index_builds, begin_write, lock, rebuild_search, reserve_ids, schema_definitions,
+    BACKEND, Db, IN_ORDER_PLACEHOLDER, MIGRATIONS, MIGRATIONS_TABLE, READ_SNAPSHOT, SEARCH_INDEX, Table, WriteTx,
+    Writer, after_seed, before_index_builds, begin_write, begin_write_tx, lock, rebuild_search, reserve_ids,
+    schema_definitions, writer_pool,
 };
 use crate::error::Error;
 use crate::statements;
@@ -71,7 +74,7 @@ type Args = <Db as sqlx::Database>::Arguments;
 
 type Query = sqlx::query::Query<'static, Db, Args>;
 
-/// A write transaction.
+/// A transaction on the reader pool (a read that must see one snapshot).
 type Tx = sqlx::Transaction<'static, Db>;
 
 /// Rows per multi-row INSERT in imports: well under both backends' limits on bound values
@@ -108,7 +111,7 @@ async fn insert_audit(conn: &mut Conn, entry: NewAuditEntry) -> Result<()> {
 /// and completes its idempotency claim in the transaction, commits, and answers `record`, which
 /// the write read back inside the transaction.
 async fn commit<T>(
-    mut db_tx: Tx,
+    mut db_tx: WriteTx,
     ctx: &WriteContext,
     action: &'static str,
     entity: Entity,
@@ -155,11 +158,11 @@ async fn answer<T>(body: impl Future<Output = Result<T>>) -> StoreResult<T> {
 #[derive(Clone)]
 pub struct SqlStore {
     reader: Pool<Db>,
-    writer: Pool<Db>,
+    writer: Writer,
 }
 
 impl SqlStore {
-    pub(crate) fn new(reader: Pool<Db>, writer: Pool<Db>) -> Self {
+    pub(crate) fn new(reader: Pool<Db>, writer: Writer) -> Self {
         Self { reader, writer }
     }
 
@@ -231,27 +234,27 @@ impl SqlStore {
     /// # Errors
     /// [`StoreError::Backend`] when a migration fails or an applied one was edited.
     pub async fn migrate(&self) -> StoreResult<()> {
-        migrate(&self.writer).await.map_err(StoreError::from)
+        migrate(self.writer()).await.map_err(StoreError::from)
     }
 
     /// The pool write transactions use.
     pub(crate) fn writer(&self) -> &Pool<Db> {
-        &self.writer
+        writer_pool(&self.writer)
     }
 
     /// Closes every connection; calls made afterwards fail with
     /// [`StoreError::Unavailable`].
     pub async fn close(&self) {
         self.reader.close().await;
-        self.writer.close().await;
+        self.writer().close().await;
     }
 
-    async fn begin(&self) -> Result<Tx> {
-        Ok(begin_write(&self.writer).await?)
+    async fn begin(&self) -> Result<WriteTx> {
+        Ok(begin_write_tx(&self.writer).await?)
     }
 
     /// Begins a write transaction that holds `lock` until it ends.
-    async fn begin_locked(&self, held: Lock) -> Result<Tx> {
+    async fn begin_locked(&self, held: Lock) -> Result<WriteTx> {
         let mut db_tx = self.begin().await?;
         lock(&mut db_tx, held).await?;
         Ok(db_tx)
