@@ -50,6 +50,9 @@ pub use common::SqlStore as PostgresStore;
 /// Search terms are looked up in `pg_trgm` GIN indexes (migration 4), which serve `LIKE`.
 const SEARCH_INDEX: SearchIndex = SearchIndex::Trigram;
 
+/// PostgreSQL prepares one statement at a time: a script's statements are sent one by one.
+const SCRIPTS_IN_ONE_CALL: bool = false;
+
 /// PostgreSQL binds `$n` by position already: no other placeholder is needed.
 const IN_ORDER_PLACEHOLDER: Option<&str> = None;
 

@@ -59,6 +59,11 @@ pub use common::SqlStore as SqliteStore;
 /// Search terms are looked up in FTS5 trigram tables (migration 4).
 const SEARCH_INDEX: SearchIndex = SearchIndex::Fts5;
 
+/// SQLite runs a string of statements with one list of values in one call: a write's closing
+/// statements (its audit entry, kept figures and idempotency claim) cost one hand-off to the
+/// connection's worker thread instead of one each.
+const SCRIPTS_IN_ONE_CALL: bool = true;
+
 /// The placeholder for statements whose values are bound in the order they appear, each once.
 /// SQLite binds a numbered `$n` by looking its name up in a list, once per value, so a
 /// statement with thousands of values (an import's multi-row INSERT) would cost quadratic

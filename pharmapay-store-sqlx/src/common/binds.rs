@@ -10,7 +10,7 @@ use pharmapay_core::{Page, PageRequest, SortDir};
 use sqlx::{AssertSqlSafe, Row};
 
 use super::rows::{count, micros};
-use super::{Conn, DbRow, IN_ORDER_PLACEHOLDER, LOOKUP_CHUNK, Query, Result, SqlStore};
+use super::{Conn, DbRow, IN_ORDER_PLACEHOLDER, LOOKUP_CHUNK, Query, Result, SCRIPTS_IN_ONE_CALL, SqlStore};
 
 // Binding values to statements built at run time.
 
@@ -72,6 +72,42 @@ impl Binds {
             };
         }
         query
+    }
+}
+
+/// Statements that change rows and read none, sent together: in one call where the backend
+/// runs a string of statements (SQLite, whose values are then numbered across the whole
+/// script), else one after another. Each statement is built by a closure that binds its values
+/// and answers its text.
+#[derive(Default)]
+pub(super) struct Script {
+    statements: Vec<(String, Binds)>,
+}
+
+impl Script {
+    /// Appends the statement `build` writes.
+    pub(super) fn push(&mut self, build: impl FnOnce(&mut Binds) -> Result<String>) -> Result<()> {
+        match self.statements.last_mut() {
+            Some((text, binds)) if SCRIPTS_IN_ONE_CALL => {
+                let statement = build(binds)?;
+                text.push_str(";\n");
+                text.push_str(&statement);
+            }
+            _ => {
+                let mut binds = Binds::default();
+                let statement = build(&mut binds)?;
+                self.statements.push((statement, binds));
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs the statements, in order.
+    pub(super) async fn run(self, conn: &mut Conn) -> Result<()> {
+        for (text, binds) in self.statements {
+            binds.query(text).execute(&mut *conn).await?;
+        }
+        Ok(())
     }
 }
 

@@ -21,7 +21,7 @@ use pharmapay_core::money::MAX_FRACTION_DIGITS;
 use pharmapay_core::rust_decimal::Decimal;
 use sqlx::Row;
 
-use super::binds::{Binds, rows_in};
+use super::binds::{Binds, Script, rows_in};
 use super::rows::{instant, micros};
 use super::{Conn, DbRow, Result};
 use crate::error::Error;
@@ -81,6 +81,10 @@ fn add_pair(table: &str, name: &str, high: &str, low: &str) -> String {
 /// bound values.
 const APPLY_CHUNK: usize = 500;
 
+/// The most rows of a kind a change may touch to be applied within a write's closing script
+/// ([`script`]); a single write touches one or two.
+const SCRIPT_ROWS: usize = 16;
+
 /// The calendar that files payments under their business days (D3, D41): the `TimeZone`
 /// setting as this write transaction reads it. On PostgreSQL the row is read `FOR SHARE`, so a
 /// change of zone, which recounts every day figure, waits for this write to end, and this write
@@ -122,88 +126,133 @@ pub(super) async fn apply(conn: &mut Conn, change: &FigureChange) -> Result<()> 
     }
     for chunk in vendors.chunks(APPLY_CHUNK) {
         let mut binds = Binds::in_order();
-        let mut rows = Vec::with_capacity(chunk.len());
-        for (vendor_id, vendor) in chunk {
-            let (invoiced_high, invoiced_low) = pair(vendor.invoiced)?;
-            let (outstanding_high, outstanding_low) = pair(vendor.outstanding())?;
-            let values = [
-                binds.int(vendor_id.get()),
-                binds.int(vendor.active_invoices),
-                binds.int(invoiced_high),
-                binds.int(invoiced_low),
-                binds.int(outstanding_high),
-                binds.int(outstanding_low),
-            ];
-            rows.push(format!("({})", values.join(", ")));
-        }
-        let sql = format!(
-            "UPDATE vendors SET active_invoices = vendors.active_invoices + d.column2, {}, {} \
-             FROM (VALUES {}) AS d WHERE vendors.id = d.column1",
-            add_pair("vendors", "invoiced", "d.column3", "d.column4"),
-            add_pair("vendors", "outstanding", "d.column5", "d.column6"),
-            rows.join(", ")
-        );
+        let sql = add_to_vendors(&mut binds, chunk)?;
         binds.query(sql).execute(&mut *conn).await?;
     }
     let open: Vec<(Timestamp, &OpenFigures)> = change.open_by_due_date().collect();
     for chunk in open.chunks(APPLY_CHUNK) {
         let mut binds = Binds::in_order();
-        let mut rows = Vec::with_capacity(chunk.len());
-        for (due_date, open) in chunk {
-            let (high, low) = pair(open.pending)?;
-            let values = [binds.int(micros(*due_date)), binds.int(open.invoices), binds.int(high), binds.int(low)];
-            rows.push(format!("({})", values.join(", ")));
-        }
-        let sql = format!(
-            "INSERT INTO invoice_open_counts (due_date, open_count, pending_high, pending_low) VALUES {} \
-             ON CONFLICT (due_date) DO UPDATE SET open_count = invoice_open_counts.open_count + excluded.open_count, {}",
-            rows.join(", "),
-            add_pair("invoice_open_counts", "pending", "excluded.pending_high", "excluded.pending_low")
-        );
+        let sql = add_to_open_counts(&mut binds, chunk)?;
         binds.query(sql).execute(&mut *conn).await?;
     }
     let days: Vec<(Date, &DayFigures)> = change.days().collect();
     for chunk in days.chunks(APPLY_CHUNK) {
         let mut binds = Binds::in_order();
-        let mut rows = Vec::with_capacity(chunk.len());
-        for (day, figures) in chunk {
-            let (high, low) = pair(figures.amount)?;
-            let values = [binds.int(day_key(*day)), binds.int(figures.payments), binds.int(high), binds.int(low)];
-            rows.push(format!("({})", values.join(", ")));
-        }
-        let sql = format!(
-            "INSERT INTO payment_days (day, payments, amount_high, amount_low) VALUES {} ON CONFLICT (day) \
-             DO UPDATE SET payments = payment_days.payments + excluded.payments, {}",
-            rows.join(", "),
-            add_pair("payment_days", "amount", "excluded.amount_high", "excluded.amount_low")
-        );
+        let sql = add_to_days(&mut binds, chunk)?;
         binds.query(sql).execute(&mut *conn).await?;
     }
     if let Some(totals) = change.totals() {
         let mut binds = Binds::default();
-        let mut sets = Vec::new();
-        for (column, value) in [
-            ("vendors", totals.vendors),
-            ("active_vendors", totals.active_vendors),
-            ("invoices", totals.invoices),
-            ("active_invoices", totals.active_invoices),
-            ("open_invoices", totals.open_invoices),
-            ("payments", totals.payments),
-            ("active_payments", totals.active_payments),
-        ] {
-            sets.push(format!("{column} = ledger_totals.{column} + {}", binds.int(value)));
-        }
-        for (column, value) in
-            [("invoiced", totals.invoiced), ("invoice_paid", totals.invoice_paid), ("paid_out", totals.paid_out)]
-        {
-            let (high, low) = pair(value)?;
-            let (high, low) = (binds.int(high), binds.int(low));
-            sets.push(add_pair("ledger_totals", column, &high, &low));
-        }
-        let sql = format!("UPDATE ledger_totals SET {} WHERE id = 1", sets.join(", "));
+        let sql = add_to_totals(&mut binds, totals)?;
         binds.query(sql).execute(&mut *conn).await?;
     }
     Ok(())
+}
+
+/// Appends the statements that apply `change` to `script`, when it is a single write's change
+/// (one vendor, a statement of each kind); answers `false`, appending nothing, for a larger
+/// change, which [`apply`] must make.
+pub(super) fn script(script: &mut Script, change: &FigureChange) -> Result<bool> {
+    let vendors: Vec<(VendorId, &VendorFigures)> = change.vendors().collect();
+    let open: Vec<(Timestamp, &OpenFigures)> = change.open_by_due_date().collect();
+    let days: Vec<(Date, &DayFigures)> = change.days().collect();
+    if vendors.len() > 1 || open.len() > SCRIPT_ROWS || days.len() > SCRIPT_ROWS {
+        return Ok(false);
+    }
+    if !vendors.is_empty() {
+        script.push(|binds| add_to_vendors(binds, &vendors))?;
+    }
+    if !open.is_empty() {
+        script.push(|binds| add_to_open_counts(binds, &open))?;
+    }
+    if !days.is_empty() {
+        script.push(|binds| add_to_days(binds, &days))?;
+    }
+    if let Some(totals) = change.totals() {
+        script.push(|binds| add_to_totals(binds, totals))?;
+    }
+    Ok(true)
+}
+
+/// Adds each vendor's figures to its row.
+fn add_to_vendors(binds: &mut Binds, vendors: &[(VendorId, &VendorFigures)]) -> Result<String> {
+    let mut rows = Vec::with_capacity(vendors.len());
+    for (vendor_id, vendor) in vendors {
+        let (invoiced_high, invoiced_low) = pair(vendor.invoiced)?;
+        let (outstanding_high, outstanding_low) = pair(vendor.outstanding())?;
+        let values = [
+            binds.int(vendor_id.get()),
+            binds.int(vendor.active_invoices),
+            binds.int(invoiced_high),
+            binds.int(invoiced_low),
+            binds.int(outstanding_high),
+            binds.int(outstanding_low),
+        ];
+        rows.push(format!("({})", values.join(", ")));
+    }
+    Ok(format!(
+        "UPDATE vendors SET active_invoices = vendors.active_invoices + d.column2, {}, {} \
+         FROM (VALUES {}) AS d WHERE vendors.id = d.column1",
+        add_pair("vendors", "invoiced", "d.column3", "d.column4"),
+        add_pair("vendors", "outstanding", "d.column5", "d.column6"),
+        rows.join(", ")
+    ))
+}
+
+/// Adds the open invoices' figures to their due dates' rows, creating those missing.
+fn add_to_open_counts(binds: &mut Binds, open: &[(Timestamp, &OpenFigures)]) -> Result<String> {
+    let mut rows = Vec::with_capacity(open.len());
+    for (due_date, open) in open {
+        let (high, low) = pair(open.pending)?;
+        let values = [binds.int(micros(*due_date)), binds.int(open.invoices), binds.int(high), binds.int(low)];
+        rows.push(format!("({})", values.join(", ")));
+    }
+    Ok(format!(
+        "INSERT INTO invoice_open_counts (due_date, open_count, pending_high, pending_low) VALUES {} \
+         ON CONFLICT (due_date) DO UPDATE SET open_count = invoice_open_counts.open_count + excluded.open_count, {}",
+        rows.join(", "),
+        add_pair("invoice_open_counts", "pending", "excluded.pending_high", "excluded.pending_low")
+    ))
+}
+
+/// Adds the payments' figures to their business days' rows, creating those missing.
+fn add_to_days(binds: &mut Binds, days: &[(Date, &DayFigures)]) -> Result<String> {
+    let mut rows = Vec::with_capacity(days.len());
+    for (day, figures) in days {
+        let (high, low) = pair(figures.amount)?;
+        let values = [binds.int(day_key(*day)), binds.int(figures.payments), binds.int(high), binds.int(low)];
+        rows.push(format!("({})", values.join(", ")));
+    }
+    Ok(format!(
+        "INSERT INTO payment_days (day, payments, amount_high, amount_low) VALUES {} ON CONFLICT (day) \
+         DO UPDATE SET payments = payment_days.payments + excluded.payments, {}",
+        rows.join(", "),
+        add_pair("payment_days", "amount", "excluded.amount_high", "excluded.amount_low")
+    ))
+}
+
+/// Adds `totals` to the installation's one row.
+fn add_to_totals(binds: &mut Binds, totals: &LedgerTotals) -> Result<String> {
+    let mut sets = Vec::new();
+    for (column, value) in [
+        ("vendors", totals.vendors),
+        ("active_vendors", totals.active_vendors),
+        ("invoices", totals.invoices),
+        ("active_invoices", totals.active_invoices),
+        ("open_invoices", totals.open_invoices),
+        ("payments", totals.payments),
+        ("active_payments", totals.active_payments),
+    ] {
+        sets.push(format!("{column} = ledger_totals.{column} + {}", binds.int(value)));
+    }
+    for (column, value) in
+        [("invoiced", totals.invoiced), ("invoice_paid", totals.invoice_paid), ("paid_out", totals.paid_out)]
+    {
+        let (high, low) = pair(value)?;
+        let (high, low) = (binds.int(high), binds.int(low));
+        sets.push(add_pair("ledger_totals", column, &high, &low));
+    }
+    Ok(format!("UPDATE ledger_totals SET {} WHERE id = 1", sets.join(", ")))
 }
 
 /// A statement that answers `count` from the kept figures, for a list's `total_count`; the

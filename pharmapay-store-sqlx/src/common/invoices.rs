@@ -24,7 +24,7 @@ use super::figures::{self, invoice_facts, kept_count};
 use super::guards::check_free;
 use super::rows::{instant, invoice_from, invoice_in, micros, scaled_bound, vendor_type};
 use super::search::invoice_search;
-use super::{Conn, Result, SqlStore, answer, commit, refused, row_by_id};
+use super::{Conn, Result, SqlStore, answer, commit, commit_moving, refused, row_by_id};
 
 /// The invoice list's conditions over `invoices i JOIN vendors v`; status is computed for the
 /// day starting at `today_start` exactly as `InvoiceStatus::compute` does (D10).
@@ -302,8 +302,9 @@ impl InvoiceStore for SqlStore {
                 .execute(&mut *db_tx)
                 .await?;
             let after = InvoiceFacts { is_active: false, ..before };
-            figures::apply(&mut db_tx, FigureChange::new().row(Some(&before), Some(&after))).await?;
-            commit(db_tx, &ctx, "delete", Entity::Invoice, id.get(), Some(())).await
+            let mut change = FigureChange::new();
+            change.row(Some(&before), Some(&after));
+            commit_moving(db_tx, &ctx, ("delete", Entity::Invoice, id.get()), Some(()), Some(&change)).await
         })
         .await
     }

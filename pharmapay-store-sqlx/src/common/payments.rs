@@ -25,7 +25,7 @@ use super::binds::{Binds, conditions, direction, instant_range, page_binds};
 use super::figures::{self, invoice_facts, kept_count, unscaled};
 use super::guards::{check_reference, lock_reference};
 use super::rows::{amount, instant, invoice_brief_from, micros, transaction_from, transaction_in, transaction_type};
-use super::{Conn, Result, SqlStore, answer, commit, refused, row_by_id, set_active};
+use super::{Conn, Result, SqlStore, answer, commit, commit_moving, refused, row_by_id, set_active};
 use crate::error::Error;
 use crate::statements;
 
@@ -187,9 +187,9 @@ impl TransactionStore for SqlStore {
             check_reference(&mut db_tx, kind, key, None).await?;
             let id = insert_payment_row(&mut db_tx, &transaction, ctx.at, None).await?;
             let payment = PaymentFacts::new(true, transaction.amount.get(), transaction.transaction_date, &calendar);
-            figures::apply(&mut db_tx, FigureChange::new().row(Some(&before), Some(&after)).row(None, Some(&payment)))
-                .await?;
-            commit(db_tx, &ctx, "create", Entity::Transaction, id, Some(())).await?;
+            let mut change = FigureChange::new();
+            change.row(Some(&before), Some(&after)).row(None, Some(&payment));
+            commit_moving(db_tx, &ctx, ("create", Entity::Transaction, id), Some(()), Some(&change)).await?;
             // The payment as a read would give it: instants at the stored precision (microseconds)
             // and the amount through the stored scale, exactly as `transaction_from` builds it.
             let created_at = instant(micros(ctx.at))?;
@@ -319,8 +319,7 @@ impl TransactionStore for SqlStore {
             let payment_after = PaymentFacts { is_active: false, ..payment_before };
             let mut change = FigureChange::new();
             change.row(Some(&before), Some(&after)).row(Some(&payment_before), Some(&payment_after));
-            figures::apply(&mut db_tx, &change).await?;
-            commit(db_tx, &ctx, "delete", Entity::Transaction, id.get(), Some(())).await
+            commit_moving(db_tx, &ctx, ("delete", Entity::Transaction, id.get()), Some(()), Some(&change)).await
         })
         .await
     }

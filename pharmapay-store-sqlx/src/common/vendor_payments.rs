@@ -21,7 +21,7 @@ use super::figures::{self, invoice_facts};
 use super::guards::{check_reference, lock_reference};
 use super::payments::{insert_payment_row, payment_for_change, take_paid_from};
 use super::rows::{amount, instant, micros, transaction_from, transaction_type};
-use super::{Conn, Result, SqlStore, answer, commit, refused, row_by_id};
+use super::{Conn, Result, SqlStore, answer, commit_moving, refused, row_by_id};
 
 /// The invoices a vendor payment may pay, locked in id order: those among `ids`, or, without
 /// `ids`, the vendor's active invoices still owing. Answers them with their facts.
@@ -180,9 +180,9 @@ impl VendorPaymentStore for SqlStore {
                 let paid = PaymentFacts::new(true, share.amount.get(), payment.transaction_date, &calendar);
                 change.row(Some(&before), Some(&after)).row(None, Some(&paid));
             }
-            figures::apply(&mut db_tx, &change).await?;
+            // The figures are applied at the end; the payment read back does not show them.
             let recorded = Self::vendor_payment_in(&mut db_tx, id).await?;
-            commit(db_tx, &ctx, "create", Entity::VendorPayment, id, recorded).await
+            commit_moving(db_tx, &ctx, ("create", Entity::VendorPayment, id), recorded, Some(&change)).await
         })
         .await
     }
@@ -233,8 +233,7 @@ impl VendorPaymentStore for SqlStore {
             for (before, after) in invoices.values() {
                 change.row(Some(before), Some(after));
             }
-            figures::apply(&mut db_tx, &change).await?;
-            commit(db_tx, &ctx, "delete", Entity::VendorPayment, id.get(), Some(())).await
+            commit_moving(db_tx, &ctx, ("delete", Entity::VendorPayment, id.get()), Some(()), Some(&change)).await
         })
         .await
     }

@@ -140,7 +140,9 @@ fn forward_output(
         }
         if let Some(statement) = logged_statement(&line) {
             if let Ok(mut kept) = statements.lock() {
-                kept.push(statement);
+                // A script sent in one call (the SQLite store ends a write with its audit entry
+                // and kept figures together) counts as each of its statements.
+                kept.extend(statement.split(";\n").map(str::trim).filter(|part| !part.is_empty()).map(str::to_owned));
             }
             continue;
         }
