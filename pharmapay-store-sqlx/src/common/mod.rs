@@ -22,7 +22,7 @@
 //!   completes the idempotency claim and commits), and the small reads and writes every family
 //!   shares. The SQL fragments statements share, and the statements worth naming, are
 //!   `crate::statements`'.
-//! - `binds.rs` (statements built at run time, pages, `IN` lists), `figures.rs` (the kept
+//! - `binds.rs` (statements built at run time, pages, `IN` lists, scripts), `figures.rs` (the kept
 //!   figures of D41: applying a write's change, reading and recounting them), `rows.rs` (stored
 //!   values and rows as domain values), `guards.rs` (the facts writes load under their locks: active
 //!   parents, taken unique keys, grants, token bookkeeping), `migrate.rs` (migrations and the
