@@ -17,6 +17,11 @@
 //!   acknowledged that is not on disk.
 //! - A write's reads see the writes before it in its batch, as they would had those committed
 //!   first: they will be committed together, or not at all.
+//! - A caller may go away at any await (a client that disconnects drops its request): a write
+//!   dropped before it ends rolls back on a task of its own, a write dropped while it waits to
+//!   come back is replaced by a task that does, and a commit dropped before the database
+//!   answered leaves its writes an error, never a batch left open or a write answered as kept
+//!   that may not be.
 //!
 //! Each write still is one transaction for the rules of the store (it locks, loads, asks core,
 //! writes and reads back inside its savepoint), and the kept figures of D41 change in the same
@@ -53,6 +58,36 @@ impl Failure {
     fn error(&self) -> sqlx::Error {
         let message = format!("the batch of writes this one belonged to was not committed: {}", self.message);
         if self.unreachable { sqlx::Error::Io(std::io::Error::other(message)) } else { sqlx::Error::Protocol(message) }
+    }
+}
+
+/// Records an unknown outcome for a batch whose commit was dropped before it answered.
+struct Interrupted(Arc<OnceLock<Outcome>>);
+
+impl Drop for Interrupted {
+    fn drop(&mut self) {
+        // A commit that answered has recorded its outcome first; this one then changes nothing.
+        let _ = self.0.set(Err(Failure {
+            unreachable: true,
+            message: "the commit was interrupted before the database answered".into(),
+        }));
+    }
+}
+
+/// Comes back to end the batch of a write whose caller went away while it waited to.
+struct ComeBack {
+    writer: Option<Writer>,
+    outcome: Arc<OnceLock<Outcome>>,
+}
+
+impl Drop for ComeBack {
+    fn drop(&mut self) {
+        if let Some(writer) = self.writer.take()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            let outcome = Arc::clone(&self.outcome);
+            runtime.spawn(async move { writer.come_back(outcome).await });
+        }
     }
 }
 
@@ -94,14 +129,18 @@ impl Batch {
         Ok(())
     }
 
-    /// Commits the open batch and records the outcome for its writes.
+    /// Commits the open batch and records the outcome for its writes. Should the caller go
+    /// away before the database answers, the writes learn that the outcome is unknown (an
+    /// error: none is answered as kept unless the commit said so).
     async fn commit(&mut self) -> Outcome {
         tracing::trace!(writes = self.writes, "committing a batch of writes");
+        let interrupted = Interrupted(Arc::clone(&self.outcome));
         let outcome = match self.tx.take() {
             Some(tx) => tx.commit().await.map_err(|error| Failure::of(&error)),
             None => Ok(()),
         };
         self.end(outcome.clone());
+        drop(interrupted);
         outcome
     }
 
@@ -162,6 +201,11 @@ impl Writer {
 
     /// Begins a write: joins the open batch, or begins one, and opens the write's savepoint.
     ///
+    /// It runs on the caller's task, which keeps the writer from waiting for another task to be
+    /// polled. A caller that goes away half way through leaves at worst a savepoint that is
+    /// released by the batch's commit, or one the next write finds gone, which ends the batch
+    /// with an error for its writes (none is lost without an error).
+    ///
     /// # Errors
     /// The database's, when the batch cannot begin (the writer connection cannot be had, or
     /// another process holds the write lock past the busy timeout) or the savepoint fails.
@@ -173,6 +217,7 @@ impl Writer {
         if batch.tx.is_none() {
             batch.tx = Some(self.pool.begin_with("BEGIN IMMEDIATE").await?);
             batch.outcome = Arc::default();
+            batch.writes = 0;
         }
         if let Err(error) = batch.execute("SAVEPOINT write").await {
             batch.abort(&error).await;
@@ -181,6 +226,34 @@ impl Writer {
         batch.writes += 1;
         batch.savepoint_open = true;
         Ok(WriteTx { writer: self.clone(), batch: Some(batch) })
+    }
+
+    /// Ends a write whose savepoint is released, with the outcome of the commit that holds it.
+    async fn end_write(&self, mut batch: OwnedMutexGuard<Batch>) -> Outcome {
+        if batch.writes >= MAX_WRITES || self.nobody_queued() {
+            return batch.commit().await;
+        }
+        // Others are queued: hand the writer on and come back behind them. Should the caller go
+        // away meanwhile, a task comes back in its place, so the batch is never left open.
+        let mut back = ComeBack { writer: Some(self.clone()), outcome: Arc::clone(&batch.outcome) };
+        drop(batch);
+        let outcome = self.come_back(Arc::clone(&back.outcome)).await;
+        back.writer = None;
+        outcome
+    }
+
+    /// Comes back to the writer for the batch whose outcome is `outcome`: answers it if the
+    /// batch has ended, else commits it (it is still the open one, as every end records its
+    /// outcome).
+    async fn come_back(&self, outcome: Arc<OnceLock<Outcome>>) -> Outcome {
+        let mut batch = self.queue().await;
+        if let Some(outcome) = outcome.get() {
+            return outcome.clone();
+        }
+        if let Err(error) = batch.settle().await {
+            return Err(Failure::of(&error));
+        }
+        batch.commit().await
     }
 }
 
@@ -204,35 +277,16 @@ impl WriteTx {
     /// # Errors
     /// The database's, when the savepoint cannot be released or the batch's commit fails.
     pub(crate) async fn commit(mut self) -> Result<(), sqlx::Error> {
-        let mut batch = self.take();
+        // While the savepoint is released the write still holds the batch: a caller that goes
+        // away here leaves it to the write's drop.
+        let batch = self.batch.as_mut().expect("a write holds its batch until it ends");
         if let Err(error) = batch.execute("RELEASE write").await {
             batch.abort(&error).await;
             return Err(error);
         }
         batch.savepoint_open = false;
-        if batch.writes >= MAX_WRITES || self.writer.nobody_queued() {
-            return batch.commit().await.map_err(|failure| failure.error());
-        }
-        // Others are queued: hand the writer on and come back behind them. The return runs on a
-        // task of its own, so a caller that goes away cannot leave the batch open.
-        let outcome = Arc::clone(&batch.outcome);
-        drop(batch);
-        let writer = self.writer.clone();
-        let back = tokio::spawn(async move {
-            let mut batch = writer.queue().await;
-            if let Some(outcome) = outcome.get() {
-                return outcome.clone();
-            }
-            // Not ended, so the open batch is still this write's.
-            if let Err(error) = batch.settle().await {
-                return Err(Failure::of(&error));
-            }
-            batch.commit().await
-        });
-        match back.await {
-            Ok(outcome) => outcome.map_err(|failure| failure.error()),
-            Err(error) => Err(sqlx::Error::Protocol(format!("the commit of a batch of writes stopped: {error}"))),
-        }
+        let batch = self.take();
+        self.writer.end_write(batch).await.map_err(|failure| failure.error())
     }
 
     /// Drops the write: rolls its savepoint back; the rest of its batch goes on.
@@ -397,6 +451,42 @@ mod tests {
         let mut conn = writer.pool().acquire().await.unwrap();
         sqlx::query("BEGIN IMMEDIATE").execute(&mut *conn).await.unwrap();
         sqlx::query("ROLLBACK").execute(&mut *conn).await.unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_batch_whose_writes_all_went_away_still_commits() {
+        let dir = tempfile::tempdir().unwrap();
+        let (writer, url) = writer(&dir).await;
+        let mut write = writer.begin().await.unwrap();
+        insert(&mut write, "left behind").await.unwrap();
+        // Someone else queues for the writer and holds it for a while, doing nothing.
+        let (holds, held) = tokio::sync::oneshot::channel();
+        let (release, released) = tokio::sync::oneshot::channel::<()>();
+        let holder = tokio::spawn({
+            let writer = writer.clone();
+            async move {
+                let _batch = writer.queue().await;
+                holds.send(()).unwrap();
+                released.await.unwrap();
+            }
+        });
+        until_queued(&writer, 1).await;
+        // The write hands the writer on and waits to come back; then its caller goes away.
+        let commit = tokio::spawn(write.commit());
+        held.await.unwrap();
+        until_queued(&writer, 1).await;
+        commit.abort();
+        assert!(commit.await.unwrap_err().is_cancelled());
+        assert_eq!(committed(&url).await, Vec::<String>::new());
+        release.send(()).unwrap();
+        holder.await.unwrap();
+        // Nobody is left to end the batch but the task that came back in the write's place.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while committed(&url).await.is_empty() {
+            assert!(tokio::time::Instant::now() < deadline, "the batch was left open");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert_eq!(committed(&url).await, ["left behind"]);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
