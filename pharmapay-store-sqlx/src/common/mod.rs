@@ -60,9 +60,8 @@ use super::{
     reserve_ids, schema_definitions, writer_pool,
 };
 use crate::error::Error;
-use binds::{Binds, Script};
-
 use crate::{Lock, SearchIndex, StoreOptions};
+use binds::{Binds, Script};
 pub(crate) use migrate::migrate;
 use rows::micros;
 
@@ -101,8 +100,8 @@ async fn insert_audit(conn: &mut Conn, entry: NewAuditEntry) -> Result<()> {
     Ok(())
 }
 
-/// Binds `entry`'s values and answers the statement that records it: [`statements::INSERT_AUDIT`]
-/// when it is the first statement of its values, as on its own.
+/// Binds `entry`'s values and answers the statement that records it:
+/// [`crate::statements::INSERT_AUDIT`] when it is the first statement of its values, as on its own.
 fn audit_statement(binds: &mut Binds, entry: NewAuditEntry) -> String {
     let values = [
         binds.int(micros(entry.at)),
