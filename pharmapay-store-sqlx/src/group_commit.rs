@@ -228,13 +228,11 @@ impl Writer {
         Ok(WriteTx { writer: self.clone(), batch: Some(batch) })
     }
 
-    /// Ends a write whose savepoint is released, with the outcome of the commit that holds it.
-    async fn end_write(&self, mut batch: OwnedMutexGuard<Batch>) -> Outcome {
-        if batch.writes >= MAX_WRITES || self.nobody_queued() {
-            return batch.commit().await;
-        }
-        // Others are queued: hand the writer on and come back behind them. Should the caller go
-        // away meanwhile, a task comes back in its place, so the batch is never left open.
+    /// Ends a write whose savepoint is released while others are queued: hands the writer on,
+    /// and answers the outcome of the commit that holds the write.
+    async fn end_write(&self, batch: OwnedMutexGuard<Batch>) -> Outcome {
+        // Should the caller go away while it waits, a task comes back in its place, so the
+        // batch is never left open.
         let mut back = ComeBack { writer: Some(self.clone()), outcome: Arc::clone(&batch.outcome) };
         drop(batch);
         let outcome = self.come_back(Arc::clone(&back.outcome)).await;
@@ -277,9 +275,15 @@ impl WriteTx {
     /// # Errors
     /// The database's, when the savepoint cannot be released or the batch's commit fails.
     pub(crate) async fn commit(mut self) -> Result<(), sqlx::Error> {
+        let batch = self.batch.as_mut().expect("a write holds its batch until it ends");
+        if batch.writes >= MAX_WRITES || self.writer.nobody_queued() {
+            // The commit releases the savepoint with the rest of the batch.
+            let mut batch = self.take();
+            batch.savepoint_open = false;
+            return batch.commit().await.map_err(|failure| failure.error());
+        }
         // While the savepoint is released the write still holds the batch: a caller that goes
         // away here leaves it to the write's drop.
-        let batch = self.batch.as_mut().expect("a write holds its batch until it ends");
         if let Err(error) = batch.execute("RELEASE write").await {
             batch.abort(&error).await;
             return Err(error);
