@@ -24,7 +24,7 @@ use super::figures::{self, invoice_facts, kept_count};
 use super::guards::check_free;
 use super::rows::{instant, invoice_from, invoice_in, micros, scaled_bound, vendor_type};
 use super::search::invoice_search;
-use super::{Conn, Result, SqlStore, answer, commit, commit_moving, refused, row_by_id};
+use super::{Conn, Result, SqlStore, answer, commit_moving, refused, row_by_id};
 
 /// The invoice list's conditions over `invoices i JOIN vendors v`; status is computed for the
 /// day starting at `today_start` exactly as `InvoiceStatus::compute` does (D10).
@@ -203,9 +203,10 @@ impl InvoiceStore for SqlStore {
             .fetch_one(&mut *db_tx)
             .await?;
             let id: i64 = row.try_get(0)?;
-            figures::apply(&mut db_tx, FigureChange::new().row(None, Some(&facts_of(&invoice, Decimal::ZERO)))).await?;
+            let mut change = FigureChange::new();
+            change.row(None, Some(&facts_of(&invoice, Decimal::ZERO)));
             let invoice = invoice_in(&mut db_tx, id, today_start).await?;
-            commit(db_tx, &ctx, "create", Entity::Invoice, id, invoice).await
+            commit_moving(db_tx, &ctx, ("create", Entity::Invoice, id), invoice, Some(&change)).await
         })
         .await
     }
@@ -281,9 +282,10 @@ impl InvoiceStore for SqlStore {
             .execute(&mut *db_tx)
             .await?;
             let after = facts_of(&invoice, before.paid);
-            figures::apply(&mut db_tx, FigureChange::new().row(Some(&before), Some(&after))).await?;
+            let mut change = FigureChange::new();
+            change.row(Some(&before), Some(&after));
             let invoice = invoice_in(&mut db_tx, id.get(), today_start).await?;
-            commit(db_tx, &ctx, "update", Entity::Invoice, id.get(), invoice).await
+            commit_moving(db_tx, &ctx, ("update", Entity::Invoice, id.get()), invoice, Some(&change)).await
         })
         .await
     }
@@ -327,9 +329,10 @@ impl InvoiceStore for SqlStore {
                 .execute(&mut *db_tx)
                 .await?;
             let after = InvoiceFacts { is_active: true, ..before };
-            figures::apply(&mut db_tx, FigureChange::new().row(Some(&before), Some(&after))).await?;
+            let mut change = FigureChange::new();
+            change.row(Some(&before), Some(&after));
             let invoice = invoice_in(&mut db_tx, id.get(), today_start).await?;
-            commit(db_tx, &ctx, "restore", Entity::Invoice, id.get(), invoice).await
+            commit_moving(db_tx, &ctx, ("restore", Entity::Invoice, id.get()), invoice, Some(&change)).await
         })
         .await
     }

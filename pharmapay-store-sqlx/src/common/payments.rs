@@ -25,7 +25,7 @@ use super::binds::{Binds, conditions, direction, instant_range, page_binds};
 use super::figures::{self, invoice_facts, kept_count, unscaled};
 use super::guards::{check_reference, lock_reference};
 use super::rows::{amount, instant, invoice_brief_from, micros, transaction_from, transaction_in, transaction_type};
-use super::{Conn, Result, SqlStore, answer, commit, commit_moving, refused, row_by_id, set_active};
+use super::{Conn, Result, SqlStore, answer, commit_moving, refused, row_by_id, set_active};
 use crate::error::Error;
 use crate::statements;
 
@@ -292,9 +292,8 @@ impl TransactionStore for SqlStore {
             .await?;
             let payment_after = PaymentFacts::new(true, new_decimal, transaction.transaction_date, &calendar);
             change.row(Some(&payment_before), Some(&payment_after));
-            figures::apply(&mut db_tx, &change).await?;
             let transaction = transaction_in(&mut db_tx, id.get()).await?;
-            commit(db_tx, &ctx, "update", Entity::Transaction, id.get(), transaction).await
+            commit_moving(db_tx, &ctx, ("update", Entity::Transaction, id.get()), transaction, Some(&change)).await
         })
         .await
     }
@@ -358,9 +357,8 @@ impl TransactionStore for SqlStore {
             let payment_after = PaymentFacts { is_active: true, ..payment_before };
             let mut change = FigureChange::new();
             change.row(Some(&before), Some(&after)).row(Some(&payment_before), Some(&payment_after));
-            figures::apply(&mut db_tx, &change).await?;
             let transaction = transaction_in(&mut db_tx, id.get()).await?;
-            commit(db_tx, &ctx, "restore", Entity::Transaction, id.get(), transaction).await
+            commit_moving(db_tx, &ctx, ("restore", Entity::Transaction, id.get()), transaction, Some(&change)).await
         })
         .await
     }
