@@ -19,7 +19,8 @@
 //!
 //! # Layout
 //! - This file: [`SqlStore`], how a write begins and ends (`commit` records the audit entry,
-//!   completes the idempotency claim and commits), and the small reads and writes every family
+//!   completes the idempotency claim and commits; `commit_moving` also applies the write's
+//!   kept figures, all in one script), and the small reads and writes every family
 //!   shares. The SQL fragments statements share, and the statements worth naming, are
 //!   `crate::statements`'.
 //! - `binds.rs` (statements built at run time, pages, `IN` lists, scripts), `figures.rs` (the kept
