@@ -31,7 +31,8 @@ use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use sqlx::{Pool, Sqlite, SqliteConnection, Transaction};
+use sqlx::sqlite::SqliteRow;
+use sqlx::{AssertSqlSafe, Pool, Sqlite, SqliteConnection, Transaction};
 use tokio::sync::{Mutex, OwnedMutexGuard};
 
 /// The most writes one commit holds: enough to spread the disk's wait over many writes, few
@@ -210,6 +211,46 @@ impl Writer {
     /// The database's, when the batch cannot begin (the writer connection cannot be had, or
     /// another process holds the write lock past the busy timeout) or the savepoint fails.
     pub(crate) async fn begin(&self) -> Result<WriteTx, sqlx::Error> {
+        let mut batch = self.open_batch().await?;
+        if let Err(error) = batch.execute("SAVEPOINT write").await {
+            batch.abort(&error).await;
+            return Err(error);
+        }
+        Ok(self.write_in(batch))
+    }
+
+    /// [`Writer::begin`], and the first row of `read` (a statement with the one text value
+    /// `value` as `$1`) read inside the write's savepoint. Both go to the connection in one
+    /// call, one hand-off to its worker thread less than beginning and then reading.
+    ///
+    /// # Errors
+    /// As [`Writer::begin`], or the read's; a write whose read failed has ended.
+    pub(crate) async fn begin_reading(
+        &self,
+        read: &'static str,
+        value: &'static str,
+    ) -> Result<(WriteTx, Option<SqliteRow>), sqlx::Error> {
+        let mut batch = self.open_batch().await?;
+        // Both statements are the store's own texts; only `value` comes from outside, bound.
+        let script = AssertSqlSafe(format!("SAVEPOINT write;\n{read}"));
+        let rows = match batch.tx.as_mut() {
+            Some(tx) => sqlx::query(script).bind(value).fetch_all(&mut **tx).await,
+            None => Err(sqlx::Error::Protocol("no write transaction is open".into())),
+        };
+        match rows {
+            Ok(rows) => Ok((self.write_in(batch), rows.into_iter().next())),
+            Err(error) => {
+                // The savepoint may have begun before the read failed: rolling back to it ends
+                // this write alone, and should there be none to roll back to, the batch ends.
+                batch.savepoint_open = true;
+                let _ = batch.settle().await;
+                Err(error)
+            }
+        }
+    }
+
+    /// Waits for the writer and makes sure a batch is open, for a write to begin in it.
+    async fn open_batch(&self) -> Result<OwnedMutexGuard<Batch>, sqlx::Error> {
         let mut batch = self.queue().await;
         // A savepoint left open is rolled back first; should that fail, its batch has ended
         // (its writes report why) and this write begins the next.
@@ -219,13 +260,14 @@ impl Writer {
             batch.outcome = Arc::default();
             batch.writes = 0;
         }
-        if let Err(error) = batch.execute("SAVEPOINT write").await {
-            batch.abort(&error).await;
-            return Err(error);
-        }
+        Ok(batch)
+    }
+
+    /// The write whose savepoint `batch` has just begun.
+    fn write_in(&self, mut batch: OwnedMutexGuard<Batch>) -> WriteTx {
         batch.writes += 1;
         batch.savepoint_open = true;
-        Ok(WriteTx { writer: self.clone(), batch: Some(batch) })
+        WriteTx { writer: self.clone(), batch: Some(batch) }
     }
 
     /// Ends a write whose savepoint is released while others are queued: hands the writer on,
@@ -438,6 +480,39 @@ mod tests {
         insert(&mut third, "after").await.unwrap();
         third.commit().await.unwrap();
         assert_eq!(committed(&url).await, ["kept", "after"]);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_write_begun_with_a_read_sees_its_batch_and_a_failed_read_ends_it_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let (writer, url) = writer(&dir).await;
+        let mut first = writer.begin().await.unwrap();
+        insert(&mut first, "first").await.unwrap();
+        let reading = tokio::spawn({
+            let writer = writer.clone();
+            async move {
+                let (mut write, row) =
+                    writer.begin_reading("SELECT COUNT(*) AS n FROM t WHERE note = $1", "first").await?;
+                let seen: i64 = row.expect("a count has a row").get("n");
+                insert(&mut write, "second").await?;
+                write.commit().await?;
+                Ok::<_, sqlx::Error>(seen)
+            }
+        });
+        until_queued(&writer, 1).await;
+        first.commit().await.unwrap();
+        assert_eq!(reading.await.unwrap().unwrap(), 1, "the read ran inside the batch, after the first write");
+        // A read that fails ends its write alone: the write before it in its batch commits.
+        let mut third = writer.begin().await.unwrap();
+        insert(&mut third, "third").await.unwrap();
+        let failing = tokio::spawn({
+            let writer = writer.clone();
+            async move { writer.begin_reading("SELECT no_such_column FROM t WHERE note = $1", "x").await.map(drop) }
+        });
+        until_queued(&writer, 1).await;
+        third.commit().await.expect("the batch outlived the failed read");
+        assert!(failing.await.unwrap().is_err());
+        assert_eq!(committed(&url).await, ["first", "second", "third"]);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

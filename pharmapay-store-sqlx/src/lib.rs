@@ -15,7 +15,9 @@
 //!   `Db` type and dialect macros, giving [`SqliteStore`] and [`PostgresStore`].
 //! - `sqlite.rs` and `postgres.rs` hold what differs: connection settings, how a write
 //!   transaction starts and locks, identity sequences, and the migration list.
-//! - `group_commit.rs` batches the SQLite writer's writes into shared commits.
+//! - `group_commit.rs` batches the SQLite writer's writes into shared commits; `read_pool.rs`
+//!   lends the SQLite reader connections without sqlx's pool, whose test of every returned
+//!   connection cost a reader as much as a statement.
 //! - `error.rs` maps sqlx's errors into [`StoreError`] once.
 //! - [`statements`] holds the SQL fragments statements share and the texts of the fixed
 //!   statements on the hot paths, which the store sends and benchmarks may import.
@@ -133,6 +135,7 @@ pub mod statements;
 mod error;
 mod group_commit;
 mod postgres;
+mod read_pool;
 mod sqlite;
 #[cfg(feature = "test-support")]
 pub mod testing;
@@ -147,10 +150,11 @@ pub use sqlite::SqliteStore;
 /// Pool sizes, timeouts and durability; [`StoreOptions::default`] is what a server wants.
 #[derive(Clone, Debug)]
 pub struct StoreOptions {
-    /// Most connections: the PostgreSQL pool's size, or the number of SQLite reader
-    /// connections (SQLite always has exactly one writer connection besides them).
-    /// `None` means 10 for PostgreSQL (more than two cores can keep busy, fewer than the
-    /// server's default limit of 100) and 4 SQLite readers.
+    /// Most connections: PostgreSQL's reader connections and, as many again, its connections
+    /// for writes; or the number of SQLite reader connections (SQLite always has exactly one
+    /// writer connection besides them). `None` means 10 of each for PostgreSQL (more than two
+    /// cores can keep busy; two servers' 40 stay well under the database's default limit of
+    /// 100) and 4 SQLite readers.
     pub max_connections: Option<u32>,
     /// How long a call waits for a connection before failing with
     /// [`StoreError::Unavailable`]; it also bounds connecting, so an unreachable database is

@@ -83,12 +83,30 @@ async fn begin_write(pool: &Pool<Db>) -> Result<Transaction<'static, Db>, sqlx::
 /// Writes take connections from the one pool; each commits by itself.
 type Writer = Pool<Db>;
 
+/// The reader connections (`read_pool`), pinged before they are lent (see `open`).
+type Reader = crate::read_pool::ReadPool<Db>;
+
+/// A borrowed reader connection.
+type ReadConn = crate::read_pool::ReadConn<Db>;
+
 /// One write of a store method: a transaction of its own.
 type WriteTx = Transaction<'static, Db>;
 
 /// Begins one write of a store method.
 async fn begin_write_tx(writer: &Writer) -> Result<WriteTx, sqlx::Error> {
     begin_write(writer).await
+}
+
+/// Begins one write of a store method and reads the first row of `read` (binding `value` as
+/// `$1`) in it.
+async fn begin_write_reading(
+    writer: &Writer,
+    read: &'static str,
+    value: &'static str,
+) -> Result<(WriteTx, Option<sqlx::postgres::PgRow>), sqlx::Error> {
+    let mut db_tx = begin_write_tx(writer).await?;
+    let row = sqlx::query(read).bind(value).fetch_optional(&mut *db_tx).await?;
+    Ok((db_tx, row))
 }
 
 /// The pool behind the writer.
@@ -174,13 +192,16 @@ pub(crate) async fn open(url: &str, options: &StoreOptions) -> Result<PostgresSt
     // The acquire timeout also bounds connecting, so an unreachable server is reported as
     // unavailable after it instead of hanging. Connections are pinged before use, which costs a
     // round trip but notices connections the server dropped (a restart) before a query fails.
-    let pool = PgPoolOptions::new()
+    // Writes use sqlx's pool; reads use the store's own reader connections, which skip the
+    // pool's second ping, on the way back (`read_pool`).
+    let writer = PgPoolOptions::new()
         .max_connections(max_connections)
         .acquire_timeout(options.acquire_timeout)
         .connect_with(connect.clone())
         .await?;
-    common::migrate(&pool).await?;
-    let store = PostgresStore::new(pool.clone(), pool);
+    common::migrate(&writer).await?;
+    let reader = Reader::connect(connect.clone(), max_connections, options.acquire_timeout, true).await?;
+    let store = PostgresStore::new(reader, writer);
     let facts = facts(&store).await?;
     info!(
         backend = BACKEND,

@@ -110,6 +110,13 @@ async fn begin_write(pool: &Pool<Db>) -> Result<Transaction<'static, Db>, sqlx::
     pool.begin_with("BEGIN IMMEDIATE").await
 }
 
+/// The reader connections, lent without a ping on their way back (`read_pool`) or before
+/// (a local file does not drop connections).
+type Reader = crate::read_pool::ReadPool<Db>;
+
+/// A borrowed reader connection.
+type ReadConn = crate::read_pool::ReadConn<Db>;
+
 /// The writer connection, whose writes commit in groups (`group_commit`).
 type Writer = crate::group_commit::Writer;
 
@@ -119,6 +126,16 @@ type WriteTx = crate::group_commit::WriteTx;
 /// Begins one write of a store method.
 async fn begin_write_tx(writer: &Writer) -> Result<WriteTx, sqlx::Error> {
     writer.begin().await
+}
+
+/// Begins one write of a store method and reads the first row of `read` (binding `value` as
+/// `$1`) in it, in one call to the writer connection.
+async fn begin_write_reading(
+    writer: &Writer,
+    read: &'static str,
+    value: &'static str,
+) -> Result<(WriteTx, Option<sqlx::sqlite::SqliteRow>), sqlx::Error> {
+    writer.begin_reading(read, value).await
 }
 
 /// The pool behind the writer.
@@ -215,13 +232,8 @@ pub(crate) async fn open(location: Location<'_>, options: &StoreOptions) -> Resu
         .await?;
     common::migrate(&writer).await?;
     let readers = options.max_connections.unwrap_or(4).max(1);
-    let reader = SqlitePoolOptions::new()
-        .max_connections(readers)
-        .acquire_timeout(options.acquire_timeout)
-        .test_before_acquire(false)
-        .max_lifetime(None)
-        .connect_with(connect.clone().pragma("query_only", "ON"))
-        .await?;
+    let reader =
+        Reader::connect(connect.clone().pragma("query_only", "ON"), readers, options.acquire_timeout, false).await?;
     let store = SqliteStore::new(reader, Writer::new(writer));
     let facts = facts(&store).await?;
     info!(backend = BACKEND, file = %connect.get_filename().display(), readers, ?facts, "opened the SQLite store");

@@ -91,10 +91,15 @@ const SCRIPT_ROWS: usize = 16;
 /// waits for a change under way to end before reading the new zone; on SQLite the write already
 /// holds the database.
 pub(super) async fn write_calendar(conn: &mut Conn) -> Result<BusinessCalendar> {
-    let row = sqlx::query(concat!("SELECT value FROM settings WHERE key = $1", for_share!()))
-        .bind(TIME_ZONE)
-        .fetch_optional(&mut *conn)
-        .await?;
+    let row = sqlx::query(CALENDAR_SETTING).bind(TIME_ZONE).fetch_optional(&mut *conn).await?;
+    calendar_from(row)
+}
+
+/// The time zone setting's row, shared-locked until the write ends (binds: the setting's key).
+pub(super) const CALENDAR_SETTING: &str = concat!("SELECT value FROM settings WHERE key = $1", for_share!());
+
+/// The business calendar of the time zone setting's row, if any ([`CALENDAR_SETTING`]).
+pub(super) fn calendar_from(row: Option<DbRow>) -> Result<BusinessCalendar> {
     let value: Option<String> = row.map(|row| row.try_get("value")).transpose()?;
     Ok(BusinessCalendar::from_setting(value.as_deref()))
 }

@@ -178,8 +178,7 @@ impl ImportStore for SqlStore {
             if transactions.is_empty() {
                 return Ok(Vec::new());
             }
-            let mut db_tx = self.begin().await?;
-            let calendar = figures::write_calendar(&mut db_tx).await?;
+            let (mut db_tx, calendar) = self.begin_with_calendar().await?;
             // References are locked before any row, as in every write of one (D30).
             let ids = reserve_ids(&mut db_tx, Table::Transactions, transactions.len()).await?;
             check_imported_references(&mut db_tx, &transactions, &ids).await?;

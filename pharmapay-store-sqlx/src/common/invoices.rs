@@ -223,7 +223,7 @@ impl InvoiceStore for SqlStore {
                 " WHERE i.id = $1"
             ))
             .bind(id.get())
-            .fetch_optional(&self.reader)
+            .fetch_optional(&mut *self.read().await?)
             .await?;
             let Some(row) = row else { return Ok(None) };
             let invoice = invoice_from(&row, today_start)?;

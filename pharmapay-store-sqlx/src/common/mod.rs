@@ -47,7 +47,9 @@ mod sessions;
 mod vendor_payments;
 mod vendors;
 
+use pharmapay_core::BusinessCalendar;
 use pharmapay_core::domain::NewAuditEntry;
+use pharmapay_core::domain::setting::TIME_ZONE;
 use pharmapay_core::figures::FigureChange;
 use pharmapay_core::ids::UserId;
 use pharmapay_core::jiff::Timestamp;
@@ -56,9 +58,9 @@ use pharmapay_core::{Entity, StoreError};
 use sqlx::Pool;
 
 use super::{
-    BACKEND, Db, IN_ORDER_PLACEHOLDER, MIGRATIONS, MIGRATIONS_TABLE, READ_SNAPSHOT, SCRIPTS_IN_ONE_CALL, SEARCH_INDEX,
-    Table, WriteTx, Writer, after_seed, before_index_builds, begin_write, begin_write_tx, lock, rebuild_search,
-    reserve_ids, schema_definitions, writer_pool,
+    BACKEND, Db, IN_ORDER_PLACEHOLDER, MIGRATIONS, MIGRATIONS_TABLE, READ_SNAPSHOT, ReadConn, Reader,
+    SCRIPTS_IN_ONE_CALL, SEARCH_INDEX, Table, WriteTx, Writer, after_seed, before_index_builds, begin_write,
+    begin_write_reading, begin_write_tx, lock, rebuild_search, reserve_ids, schema_definitions, writer_pool,
 };
 use crate::error::Error;
 use crate::{Lock, SearchIndex, StoreOptions};
@@ -75,9 +77,6 @@ type DbRow = <Db as sqlx::Database>::Row;
 type Args = <Db as sqlx::Database>::Arguments;
 
 type Query = sqlx::query::Query<'static, Db, Args>;
-
-/// A transaction on the reader pool (a read that must see one snapshot).
-type Tx = sqlx::Transaction<'static, Db>;
 
 /// Rows per multi-row INSERT in imports: well under both backends' limits on bound values
 /// (32,766 for SQLite, 65,535 for PostgreSQL) for the widest table.
@@ -187,17 +186,18 @@ async fn answer<T>(body: impl Future<Output = Result<T>>) -> StoreResult<T> {
     body.await.map_err(StoreError::from)
 }
 
-/// The store over one backend: a pool for reads and a pool for write transactions (the same
-/// pool for PostgreSQL; for SQLite, readers plus the one writer connection). It implements each
+/// The store over one backend: connections for reads and for write transactions (one pool for
+/// both on PostgreSQL; for SQLite, the reader connections of `crate::read_pool` and the one
+/// writer connection). It implements each
 /// purpose of the contract in that purpose's file. Cloning is cheap; clones share the pools.
 #[derive(Clone)]
 pub struct SqlStore {
-    reader: Pool<Db>,
+    reader: Reader,
     writer: Writer,
 }
 
 impl SqlStore {
-    pub(crate) fn new(reader: Pool<Db>, writer: Writer) -> Self {
+    pub(crate) fn new(reader: Reader, writer: Writer) -> Self {
         Self { reader, writer }
     }
 
@@ -249,8 +249,7 @@ impl SqlStore {
     /// A description of both sets of figures when they differ, or a store failure.
     pub async fn check_figures(&self) -> Result<(), String> {
         let check = async {
-            let mut db_tx = self.begin().await?;
-            let calendar = figures::write_calendar(&mut db_tx).await?;
+            let (mut db_tx, calendar) = self.begin_with_calendar().await?;
             let kept = figures::kept(&mut db_tx).await?;
             let recounted = figures::recount(&mut db_tx, &calendar).await?;
             db_tx.rollback().await?;
@@ -288,6 +287,13 @@ impl SqlStore {
         Ok(begin_write_tx(&self.writer).await?)
     }
 
+    /// Begins a write transaction and reads in it the calendar that files payments under their
+    /// business days (as `figures::write_calendar`), in one call where the backend allows it.
+    async fn begin_with_calendar(&self) -> Result<(WriteTx, BusinessCalendar)> {
+        let (db_tx, row) = begin_write_reading(&self.writer, figures::CALENDAR_SETTING, TIME_ZONE).await?;
+        Ok((db_tx, figures::calendar_from(row)?))
+    }
+
     /// Begins a write transaction that holds `lock` until it ends.
     async fn begin_locked(&self, held: Lock) -> Result<WriteTx> {
         let mut db_tx = self.begin().await?;
@@ -295,19 +301,14 @@ impl SqlStore {
         Ok(db_tx)
     }
 
-    async fn read(&self) -> Result<sqlx::pool::PoolConnection<Db>> {
+    /// Borrows a reader connection until the answer is dropped.
+    async fn read(&self) -> Result<ReadConn> {
         Ok(self.reader.acquire().await?)
-    }
-
-    /// A read-only transaction whose statements all see one snapshot, for an answer read in
-    /// several statements that must agree (a vendor's statement: its opening figures and lines).
-    async fn read_snapshot(&self) -> Result<Tx> {
-        Ok(self.reader.begin_with(READ_SNAPSHOT).await?)
     }
 
     /// Every row `sql` reads, decoded.
     async fn all<T>(&self, sql: &'static str, decode: impl Fn(&DbRow) -> Result<T>) -> Result<Vec<T>> {
-        sqlx::query(sql).fetch_all(&self.reader).await?.iter().map(decode).collect()
+        sqlx::query(sql).fetch_all(&mut *self.read().await?).await?.iter().map(decode).collect()
     }
 }
 

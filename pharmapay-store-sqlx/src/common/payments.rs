@@ -22,7 +22,7 @@ use pharmapay_core::{Entity, Page, StoreError};
 use sqlx::Row;
 
 use super::binds::{Binds, conditions, direction, instant_range, page_binds};
-use super::figures::{self, invoice_facts, kept_count, unscaled};
+use super::figures::{invoice_facts, kept_count, unscaled};
 use super::guards::{check_reference, lock_reference};
 use super::rows::{amount, instant, invoice_brief_from, micros, transaction_from, transaction_in, transaction_type};
 use super::{Conn, Result, SqlStore, answer, commit_moving, refused, row_by_id, set_active};
@@ -176,8 +176,7 @@ pub(super) async fn take_paid_from(
 impl TransactionStore for SqlStore {
     async fn insert_transaction(&self, transaction: NewTransaction, ctx: WriteContext) -> StoreResult<Transaction> {
         answer(async move {
-            let mut db_tx = self.begin().await?;
-            let calendar = figures::write_calendar(&mut db_tx).await?;
+            let (mut db_tx, calendar) = self.begin_with_calendar().await?;
             let kind = transaction.transaction_type;
             let key = transaction.reference.as_ref().map(PaymentReference::key);
             lock_reference(&mut db_tx, kind, key).await?;
@@ -222,8 +221,7 @@ impl TransactionStore for SqlStore {
         ctx: WriteContext,
     ) -> StoreResult<Transaction> {
         answer(async move {
-            let mut db_tx = self.begin().await?;
-            let calendar = figures::write_calendar(&mut db_tx).await?;
+            let (mut db_tx, calendar) = self.begin_with_calendar().await?;
             let kind = transaction.transaction_type;
             let key = transaction.reference.as_ref().map(PaymentReference::key);
             lock_reference(&mut db_tx, kind, key).await?;
@@ -300,8 +298,7 @@ impl TransactionStore for SqlStore {
 
     async fn delete_transaction(&self, id: TransactionId, ctx: WriteContext) -> StoreResult<()> {
         answer(async move {
-            let mut db_tx = self.begin().await?;
-            let calendar = figures::write_calendar(&mut db_tx).await?;
+            let (mut db_tx, calendar) = self.begin_with_calendar().await?;
             let Some(LockedPayment { invoice_id, scaled, facts: payment_before, .. }) =
                 payment_for_change(&mut db_tx, id.get(), &calendar).await?.filter(|found| found.facts.is_active)
             else {
@@ -325,8 +322,7 @@ impl TransactionStore for SqlStore {
 
     async fn restore_transaction(&self, id: TransactionId, ctx: WriteContext) -> StoreResult<Transaction> {
         answer(async move {
-            let mut db_tx = self.begin().await?;
-            let calendar = figures::write_calendar(&mut db_tx).await?;
+            let (mut db_tx, calendar) = self.begin_with_calendar().await?;
             // The reference's lock comes before the payment's row lock, as in every write of a
             // reference; the reference is read first without a lock and checked again under it.
             let reference = payment_reference(&mut db_tx, id.get()).await?;

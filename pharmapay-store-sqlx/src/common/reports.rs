@@ -26,7 +26,7 @@ use super::rows::{
     amount, audit_from, count, instant, invoice_from, micros, setting_from, transaction_from, vendor_from,
 };
 use super::vendors::vendor_conditions;
-use super::{DbRow, Result, SqlStore, answer, insert_audit, refused};
+use super::{DbRow, READ_SNAPSHOT, Result, SqlStore, answer, insert_audit, refused};
 use crate::error::Error;
 use crate::statements;
 
@@ -58,7 +58,7 @@ impl SqlStore {
         let after = binds.int(after.unwrap_or(i64::MIN));
         let limit = binds.int(i64::from(limit));
         let sql = format!("{select} WHERE {conditions} AND {id} > {after} ORDER BY {id} LIMIT {limit}");
-        let rows = binds.query(sql).fetch_all(&self.reader).await?;
+        let rows = binds.query(sql).fetch_all(&mut *self.read().await?).await?;
         rows.iter().map(decode).collect()
     }
 }
@@ -73,7 +73,7 @@ impl ReportStore for SqlStore {
         answer(async move {
             let row = sqlx::query("SELECT key, value, description FROM settings WHERE key = $1")
                 .bind(key.to_owned())
-                .fetch_optional(&self.reader)
+                .fetch_optional(&mut *self.read().await?)
                 .await?;
             row.as_ref().map(setting_from).transpose()
         })
@@ -111,7 +111,7 @@ impl ReportStore for SqlStore {
         answer(async move {
             let row = sqlx::query(statements::DASHBOARD_FIGURES)
                 .bind(day_key(first_recent_day))
-                .fetch_one(&self.reader)
+                .fetch_one(&mut *self.read().await?)
                 .await?;
             Ok(SummaryFigures {
                 totals: figures::ledger_totals_from(&row)?,
@@ -126,7 +126,8 @@ impl ReportStore for SqlStore {
 
     async fn top_vendors(&self, limit: u32) -> StoreResult<Vec<TopVendor>> {
         answer(async move {
-            let rows = sqlx::query(statements::TOP_VENDORS).bind(i64::from(limit)).fetch_all(&self.reader).await?;
+            let rows =
+                sqlx::query(statements::TOP_VENDORS).bind(i64::from(limit)).fetch_all(&mut *self.read().await?).await?;
             rows.iter()
                 .map(|row| {
                     Ok(TopVendor {
@@ -143,7 +144,10 @@ impl ReportStore for SqlStore {
 
     async fn recent_invoices(&self, limit: u32, today_start: Timestamp) -> StoreResult<Vec<Invoice>> {
         answer(async move {
-            let rows = sqlx::query(statements::RECENT_INVOICES).bind(i64::from(limit)).fetch_all(&self.reader).await?;
+            let rows = sqlx::query(statements::RECENT_INVOICES)
+                .bind(i64::from(limit))
+                .fetch_all(&mut *self.read().await?)
+                .await?;
             rows.iter().map(|row| invoice_from(row, today_start)).collect()
         })
         .await
@@ -170,7 +174,7 @@ impl ReportStore for SqlStore {
                     )
                 })
                 .collect();
-            let rows = binds.query(parts.join(" UNION ALL ")).fetch_all(&self.reader).await?;
+            let rows = binds.query(parts.join(" UNION ALL ")).fetch_all(&mut *self.read().await?).await?;
             let mut open = vec![OpenFigures::default(); windows.len()];
             for row in &rows {
                 let index = usize::try_from(row.try_get::<i64, _>("window_index")?).unwrap_or(usize::MAX);
@@ -188,7 +192,7 @@ impl ReportStore for SqlStore {
             let rows = sqlx::query(statements::DAY_FIGURES)
                 .bind(day_key(first))
                 .bind(day_key(last))
-                .fetch_all(&self.reader)
+                .fetch_all(&mut *self.read().await?)
                 .await?;
             rows.iter().map(figures::day_from).collect()
         })
@@ -234,7 +238,7 @@ impl ReportStore for SqlStore {
                 cases = buckets.join(" "),
                 over = bounds.due_from.len(),
             );
-            let rows = binds.query(sql).fetch_all(&self.reader).await?;
+            let rows = binds.query(sql).fetch_all(&mut *self.read().await?).await?;
             let mut aging = AgingBuilder::new();
             for row in &rows {
                 let bucket = usize::try_from(row.try_get::<i64, _>("bucket")?).unwrap_or(usize::MAX);
@@ -256,8 +260,10 @@ impl ReportStore for SqlStore {
         calendar: &BusinessCalendar,
     ) -> StoreResult<StatementRows> {
         answer(async move {
-            // The opening figures and the lines come from one snapshot, so they agree.
-            let mut conn = self.read_snapshot().await?;
+            // The opening figures and the lines come from one snapshot (a read-only transaction
+            // on one reader connection), so they agree.
+            let mut reader = self.read().await?;
+            let mut conn = sqlx::Connection::begin_with(&mut *reader, READ_SNAPSHOT).await?;
             let invoiced = sqlx::query(concat!(
                 "SELECT ",
                 exact_sum!("amount", "invoiced"),
@@ -341,7 +347,7 @@ impl ReportStore for SqlStore {
                  ORDER BY v.drug_license_valid_until, v.id"
             ))
             .bind(micros(before))
-            .fetch_all(&self.reader)
+            .fetch_all(&mut *self.read().await?)
             .await?;
             rows.iter().map(vendor_from).collect()
         })

@@ -52,7 +52,7 @@ pub(super) async fn write_login_attempts(conn: &mut Conn, email_key: &str, attem
 impl SessionStore for SqlStore {
     async fn health(&self) -> StoreResult<()> {
         answer(async move {
-            sqlx::query("SELECT 1").execute(&self.reader).await?;
+            sqlx::query("SELECT 1").execute(&mut *self.read().await?).await?;
             Ok(())
         })
         .await
@@ -64,7 +64,7 @@ impl SessionStore for SqlStore {
                 "SELECT (SELECT id FROM vendors WHERE vendor_type = 'OwnPharmacy') AS own_pharmacy, \
                  EXISTS (SELECT 1 FROM users) AS has_users",
             )
-            .fetch_one(&self.reader)
+            .fetch_one(&mut *self.read().await?)
             .await?;
             let own_pharmacy: Option<i64> = row.try_get("own_pharmacy")?;
             let has_users: bool = row.try_get("has_users")?;
@@ -157,7 +157,7 @@ impl SessionStore for SqlStore {
                  ORDER BY u.is_active DESC, u.id DESC LIMIT 1"
             ))
             .bind(email_key.to_owned())
-            .fetch_optional(&self.reader)
+            .fetch_optional(&mut *self.read().await?)
             .await?;
             row.as_ref().map(credentials_from).transpose()
         })
@@ -169,7 +169,7 @@ impl SessionStore for SqlStore {
             let row =
                 sqlx::query(concat!("SELECT ", user_columns!(), ", u.password_hash FROM users u WHERE u.id = $1"))
                     .bind(user_id.get())
-                    .fetch_optional(&self.reader)
+                    .fetch_optional(&mut *self.read().await?)
                     .await?;
             row.as_ref().map(credentials_from).transpose()
         })
@@ -178,7 +178,10 @@ impl SessionStore for SqlStore {
 
     async fn session_state(&self, user_id: UserId) -> StoreResult<Option<SessionState>> {
         answer(async move {
-            let row = sqlx::query(statements::SESSION_STATE).bind(user_id.get()).fetch_optional(&self.reader).await?;
+            let row = sqlx::query(statements::SESSION_STATE)
+                .bind(user_id.get())
+                .fetch_optional(&mut *self.read().await?)
+                .await?;
             row.map(|row| {
                 let revoked_at: i64 = row.try_get("tokens_revoked_at")?;
                 Ok(SessionState {
@@ -196,7 +199,7 @@ impl SessionStore for SqlStore {
             let row =
                 sqlx::query("SELECT window_start, failures, throttle_noted FROM login_attempts WHERE email_key = $1")
                     .bind(email_key.to_owned())
-                    .fetch_optional(&self.reader)
+                    .fetch_optional(&mut *self.read().await?)
                     .await?;
             row.as_ref().map(login_attempts_from).transpose()
         })

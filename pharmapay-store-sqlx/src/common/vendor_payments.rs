@@ -17,7 +17,7 @@ use pharmapay_core::{Entity, StoreError};
 use sqlx::Row;
 
 use super::binds::rows_in;
-use super::figures::{self, invoice_facts};
+use super::figures::invoice_facts;
 use super::guards::{check_reference, lock_reference};
 use super::payments::{insert_payment_row, payment_for_change, take_paid_from};
 use super::rows::{amount, instant, micros, transaction_from, transaction_type};
@@ -102,8 +102,7 @@ impl VendorPaymentStore for SqlStore {
         ctx: WriteContext,
     ) -> StoreResult<VendorPayment> {
         answer(async move {
-            let mut db_tx = self.begin().await?;
-            let calendar = figures::write_calendar(&mut db_tx).await?;
+            let (mut db_tx, calendar) = self.begin_with_calendar().await?;
             let kind = payment.transaction_type;
             let key = payment.reference.as_ref().map(PaymentReference::key);
             lock_reference(&mut db_tx, kind, key).await?;
@@ -193,8 +192,7 @@ impl VendorPaymentStore for SqlStore {
 
     async fn delete_vendor_payment(&self, id: VendorPaymentId, ctx: WriteContext) -> StoreResult<()> {
         answer(async move {
-            let mut db_tx = self.begin().await?;
-            let calendar = figures::write_calendar(&mut db_tx).await?;
+            let (mut db_tx, calendar) = self.begin_with_calendar().await?;
             let parts = sqlx::query(concat!(
                 "SELECT id, invoice_id FROM transactions WHERE vendor_payment_id = $1 AND is_active ORDER BY id",
                 for_update!()

@@ -1,0 +1,224 @@
+//! Reader connections, lent out without sqlx's pool.
+//!
+//! sqlx's pool tests every connection on its way back: it spawns a task that pings the
+//! connection before the next caller may have it. A SQLite connection lives on a worker thread
+//! of its own, so that ping is one more hand-off to that thread and back, as costly as a
+//! statement; on PostgreSQL it is one more round trip, on top of the ping before lending that
+//! the store asks for. A read of one statement paid two hand-offs or three round trips, and an
+//! authenticated request (the session check of D20, then its answer) twice that. Here a reader
+//! connection goes back to the idle list the moment its borrower is done with it, on the
+//! borrower's own thread.
+//!
+//! What the ping on return was for is covered otherwise:
+//! - a connection the database dropped (a PostgreSQL restart) is found by the ping before
+//!   lending, which PostgreSQL readers keep (SQLite's local file does not drop connections,
+//!   so its readers skip both pings, as they did in sqlx's pool);
+//! - a borrower dropped mid-statement (a client that went away) leaves at most work queued on
+//!   the connection: sqlx's SQLite worker runs commands in order and its PostgreSQL connection
+//!   reads the rest of an abandoned answer before the next statement, so the next borrower's
+//!   statement runs after it; a read transaction dropped unfinished has its rollback queued
+//!   the same way by sqlx.
+//!
+//! At most `size` connections are open at once; a borrower waits for one (and for connecting,
+//! and the ping) up to the acquire timeout, then gets `sqlx::Error::PoolTimedOut` like the
+//! pool's. Connections open lazily (one at once, so a bad database is found when the store
+//! opens), are kept until the store closes, and are reused last-in first-out, which keeps the
+//! busiest connections' caches warm.
+
+use std::ops::{Deref, DerefMut};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use sqlx::{ConnectOptions, Connection, Database};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+/// The connection type of a database.
+type Conn<DB> = <DB as Database>::Connection;
+
+/// How connections of a database are opened.
+type Options<DB> = <Conn<DB> as Connection>::Options;
+
+/// The reader connections of one store. Cloning is cheap; clones share the connections.
+pub(crate) struct ReadPool<DB: Database> {
+    inner: Arc<Inner<DB>>,
+}
+
+impl<DB: Database> Clone for ReadPool<DB> {
+    fn clone(&self) -> Self {
+        Self { inner: Arc::clone(&self.inner) }
+    }
+}
+
+struct Inner<DB: Database> {
+    options: Options<DB>,
+    /// One permit per connection that may be open; closed when the store closes.
+    permits: Arc<Semaphore>,
+    /// Open connections nobody is using, the most recently used last.
+    idle: Mutex<Vec<Conn<DB>>>,
+    acquire_timeout: Duration,
+    /// Whether an idle connection is pinged before it is lent.
+    ping_before_lending: bool,
+}
+
+impl<DB: Database> ReadPool<DB> {
+    /// Opens the first connection (so that an unreachable database fails here) and answers a
+    /// pool of at most `size` connections.
+    pub(crate) async fn connect(
+        options: Options<DB>,
+        size: u32,
+        acquire_timeout: Duration,
+        ping_before_lending: bool,
+    ) -> Result<Self, sqlx::Error> {
+        let first =
+            tokio::time::timeout(acquire_timeout, options.connect()).await.map_err(|_| sqlx::Error::PoolTimedOut)??;
+        let size = usize::try_from(size.max(1)).unwrap_or(usize::MAX).min(Semaphore::MAX_PERMITS);
+        Ok(Self {
+            inner: Arc::new(Inner {
+                options,
+                permits: Arc::new(Semaphore::new(size)),
+                idle: Mutex::new(vec![first]),
+                acquire_timeout,
+                ping_before_lending,
+            }),
+        })
+    }
+
+    /// Borrows a connection: an idle one (pinged first if the pool says so; one that fails
+    /// is closed and the next tried), or a new one while fewer than the pool's size are open;
+    /// otherwise waits for one to come back. Waiting, connecting and pinging together take at
+    /// most the acquire timeout.
+    pub(crate) async fn acquire(&self) -> Result<ReadConn<DB>, sqlx::Error> {
+        match tokio::time::timeout(self.inner.acquire_timeout, self.lend()).await {
+            Ok(lent) => lent,
+            Err(_) => Err(sqlx::Error::PoolTimedOut),
+        }
+    }
+
+    async fn lend(&self) -> Result<ReadConn<DB>, sqlx::Error> {
+        let permit = Arc::clone(&self.inner.permits).acquire_owned().await.map_err(|_| sqlx::Error::PoolClosed)?;
+        loop {
+            let idle = self.inner.idle.lock().unwrap_or_else(PoisonError::into_inner).pop();
+            let Some(mut conn) = idle else { break };
+            if !self.inner.ping_before_lending || conn.ping().await.is_ok() {
+                return Ok(ReadConn { conn: Some(conn), inner: Arc::clone(&self.inner), _permit: permit });
+            }
+            // The database dropped it; close what is left of it and try the next.
+            let _ = conn.close_hard().await;
+        }
+        let conn = self.inner.options.connect().await?;
+        Ok(ReadConn { conn: Some(conn), inner: Arc::clone(&self.inner), _permit: permit })
+    }
+
+    /// Closes every idle connection; borrowed ones close when they come back, and borrowing
+    /// fails from now on with `sqlx::Error::PoolClosed`.
+    pub(crate) async fn close(&self) {
+        self.inner.permits.close();
+        let idle = std::mem::take(&mut *self.inner.idle.lock().unwrap_or_else(PoisonError::into_inner));
+        for conn in idle {
+            // A connection that cannot close cleanly is dropped all the same.
+            let _ = conn.close().await;
+        }
+    }
+}
+
+/// A borrowed reader connection; it goes back to the idle list when dropped.
+pub(crate) struct ReadConn<DB: Database> {
+    conn: Option<Conn<DB>>,
+    inner: Arc<Inner<DB>>,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl<DB: Database> Deref for ReadConn<DB> {
+    type Target = Conn<DB>;
+
+    fn deref(&self) -> &Conn<DB> {
+        self.conn.as_ref().expect("a borrowed connection is present until it is dropped")
+    }
+}
+
+impl<DB: Database> DerefMut for ReadConn<DB> {
+    fn deref_mut(&mut self) -> &mut Conn<DB> {
+        self.conn.as_mut().expect("a borrowed connection is present until it is dropped")
+    }
+}
+
+impl<DB: Database> Drop for ReadConn<DB> {
+    fn drop(&mut self) {
+        let Some(conn) = self.conn.take() else { return };
+        // After `close`, a returning connection is dropped, which ends it.
+        if !self.inner.permits.is_closed() {
+            self.inner.idle.lock().unwrap_or_else(PoisonError::into_inner).push(conn);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use sqlx::Row;
+    use sqlx::sqlite::SqliteConnectOptions;
+
+    use super::ReadPool;
+
+    type Pool = ReadPool<sqlx::Sqlite>;
+
+    async fn pool(size: u32, timeout: Duration) -> (tempfile::TempDir, Pool) {
+        let dir = tempfile::tempdir().unwrap();
+        let options = SqliteConnectOptions::new().filename(dir.path().join("read.db")).create_if_missing(true);
+        (dir, Pool::connect(options, size, timeout, true).await.unwrap())
+    }
+
+    async fn connection_id(conn: &mut sqlx::SqliteConnection) -> i64 {
+        // Each connection gets its own temporary schema: a table created there tells them apart.
+        sqlx::query("CREATE TEMP TABLE IF NOT EXISTS me (id INTEGER)").execute(&mut *conn).await.unwrap();
+        let row = sqlx::query("SELECT COUNT(*) FROM me").fetch_one(&mut *conn).await.unwrap();
+        let seen: i64 = row.try_get(0).unwrap();
+        if seen == 0 {
+            sqlx::query("INSERT INTO me VALUES (random())").execute(&mut *conn).await.unwrap();
+        }
+        sqlx::query("SELECT id FROM me").fetch_one(&mut *conn).await.unwrap().try_get(0).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_returned_connection_is_lent_again() {
+        let (_dir, pool) = pool(2, Duration::from_secs(5)).await;
+        let first = connection_id(&mut pool.acquire().await.unwrap()).await;
+        let again = connection_id(&mut pool.acquire().await.unwrap()).await;
+        assert_eq!(first, again, "the idle connection is reused, not a new one opened");
+    }
+
+    #[tokio::test]
+    async fn no_more_than_the_size_are_lent_at_once() {
+        let (_dir, pool) = pool(2, Duration::from_millis(200)).await;
+        let mut a = pool.acquire().await.unwrap();
+        let mut b = pool.acquire().await.unwrap();
+        assert_ne!(connection_id(&mut a).await, connection_id(&mut b).await);
+        let waited = pool.acquire().await;
+        assert!(matches!(waited, Err(sqlx::Error::PoolTimedOut)), "{:?}", waited.err());
+        drop(a);
+        pool.acquire().await.expect("a connection came back");
+    }
+
+    #[tokio::test]
+    async fn a_connection_dropped_mid_transaction_is_usable_by_the_next_borrower() {
+        let (_dir, pool) = pool(1, Duration::from_secs(5)).await;
+        {
+            let mut conn = pool.acquire().await.unwrap();
+            let mut tx = sqlx::Connection::begin_with(&mut *conn, "BEGIN").await.unwrap();
+            sqlx::query("SELECT 1").execute(&mut *tx).await.unwrap();
+            // Dropped without commit or rollback, as a read that lost its client.
+        }
+        let mut conn = pool.acquire().await.unwrap();
+        let mut tx = sqlx::Connection::begin_with(&mut *conn, "BEGIN").await.expect("the earlier one was rolled back");
+        sqlx::query("SELECT 1").execute(&mut *tx).await.unwrap();
+        tx.commit().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn borrowing_after_close_fails_as_closed() {
+        let (_dir, pool) = pool(2, Duration::from_secs(5)).await;
+        pool.close().await;
+        assert!(matches!(pool.acquire().await, Err(sqlx::Error::PoolClosed)));
+    }
+}
