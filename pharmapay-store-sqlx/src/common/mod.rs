@@ -186,10 +186,10 @@ async fn answer<T>(body: impl Future<Output = Result<T>>) -> StoreResult<T> {
     body.await.map_err(StoreError::from)
 }
 
-/// The store over one backend: connections for reads and for write transactions (one pool for
-/// both on PostgreSQL; for SQLite, the reader connections of `crate::read_pool` and the one
-/// writer connection). It implements each
-/// purpose of the contract in that purpose's file. Cloning is cheap; clones share the pools.
+/// The store over one backend: reader connections (`crate::read_pool`) and the connections of
+/// write transactions (sqlx's pool on PostgreSQL; SQLite's one writer connection, whose writes
+/// commit in groups). It implements each purpose of the contract in that purpose's file.
+/// Cloning is cheap; clones share the connections.
 #[derive(Clone)]
 pub struct SqlStore {
     reader: Reader,
