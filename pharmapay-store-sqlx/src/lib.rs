@@ -307,7 +307,6 @@ impl SqlxStore {
     }
 }
 
-/// An embedded migration: applied once, in its own transaction, in version order.
 /// How a backend looks search terms up (see `common/search.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum SearchIndex {
@@ -317,6 +316,7 @@ pub(crate) enum SearchIndex {
     Trigram,
 }
 
+/// An embedded migration: applied once, in its own transaction, in version order.
 pub(crate) struct Migration {
     /// Its version: 1, 2, 3 ...
     pub(crate) version: i64,

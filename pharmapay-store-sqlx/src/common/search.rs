@@ -5,7 +5,8 @@
 //! `invoice_number_search` and `vendor_name_search` (migration 4), whose phrase query matches
 //! exactly the keys holding the term; in PostgreSQL, `pg_trgm` GIN indexes, which serve the
 //! `LIKE` itself. The `LIKE` is always checked as well, so the answer is the substring match
-//! whatever the index. A shorter term has no trigram to look up: it is matched by `LIKE` alone,
+//! whatever the index, and the index may be asked for a part of the term: invoice numbers are
+//! looked up by the term's tail (see [`NUMBER_TAIL`]). A shorter term has no trigram to look up: it is matched by `LIKE` alone,
 //! which scans the keys (the vendors' names, or the invoices' numbers joined to their vendors'
 //! names); at a chain's scale that scan is bounded by the size of the two tables and measured
 //! in BENCHMARKS.md.
@@ -16,6 +17,22 @@ use super::{SEARCH_INDEX, SearchIndex};
 /// The shortest term a trigram index can look up.
 const TRIGRAM: usize = 3;
 
+/// How many of a term's last characters the invoice-number index is asked for.
+///
+/// Invoice numbers share their beginnings (a vendor's series, a year: `D1-`, `INV/2024/`), so
+/// the trigrams there are held by nearly every number, and a lookup that names them reads an
+/// entry for nearly every invoice: at a chain's scale `D1-000042` took four times as long as
+/// `000042`. The end of a number is what tells numbers apart, so the index is asked for the
+/// term's last six characters (the whole term when shorter), and the `LIKE` on the whole term
+/// keeps the answer exact. Fewer would match too many numbers (`042` is in one in seventy).
+const NUMBER_TAIL: usize = 6;
+
+/// The last [`NUMBER_TAIL`] characters of `term`, or all of it.
+fn number_tail(term: &str) -> &str {
+    let skip = term.chars().count().saturating_sub(NUMBER_TAIL);
+    term.char_indices().nth(skip).map_or(term, |(start, _)| &term[start..])
+}
+
 /// An FTS5 phrase matching keys that hold `term`.
 fn phrase(term: &str) -> String {
     format!("\"{}\"", term.replace('"', "\"\""))
@@ -23,6 +40,15 @@ fn phrase(term: &str) -> String {
 
 fn like(key_column: &str, pattern: &str) -> String {
     format!("{key_column} LIKE {pattern} ESCAPE '\\'")
+}
+
+/// Whether SQLite's planner should read a vendor list searched for `term` from the search
+/// table's matches rather than walk a vendor index in list order checking each vendor against
+/// them: true for the FTS5 lookups of [`vendor_search`]. Walking every vendor's name in order
+/// (what SQLite picks when offered an index for the order) took 1.4 times as long at a chain's
+/// scale for a term one name in eight holds, and nearly five times as long for a rare one.
+pub(super) fn read_from_matches(term: &str) -> bool {
+    SEARCH_INDEX == SearchIndex::Fts5 && term.chars().count() >= TRIGRAM
 }
 
 /// The condition that a vendor (id in `id_column`, name key in `key_column`) has a name
@@ -51,21 +77,26 @@ pub(super) fn invoice_search(binds: &mut Binds, term: &str) -> String {
     if term.chars().count() < TRIGRAM {
         return format!("({number} OR {name})");
     }
+    let tail = number_tail(term);
     let matches = match SEARCH_INDEX {
         SearchIndex::Fts5 => {
-            let phrase = binds.text(phrase(term));
+            let number_phrase = binds.text(phrase(tail));
+            let name_phrase = binds.text(phrase(term));
             format!(
-                "SELECT rowid FROM invoice_number_search WHERE invoice_number_search MATCH {phrase} \
+                "SELECT rowid FROM invoice_number_search WHERE invoice_number_search MATCH {number_phrase} \
                  UNION SELECT m.id FROM invoices m WHERE m.vendor_id IN \
-                 (SELECT rowid FROM vendor_name_search WHERE vendor_name_search MATCH {phrase})"
+                 (SELECT rowid FROM vendor_name_search WHERE vendor_name_search MATCH {name_phrase})"
             )
         }
-        SearchIndex::Trigram => format!(
-            "SELECT m.id FROM invoices m WHERE {} UNION SELECT m.id FROM invoices m WHERE m.vendor_id IN \
-             (SELECT mv.id FROM vendors mv WHERE {})",
-            like("m.number_key", &pattern),
-            like("mv.name_key", &pattern)
-        ),
+        SearchIndex::Trigram => {
+            let tail_pattern = binds.text(contains_pattern(tail));
+            format!(
+                "SELECT m.id FROM invoices m WHERE {} UNION SELECT m.id FROM invoices m WHERE m.vendor_id IN \
+                 (SELECT mv.id FROM vendors mv WHERE {})",
+                like("m.number_key", &tail_pattern),
+                like("mv.name_key", &pattern)
+            )
+        }
     };
     format!("i.id IN ({matches}) AND ({number} OR {name})")
 }
@@ -73,6 +104,15 @@ pub(super) fn invoice_search(binds: &mut Binds, term: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_are_looked_up_by_the_terms_last_six_characters() {
+        assert_eq!(number_tail("d1-000042"), "000042");
+        assert_eq!(number_tail("inv"), "inv");
+        assert_eq!(number_tail("000042"), "000042");
+        // Characters, not bytes: a tail never splits one.
+        assert_eq!(number_tail("éé-ü12345"), "ü12345");
+    }
 
     #[test]
     fn phrases_quote_their_term() {

@@ -17,7 +17,7 @@ use super::binds::{Binds, conditions, direction, page_binds};
 use super::figures::{self, kept_count};
 use super::guards::check_free;
 use super::rows::{licences_json, micros, vendor_from, vendor_in, vendor_type};
-use super::search::vendor_search;
+use super::search::{read_from_matches, vendor_search};
 use super::{Conn, Result, SqlStore, answer, commit, refused, row_by_id, set_active};
 
 /// Inserts an active vendor made at `at` and counts it in the installation's figures; answers
@@ -62,7 +62,10 @@ pub(super) async fn change_vendor_state(conn: &mut Conn, before: Option<bool>, a
 pub(super) fn vendor_conditions(binds: &mut Binds, filter: &VendorFilter) -> String {
     // Written as a comparison: SQLite uses an index that starts with `is_active` (by name, by
     // balance) only for `is_active = ...`, and would otherwise sort every vendor for a page.
-    let mut parts = vec![if filter.is_active { "v.is_active = TRUE" } else { "v.is_active = FALSE" }.to_owned()];
+    // A list searched through the trigram table is the exception: written with `IS`, the state
+    // offers no index, and SQLite reads the vendors from the search's matches instead.
+    let compare = if filter.search.as_deref().is_some_and(read_from_matches) { "IS" } else { "=" };
+    let mut parts = vec![format!("v.is_active {compare} {}", if filter.is_active { "TRUE" } else { "FALSE" })];
     if let Some(vendor_type) = filter.vendor_type {
         parts.push(format!("v.vendor_type = {}", binds.text(vendor_type.name())));
     }
@@ -205,13 +208,27 @@ impl VendorStore for SqlStore {
                 Some(kept) => kept_count(binds, kept, None),
                 None => format!("SELECT COUNT(*) FROM vendors v WHERE {filter}"),
             };
-            let count = total(&mut binds, &filter);
-            let (limit, offset) = page_binds(&mut binds, query.page);
-            let sql = format!(
-                "SELECT ({count}) AS total_count, {columns} FROM vendors v WHERE {filter} \
-                 ORDER BY {order}, v.id {dir} LIMIT {limit} OFFSET {offset}",
-                columns = vendor_columns!(),
-            );
+            let sql = if query.filter.search.is_some() {
+                // A search is looked up once, for the count and the page alike: its matches are
+                // kept with the columns every sort reads, and only the page's rows are read whole.
+                let (limit, offset) = page_binds(&mut binds, query.page);
+                format!(
+                    "WITH matched AS MATERIALIZED (SELECT v.id, v.name_key, v.vendor_type, v.outstanding_high, \
+                     v.outstanding_low FROM vendors v WHERE {filter}) \
+                     SELECT (SELECT COUNT(*) FROM matched) AS total_count, {columns} FROM \
+                     (SELECT v.id FROM matched v ORDER BY {order}, v.id {dir} LIMIT {limit} OFFSET {offset}) p \
+                     JOIN vendors v ON v.id = p.id ORDER BY {order}, v.id {dir}",
+                    columns = vendor_columns!(),
+                )
+            } else {
+                let count = total(&mut binds, &filter);
+                let (limit, offset) = page_binds(&mut binds, query.page);
+                format!(
+                    "SELECT ({count}) AS total_count, {columns} FROM vendors v WHERE {filter} \
+                     ORDER BY {order}, v.id {dir} LIMIT {limit} OFFSET {offset}",
+                    columns = vendor_columns!(),
+                )
+            };
             let recount = || {
                 let mut binds = Binds::default();
                 let filter = vendor_conditions(&mut binds, &query.filter);
