@@ -21,9 +21,11 @@
 //!
 //! At most `size` connections are open at once; a borrower waits for one (and for connecting,
 //! and the ping) up to the acquire timeout, then gets `sqlx::Error::PoolTimedOut` like the
-//! pool's. Connections open lazily (one at once, so a bad database is found when the store
-//! opens), are kept until the store closes, and are reused last-in first-out, which keeps the
-//! busiest connections' caches warm.
+//! pool's. Connections open when first needed, except one opened with the pool so that a bad
+//! database is found when the store opens; they are kept until the store closes and reused
+//! last-in first-out, which keeps the busiest connections' caches warm. A SQLite connection
+//! whose worker thread has died (`WorkerCrashed`, a fault of the driver) is not noticed and
+//! stays in the list, where sqlx's ping on return would have closed it.
 
 use std::ops::{Deref, DerefMut};
 use std::sync::{Arc, Mutex, PoisonError};
