@@ -16,8 +16,8 @@
 //! - `sqlite.rs` and `postgres.rs` hold what differs: connection settings, how a write
 //!   transaction starts and locks, identity sequences, and the migration list.
 //! - `group_commit.rs` batches the SQLite writer's writes into shared commits; `read_pool.rs`
-//!   lends the SQLite reader connections without sqlx's pool, whose test of every returned
-//!   connection cost a reader as much as a statement.
+//!   lends both backends' reader connections without sqlx's pool, whose test of every
+//!   returned connection cost a read as much as a statement.
 //! - `error.rs` maps sqlx's errors into [`StoreError`] once.
 //! - [`statements`] holds the SQL fragments statements share and the texts of the fixed
 //!   statements on the hot paths, which the store sends and benchmarks may import.
