@@ -149,6 +149,15 @@ pub struct Config {
         value_parser = clap::value_parser!(u64).range(1..=600))]
     pub db_acquire_timeout_secs: u64,
 
+    /// Database connections of each kind this server may open (1 to 1000): PostgreSQL reader
+    /// connections, and as many again for writes; or SQLite reader connections, beside SQLite's
+    /// one writer. Unset: 10 for PostgreSQL, 4 for SQLite. Lower it where many servers share
+    /// one PostgreSQL database, whose own limit (`max_connections`, 100 by default) holds
+    /// their sum.
+    #[arg(long, global = true, env = "PHARMAPAY_DB_CONNECTIONS",
+        value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub db_connections: Option<u32>,
+
     /// Log filter, such as `info`, `debug` or `pharmapay=debug,info`.
     #[arg(long = "log", global = true, env = "RUST_LOG", default_value = "info")]
     pub log_filter: String,
@@ -165,9 +174,14 @@ impl Config {
         Database::parse(&self.database_url)
     }
 
-    /// How the SQL store is opened: the defaults, with the configured wait for a connection.
+    /// How the SQL store is opened: the defaults, with the configured connections and wait for
+    /// one.
     pub fn store_options(&self) -> StoreOptions {
-        StoreOptions { acquire_timeout: Duration::from_secs(self.db_acquire_timeout_secs), ..StoreOptions::default() }
+        StoreOptions {
+            max_connections: self.db_connections,
+            acquire_timeout: Duration::from_secs(self.db_acquire_timeout_secs),
+            ..StoreOptions::default()
+        }
     }
 }
 
@@ -191,8 +205,11 @@ mod tests {
             "3",
             "--db-acquire-timeout-secs",
             "60",
+            "--db-connections",
+            "4",
         ]);
         assert_eq!(cli.config.store_options().acquire_timeout, Duration::from_secs(60));
+        assert_eq!(cli.config.store_options().max_connections, Some(4));
         assert_eq!(cli.config.listen.port(), 9000);
         assert_eq!(cli.config.max_connections, 3);
         assert_eq!(cli.config.cors_origins, ["https://a.example", "https://b.example"]);
@@ -203,6 +220,8 @@ mod tests {
         assert_eq!(Config::defaults().max_connections, 1024);
         assert!(Cli::try_parse_from(["pharmapay", "--db-acquire-timeout-secs", "0"]).is_err());
         assert_eq!(Config::defaults().store_options().acquire_timeout, StoreOptions::default().acquire_timeout);
+        assert_eq!(Config::defaults().store_options().max_connections, None, "the store's defaults");
+        assert!(Cli::try_parse_from(["pharmapay", "--db-connections", "0"]).is_err());
     }
 
     #[test]
