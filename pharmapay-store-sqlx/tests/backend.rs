@@ -178,6 +178,29 @@ async fn postgres_kept_figures_are_recounted_when_an_existing_database_upgrades(
     reads_as_the_small_ledger(&store).await;
 }
 
+/// Connections the server ended (as a restart does) are noticed before a query fails: reads
+/// ping a reader connection before lending it, and writes' pool pings its own.
+#[tokio::test]
+async fn postgres_reads_and_writes_survive_the_server_ending_their_connections() {
+    let Some((store, database)) = common::fresh_postgres().await else { return };
+    let vendor = store.insert_vendor(NewVendor::new("Kept", VendorType::Dealer), ctx()).await.unwrap();
+    assert!(store.get_vendor(vendor.id).await.unwrap().is_some());
+    let mut admin = sqlx::PgConnection::connect(database.url()).await.unwrap();
+    let ended: i64 = sqlx::query(
+        "SELECT COUNT(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+         WHERE datname = current_database() AND pid <> pg_backend_pid()) AS ended",
+    )
+    .fetch_one(&mut admin)
+    .await
+    .unwrap()
+    .get(0);
+    assert!(ended >= 2, "the store's reader and writer connections were ended ({ended})");
+    admin.close().await.unwrap();
+    let read = store.get_vendor(vendor.id).await.expect("a read after its connection was ended");
+    assert_eq!(read.map(|found| found.name), Some("Kept".to_owned()));
+    store.insert_vendor(NewVendor::new("Later", VendorType::Dealer), ctx()).await.expect("a write as well");
+}
+
 #[tokio::test]
 async fn kept_figures_follow_every_write_on_both_backends() {
     let (sqlite, _dir) = common::fresh_sqlite().await;
