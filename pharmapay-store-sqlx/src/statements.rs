@@ -10,6 +10,15 @@
 //!
 //! Row-lock clauses differ between the backends, so no statement here takes a lock.
 
+/// The two columns `<alias>_high`, `<alias>_low` that hold a kept sum as an exact pair
+/// (migration 4), named at compile time: every vendor row reads two pairs, and naming them
+/// while decoding cost two allocations a row.
+macro_rules! pair_columns {
+    ($alias:literal) => {
+        [concat!($alias, "_high"), concat!($alias, "_low")]
+    };
+}
+
 /// A vendor's columns and its kept figures over its active invoices (D11, D41), from
 /// `vendors v`: how many, their amounts and what they still owe, as exact pairs (migration 4).
 macro_rules! vendor_columns {

@@ -60,10 +60,10 @@ fn pair(value: Decimal) -> Result<(i64, i64)> {
     split(scaled(value)?)
 }
 
-/// The decimal of the pair `<alias>_high`, `<alias>_low` of `row`.
-pub(super) fn pair_of(row: &DbRow, alias: &str) -> Result<Decimal> {
-    let high: i64 = row.try_get(format!("{alias}_high").as_str())?;
-    let low: i64 = row.try_get(format!("{alias}_low").as_str())?;
+/// The decimal of the pair `columns` of `row`, named with [`pair_columns!`].
+pub(super) fn pair_of(row: &DbRow, [high, low]: [&str; 2]) -> Result<Decimal> {
+    let high: i64 = row.try_get(high)?;
+    let low: i64 = row.try_get(low)?;
     Ok(unscaled(join(high, low)))
 }
 
@@ -307,11 +307,11 @@ pub(super) fn ledger_totals_from(row: &DbRow) -> Result<LedgerTotals> {
         invoices: row.try_get("invoices")?,
         active_invoices: row.try_get("active_invoices")?,
         open_invoices: row.try_get("open_invoices")?,
-        invoiced: pair_of(row, "invoiced")?,
-        invoice_paid: pair_of(row, "invoice_paid")?,
+        invoiced: pair_of(row, pair_columns!("invoiced"))?,
+        invoice_paid: pair_of(row, pair_columns!("invoice_paid"))?,
         payments: row.try_get("payments")?,
         active_payments: row.try_get("active_payments")?,
-        paid_out: pair_of(row, "paid_out")?,
+        paid_out: pair_of(row, pair_columns!("paid_out"))?,
     })
 }
 
@@ -319,7 +319,7 @@ pub(super) fn ledger_totals_from(row: &DbRow) -> Result<LedgerTotals> {
 pub(super) fn day_from(row: &DbRow) -> Result<(Date, DayFigures)> {
     let key: i64 = row.try_get("day")?;
     let day = day_of_key(key).ok_or_else(|| Error::corrupt(format!("day key {key}")))?;
-    Ok((day, DayFigures { payments: row.try_get("payments")?, amount: pair_of(row, "amount")? }))
+    Ok((day, DayFigures { payments: row.try_get("payments")?, amount: pair_of(row, pair_columns!("amount"))? }))
 }
 
 /// Every kept figure as stored.
@@ -335,11 +335,11 @@ pub(super) async fn kept(conn: &mut Conn) -> Result<KeptFigures> {
     .fetch_all(&mut *conn)
     .await?;
     for row in &vendors {
-        let invoiced = pair_of(row, "invoiced")?;
+        let invoiced = pair_of(row, pair_columns!("invoiced"))?;
         let vendor = VendorFigures {
             active_invoices: row.try_get("active_invoices")?,
             invoiced,
-            paid: invoiced - pair_of(row, "outstanding")?,
+            paid: invoiced - pair_of(row, pair_columns!("outstanding"))?,
         };
         if vendor != VendorFigures::default() {
             figures.vendors.insert(VendorId(row.try_get("id")?), vendor);
@@ -349,7 +349,8 @@ pub(super) async fn kept(conn: &mut Conn) -> Result<KeptFigures> {
         .fetch_all(&mut *conn)
         .await?
     {
-        let open = OpenFigures { invoices: row.try_get("open_count")?, pending: pair_of(&row, "pending")? };
+        let open =
+            OpenFigures { invoices: row.try_get("open_count")?, pending: pair_of(&row, pair_columns!("pending"))? };
         if open != OpenFigures::default() {
             figures.open_by_due_date.insert(instant(row.try_get("due_date")?)?, open);
         }
@@ -449,7 +450,10 @@ pub(super) async fn recount_days(conn: &mut Conn, calendar: &BusinessCalendar) -
     let mut groups = Vec::with_capacity(rows.len());
     for row in &rows {
         let date = instant(row.try_get("transaction_date")?)?;
-        groups.push((date, DayFigures { payments: row.try_get("payments")?, amount: pair_of(row, "amount")? }));
+        groups.push((
+            date,
+            DayFigures { payments: row.try_get("payments")?, amount: pair_of(row, pair_columns!("amount"))? },
+        ));
     }
     let days = KeptFigures { days: days_of(calendar, groups), ..KeptFigures::default() };
     sqlx::query("DELETE FROM payment_days").execute(&mut *conn).await?;

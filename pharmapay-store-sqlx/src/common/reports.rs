@@ -117,7 +117,7 @@ impl ReportStore for SqlStore {
                 totals: figures::ledger_totals_from(&row)?,
                 recent: DayFigures {
                     payments: row.try_get("recent_payments")?,
-                    amount: pair_of(&row, "recent_amount")?,
+                    amount: pair_of(&row, pair_columns!("recent_amount"))?,
                 },
             })
         })
@@ -133,7 +133,7 @@ impl ReportStore for SqlStore {
                     Ok(TopVendor {
                         vendor_id: VendorId(row.try_get("id")?),
                         vendor_name: row.try_get("name")?,
-                        outstanding_balance: pair_of(row, "outstanding")?,
+                        outstanding_balance: pair_of(row, pair_columns!("outstanding"))?,
                         total_invoices: count(row.try_get("active_invoices")?),
                     })
                 })
@@ -179,7 +179,10 @@ impl ReportStore for SqlStore {
             for row in &rows {
                 let index = usize::try_from(row.try_get::<i64, _>("window_index")?).unwrap_or(usize::MAX);
                 if let Some(window) = open.get_mut(index) {
-                    *window = OpenFigures { invoices: row.try_get("invoices")?, pending: pair_of(row, "pending")? };
+                    *window = OpenFigures {
+                        invoices: row.try_get("invoices")?,
+                        pending: pair_of(row, pair_columns!("pending"))?,
+                    };
                 }
             }
             Ok(open)
@@ -244,7 +247,7 @@ impl ReportStore for SqlStore {
                 let bucket = usize::try_from(row.try_get::<i64, _>("bucket")?).unwrap_or(usize::MAX);
                 let bucket = AgingBucket::ALL.get(bucket).copied().ok_or_else(|| Error::corrupt("an aging bucket"))?;
                 let name: String = row.try_get("name")?;
-                let owed = pair_of(row, "owed")?;
+                let owed = pair_of(row, pair_columns!("owed"))?;
                 aging.add(VendorId(row.try_get("vendor_id")?), &name, bucket, owed, count(row.try_get("invoices")?));
             }
             Ok(aging.finish(bounds.as_of))
@@ -284,8 +287,8 @@ impl ReportStore for SqlStore {
             .fetch_one(&mut *conn)
             .await?;
             let mut rows = StatementRows {
-                invoiced_before: pair_of(&invoiced, "invoiced")?,
-                paid_before: pair_of(&paid, "paid")?,
+                invoiced_before: pair_of(&invoiced, pair_columns!("invoiced"))?,
+                paid_before: pair_of(&paid, pair_columns!("paid"))?,
                 entries: Vec::new(),
             };
             let invoices = sqlx::query(

@@ -90,8 +90,8 @@ pub(super) fn licences_json(numbers: &[String]) -> String {
 
 pub(super) fn vendor_from(row: &DbRow) -> Result<Vendor> {
     let licences: &str = row.try_get("additional_drug_license_numbers")?;
-    let total_value = pair_of(row, "invoiced")?;
-    let total_paid = total_value - pair_of(row, "outstanding")?;
+    let total_value = pair_of(row, pair_columns!("invoiced"))?;
+    let total_paid = total_value - pair_of(row, pair_columns!("outstanding"))?;
     Ok(Vendor {
         id: VendorId(row.try_get("id")?),
         name: row.try_get("name")?,
