@@ -23,7 +23,7 @@ use super::binds::{Binds, conditions, contains_pattern, direction, instant_range
 use super::figures::{self, invoice_facts, kept_count};
 use super::guards::check_free;
 use super::rows::{instant, invoice_from, invoice_in, micros, scaled_bound, vendor_type};
-use super::search::invoice_search;
+use super::search::{invoice_search, looked_up};
 use super::{Conn, Result, SqlStore, answer, commit_moving, refused, row_by_id};
 
 /// The invoice list's conditions over `invoices i JOIN vendors v`; status is computed for the
@@ -343,14 +343,33 @@ impl InvoiceStore for SqlStore {
             let filter = invoice_conditions(&mut binds, &query.filter, today_start);
             let dir = direction(query.sort.dir);
             let sort = invoice_sort(query.sort.key);
-            let count = invoice_count(&mut binds, &query.filter, today_start, &filter);
-            let (limit, offset) = page_binds(&mut binds, query.page);
-            let sql = format!(
-                "SELECT ({count}) AS total_count, {columns} \
-                 FROM {from} WHERE {filter} ORDER BY {sort} {dir}, i.id {dir} LIMIT {limit} OFFSET {offset}",
-                columns = invoice_columns!(),
-                from = invoices_with_vendor!(),
-            );
+            let sql = if query.filter.search.as_deref().is_some_and(looked_up) {
+                // A search the trigram index answers is looked up once, for the count and the
+                // page alike: its matches are kept with the sort's value, and only the page's
+                // rows are read whole. Counting and paging each with the whole condition ran
+                // the lookup twice (on PostgreSQL at a chain's scale, 3.0 ms against 1.8 ms).
+                // A shorter term scans, and may match most invoices: it keeps the plain shape,
+                // whose page walks an index in list order and stops after one page.
+                let (limit, offset) = page_binds(&mut binds, query.page);
+                format!(
+                    "WITH matched AS MATERIALIZED (SELECT i.id, {sort} AS sort_key FROM {from} WHERE {filter}) \
+                     SELECT (SELECT COUNT(*) FROM matched) AS total_count, {columns} FROM \
+                     (SELECT m.id FROM matched m ORDER BY m.sort_key {dir}, m.id {dir} LIMIT {limit} OFFSET {offset}) p \
+                     JOIN invoices i ON i.id = p.id JOIN vendors v ON v.id = i.vendor_id \
+                     ORDER BY {sort} {dir}, i.id {dir}",
+                    columns = invoice_columns!(),
+                    from = invoices_with_vendor!(),
+                )
+            } else {
+                let count = invoice_count(&mut binds, &query.filter, today_start, &filter);
+                let (limit, offset) = page_binds(&mut binds, query.page);
+                format!(
+                    "SELECT ({count}) AS total_count, {columns} \
+                     FROM {from} WHERE {filter} ORDER BY {sort} {dir}, i.id {dir} LIMIT {limit} OFFSET {offset}",
+                    columns = invoice_columns!(),
+                    from = invoices_with_vendor!(),
+                )
+            };
             let recount = || {
                 let mut binds = Binds::default();
                 let filter = invoice_conditions(&mut binds, &query.filter, today_start);

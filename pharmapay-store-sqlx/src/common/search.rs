@@ -33,6 +33,12 @@ fn number_tail(term: &str) -> &str {
     term.char_indices().nth(skip).map_or(term, |(start, _)| &term[start..])
 }
 
+/// Whether `term` is looked up through the trigram index, which bounds its matches by the
+/// index rather than by the table: a term of at least three characters.
+pub(super) fn looked_up(term: &str) -> bool {
+    term.chars().count() >= TRIGRAM
+}
+
 /// An FTS5 phrase matching keys that hold `term`.
 fn phrase(term: &str) -> String {
     format!("\"{}\"", term.replace('"', "\"\""))
@@ -48,7 +54,7 @@ fn like(key_column: &str, pattern: &str) -> String {
 /// (what SQLite picks when offered an index for the order) took 1.4 times as long at a chain's
 /// scale for a term one name in eight holds, and nearly five times as long for a rare one.
 pub(super) fn read_from_matches(term: &str) -> bool {
-    SEARCH_INDEX == SearchIndex::Fts5 && term.chars().count() >= TRIGRAM
+    SEARCH_INDEX == SearchIndex::Fts5 && looked_up(term)
 }
 
 /// The condition that a vendor (id in `id_column`, name key in `key_column`) has a name
@@ -57,7 +63,7 @@ pub(super) fn vendor_search(binds: &mut Binds, id_column: &str, key_column: &str
     let pattern = binds.text(contains_pattern(term));
     let like = like(key_column, &pattern);
     match SEARCH_INDEX {
-        SearchIndex::Fts5 if term.chars().count() >= TRIGRAM => {
+        SearchIndex::Fts5 if looked_up(term) => {
             let phrase = binds.text(phrase(term));
             format!(
                 "{id_column} IN (SELECT rowid FROM vendor_name_search WHERE vendor_name_search MATCH {phrase}) AND {like}"
@@ -74,7 +80,7 @@ pub(super) fn invoice_search(binds: &mut Binds, term: &str) -> String {
     let pattern = binds.text(contains_pattern(term));
     let number = like("i.number_key", &pattern);
     let name = like("v.name_key", &pattern);
-    if term.chars().count() < TRIGRAM {
+    if !looked_up(term) {
         return format!("({number} OR {name})");
     }
     let tail = number_tail(term);
