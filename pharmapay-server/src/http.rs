@@ -50,6 +50,21 @@ impl TraceId {
     }
 }
 
+impl TraceId {
+    /// The id as the value of the `x-trace-id` header: the same 32 hex digits as `Display`,
+    /// written without a `String` on the way.
+    pub fn header_value(self) -> HeaderValue {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut text = [0u8; 32];
+        for (half, value) in [self.0, self.1].into_iter().enumerate() {
+            for (digit, place) in text[half * 16..(half + 1) * 16].iter_mut().enumerate() {
+                *place = HEX[usize::try_from((value >> (60 - 4 * digit)) & 0xf).unwrap_or(0)];
+            }
+        }
+        HeaderValue::from_bytes(&text).expect("hex digits are valid header text")
+    }
+}
+
 impl std::fmt::Display for TraceId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{:016x}{:016x}", self.0, self.1)
@@ -259,9 +274,10 @@ impl Cors {
         Some(reply)
     }
 
-    /// Adds the response headers a browser needs to read an answer to an allowed origin.
-    pub fn decorate(&self, request_headers: &HeaderMap, reply: &mut Reply) {
-        let origin = request_headers.get(header::ORIGIN).and_then(|v| v.to_str().ok());
+    /// Adds the response headers a browser needs to read an answer to an allowed origin, given
+    /// the request's `Origin` header.
+    pub fn decorate(&self, origin: Option<&HeaderValue>, reply: &mut Reply) {
+        let origin = origin.and_then(|v| v.to_str().ok());
         if let Some(origin) = self.allowed(origin)
             && let Ok(value) = HeaderValue::from_str(origin)
         {
@@ -278,6 +294,14 @@ impl Cors {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_trace_ids_header_is_its_display() {
+        for id in [TraceId(0, 1), TraceId(u64::MAX, 0x0123_4567_89ab_cdef), TraceId(0xfedc_ba98_7654_3210, 42)] {
+            assert_eq!(id.header_value().to_str().unwrap(), id.to_string());
+        }
+        assert_eq!(TraceId(0xa, 0xb).header_value().to_str().unwrap(), "000000000000000a000000000000000b");
+    }
 
     #[test]
     fn query_strings_are_percent_decoded() {

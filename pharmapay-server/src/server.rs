@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
-use hyper::header::{self, HeaderValue};
+use hyper::header;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response};
@@ -35,6 +35,11 @@ use tracing::{Instrument, info, warn};
 use crate::app::{App, Matched};
 use crate::http::{Body, MAX_BODY_BYTES, Reply, Req, TraceId};
 use crate::problem::ApiError;
+
+/// The log target of each request's line (method, path, status, time) and of the span the
+/// request's other events carry (its trace id): `RUST_LOG=info,pharmapay::http=warn` keeps the
+/// server's other logs and drops both.
+pub const REQUEST_LOG: &str = "pharmapay::http";
 
 /// How long shutdown waits for in-flight requests.
 pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
@@ -112,12 +117,21 @@ async fn handle<S: Store>(app: Arc<App<S>>, request: Request<Incoming>) -> Resul
     let started = Instant::now();
     let trace_id = TraceId::next();
     let (parts, body) = request.into_parts();
-    let span = tracing::info_span!("request", trace_id = %trace_id, method = %parts.method, path = %parts.uri.path());
+    // The request's span has the request line's target, so one filter directive turns both on
+    // or off: with request lines filtered out, no span is built for them either.
+    let span = tracing::info_span!(
+        target: REQUEST_LOG,
+        "request",
+        trace_id = %trace_id,
+        method = %parts.method,
+        path = %parts.uri.path()
+    );
+    let origin = parts.headers.get(header::ORIGIN).cloned();
     let reply = async {
         if let Some(preflight) = app.cors.preflight(&parts.method, &parts.headers) {
             return preflight;
         }
-        match respond(&app, &parts, body, trace_id).await {
+        match respond(&app, parts, body, trace_id).await {
             Ok(reply) => reply,
             Err(error) => error.into_reply(trace_id),
         }
@@ -125,25 +139,23 @@ async fn handle<S: Store>(app: Arc<App<S>>, request: Request<Incoming>) -> Resul
     .instrument(span.clone())
     .await;
     let mut reply = reply;
-    app.cors.decorate(&parts.headers, &mut reply);
+    app.cors.decorate(origin.as_ref(), &mut reply);
     let status = reply.status.as_u16();
     let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
-    span.in_scope(|| info!(target: "pharmapay::http", status, elapsed_ms = format_args!("{elapsed_ms:.2}"), "request"));
+    span.in_scope(|| info!(target: REQUEST_LOG, status, elapsed_ms = format_args!("{elapsed_ms:.2}"), "request"));
     let mut response = Response::new(reply.body);
     *response.status_mut() = reply.status;
     let headers = response.headers_mut();
     for (name, value) in reply.headers {
         headers.append(name, value);
     }
-    if let Ok(value) = HeaderValue::from_str(&trace_id.to_string()) {
-        headers.insert("x-trace-id", value);
-    }
+    headers.insert("x-trace-id", trace_id.header_value());
     Ok(response)
 }
 
 async fn respond<S: Store>(
     app: &App<S>,
-    parts: &hyper::http::request::Parts,
+    parts: hyper::http::request::Parts,
     body: Incoming,
     trace_id: TraceId,
 ) -> Result<Reply, ApiError> {
@@ -174,10 +186,10 @@ async fn respond<S: Store>(
         }
     };
     let req = Req {
-        method: parts.method.clone(),
+        method: parts.method,
         path: parts.uri.path().to_owned(),
         query: Vec::new(),
-        headers: parts.headers.clone(),
+        headers: parts.headers,
         body,
         params,
         trace_id,
