@@ -41,6 +41,16 @@ use crate::problem::ApiError;
 /// server's other logs and drops both.
 pub const REQUEST_LOG: &str = "pharmapay::http";
 
+/// How long an attempt refused by sign-in throttling (D21) waits before its 429 is sent.
+///
+/// Throttling costs the attacker, not the pharmacy (D40). A refusal costs the server a read and
+/// an answer; a client that sends the next attempt as soon as one is answered would otherwise
+/// get tens of thousands a second and take the cores payments need. Held for this long, each
+/// connection gets at most four refusals a second, while the wait costs the server a timer. A
+/// person who was throttled is told when to try again (`Retry-After`), so the pause costs them
+/// nothing.
+pub const THROTTLED_PAUSE: Duration = Duration::from_millis(250);
+
 /// How long shutdown waits for in-flight requests.
 pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -133,7 +143,12 @@ async fn handle<S: Store>(app: Arc<App<S>>, request: Request<Incoming>) -> Resul
         }
         match respond(&app, parts, body, trace_id).await {
             Ok(reply) => reply,
-            Err(error) => error.into_reply(trace_id),
+            Err(error) => {
+                if matches!(error, ApiError::Core(pharmapay_core::Error::Throttled { .. })) {
+                    tokio::time::sleep(THROTTLED_PAUSE).await;
+                }
+                error.into_reply(trace_id)
+            }
         }
     }
     .instrument(span.clone())

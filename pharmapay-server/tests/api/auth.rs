@@ -68,9 +68,12 @@ async fn d21_five_failures_throttle_with_retry_after() {
     for _ in 0..5 {
         app.post_public("/api/auth/login", &json!({ "email": ADMIN_EMAIL, "password": "wrong" })).await.expect(401);
     }
+    let started = std::time::Instant::now();
     let throttled =
         app.post_public("/api/auth/login", &json!({ "email": ADMIN_EMAIL, "password": ADMIN_PASSWORD })).await;
     throttled.problem(429);
+    // D40: a refusal is held before it is sent, so a client cannot send attempts back to back.
+    assert!(started.elapsed() >= pharmapay_server::server::THROTTLED_PAUSE, "answered after {:?}", started.elapsed());
     let retry_after: u64 = throttled.header("retry-after").unwrap().parse().unwrap();
     assert!((1..=900).contains(&retry_after), "Retry-After {retry_after}");
     app.advance(SignedDuration::from_mins(15));
