@@ -124,6 +124,13 @@ macro_rules! migrations {
                 seeds: false,
                 recounts_figures: false,
             },
+            Migration {
+                version: 9,
+                description: "payments newest first",
+                sql: include_str!(concat!("../migrations/", $backend, "/0009_payments_newest_first.sql")),
+                seeds: false,
+                recounts_figures: false,
+            },
         ]
     };
 }

@@ -70,7 +70,7 @@ async fn a_sqlite_file_keeps_its_data_across_reopens_and_migrates_once() {
     let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
     let applied: i64 =
         sqlx::query("SELECT COUNT(*) FROM _pharmapay_migrations").fetch_one(&mut conn).await.unwrap().get(0);
-    assert_eq!(applied, 8, "each of the eight migrations is recorded once");
+    assert_eq!(applied, 9, "each of the nine migrations is recorded once");
 }
 
 /// Writes a small ledger through `store`: an overdue, a fully paid and a partially paid
@@ -461,8 +461,8 @@ async fn sqlite_bulk_loads_set_indexes_aside_and_build_them_again() {
     let path = sqlite_path(&dir);
     let indexed = || async {
         let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
-        let sql =
-            "SELECT COUNT(*) FROM sqlite_master WHERE name IN ('invoices_by_due_date', 'invoice_number_search_insert')";
+        let sql = "SELECT COUNT(*) FROM sqlite_master WHERE name IN \
+                   ('invoices_by_due_date', 'invoice_number_search_insert', 'transactions_active_by_date')";
         let count: i64 = sqlx::query(sql).fetch_one(&mut conn).await.unwrap().get(0);
         count
     };
@@ -470,7 +470,7 @@ async fn sqlite_bulk_loads_set_indexes_aside_and_build_them_again() {
     let vendor = begin_bulk_load_of_two(&store).await;
     assert_eq!(indexed().await, 0, "set aside during the load");
     store.finish_bulk_load().await.unwrap();
-    assert_eq!(indexed().await, 2, "built again at the finish");
+    assert_eq!(indexed().await, 3, "built again at the finish");
     assert_eq!(found(&store, "ulk-00").await, 2, "the search index was refilled");
     store.check_figures().await.expect("kept figures equal the recount");
 
@@ -479,7 +479,7 @@ async fn sqlite_bulk_loads_set_indexes_aside_and_build_them_again() {
     store.close().await;
     assert_eq!(indexed().await, 0, "the load stopped before its finish");
     let store = SqliteStore::connect(&path).await.unwrap();
-    assert_eq!(indexed().await, 2, "opening the store finished it");
+    assert_eq!(indexed().await, 3, "opening the store finished it");
     assert_eq!(found(&store, "bulk").await, 3);
     store.finish_bulk_load().await.expect("nothing left to build");
     store.check_figures().await.expect("kept figures equal the recount");
@@ -490,21 +490,21 @@ async fn postgres_bulk_loads_set_indexes_aside_and_build_them_again() {
     let Some((store, database)) = common::fresh_postgres().await else { return };
     let indexed = || async {
         let mut conn = sqlx::PgConnection::connect(database.url()).await.unwrap();
-        let sql =
-            "SELECT COUNT(*) FROM pg_indexes WHERE indexname IN ('invoices_by_due_date', 'invoices_number_trigrams')";
+        let sql = "SELECT COUNT(*) FROM pg_indexes WHERE indexname IN \
+                   ('invoices_by_due_date', 'invoices_number_trigrams', 'transactions_active_by_date')";
         let count: i64 = sqlx::query(sql).fetch_one(&mut conn).await.unwrap().get(0);
         count
     };
     let vendor = begin_bulk_load_of_two(&store).await;
     assert_eq!(indexed().await, 0, "set aside during the load");
     store.finish_bulk_load().await.unwrap();
-    assert_eq!(indexed().await, 2, "built again at the finish");
+    assert_eq!(indexed().await, 3, "built again at the finish");
     assert_eq!(found(&store, "ulk-00").await, 2);
     store.begin_bulk_load().await.unwrap();
     import_some(&store, vendor, &["BULK-003"]).await;
     store.close().await;
     let store = PostgresStore::connect(database.url()).await.unwrap();
-    assert_eq!(indexed().await, 2, "opening the store finished the stopped load");
+    assert_eq!(indexed().await, 3, "opening the store finished the stopped load");
     assert_eq!(found(&store, "bulk").await, 3);
     store.check_figures().await.expect("kept figures equal the recount");
 }

@@ -15,7 +15,7 @@ use crate::Lock;
 /// The indexes and triggers no import reads: the invoice and payment indexes of lists, sorts
 /// and figures, and the invoice-number search (its FTS5 triggers on SQLite, its trigram index
 /// on PostgreSQL). Names a backend does not have are skipped.
-const DEFERRABLE: [&str; 11] = [
+const DEFERRABLE: [&str; 12] = [
     "invoices_by_pending",
     "invoices_by_vendor",
     "invoices_by_invoice_date",
@@ -27,6 +27,7 @@ const DEFERRABLE: [&str; 11] = [
     "invoice_number_search_delete",
     "transactions_by_invoice",
     "transactions_by_date",
+    "transactions_active_by_date",
 ];
 
 /// Sets the deferrable indexes and triggers aside, keeping their definitions; nothing to do
