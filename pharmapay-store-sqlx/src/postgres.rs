@@ -62,9 +62,12 @@ const READ_SNAPSHOT: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
 /// The embedded migrations, in version order.
 const MIGRATIONS: &[Migration] = &migrations!("postgres");
 
-/// The table that records applied migrations.
-const MIGRATIONS_TABLE: &str = "CREATE TABLE IF NOT EXISTS _pharmapay_migrations ( \
-     version BIGINT PRIMARY KEY, description TEXT NOT NULL, checksum TEXT NOT NULL, applied_at BIGINT NOT NULL)";
+/// The table that records applied migrations, created when missing. Written as a check rather
+/// than `CREATE TABLE IF NOT EXISTS`, whose notice for an existing table ("already exists,
+/// skipping") sqlx logs at `info`: once for each migration at every start.
+const MIGRATIONS_TABLE: &str = "DO $$ BEGIN IF to_regclass('_pharmapay_migrations') IS NULL THEN \
+     CREATE TABLE _pharmapay_migrations (version BIGINT PRIMARY KEY, description TEXT NOT NULL, \
+     checksum TEXT NOT NULL, applied_at BIGINT NOT NULL); END IF; END $$";
 
 /// Connects to the database at `url` for [`PostgresStore::connect_with`]: a `postgres://` or
 /// `postgresql://` URL; any other database's URL is refused.
