@@ -370,6 +370,10 @@ pub async fn invoice_list_filters_by_every_parameter<S: Store>(store: S) {
     fx.invoice(zenith.id, "QY1-000042", "1", "2024-06-01T00:00:00Z").await;
     assert_eq!(ids(&[("search", "qx1-000042")]).await, [series.id]);
     assert_eq!(ids(&[("search", "X1-00004")]).await, [series.id]);
+    // LIKE's wildcards in a term long enough for a trigram index are matched literally too.
+    let odd = fx.invoice(acme.id, "PCT%_1", "1", "2024-06-01T00:00:00Z").await;
+    fx.invoice(acme.id, "PCTX1", "1", "2024-06-01T00:00:00Z").await;
+    assert_eq!(ids(&[("search", "t%_")]).await, [odd.id], "wildcards in a long term are literal");
 }
 
 /// Every invoice sort key, both directions, ties broken by id (D8).
