@@ -133,10 +133,18 @@ pub(super) fn direction(dir: SortDir) -> &'static str {
     }
 }
 
-pub(super) fn page_binds(binds: &mut Binds, page: PageRequest) -> (String, String) {
-    let limit = binds.int(i64::from(page.page_size()));
-    let offset = binds.int(i64::try_from(page.offset()).unwrap_or(i64::MAX));
-    (limit, offset)
+/// A page's `LIMIT` and `OFFSET`, written into the statement as numbers rather than bound.
+///
+/// PostgreSQL plans a prepared statement again on every execution while its generic plan looks
+/// dearer than the plans made for the values, and a generic plan cannot see how small the limit
+/// is: a default list whose only parameters were its limit and offset was planned anew for each
+/// request (0.6-0.9 ms at a chain's scale, most of the payments list's 1.1 ms). A statement with
+/// no parameters left keeps one plan per connection. Each page size and page is then a
+/// statement text of its own, which sqlx's per-connection cache of prepared statements holds
+/// like any other. The numbers come from a validated `PageRequest`, never from text.
+pub(super) fn page_limits(page: PageRequest) -> (String, String) {
+    let offset = i64::try_from(page.offset()).unwrap_or(i64::MAX);
+    (page.page_size().to_string(), offset.to_string())
 }
 
 /// Adds the conditions of an inclusive range of instants on `column` (`from` and `to`, each

@@ -19,7 +19,7 @@ use pharmapay_core::text::key;
 use pharmapay_core::{Entity, Page, StoreError};
 use sqlx::Row;
 
-use super::binds::{Binds, conditions, contains_pattern, direction, instant_range, page_binds};
+use super::binds::{Binds, conditions, contains_pattern, direction, instant_range, page_limits};
 use super::figures::{self, invoice_facts, kept_count};
 use super::guards::check_free;
 use super::rows::{instant, invoice_from, invoice_in, micros, scaled_bound, vendor_type};
@@ -350,7 +350,7 @@ impl InvoiceStore for SqlStore {
                 // the lookup twice (on PostgreSQL at a chain's scale, 3.0 ms against 1.8 ms).
                 // A shorter term scans, and may match most invoices: it keeps the plain shape,
                 // whose page walks an index in list order and stops after one page.
-                let (limit, offset) = page_binds(&mut binds, query.page);
+                let (limit, offset) = page_limits(query.page);
                 format!(
                     "WITH matched AS MATERIALIZED (SELECT i.id, {sort} AS sort_key FROM {from} WHERE {filter}) \
                      SELECT (SELECT COUNT(*) FROM matched) AS total_count, {columns} FROM \
@@ -362,7 +362,7 @@ impl InvoiceStore for SqlStore {
                 )
             } else {
                 let count = invoice_count(&mut binds, &query.filter, today_start, &filter);
-                let (limit, offset) = page_binds(&mut binds, query.page);
+                let (limit, offset) = page_limits(query.page);
                 format!(
                     "SELECT ({count}) AS total_count, {columns} \
                      FROM {from} WHERE {filter} ORDER BY {sort} {dir}, i.id {dir} LIMIT {limit} OFFSET {offset}",

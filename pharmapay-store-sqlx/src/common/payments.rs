@@ -21,7 +21,7 @@ use pharmapay_core::store::{StoreResult, TransactionStore, WriteContext};
 use pharmapay_core::{Entity, Page, StoreError};
 use sqlx::Row;
 
-use super::binds::{Binds, conditions, direction, instant_range, page_binds};
+use super::binds::{Binds, conditions, direction, instant_range, page_limits};
 use super::figures::{invoice_facts, kept_count, unscaled};
 use super::guards::{check_reference, lock_reference};
 use super::rows::{amount, instant, invoice_brief_from, micros, transaction_from, transaction_in, transaction_type};
@@ -370,7 +370,7 @@ impl TransactionStore for SqlStore {
             let dir = direction(query.sort.dir);
             let sort = transaction_sort(query.sort.key);
             let count = total(&mut binds, &filter);
-            let (limit, offset) = page_binds(&mut binds, query.page);
+            let (limit, offset) = page_limits(query.page);
             let sql = format!(
                 "SELECT ({count}) AS total_count, {columns} \
                  FROM {from} WHERE {filter} ORDER BY {sort} {dir}, t.id {dir} LIMIT {limit} OFFSET {offset}",

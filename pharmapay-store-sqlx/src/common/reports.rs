@@ -18,7 +18,7 @@ use pharmapay_core::store::{ReportStore, StoreResult, WriteContext};
 use pharmapay_core::{Entity, Page, StoreError};
 use sqlx::Row;
 
-use super::binds::{Binds, conditions, instant_range, page_binds};
+use super::binds::{Binds, conditions, instant_range, page_limits};
 use super::figures::{self, pair_of};
 use super::invoices::invoice_conditions;
 use super::payments::transaction_conditions;
@@ -377,7 +377,7 @@ impl ReportStore for SqlStore {
             };
             let mut binds = Binds::default();
             let filter = build(&mut binds);
-            let (limit, offset) = page_binds(&mut binds, query.page);
+            let (limit, offset) = page_limits(query.page);
             let sql = format!(
                 "SELECT (SELECT COUNT(*) FROM audit_log a WHERE {filter}) AS total_count, \
                  a.id, a.at, a.user_id, a.action, a.entity, a.entity_id, a.reason, a.changes \

@@ -13,7 +13,7 @@ use pharmapay_core::text::key;
 use pharmapay_core::{Entity, Page, StoreError};
 use sqlx::Row;
 
-use super::binds::{Binds, conditions, direction, page_binds};
+use super::binds::{Binds, conditions, direction, page_limits};
 use super::figures::{self, kept_count};
 use super::guards::check_free;
 use super::rows::{licences_json, micros, vendor_from, vendor_in, vendor_type};
@@ -211,7 +211,7 @@ impl VendorStore for SqlStore {
             let sql = if query.filter.search.is_some() {
                 // A search is looked up once, for the count and the page alike: its matches are
                 // kept with the columns every sort reads, and only the page's rows are read whole.
-                let (limit, offset) = page_binds(&mut binds, query.page);
+                let (limit, offset) = page_limits(query.page);
                 format!(
                     "WITH matched AS MATERIALIZED (SELECT v.id, v.name_key, v.vendor_type, v.outstanding_high, \
                      v.outstanding_low FROM vendors v WHERE {filter}) \
@@ -222,7 +222,7 @@ impl VendorStore for SqlStore {
                 )
             } else {
                 let count = total(&mut binds, &filter);
-                let (limit, offset) = page_binds(&mut binds, query.page);
+                let (limit, offset) = page_limits(query.page);
                 format!(
                     "SELECT ({count}) AS total_count, {columns} FROM vendors v WHERE {filter} \
                      ORDER BY {order}, v.id {dir} LIMIT {limit} OFFSET {offset}",

@@ -466,17 +466,17 @@ fn statements_for(endpoint: Endpoint, context: &Context) -> Vec<(&'static str, V
             Some(statement) => vec![("store", with_session(statement))],
             None => Vec::new(),
         },
-        Endpoint::InvoicesDefault => vec![("store", with_session(Statement::new(sql::INVOICES_DEFAULT, vec![15, 0])))],
+        Endpoint::InvoicesDefault => vec![("store", with_session(Statement::new(sql::INVOICES_DEFAULT, vec![])))],
         Endpoint::InvoicesOverdue => {
             let today = context.today_start();
             vec![
-                ("store", with_session(Statement::new(sql::INVOICES_OVERDUE, vec![today, today, 15, 0]))),
-                ("page only", vec![Statement::new(sql::INVOICES_OVERDUE_PAGE_ONLY, vec![today, 15, 0])]),
+                ("store", with_session(Statement::new(sql::INVOICES_OVERDUE, vec![today, today]))),
+                ("page only", vec![Statement::new(sql::INVOICES_OVERDUE_PAGE_ONLY, vec![today])]),
                 ("count over rows", vec![Statement::new(sql::INVOICES_OVERDUE_ROW_COUNT, vec![today])]),
             ]
         }
         Endpoint::VendorsByBalance => {
-            vec![("store", with_session(Statement::new(sql::vendors_by_balance(), vec![10, 0])))]
+            vec![("store", with_session(Statement::new(sql::vendors_by_balance(), vec![])))]
         }
         Endpoint::Summary => vec![("store", with_session(Statement::new(sql::SUMMARY, vec![context.recent_from()])))],
         Endpoint::TopVendors => vec![("store", with_session(Statement::new(sql::top_vendors(), vec![5])))],

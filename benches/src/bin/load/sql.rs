@@ -35,22 +35,22 @@ pub const GET_VENDOR: &str = statements::VENDOR_BY_ID;
 pub const INVOICES_DEFAULT: &str = "SELECT (SELECT (1) * t.invoices FROM ledger_totals t WHERE t.id = 1) AS total_count, \
 i.id, i.vendor_id, v.name AS vendor_name, i.invoice_number, i.amount, i.paid, i.invoice_date, i.due_date, i.description, \
 i.is_active, i.created_at, i.updated_at FROM invoices i JOIN vendors v ON v.id = i.vendor_id WHERE TRUE \
-ORDER BY i.invoice_date DESC, i.id DESC LIMIT $1 OFFSET $2";
+ORDER BY i.invoice_date DESC, i.id DESC LIMIT 15 OFFSET 0";
 
 /// Overdue invoices by pending amount, largest first, with their total count summed from the
-/// kept open-invoice counts per due date (binds: today's start twice, limit, offset).
+/// kept open-invoice counts per due date (binds: today's start twice).
 pub const INVOICES_OVERDUE: &str = "SELECT (SELECT (1) * (SELECT CAST(COALESCE(SUM(c.open_count), 0) AS BIGINT) \
 FROM invoice_open_counts c WHERE c.due_date < $2) FROM ledger_totals t WHERE t.id = 1) AS total_count, i.id, i.vendor_id, \
 v.name AS vendor_name, i.invoice_number, i.amount, i.paid, i.invoice_date, i.due_date, i.description, i.is_active, \
 i.created_at, i.updated_at FROM invoices i JOIN vendors v ON v.id = i.vendor_id \
-WHERE i.is_active AND i.amount - i.paid > 0 AND i.due_date < $1 ORDER BY (i.amount - i.paid) DESC, i.id DESC LIMIT $3 OFFSET $4";
+WHERE i.is_active AND i.amount - i.paid > 0 AND i.due_date < $1 ORDER BY (i.amount - i.paid) DESC, i.id DESC LIMIT 15 OFFSET 0";
 
 /// The page of overdue invoices alone, without the total count (shown for the diagnosis, not
 /// a ceiling).
 pub const INVOICES_OVERDUE_PAGE_ONLY: &str = "SELECT i.id, i.vendor_id, v.name AS vendor_name, i.invoice_number, \
 i.amount, i.paid, i.invoice_date, i.due_date, i.description, i.is_active, i.created_at, i.updated_at FROM invoices i \
 JOIN vendors v ON v.id = i.vendor_id WHERE i.is_active AND i.amount - i.paid > 0 AND i.due_date < $1 \
-ORDER BY (i.amount - i.paid) DESC, i.id DESC LIMIT $2 OFFSET $3";
+ORDER BY (i.amount - i.paid) DESC, i.id DESC LIMIT 15 OFFSET 0";
 
 /// The total count of overdue invoices counted over the invoices themselves, as a store without
 /// the kept counts would (shown for the diagnosis, not a ceiling).
@@ -64,7 +64,7 @@ pub fn vendors_by_balance() -> String {
 v.vendor_type, v.address, v.phone, v.email, v.drug_license_number1, v.drug_license_number2, \
 v.additional_drug_license_numbers, v.drug_license_valid_until, v.gstin, v.is_active, v.created_at, v.updated_at, \
 v.active_invoices, v.invoiced_high, v.invoiced_low, v.outstanding_high, v.outstanding_low FROM vendors v WHERE v.is_active = TRUE \
-ORDER BY v.outstanding_high DESC, v.outstanding_low DESC, v.id DESC LIMIT $1 OFFSET $2"
+ORDER BY v.outstanding_high DESC, v.outstanding_low DESC, v.id DESC LIMIT 10 OFFSET 0"
         .to_owned()
 }
 
