@@ -48,9 +48,7 @@ impl TraceId {
         });
         TraceId(prefix, COUNTER.fetch_add(1, Ordering::Relaxed))
     }
-}
 
-impl TraceId {
     /// The id as the value of the `x-trace-id` header: the same 32 hex digits as `Display`,
     /// written without a `String` on the way.
     pub fn header_value(self) -> HeaderValue {
@@ -58,7 +56,8 @@ impl TraceId {
         let mut text = [0u8; 32];
         for (half, value) in [self.0, self.1].into_iter().enumerate() {
             for (digit, place) in text[half * 16..(half + 1) * 16].iter_mut().enumerate() {
-                *place = HEX[usize::try_from((value >> (60 - 4 * digit)) & 0xf).unwrap_or(0)];
+                // A masked nibble, 0 to 15.
+                *place = HEX[((value >> (60 - 4 * digit)) & 0xf) as usize];
             }
         }
         HeaderValue::from_bytes(&text).expect("hex digits are valid header text")
