@@ -45,6 +45,23 @@ impl Error {
     pub(crate) fn corrupt(what: impl Into<String>) -> Self {
         Error::Corrupt(what.into())
     }
+
+    /// True when the connection itself failed, so that the same statement on another
+    /// connection may succeed: its socket broke or closed (`Io`, `Tls`, or an answer cut
+    /// short: `Protocol`), its SQLite worker thread died, or PostgreSQL ended it (class 08,
+    /// connection exceptions; 57P01 to 57P03, the server shutting down or an administrator's
+    /// `pg_terminate_backend`).
+    pub(crate) fn connection_lost(&self) -> bool {
+        match self {
+            Error::Sqlx(
+                sqlx::Error::Io(_) | sqlx::Error::Tls(_) | sqlx::Error::Protocol(_) | sqlx::Error::WorkerCrashed,
+            ) => true,
+            Error::Sqlx(sqlx::Error::Database(database)) => database
+                .code()
+                .is_some_and(|code| code.starts_with("08") || matches!(&*code, "57P01" | "57P02" | "57P03")),
+            _ => false,
+        }
+    }
 }
 
 /// What each unique index protects, by index name (PostgreSQL reports it) and by
@@ -153,6 +170,19 @@ mod tests {
         assert!(matches!(vendor, StoreError::Conflict(UniqueKey::OwnPharmacy)), "{vendor:?}");
         let unknown = violation(&mut conn, "INSERT INTO other VALUES ('x')").await;
         assert!(matches!(unknown, StoreError::Backend(_)), "an unknown index is a backend failure: {unknown:?}");
+    }
+
+    #[test]
+    fn only_a_failed_connection_counts_as_lost() {
+        let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+        assert!(Error::Sqlx(sqlx::Error::Io(reset)).connection_lost());
+        assert!(Error::Sqlx(sqlx::Error::WorkerCrashed).connection_lost());
+        assert!(Error::Sqlx(sqlx::Error::Protocol("an answer cut short".into())).connection_lost());
+        // A full pool, a closed store, a missing row or a refusal would fail again the same way.
+        assert!(!Error::Sqlx(sqlx::Error::PoolTimedOut).connection_lost());
+        assert!(!Error::Sqlx(sqlx::Error::PoolClosed).connection_lost());
+        assert!(!Error::Sqlx(sqlx::Error::RowNotFound).connection_lost());
+        assert!(!Error::Refused(StoreError::Conflict(UniqueKey::UserEmail)).connection_lost());
     }
 
     #[test]

@@ -17,7 +17,8 @@
 //!   transaction starts and locks, identity sequences, and the migration list.
 //! - `group_commit.rs` batches the SQLite writer's writes into shared commits; `read_pool.rs`
 //!   lends both backends' reader connections without sqlx's pool, whose test of every
-//!   returned connection cost a read as much as a statement.
+//!   returned connection cost a read as much as a statement, and without a ping: a read that
+//!   meets a dead connection runs again.
 //! - `error.rs` maps sqlx's errors into [`StoreError`] once.
 //! - [`statements`] holds the SQL fragments statements share and the texts of the fixed
 //!   statements on the hot paths, which the store sends and benchmarks may import.

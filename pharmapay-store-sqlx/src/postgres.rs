@@ -86,7 +86,7 @@ async fn begin_write(pool: &Pool<Db>) -> Result<Transaction<'static, Db>, sqlx::
 /// Writes take connections from the one pool; each commits by itself.
 type Writer = Pool<Db>;
 
-/// The reader connections (`read_pool`), pinged before they are lent (see `open`).
+/// The reader connections (`read_pool`), lent without a ping.
 type Reader = crate::read_pool::ReadPool<Db>;
 
 /// A borrowed reader connection.
@@ -193,17 +193,17 @@ pub(crate) async fn open(url: &str, options: &StoreOptions) -> Result<PostgresSt
         .application_name("pharmapay");
     let max_connections = options.max_connections.unwrap_or(10).max(1);
     // The acquire timeout also bounds connecting, so an unreachable server is reported as
-    // unavailable after it instead of hanging. Connections are pinged before use, which costs a
-    // round trip but notices connections the server dropped (a restart) before a query fails.
-    // Writes use sqlx's pool; reads use the store's own reader connections, which skip the
-    // pool's second ping, on the way back (`read_pool`).
+    // unavailable after it instead of hanging. Writes use sqlx's pool, which pings a connection
+    // before use: a round trip, but a connection the server dropped (a restart) is noticed
+    // before a write goes to it. Reads use the store's own reader connections, lent without a
+    // ping; a read that meets a dropped one runs again on a checked one (`read_pool`).
     let writer = PgPoolOptions::new()
         .max_connections(max_connections)
         .acquire_timeout(options.acquire_timeout)
         .connect_with(connect.clone())
         .await?;
     common::migrate(&writer).await?;
-    let reader = Reader::connect(connect.clone(), max_connections, options.acquire_timeout, true).await?;
+    let reader = Reader::connect(connect.clone(), max_connections, options.acquire_timeout).await?;
     let store = PostgresStore::new(reader, writer);
     let facts = facts(&store).await?;
     info!(

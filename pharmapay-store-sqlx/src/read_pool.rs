@@ -3,16 +3,20 @@
 //! sqlx's pool tests every connection on its way back: it spawns a task that pings the
 //! connection before the next caller may have it. A SQLite connection lives on a worker thread
 //! of its own, so that ping is one more hand-off to that thread and back, as costly as a
-//! statement; on PostgreSQL it is one more round trip, on top of the ping before lending that
-//! the store asks for. A read of one statement paid two hand-offs or three round trips, and an
-//! authenticated request (the session check of D20, then its answer) twice that. Here a reader
-//! connection goes back to the idle list the moment its borrower is done with it, on the
-//! borrower's own thread.
+//! statement; on PostgreSQL it is one more round trip, and a ping before lending another. A
+//! read of one statement paid two hand-offs or three round trips, and an authenticated request
+//! (the session check of D20, then its answer) twice that. Here a reader connection goes back
+//! to the idle list the moment its borrower is done with it, on the borrower's own thread, and
+//! is lent again without a ping.
 //!
-//! What the ping on return was for is covered otherwise:
-//! - a connection the database dropped (a PostgreSQL restart) is found by the ping before
-//!   lending, which PostgreSQL readers keep (SQLite's local file does not drop connections,
-//!   so its readers skip both pings, as they did in sqlx's pool);
+//! What the pings were for is covered otherwise:
+//! - a connection the database ended (a PostgreSQL restart, an administrator's
+//!   `pg_terminate_backend`) or whose driver worker died (SQLite's `WorkerCrashed`) fails the
+//!   statement it is given. The store then calls [`ReadPool::suspect`] and runs its read once
+//!   more (reads change nothing, so running one again is safe; `answer_read` in
+//!   `common/mod.rs`). A suspected pool pings each connection that went idle before the
+//!   suspicion the next time it would lend it, and closes those that fail, so a restart costs
+//!   a retried read per request that met a dead connection, not a failed request;
 //! - a borrower dropped mid-statement (a client that went away) leaves at most work queued on
 //!   the connection: sqlx's SQLite worker runs commands in order and its PostgreSQL connection
 //!   reads the rest of an abandoned answer before the next statement, so the next borrower's
@@ -20,14 +24,13 @@
 //!   the same way by sqlx.
 //!
 //! At most `size` connections are open at once; a borrower waits for one (and for connecting,
-//! and the ping) up to the acquire timeout, then gets `sqlx::Error::PoolTimedOut` like the
+//! and any ping) up to the acquire timeout, then gets `sqlx::Error::PoolTimedOut` like the
 //! pool's. Connections open when first needed, except one opened with the pool so that a bad
 //! database is found when the store opens; they are kept until the store closes and reused
-//! last-in first-out, which keeps the busiest connections' caches warm. A SQLite connection
-//! whose worker thread has died (`WorkerCrashed`, a fault of the driver) is not noticed and
-//! stays in the list, where sqlx's ping on return would have closed it.
+//! last-in first-out, which keeps the busiest connections' caches warm.
 
 use std::ops::{Deref, DerefMut};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -55,11 +58,13 @@ struct Inner<DB: Database> {
     options: Options<DB>,
     /// One permit per connection that may be open; closed when the store closes.
     permits: Arc<Semaphore>,
-    /// Open connections nobody is using, the most recently used last.
-    idle: Mutex<Vec<Conn<DB>>>,
+    /// Open connections nobody is using, the most recently used last, each with the
+    /// suspicion count it was last known good at.
+    idle: Mutex<Vec<(Conn<DB>, u64)>>,
     acquire_timeout: Duration,
-    /// Whether an idle connection is pinged before it is lent.
-    ping_before_lending: bool,
+    /// How many times a borrower found a connection dead ([`ReadPool::suspect`]); an idle
+    /// connection last known good at a lower count is pinged before it is lent.
+    suspicions: AtomicU64,
 }
 
 impl<DB: Database> ReadPool<DB> {
@@ -69,7 +74,6 @@ impl<DB: Database> ReadPool<DB> {
         options: Options<DB>,
         size: u32,
         acquire_timeout: Duration,
-        ping_before_lending: bool,
     ) -> Result<Self, sqlx::Error> {
         let first =
             tokio::time::timeout(acquire_timeout, options.connect()).await.map_err(|_| sqlx::Error::PoolTimedOut)??;
@@ -78,16 +82,16 @@ impl<DB: Database> ReadPool<DB> {
             inner: Arc::new(Inner {
                 options,
                 permits: Arc::new(Semaphore::new(size)),
-                idle: Mutex::new(vec![first]),
+                idle: Mutex::new(vec![(first, 0)]),
                 acquire_timeout,
-                ping_before_lending,
+                suspicions: AtomicU64::new(0),
             }),
         })
     }
 
-    /// Borrows a connection: an idle one (pinged first if the pool says so; one that fails
-    /// is closed and the next tried), or a new one while fewer than the pool's size are open;
-    /// otherwise waits for one to come back. Waiting, connecting and pinging together take at
+    /// Borrows a connection: an idle one (pinged first if it went idle before the last
+    /// suspicion; one that fails is closed and the next tried), or a new one while fewer than
+    /// the pool's size are open; otherwise waits for one to come back. Waiting, connecting and pinging together take at
     /// most the acquire timeout.
     pub(crate) async fn acquire(&self) -> Result<ReadConn<DB>, sqlx::Error> {
         match tokio::time::timeout(self.inner.acquire_timeout, self.lend()).await {
@@ -100,15 +104,27 @@ impl<DB: Database> ReadPool<DB> {
         let permit = Arc::clone(&self.inner.permits).acquire_owned().await.map_err(|_| sqlx::Error::PoolClosed)?;
         loop {
             let idle = self.inner.idle.lock().unwrap_or_else(PoisonError::into_inner).pop();
-            let Some(mut conn) = idle else { break };
-            if !self.inner.ping_before_lending || conn.ping().await.is_ok() {
-                return Ok(ReadConn { conn: Some(conn), inner: Arc::clone(&self.inner), _permit: permit });
+            let Some((mut conn, known_good)) = idle else { break };
+            let suspicions = self.inner.suspicions.load(Ordering::Acquire);
+            if known_good == suspicions || conn.ping().await.is_ok() {
+                return Ok(self.lent(conn, suspicions, permit));
             }
-            // The database dropped it; close what is left of it and try the next.
+            // The database ended it; close what is left of it and try the next.
             let _ = conn.close_hard().await;
         }
+        let suspicions = self.inner.suspicions.load(Ordering::Acquire);
         let conn = self.inner.options.connect().await?;
-        Ok(ReadConn { conn: Some(conn), inner: Arc::clone(&self.inner), _permit: permit })
+        Ok(self.lent(conn, suspicions, permit))
+    }
+
+    fn lent(&self, conn: Conn<DB>, known_good: u64, permit: OwnedSemaphorePermit) -> ReadConn<DB> {
+        ReadConn { conn: Some(conn), known_good, inner: Arc::clone(&self.inner), _permit: permit }
+    }
+
+    /// Says that a borrower found one of the connections dead: every connection idle now, or
+    /// borrowed now, is pinged before it is lent again (and closed if the ping fails).
+    pub(crate) fn suspect(&self) {
+        self.inner.suspicions.fetch_add(1, Ordering::AcqRel);
     }
 
     /// Closes every idle connection; borrowed ones close when they come back, and borrowing
@@ -116,7 +132,7 @@ impl<DB: Database> ReadPool<DB> {
     pub(crate) async fn close(&self) {
         self.inner.permits.close();
         let idle = std::mem::take(&mut *self.inner.idle.lock().unwrap_or_else(PoisonError::into_inner));
-        for conn in idle {
+        for (conn, _) in idle {
             // A connection that cannot close cleanly is dropped all the same.
             let _ = conn.close().await;
         }
@@ -126,6 +142,8 @@ impl<DB: Database> ReadPool<DB> {
 /// A borrowed reader connection; it goes back to the idle list when dropped.
 pub(crate) struct ReadConn<DB: Database> {
     conn: Option<Conn<DB>>,
+    /// The suspicion count at which it was last known good.
+    known_good: u64,
     inner: Arc<Inner<DB>>,
     _permit: OwnedSemaphorePermit,
 }
@@ -149,7 +167,7 @@ impl<DB: Database> Drop for ReadConn<DB> {
         let Some(conn) = self.conn.take() else { return };
         // After `close`, a returning connection is dropped, which ends it.
         if !self.inner.permits.is_closed() {
-            self.inner.idle.lock().unwrap_or_else(PoisonError::into_inner).push(conn);
+            self.inner.idle.lock().unwrap_or_else(PoisonError::into_inner).push((conn, self.known_good));
         }
     }
 }
@@ -168,7 +186,7 @@ mod tests {
     async fn pool(size: u32, timeout: Duration) -> (tempfile::TempDir, Pool) {
         let dir = tempfile::tempdir().unwrap();
         let options = SqliteConnectOptions::new().filename(dir.path().join("read.db")).create_if_missing(true);
-        (dir, Pool::connect(options, size, timeout, true).await.unwrap())
+        (dir, Pool::connect(options, size, timeout).await.unwrap())
     }
 
     async fn connection_id(conn: &mut sqlx::SqliteConnection) -> i64 {

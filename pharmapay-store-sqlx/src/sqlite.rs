@@ -110,8 +110,7 @@ async fn begin_write(pool: &Pool<Db>) -> Result<Transaction<'static, Db>, sqlx::
     pool.begin_with("BEGIN IMMEDIATE").await
 }
 
-/// The reader connections, lent without a ping on their way back (`read_pool`) or before
-/// (a local file does not drop connections).
+/// The reader connections, lent without a ping (`read_pool`).
 type Reader = crate::read_pool::ReadPool<Db>;
 
 /// A borrowed reader connection.
@@ -237,7 +236,7 @@ pub(crate) async fn open(location: Location<'_>, options: &StoreOptions) -> Resu
     // longer stops every 50 rows to wait for the caller to take them. About a tenth off the
     // alerts at L; memory stays bounded by that many rows per read.
     let reader_options = connect.clone().pragma("query_only", "ON").row_buffer_size(1024);
-    let reader = Reader::connect(reader_options, readers, options.acquire_timeout, false).await?;
+    let reader = Reader::connect(reader_options, readers, options.acquire_timeout).await?;
     let store = SqliteStore::new(reader, Writer::new(writer));
     let facts = facts(&store).await?;
     info!(backend = BACKEND, file = %connect.get_filename().display(), readers, ?facts, "opened the SQLite store");

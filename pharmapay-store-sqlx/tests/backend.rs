@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use pharmapay_core::conformance::{amount, dec, ts};
 use pharmapay_core::domain::{
-    InvoiceQuery, NewInvoice, NewTransaction, NewVendor, PaymentReference, TransactionType, VendorType,
+    InvoiceQuery, NewInvoice, NewTransaction, NewVendor, PaymentReference, TransactionType, VendorQuery, VendorType,
 };
 use pharmapay_core::ids::VendorId;
 use pharmapay_core::money::MAX_AMOUNT;
@@ -178,13 +178,24 @@ async fn postgres_kept_figures_are_recounted_when_an_existing_database_upgrades(
     reads_as_the_small_ledger(&store).await;
 }
 
-/// Connections the server ended (as a restart does) are noticed before a query fails: reads
-/// ping a reader connection before lending it, and writes' pool pings its own.
+/// Connections the server ended (as a restart does) cost no request: a read that meets a dead
+/// reader connection runs again on a checked one (readers are lent without a ping), and
+/// writes' pool pings its own before use.
 #[tokio::test]
 async fn postgres_reads_and_writes_survive_the_server_ending_their_connections() {
     let Some((store, database)) = common::fresh_postgres().await else { return };
     let vendor = store.insert_vendor(NewVendor::new("Kept", VendorType::Dealer), ctx()).await.unwrap();
-    assert!(store.get_vendor(vendor.id).await.unwrap().is_some());
+    let (vendors, invoices) = (VendorQuery::default(), InvoiceQuery::default());
+    // Four reads at once leave several reader connections idle, all of which will be ended.
+    let reads = tokio::join!(
+        store.get_vendor(vendor.id),
+        store.get_vendor(vendor.id),
+        store.list_vendors(&vendors),
+        store.list_invoices(&invoices, today()),
+    );
+    assert!(reads.0.unwrap().is_some() && reads.1.unwrap().is_some());
+    assert_eq!(reads.2.unwrap().total_count, 1);
+    assert_eq!(reads.3.unwrap().total_count, 0);
     let mut admin = sqlx::PgConnection::connect(database.url()).await.unwrap();
     let ended: i64 = sqlx::query(
         "SELECT COUNT(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
@@ -194,10 +205,13 @@ async fn postgres_reads_and_writes_survive_the_server_ending_their_connections()
     .await
     .unwrap()
     .get(0);
-    assert!(ended >= 2, "the store's reader and writer connections were ended ({ended})");
+    assert!(ended >= 3, "the store's reader and writer connections were ended ({ended})");
     admin.close().await.unwrap();
     let read = store.get_vendor(vendor.id).await.expect("a read after its connection was ended");
     assert_eq!(read.map(|found| found.name), Some("Kept".to_owned()));
+    let (page, again) = tokio::join!(store.list_vendors(&vendors), store.get_vendor(vendor.id));
+    assert_eq!(page.expect("a list on the other ended connections").total_count, 1);
+    assert!(again.expect("a read beside it").is_some());
     store.insert_vendor(NewVendor::new("Later", VendorType::Dealer), ctx()).await.expect("a write as well");
 }
 

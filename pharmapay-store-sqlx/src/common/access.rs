@@ -82,7 +82,7 @@ impl PolicyLinks {
 
 impl AccessStore for SqlStore {
     async fn resolve_permissions(&self, user_id: UserId) -> StoreResult<Vec<Permission>> {
-        answer(async move { permissions_of(&mut *self.read().await?, user_id.get()).await }).await
+        self.answer_read(|| async move { permissions_of(&mut *self.read().await?, user_id.get()).await }).await
     }
 
     async fn insert_user(&self, user: NewUserRecord, ctx: WriteContext) -> StoreResult<User> {
@@ -96,11 +96,11 @@ impl AccessStore for SqlStore {
     }
 
     async fn get_user(&self, id: UserId) -> StoreResult<Option<User>> {
-        answer(async move { user_in(&mut *self.read().await?, id.get()).await }).await
+        self.answer_read(|| async move { user_in(&mut *self.read().await?, id.get()).await }).await
     }
 
     async fn list_users(&self) -> StoreResult<Vec<User>> {
-        answer(async move {
+        self.answer_read(|| async move {
             self.all(concat!("SELECT ", user_columns!(), " FROM users u WHERE u.is_active ORDER BY u.id"), user_from)
                 .await
         })
@@ -224,7 +224,10 @@ impl AccessStore for SqlStore {
     }
 
     async fn list_user_policies(&self, user_id: UserId) -> StoreResult<Vec<Policy>> {
-        answer(async move { policies_in(&mut *self.read().await?, PolicySet::OfUser(user_id.get())).await }).await
+        self.answer_read(
+            || async move { policies_in(&mut *self.read().await?, PolicySet::OfUser(user_id.get())).await },
+        )
+        .await
     }
 
     async fn insert_role(&self, role: NewRole, ctx: WriteContext) -> StoreResult<Role> {
@@ -250,11 +253,11 @@ impl AccessStore for SqlStore {
     }
 
     async fn get_role(&self, id: RoleId) -> StoreResult<Option<Role>> {
-        answer(async move { role_in(&mut *self.read().await?, id.get()).await }).await
+        self.answer_read(|| async move { role_in(&mut *self.read().await?, id.get()).await }).await
     }
 
     async fn list_roles(&self) -> StoreResult<Vec<Role>> {
-        answer(async move {
+        self.answer_read(|| async move {
             self.all(concat!("SELECT ", role_columns!(), " FROM roles r ORDER BY r.id"), role_from).await
         })
         .await
@@ -349,7 +352,7 @@ impl AccessStore for SqlStore {
     }
 
     async fn list_permissions(&self) -> StoreResult<Vec<Permission>> {
-        answer(async move {
+        self.answer_read(|| async move {
             self.all("SELECT id, collection, action, description FROM permissions ORDER BY id", permission_from).await
         })
         .await
@@ -381,11 +384,11 @@ impl AccessStore for SqlStore {
     }
 
     async fn get_policy(&self, id: PolicyId) -> StoreResult<Option<Policy>> {
-        answer(async move { policy_in(&mut *self.read().await?, id.get()).await }).await
+        self.answer_read(|| async move { policy_in(&mut *self.read().await?, id.get()).await }).await
     }
 
     async fn list_policies(&self) -> StoreResult<Vec<Policy>> {
-        answer(async move { policies_in(&mut *self.read().await?, PolicySet::Active).await }).await
+        self.answer_read(|| async move { policies_in(&mut *self.read().await?, PolicySet::Active).await }).await
     }
 
     async fn update_policy(&self, id: PolicyId, policy: NewPolicy, ctx: WriteContext) -> StoreResult<Policy> {

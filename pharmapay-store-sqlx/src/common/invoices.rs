@@ -212,7 +212,7 @@ impl InvoiceStore for SqlStore {
     }
 
     async fn get_invoice(&self, id: InvoiceId, today_start: Timestamp) -> StoreResult<Option<InvoiceDetail>> {
-        answer(async move {
+        self.answer_read(|| async move {
             let row = sqlx::query(concat!(
                 "SELECT ",
                 invoice_columns!(),
@@ -338,7 +338,7 @@ impl InvoiceStore for SqlStore {
     }
 
     async fn list_invoices(&self, query: &InvoiceQuery, today_start: Timestamp) -> StoreResult<Page<Invoice>> {
-        answer(async move {
+        self.answer_read(|| async move {
             let mut binds = Binds::default();
             let filter = invoice_conditions(&mut binds, &query.filter, today_start);
             let dir = direction(query.sort.dir);

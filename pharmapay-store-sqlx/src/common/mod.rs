@@ -56,6 +56,7 @@ use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::store::{StoreResult, WriteContext};
 use pharmapay_core::{Entity, StoreError};
 use sqlx::Pool;
+use tracing::warn;
 
 use super::{
     BACKEND, Db, IN_ORDER_PLACEHOLDER, MIGRATIONS, MIGRATIONS_TABLE, READ_SNAPSHOT, ReadConn, Reader,
@@ -301,7 +302,27 @@ impl SqlStore {
         Ok(db_tx)
     }
 
-    /// Borrows a reader connection until the answer is dropped.
+    /// Answers a store method that only reads, as [`answer`] does; a read that found its
+    /// reader connection dead (the database ended it: a restart) runs once more, after the
+    /// reader pool was told to check its connections before lending them (`read_pool`). Every
+    /// body that borrows a reader connection is answered here.
+    async fn answer_read<T, F>(&self, read: impl Fn() -> F) -> StoreResult<T>
+    where
+        F: Future<Output = Result<T>>,
+    {
+        match read().await {
+            Err(error) if error.connection_lost() => {
+                self.reader.suspect();
+                warn!(%error, "a reader connection was lost; the read runs again on a checked connection");
+                read().await.map_err(StoreError::from)
+            }
+            answered => answered.map_err(StoreError::from),
+        }
+    }
+
+    /// Borrows a reader connection until the answer is dropped; only bodies given to
+    /// [`Self::answer_read`] borrow one, so that a dead connection is noticed and its read
+    /// run again.
     async fn read(&self) -> Result<ReadConn> {
         Ok(self.reader.acquire().await?)
     }

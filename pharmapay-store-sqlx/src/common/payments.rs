@@ -211,7 +211,7 @@ impl TransactionStore for SqlStore {
     }
 
     async fn get_transaction(&self, id: TransactionId) -> StoreResult<Option<Transaction>> {
-        answer(async move { transaction_in(&mut *self.read().await?, id.get()).await }).await
+        self.answer_read(|| async move { transaction_in(&mut *self.read().await?, id.get()).await }).await
     }
 
     async fn update_transaction(
@@ -360,7 +360,7 @@ impl TransactionStore for SqlStore {
     }
 
     async fn list_transactions(&self, query: &TransactionQuery) -> StoreResult<Page<Transaction>> {
-        answer(async move {
+        self.answer_read(|| async move {
             let total = |binds: &mut Binds, filter: &str| match KeptCount::of_payments(&query.filter) {
                 Some(kept) => kept_count(binds, kept, None),
                 None => format!("SELECT COUNT(*) FROM transactions t WHERE {filter}"),

@@ -65,12 +65,14 @@ impl SqlStore {
 
 impl ReportStore for SqlStore {
     async fn list_settings(&self) -> StoreResult<Vec<Setting>> {
-        answer(async move { self.all("SELECT key, value, description FROM settings ORDER BY key", setting_from).await })
-            .await
+        self.answer_read(|| async move {
+            self.all("SELECT key, value, description FROM settings ORDER BY key", setting_from).await
+        })
+        .await
     }
 
     async fn get_setting(&self, key: &str) -> StoreResult<Option<Setting>> {
-        answer(async move {
+        self.answer_read(|| async move {
             let row = sqlx::query("SELECT key, value, description FROM settings WHERE key = $1")
                 .bind(key.to_owned())
                 .fetch_optional(&mut *self.read().await?)
@@ -108,7 +110,7 @@ impl ReportStore for SqlStore {
     }
 
     async fn dashboard_figures(&self, first_recent_day: Date) -> StoreResult<SummaryFigures> {
-        answer(async move {
+        self.answer_read(|| async move {
             let row = sqlx::query(statements::DASHBOARD_FIGURES)
                 .bind(day_key(first_recent_day))
                 .fetch_one(&mut *self.read().await?)
@@ -125,7 +127,7 @@ impl ReportStore for SqlStore {
     }
 
     async fn top_vendors(&self, limit: u32) -> StoreResult<Vec<TopVendor>> {
-        answer(async move {
+        self.answer_read(|| async move {
             let rows =
                 sqlx::query(statements::TOP_VENDORS).bind(i64::from(limit)).fetch_all(&mut *self.read().await?).await?;
             rows.iter()
@@ -143,7 +145,7 @@ impl ReportStore for SqlStore {
     }
 
     async fn recent_invoices(&self, limit: u32, today_start: Timestamp) -> StoreResult<Vec<Invoice>> {
-        answer(async move {
+        self.answer_read(|| async move {
             let rows = sqlx::query(statements::RECENT_INVOICES)
                 .bind(i64::from(limit))
                 .fetch_all(&mut *self.read().await?)
@@ -154,7 +156,7 @@ impl ReportStore for SqlStore {
     }
 
     async fn open_invoices_due(&self, windows: &[(Timestamp, Timestamp)]) -> StoreResult<Vec<OpenFigures>> {
-        answer(async move {
+        self.answer_read(|| async move {
             if windows.is_empty() {
                 return Ok(Vec::new());
             }
@@ -191,7 +193,7 @@ impl ReportStore for SqlStore {
     }
 
     async fn day_figures(&self, first: Date, last: Date) -> StoreResult<Vec<(Date, DayFigures)>> {
-        answer(async move {
+        self.answer_read(|| async move {
             let rows = sqlx::query(statements::DAY_FIGURES)
                 .bind(day_key(first))
                 .bind(day_key(last))
@@ -203,7 +205,7 @@ impl ReportStore for SqlStore {
     }
 
     async fn aging(&self, bounds: &AgingBounds, vendor_id: Option<VendorId>) -> StoreResult<Aging> {
-        answer(async move {
+        self.answer_read(|| async move {
             let mut binds = Binds::default();
             let counts_before = binds.int(micros(bounds.counts_before));
             // A due date falls in the first bucket whose lower bound it reaches (`AgingBounds`).
@@ -262,7 +264,7 @@ impl ReportStore for SqlStore {
         before: Timestamp,
         calendar: &BusinessCalendar,
     ) -> StoreResult<StatementRows> {
-        answer(async move {
+        self.answer_read(|| async move {
             // The opening figures and the lines come from one snapshot (a read-only transaction
             // on one reader connection), so they agree.
             let mut reader = self.read().await?;
@@ -342,7 +344,7 @@ impl ReportStore for SqlStore {
     }
 
     async fn licence_alerts(&self, before: Timestamp) -> StoreResult<Vec<Vendor>> {
-        answer(async move {
+        self.answer_read(|| async move {
             let rows = sqlx::query(concat!(
                 "SELECT ",
                 vendor_columns!(),
@@ -358,7 +360,7 @@ impl ReportStore for SqlStore {
     }
 
     async fn list_audit(&self, query: &AuditQuery) -> StoreResult<Page<AuditEntry>> {
-        answer(async move {
+        self.answer_read(|| async move {
             let build = |binds: &mut Binds| {
                 let filter = &query.filter;
                 let mut parts = Vec::new();
@@ -399,7 +401,7 @@ impl ReportStore for SqlStore {
         after: Option<VendorId>,
         limit: u32,
     ) -> StoreResult<Vec<Vendor>> {
-        answer(async move {
+        self.answer_read(|| async move {
             let conditions = |binds: &mut Binds| vendor_conditions(binds, filter);
             self.export(&VENDORS, conditions, (after.map(VendorId::get), limit), vendor_from).await
         })
@@ -413,7 +415,7 @@ impl ReportStore for SqlStore {
         after: Option<InvoiceId>,
         limit: u32,
     ) -> StoreResult<Vec<Invoice>> {
-        answer(async move {
+        self.answer_read(|| async move {
             let conditions = |binds: &mut Binds| invoice_conditions(binds, filter, today_start);
             let decode = |row: &DbRow| invoice_from(row, today_start);
             self.export(&INVOICES, conditions, (after.map(InvoiceId::get), limit), decode).await
@@ -427,7 +429,7 @@ impl ReportStore for SqlStore {
         after: Option<TransactionId>,
         limit: u32,
     ) -> StoreResult<Vec<Transaction>> {
-        answer(async move {
+        self.answer_read(|| async move {
             let conditions = |binds: &mut Binds| transaction_conditions(binds, filter);
             self.export(&TRANSACTIONS, conditions, (after.map(TransactionId::get), limit), transaction_from).await
         })

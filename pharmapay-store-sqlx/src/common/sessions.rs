@@ -51,7 +51,7 @@ pub(super) async fn write_login_attempts(conn: &mut Conn, email_key: &str, attem
 
 impl SessionStore for SqlStore {
     async fn health(&self) -> StoreResult<()> {
-        answer(async move {
+        self.answer_read(|| async move {
             sqlx::query("SELECT 1").execute(&mut *self.read().await?).await?;
             Ok(())
         })
@@ -59,7 +59,7 @@ impl SessionStore for SqlStore {
     }
 
     async fn is_onboarded(&self) -> StoreResult<bool> {
-        answer(async move {
+        self.answer_read(|| async move {
             let row = sqlx::query(
                 "SELECT (SELECT id FROM vendors WHERE vendor_type = 'OwnPharmacy') AS own_pharmacy, \
                  EXISTS (SELECT 1 FROM users) AS has_users",
@@ -148,7 +148,7 @@ impl SessionStore for SqlStore {
     }
 
     async fn find_credentials(&self, email_key: &str) -> StoreResult<Option<Credentials>> {
-        answer(async move {
+        self.answer_read(|| async move {
             // The active account wins; among inactive ones, the newest.
             let row = sqlx::query(concat!(
                 "SELECT ",
@@ -165,7 +165,7 @@ impl SessionStore for SqlStore {
     }
 
     async fn credentials(&self, user_id: UserId) -> StoreResult<Option<Credentials>> {
-        answer(async move {
+        self.answer_read(|| async move {
             let row =
                 sqlx::query(concat!("SELECT ", user_columns!(), ", u.password_hash FROM users u WHERE u.id = $1"))
                     .bind(user_id.get())
@@ -177,7 +177,7 @@ impl SessionStore for SqlStore {
     }
 
     async fn session_state(&self, user_id: UserId) -> StoreResult<Option<SessionState>> {
-        answer(async move {
+        self.answer_read(|| async move {
             let row = sqlx::query(statements::SESSION_STATE)
                 .bind(user_id.get())
                 .fetch_optional(&mut *self.read().await?)
@@ -195,7 +195,7 @@ impl SessionStore for SqlStore {
     }
 
     async fn login_attempts(&self, email_key: &str) -> StoreResult<Option<LoginAttempts>> {
-        answer(async move {
+        self.answer_read(|| async move {
             let row =
                 sqlx::query("SELECT window_start, failures, throttle_noted FROM login_attempts WHERE email_key = $1")
                     .bind(email_key.to_owned())

@@ -187,7 +187,7 @@ impl VendorPaymentStore for SqlStore {
     }
 
     async fn get_vendor_payment(&self, id: VendorPaymentId) -> StoreResult<Option<VendorPayment>> {
-        answer(async move { Self::vendor_payment_in(&mut *self.read().await?, id.get()).await }).await
+        self.answer_read(|| async move { Self::vendor_payment_in(&mut *self.read().await?, id.get()).await }).await
     }
 
     async fn delete_vendor_payment(&self, id: VendorPaymentId, ctx: WriteContext) -> StoreResult<()> {

@@ -111,7 +111,7 @@ impl VendorStore for SqlStore {
     }
 
     async fn get_vendor(&self, id: VendorId) -> StoreResult<Option<Vendor>> {
-        answer(async move { vendor_in(&mut *self.read().await?, id.get()).await }).await
+        self.answer_read(|| async move { vendor_in(&mut *self.read().await?, id.get()).await }).await
     }
 
     async fn update_vendor(&self, id: VendorId, vendor: NewVendor, ctx: WriteContext) -> StoreResult<Vendor> {
@@ -194,7 +194,7 @@ impl VendorStore for SqlStore {
     }
 
     async fn list_vendors(&self, query: &VendorQuery) -> StoreResult<Page<Vendor>> {
-        answer(async move {
+        self.answer_read(|| async move {
             let mut binds = Binds::default();
             let filter = vendor_conditions(&mut binds, &query.filter);
             let dir = direction(query.sort.dir);
