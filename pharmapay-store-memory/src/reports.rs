@@ -11,6 +11,7 @@ use pharmapay_core::BusinessCalendar;
 use pharmapay_core::Page;
 use pharmapay_core::dashboard::TopVendor;
 use pharmapay_core::domain::aging::{Aging, AgingBounds, AgingBuilder};
+use pharmapay_core::domain::licence::LicenceHolder;
 use pharmapay_core::domain::statement::{StatementEntry, StatementLineKind, StatementRows};
 use pharmapay_core::domain::{
     AuditEntry, AuditQuery, Invoice, InvoiceFilter, Setting, Transaction, TransactionFilter, Vendor, VendorFilter,
@@ -207,18 +208,24 @@ impl ReportStore for MemoryStore {
         Ok(rows)
     }
 
-    async fn licence_alerts(&self, before: Timestamp) -> StoreResult<Vec<Vendor>> {
+    async fn licence_alerts(&self, before: Timestamp) -> StoreResult<Vec<LicenceHolder>> {
         let state = self.read();
-        let mut due: Vec<(Timestamp, i64)> = state
+        let mut due: Vec<LicenceHolder> = state
             .vendors
             .iter()
             .filter(|(_, vendor)| vendor.is_active)
             .filter_map(|(id, vendor)| {
-                vendor.drug_license_valid_until.filter(|until| *until < before).map(|until| (until, *id))
+                let valid_until = vendor.drug_license_valid_until.filter(|until| *until < before)?;
+                Some(LicenceHolder {
+                    id: VendorId(*id),
+                    name: vendor.name.clone(),
+                    drug_license_number1: vendor.drug_license_number1.clone(),
+                    valid_until,
+                })
             })
             .collect();
-        due.sort();
-        Ok(due.into_iter().map(|(_, id)| state.vendor(id).expect("listed above")).collect())
+        due.sort_by_key(|holder| (holder.valid_until, holder.id));
+        Ok(due)
     }
 
     // Audit

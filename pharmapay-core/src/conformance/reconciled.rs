@@ -307,8 +307,8 @@ pub(super) async fn snapshot<S: Store>(
             out,
             "licence v{} {} {} {}",
             vendor_ordinal(alert.vendor.id),
-            alert.vendor.license_status.name(),
-            alert.valid_until,
+            alert.license_status.name(),
+            alert.vendor.valid_until,
             alert.days_left
         );
     }

@@ -11,6 +11,21 @@ use jiff::Timestamp;
 use jiff::civil::Date;
 
 use crate::clock::BusinessCalendar;
+use crate::ids::VendorId;
+
+/// What a licence alert shows of its vendor (D36), as a store reads it: the whole alert list
+/// is answered at once, so it carries only these columns, not the vendor's every field.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LicenceHolder {
+    /// The vendor.
+    pub id: VendorId,
+    /// Its name.
+    pub name: String,
+    /// Its first drug licence number, if recorded.
+    pub drug_license_number1: Option<String>,
+    /// The day its licence is valid until.
+    pub valid_until: Timestamp,
+}
 
 /// How many days ahead a licence counts as expiring soon (D36).
 pub const EXPIRING_SOON_DAYS: i64 = 30;

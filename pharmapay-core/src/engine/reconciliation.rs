@@ -2,14 +2,13 @@
 //! the drug licences about to lapse (D36). The stores find the figures; the days, buckets,
 //! order and arithmetic are core's.
 
+use jiff::Span;
 use jiff::civil::Date;
-use jiff::{Span, Timestamp};
 
 use super::{PharmaPay, licensed, store_error};
 use crate::access::{Access, Action, Collection, Principal};
-use crate::domain::Vendor;
 use crate::domain::aging::{Aging, AgingBounds, AgingQuery};
-use crate::domain::licence::{LicenceBounds, days_left};
+use crate::domain::licence::{LicenceBounds, LicenceHolder, LicenseStatus, days_left};
 use crate::domain::statement::{self, Statement, StatementQuery};
 use crate::error::{Entity, Error, Result};
 use crate::ids::VendorId;
@@ -18,10 +17,10 @@ use crate::store::Store;
 /// A vendor whose drug licence has expired or expires soon (D36).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LicenceAlert {
-    /// The vendor, with its licence status.
-    pub vendor: Vendor,
-    /// The day its licence is valid until.
-    pub valid_until: Timestamp,
+    /// The vendor and the day its licence is valid until.
+    pub vendor: LicenceHolder,
+    /// Its licence status today.
+    pub license_status: LicenseStatus,
     /// Whole days from today to that day: 0 on its last day, negative once expired.
     pub days_left: i64,
 }
@@ -91,13 +90,13 @@ impl<S: Store> PharmaPay<S> {
         let today: Date = calendar.date_of(self.now());
         let window = LicenceBounds::within(&calendar, today, i64::from(within_days));
         let status_bounds = LicenceBounds::for_day(&calendar, today);
-        let vendors = self.store.licence_alerts(window.soon_end).await.map_err(store_error)?;
-        Ok(vendors
+        let holders = self.store.licence_alerts(window.soon_end).await.map_err(store_error)?;
+        Ok(holders
             .into_iter()
-            .filter_map(|vendor| {
-                let valid_until = vendor.drug_license_valid_until?;
-                let vendor = licensed(&status_bounds, vendor);
-                Some(LicenceAlert { days_left: days_left(&calendar, valid_until, today), valid_until, vendor })
+            .map(|vendor| LicenceAlert {
+                license_status: LicenseStatus::of(Some(vendor.valid_until), &status_bounds),
+                days_left: days_left(&calendar, vendor.valid_until, today),
+                vendor,
             })
             .collect())
     }

@@ -38,6 +38,7 @@ use crate::auth::Secret;
 use crate::clock::BusinessCalendar;
 use crate::dashboard::TopVendor;
 use crate::domain::aging::{Aging, AgingBounds};
+use crate::domain::licence::LicenceHolder;
 use crate::domain::statement::StatementRows;
 use crate::domain::{
     AuditEntry, AuditQuery, Invoice, InvoiceDetail, InvoiceFilter, InvoiceQuery, NewAuditEntry, NewInvoice, NewPolicy,
@@ -530,7 +531,7 @@ pub trait ReportStore: Send + Sync + 'static {
 
     /// Active vendors whose drug licence is valid until an instant before `before` (D36),
     /// soonest first, then by id.
-    fn licence_alerts(&self, before: Timestamp) -> impl Future<Output = StoreResult<Vec<Vendor>>> + Send;
+    fn licence_alerts(&self, before: Timestamp) -> impl Future<Output = StoreResult<Vec<LicenceHolder>>> + Send;
 
     // Audit (D22)
 

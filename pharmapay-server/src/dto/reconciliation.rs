@@ -192,8 +192,8 @@ impl From<LicenceAlert> for LicenceAlertDto {
             vendor_id: alert.vendor.id.get(),
             vendor_name: alert.vendor.name,
             drug_license_number1: alert.vendor.drug_license_number1,
-            drug_license_valid_until: alert.valid_until,
-            license_status: alert.vendor.license_status.name(),
+            drug_license_valid_until: alert.vendor.valid_until,
+            license_status: alert.license_status.name(),
             days_left: alert.days_left,
         }
     }
