@@ -91,8 +91,8 @@ impl<DB: Database> ReadPool<DB> {
 
     /// Borrows a connection: an idle one (pinged first if it went idle before the last
     /// suspicion; one that fails is closed and the next tried), or a new one while fewer than
-    /// the pool's size are open; otherwise waits for one to come back. Waiting, connecting and pinging together take at
-    /// most the acquire timeout.
+    /// the pool's size are open; otherwise waits for one to come back. Waiting, connecting and
+    /// pinging together take at most the acquire timeout.
     pub(crate) async fn acquire(&self) -> Result<ReadConn<DB>, sqlx::Error> {
         match tokio::time::timeout(self.inner.acquire_timeout, self.lend()).await {
             Ok(lent) => lent,
@@ -233,6 +233,17 @@ mod tests {
         let mut tx = sqlx::Connection::begin_with(&mut *conn, "BEGIN").await.expect("the earlier one was rolled back");
         sqlx::query("SELECT 1").execute(&mut *tx).await.unwrap();
         tx.commit().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_suspected_pool_checks_its_idle_connections_and_keeps_the_live_ones() {
+        let (_dir, pool) = pool(2, Duration::from_secs(5)).await;
+        let first = connection_id(&mut pool.acquire().await.unwrap()).await;
+        pool.suspect();
+        // The idle connection is pinged before it is lent; it answers, so it is the one lent,
+        // not a new one, then and afterwards.
+        assert_eq!(connection_id(&mut pool.acquire().await.unwrap()).await, first);
+        assert_eq!(connection_id(&mut pool.acquire().await.unwrap()).await, first);
     }
 
     #[tokio::test]
