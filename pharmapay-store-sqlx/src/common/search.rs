@@ -3,13 +3,14 @@
 //!
 //! A term of three characters or more is looked up by its trigrams: in SQLite, the FTS5 tables
 //! `invoice_number_search` and `vendor_name_search` (migration 4), asked for the keys holding
-//! every trigram of a set that covers the term ([`covering_trigrams`]); in PostgreSQL, `pg_trgm`
-//! GIN indexes, which serve the `LIKE` itself. The `LIKE` is always checked as well, so the
-//! answer is the substring match whatever the index, and the index may be asked for a part of
-//! the term: invoice numbers are looked up by the term's tail (see [`NUMBER_TAIL`]). A shorter term has no trigram to look up: it is matched by `LIKE` alone,
-//! which scans the keys (the vendors' names, or the invoices' numbers joined to their vendors'
-//! names); at a chain's scale that scan is bounded by the size of the two tables and measured
-//! in BENCHMARKS.md.
+//! every trigram of a set that covers the term ([`covering_trigrams`]); in PostgreSQL,
+//! `pg_trgm` GIN indexes, which serve the `LIKE` itself. The substring is always checked as
+//! well ([`holds`]), so the answer is the substring match whatever the index, and the index may
+//! be asked for a part of the term: invoice numbers are looked up by the term's tail (see
+//! [`NUMBER_TAIL`]). A shorter term has no trigram to look up: it is matched by [`holds`]
+//! alone, which scans the keys (the vendors' names, or the invoices' numbers joined to their
+//! vendors' names); at a chain's scale that scan is bounded by the size of the two tables and
+//! measured in BENCHMARKS.md.
 
 use super::binds::{Binds, contains_pattern};
 use super::{SEARCH_INDEX, SearchIndex};
@@ -23,7 +24,7 @@ const TRIGRAM: usize = 3;
 /// the trigrams there are held by nearly every number, and a lookup that names them reads an
 /// entry for nearly every invoice: at a chain's scale `D1-000042` took four times as long as
 /// `000042`. The end of a number is what tells numbers apart, so the index is asked for the
-/// term's last six characters (the whole term when shorter), and the `LIKE` on the whole term
+/// term's last six characters (the whole term when shorter), and the check of the whole term
 /// keeps the answer exact. Fewer would match too many numbers (`042` is in one in seventy).
 const NUMBER_TAIL: usize = 6;
 
@@ -41,8 +42,8 @@ pub(super) fn looked_up(term: &str) -> bool {
 
 /// An FTS5 query for the keys that hold every trigram of a set covering `term` (at least three
 /// characters): the trigrams starting at every third character, and the last one. Each key
-/// holding the term is among them; the `LIKE` beside it removes the few that hold the trigrams
-/// apart. Asking for the term as a phrase (every trigram, at consecutive positions) read each
+/// holding the term is among them; the substring check beside it removes the few that hold the
+/// trigrams apart. Asking for the term as a phrase (every trigram, at consecutive positions) read each
 /// trigram's list and its positions: at a chain's scale, `remedies` (six trigrams, each held by
 /// 1,254 to 2,940 vendor names) took 0.31 ms in the index against 0.15 ms for its three
 /// covering ones, and an invoice number's tail `000042` 0.22 ms against 0.15 ms.
@@ -63,8 +64,25 @@ fn covering_trigrams(term: &str) -> String {
     quoted.join(" AND ")
 }
 
-fn like(key_column: &str, pattern: &str) -> String {
-    format!("{key_column} LIKE {pattern} ESCAPE '\\'")
+/// The check that `key_column` holds the term bound as `term` ([`bind_term`]). On SQLite,
+/// `instr`: keys and terms are lower-cased alike (`text::key`), so it is the exact substring
+/// test, and it costs less than a `LIKE` with an escape character (about a tenth of a vendor
+/// search that checks 1,254 names at a chain's scale). On PostgreSQL, the `LIKE` that the
+/// `pg_trgm` indexes serve.
+fn holds(key_column: &str, term: &str) -> String {
+    match SEARCH_INDEX {
+        SearchIndex::Fts5 => format!("instr({key_column}, {term}) > 0"),
+        SearchIndex::Trigram => format!("{key_column} LIKE {term} ESCAPE '\\'"),
+    }
+}
+
+/// Binds `term` as [`holds`] reads it: as it is for `instr`, as a `LIKE` pattern with its
+/// wildcards escaped for PostgreSQL.
+fn bind_term(binds: &mut Binds, term: &str) -> String {
+    match SEARCH_INDEX {
+        SearchIndex::Fts5 => binds.text(term.to_owned()),
+        SearchIndex::Trigram => binds.text(contains_pattern(term)),
+    }
 }
 
 /// Whether SQLite's planner should read a vendor list searched for `term` from the search
@@ -79,16 +97,16 @@ pub(super) fn read_from_matches(term: &str) -> bool {
 /// The condition that a vendor (id in `id_column`, name key in `key_column`) has a name
 /// holding `term`.
 pub(super) fn vendor_search(binds: &mut Binds, id_column: &str, key_column: &str, term: &str) -> String {
-    let pattern = binds.text(contains_pattern(term));
-    let like = like(key_column, &pattern);
+    let bound = bind_term(binds, term);
+    let holds = holds(key_column, &bound);
     match SEARCH_INDEX {
         SearchIndex::Fts5 if looked_up(term) => {
             let trigrams = binds.text(covering_trigrams(term));
             format!(
-                "{id_column} IN (SELECT rowid FROM vendor_name_search WHERE vendor_name_search MATCH {trigrams}) AND {like}"
+                "{id_column} IN (SELECT rowid FROM vendor_name_search WHERE vendor_name_search MATCH {trigrams}) AND {holds}"
             )
         }
-        _ => like,
+        _ => holds,
     }
 }
 
@@ -96,9 +114,9 @@ pub(super) fn vendor_search(binds: &mut Binds, id_column: &str, key_column: &str
 /// name holds `term`. With a trigram index the matching invoices are gathered first (by number,
 /// and by the vendors whose names match), so the list reads them alone.
 pub(super) fn invoice_search(binds: &mut Binds, term: &str) -> String {
-    let pattern = binds.text(contains_pattern(term));
-    let number = like("i.number_key", &pattern);
-    let name = like("v.name_key", &pattern);
+    let bound = bind_term(binds, term);
+    let number = holds("i.number_key", &bound);
+    let name = holds("v.name_key", &bound);
     if !looked_up(term) {
         return format!("({number} OR {name})");
     }
@@ -114,12 +132,12 @@ pub(super) fn invoice_search(binds: &mut Binds, term: &str) -> String {
             )
         }
         SearchIndex::Trigram => {
-            let tail_pattern = binds.text(contains_pattern(tail));
+            let bound_tail = bind_term(binds, tail);
             format!(
                 "SELECT m.id FROM invoices m WHERE {} UNION SELECT m.id FROM invoices m WHERE m.vendor_id IN \
                  (SELECT mv.id FROM vendors mv WHERE {})",
-                like("m.number_key", &tail_pattern),
-                like("mv.name_key", &pattern)
+                holds("m.number_key", &bound_tail),
+                holds("mv.name_key", &bound)
             )
         }
     };
