@@ -43,10 +43,10 @@ pub(super) fn looked_up(term: &str) -> bool {
 /// An FTS5 query for the keys that hold every trigram of a set covering `term` (at least three
 /// characters): the trigrams starting at every third character, and the last one. Each key
 /// holding the term is among them; the substring check beside it removes the few that hold the
-/// trigrams apart. Asking for the term as a phrase (every trigram, at consecutive positions) read each
-/// trigram's list and its positions: at a chain's scale, `remedies` (six trigrams, each held by
-/// 1,254 to 2,940 vendor names) took 0.31 ms in the index against 0.15 ms for its three
-/// covering ones, and an invoice number's tail `000042` 0.22 ms against 0.15 ms.
+/// trigrams apart. Asking for the term as a phrase (every trigram, at consecutive positions)
+/// read each trigram's list and its positions: at a chain's scale, `remedies` (six trigrams,
+/// each held by 1,254 to 2,940 vendor names) took 0.31 ms in the index against 0.15 ms for its
+/// three covering ones, and an invoice number's tail `000042` 0.22 ms against 0.15 ms.
 fn covering_trigrams(term: &str) -> String {
     let chars: Vec<char> = term.chars().collect();
     let last = chars.len().saturating_sub(TRIGRAM);
@@ -66,9 +66,9 @@ fn covering_trigrams(term: &str) -> String {
 
 /// The check that `key_column` holds the term bound as `term` ([`bind_term`]). On SQLite,
 /// `instr`: keys and terms are lower-cased alike (`text::key`), so it is the exact substring
-/// test, and it costs less than a `LIKE` with an escape character (about a tenth of a vendor
-/// search that checks 1,254 names at a chain's scale). On PostgreSQL, the `LIKE` that the
-/// `pg_trgm` indexes serve.
+/// test, and it costs less than a `LIKE` with an escape character (7 % of the statement of a
+/// vendor search that checks 1,254 names at a chain's scale). On PostgreSQL, the `LIKE` that
+/// the `pg_trgm` indexes serve.
 fn holds(key_column: &str, term: &str) -> String {
     match SEARCH_INDEX {
         SearchIndex::Fts5 => format!("instr({key_column}, {term}) > 0"),
