@@ -210,7 +210,7 @@ impl ReportStore for MemoryStore {
 
     async fn licence_alerts(&self, before: Timestamp) -> StoreResult<Vec<LicenceHolder>> {
         let state = self.read();
-        let mut due: Vec<LicenceHolder> = state
+        let due = state
             .vendors
             .iter()
             .filter(|(_, vendor)| vendor.is_active)
@@ -224,7 +224,6 @@ impl ReportStore for MemoryStore {
                 })
             })
             .collect();
-        due.sort_by_key(|holder| (holder.valid_until, holder.id));
         Ok(due)
     }
 

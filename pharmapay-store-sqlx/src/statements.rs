@@ -114,11 +114,6 @@ pub const DASHBOARD_FIGURES: &str = "SELECT t.vendors, t.active_vendors, t.invoi
      AS recent_amount_low \
      FROM ledger_totals t WHERE t.id = 1";
 
-/// The licence alerts' vendors (D36): active, with a licence valid until before `$1`, soonest
-/// first, then by id, along the index `vendors_by_licence`.
-pub const LICENCE_ALERTS: &str = "SELECT v.id, v.name, v.drug_license_number1, v.drug_license_valid_until \
-     FROM vendors v WHERE v.is_active AND v.drug_license_valid_until < $1 ORDER BY v.drug_license_valid_until, v.id";
-
 /// Active vendors ranked by outstanding balance, then name, then id (D12), from the kept
 /// figures along the index `vendors_ranked`. Binds: the limit.
 pub const TOP_VENDORS: &str = "SELECT v.id, v.name, v.outstanding_high, v.outstanding_low, v.active_invoices \

@@ -90,7 +90,10 @@ impl<S: Store> PharmaPay<S> {
         let today: Date = calendar.date_of(self.now());
         let window = LicenceBounds::within(&calendar, today, i64::from(within_days));
         let status_bounds = LicenceBounds::for_day(&calendar, today);
-        let holders = self.store.licence_alerts(window.soon_end).await.map_err(store_error)?;
+        let mut holders = self.store.licence_alerts(window.soon_end).await.map_err(store_error)?;
+        // Soonest first, then by id (D36). Stores answer mostly in this order already, which a
+        // stable sort merely checks.
+        holders.sort_by_key(|holder| (holder.valid_until, holder.id));
         Ok(holders
             .into_iter()
             .map(|vendor| LicenceAlert {

@@ -529,8 +529,8 @@ pub trait ReportStore: Send + Sync + 'static {
         calendar: &BusinessCalendar,
     ) -> impl Future<Output = StoreResult<StatementRows>> + Send;
 
-    /// Active vendors whose drug licence is valid until an instant before `before` (D36),
-    /// soonest first, then by id.
+    /// Active vendors whose drug licence is valid until an instant before `before` (D36), in
+    /// any order: the engine puts them in the alerts' order.
     fn licence_alerts(&self, before: Timestamp) -> impl Future<Output = StoreResult<Vec<LicenceHolder>>> + Send;
 
     // Audit (D22)

@@ -59,7 +59,7 @@ use sqlx::Pool;
 use tracing::warn;
 
 use super::{
-    BACKEND, Db, IN_ORDER_PLACEHOLDER, MIGRATIONS, MIGRATIONS_TABLE, READ_SNAPSHOT, ReadConn, Reader,
+    BACKEND, Db, IN_ORDER_PLACEHOLDER, LICENCE_HOLDERS, MIGRATIONS, MIGRATIONS_TABLE, READ_SNAPSHOT, ReadConn, Reader,
     SCRIPTS_IN_ONE_CALL, SEARCH_INDEX, Table, WriteTx, Writer, after_seed, before_index_builds, begin_write,
     begin_write_reading, begin_write_tx, lock, rebuild_search, reserve_ids, schema_definitions, writer_pool,
 };

@@ -151,13 +151,32 @@ pub async fn licence_status_filters_and_alerts_follow_today<S: Store>(store: S) 
     let lapsed = VendorQuery::from_params(&params(&[("licenseStatus", "Lapsed")]));
     assert!(lapsed.is_err_and(|errors| errors.contains("licenseStatus")), "an unknown status is a 400");
 
+    // Created after the others, so their ids say nothing of the alerts' order: one expired
+    // earlier than all, one on the same day as `expired` (the id breaks the tie).
+    let earliest = vendor_with(&fx, licensed_until("Earliest Co", Some("2024-05-01T00:00:00Z"))).await.unwrap();
+    // Quotes, a backslash and non-ASCII letters travel through a store's packed answer intact.
+    let tied = NewVendor {
+        drug_license_number1: Some(r#"DL-"20B"\7"#.into()),
+        ..licensed_until(r#"Tied "Ayurvedic" \ Aushadhi Bhandar ü"#, Some("2024-05-09T00:00:00Z"))
+    };
+    let tied = vendor_with(&fx, tied).await.unwrap();
     let alerts = fx.engine.licence_alerts(&fx.admin, 30).await.unwrap();
     let seen: Vec<(VendorId, i64)> = alerts.iter().map(|alert| (alert.vendor.id, alert.days_left)).collect();
-    assert_eq!(seen, [(expired.id, -1), (last_day.id, 0), (thirty.id, 30)], "soonest first; active vendors only");
+    assert_eq!(
+        seen,
+        [(earliest.id, -9), (expired.id, -1), (tied.id, -1), (last_day.id, 0), (thirty.id, 30)],
+        "soonest first, then by id; active vendors only"
+    );
     assert_eq!(alerts[0].license_status, LicenseStatus::Expired);
-    assert_eq!(alerts[2].vendor.valid_until, ts("2024-06-09T00:00:00Z"));
+    assert_eq!(alerts[4].vendor.valid_until, ts("2024-06-09T00:00:00Z"));
+    assert_eq!(alerts[2].vendor.name, tied.name);
+    assert_eq!(alerts[2].vendor.drug_license_number1.as_deref(), Some(r#"DL-"20B"\7"#));
+    assert_eq!(alerts[1].vendor.drug_license_number1, None);
     let narrow = fx.engine.licence_alerts(&fx.admin, 0).await.unwrap();
-    assert_eq!(narrow.iter().map(|alert| alert.vendor.id).collect::<Vec<_>>(), [expired.id, last_day.id]);
+    assert_eq!(
+        narrow.iter().map(|alert| alert.vendor.id).collect::<Vec<_>>(),
+        [earliest.id, expired.id, tied.id, last_day.id]
+    );
     let wide = fx.engine.licence_alerts(&fx.admin, 31).await.unwrap();
     assert_eq!(wide.last().map(|alert| alert.vendor.id), Some(valid.id));
 
@@ -170,7 +189,7 @@ pub async fn licence_status_filters_and_alerts_follow_today<S: Store>(store: S) 
     fx.advance(SignedDuration::from_hours(24));
     let next_day = fx.engine.get_vendor(&fx.admin, last_day.id).await.unwrap();
     assert_eq!(next_day.license_status, LicenseStatus::Expired, "the status follows the clock, never stored");
-    assert_eq!(listed("Expired").await, [expired.id, last_day.id]);
+    assert_eq!(listed("Expired").await, [earliest.id, expired.id, last_day.id, tied.id]);
 }
 
 /// `ExpiredLicensePolicy` is `Warn` or `Block` in any case; under `Block` an invoice dated after
