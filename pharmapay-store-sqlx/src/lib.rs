@@ -132,6 +132,13 @@ macro_rules! migrations {
                 seeds: false,
                 recounts_figures: false,
             },
+            Migration {
+                version: 10,
+                description: "licence alerts covered",
+                sql: include_str!(concat!("../migrations/", $backend, "/0010_licence_alerts_covered.sql")),
+                seeds: false,
+                recounts_figures: false,
+            },
         ]
     };
 }

@@ -1,0 +1,5 @@
+-- SQLite's migration 10 widens `vendors_by_licence` so that the licence alerts (D36) read no
+-- vendor rows. PostgreSQL keeps the narrow index: every payment updates its vendor's kept
+-- figures (D41) in a non-HOT update, which writes an entry into each index of the table, so a
+-- wider index would cost every payment. The version is kept so that both backends count their
+-- migrations alike.
