@@ -17,7 +17,7 @@ use super::binds::{Binds, conditions, direction, page_limits};
 use super::figures::{self, kept_count};
 use super::guards::check_free;
 use super::rows::{licences_json, micros, vendor_from, vendor_in, vendor_type};
-use super::search::{read_from_matches, vendor_search};
+use super::search::{read_from_matches, vendor_matches, vendor_search};
 use super::{Conn, Result, SqlStore, answer, commit, refused, row_by_id, set_active};
 
 /// Inserts an active vendor made at `at` and counts it in the installation's figures; answers
@@ -62,8 +62,10 @@ pub(super) async fn change_vendor_state(conn: &mut Conn, before: Option<bool>, a
 pub(super) fn vendor_conditions(binds: &mut Binds, filter: &VendorFilter) -> String {
     // Written as a comparison: SQLite uses an index that starts with `is_active` (by name, by
     // balance) only for `is_active = ...`, and would otherwise sort every vendor for a page.
-    // A list searched through the trigram table is the exception: written with `IS`, the state
-    // offers no index, and SQLite reads the vendors from the search's matches instead.
+    // A search through the trigram table asked for with `IN` (exports, and the count of a page
+    // past the end; a list page joins the matches, see `vendor_matches`) is the exception:
+    // written with `IS`, the state offers no index, and SQLite reads the vendors from the
+    // search's matches instead.
     let compare = if filter.search.as_deref().is_some_and(read_from_matches) { "IS" } else { "=" };
     let mut parts = vec![format!("v.is_active {compare} {}", if filter.is_active { "TRUE" } else { "FALSE" })];
     if let Some(vendor_type) = filter.vendor_type {
@@ -196,7 +198,14 @@ impl VendorStore for SqlStore {
     async fn list_vendors(&self, query: &VendorQuery) -> StoreResult<Page<Vendor>> {
         self.answer_read(|| async move {
             let mut binds = Binds::default();
-            let filter = vendor_conditions(&mut binds, &query.filter);
+            let searched = query.filter.search.as_deref().and_then(|term| vendor_matches(&mut binds, term));
+            let (source, filter) = match searched {
+                Some((matches, condition)) => {
+                    let rest = VendorFilter { search: None, ..query.filter.clone() };
+                    (matches, format!("{} AND {condition}", vendor_conditions(&mut binds, &rest)))
+                }
+                None => ("vendors v", vendor_conditions(&mut binds, &query.filter)),
+            };
             let dir = direction(query.sort.dir);
             // Every sort reads an index: by name, by type, or by the kept balance (D41).
             let (order, sorted_by) = match query.sort.key {
@@ -217,7 +226,7 @@ impl VendorStore for SqlStore {
                 // in eight holds, at a chain's scale), and only the page's rows are read whole.
                 let (limit, offset) = page_limits(query.page);
                 format!(
-                    "WITH matched AS MATERIALIZED (SELECT v.id, {sorted_by} FROM vendors v WHERE {filter}) \
+                    "WITH matched AS MATERIALIZED (SELECT v.id, {sorted_by} FROM {source} WHERE {filter}) \
                      SELECT (SELECT COUNT(*) FROM matched) AS total_count, {columns} FROM \
                      (SELECT v.id FROM matched v ORDER BY {order}, v.id {dir} LIMIT {limit} OFFSET {offset}) p \
                      JOIN vendors v ON v.id = p.id ORDER BY {order}, v.id {dir}",
