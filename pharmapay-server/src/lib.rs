@@ -59,6 +59,24 @@ pub enum StartError {
     Bind(#[from] std::io::Error),
 }
 
+/// `error`'s text followed by that of each cause under it (each after `: `, skipping a cause
+/// whose text the line already ends with): what is printed when the server cannot start or
+/// seed, so that a store's "store backend failure" also says what the database answered.
+#[must_use]
+pub fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(under) = cause {
+        let said = under.to_string();
+        if !text.ends_with(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        cause = under.source();
+    }
+    text
+}
+
 /// A running server.
 pub struct Running {
     /// The address it listens on (the real port when configured with port 0).
@@ -222,4 +240,19 @@ async fn launch<S: Store>(
     }));
     info!(%addr, backend, max_connections, "pharmapay is listening");
     Ok(Running { addr, backend, open_downloads, stop, task })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_start_error_names_the_store_failure_under_it() {
+        let cause = std::io::Error::other("file is not a database");
+        let error = StartError::Store(StoreError::Backend(Box::new(cause)));
+        assert_eq!(with_causes(&error), "could not open the database: store backend failure: file is not a database");
+        // A cause the text already ends with is not said twice.
+        let config = StartError::Config("PHARMAPAY_JWT_SECRET is too short".into());
+        assert_eq!(with_causes(&config), "PHARMAPAY_JWT_SECRET is too short");
+    }
 }

@@ -7,6 +7,7 @@ use clap::Parser;
 use pharmapay_core::SystemClock;
 use pharmapay_server::config::{Cli, Command, Config, SeedDemoArgs};
 use pharmapay_server::demo::DemoSize;
+use pharmapay_server::with_causes;
 use tracing::{error, info};
 use tracing_subscriber::EnvFilter;
 
@@ -49,6 +50,7 @@ async fn serve(config: Config) -> ExitCode {
     let running = match pharmapay_server::start(&config, SystemClock).await {
         Ok(running) => running,
         Err(start_error) => {
+            let start_error = with_causes(&start_error);
             error!("{start_error}");
             eprintln!("pharmapay: {start_error}");
             return ExitCode::from(2);
@@ -62,7 +64,7 @@ async fn serve(config: Config) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(stop_error) => {
-            error!(error = %stop_error, "the server stopped with an error");
+            error!(error = %with_causes(&stop_error), "the server stopped with an error");
             ExitCode::FAILURE
         }
     }
@@ -88,6 +90,7 @@ async fn seed_demo(config: Config, args: SeedDemoArgs) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(seed_error) => {
+            let seed_error = with_causes(&seed_error);
             error!("{seed_error}");
             eprintln!("pharmapay: {seed_error}");
             ExitCode::from(2)
