@@ -61,7 +61,8 @@ pub enum StartError {
 
 /// `error`'s text followed by that of each cause under it (each after `: `, skipping a cause
 /// whose text the line already ends with): what is printed when the server cannot start or
-/// seed, so that a store's "store backend failure" also says what the database answered.
+/// seed, and what a failed request's log line says, so that a store's "store backend failure"
+/// also says what the database answered.
 #[must_use]
 pub fn with_causes(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();

@@ -7,8 +7,6 @@
 //! failures are logged once here, with their whole cause chain and the trace id, and answered
 //! with a generic message.
 
-use std::error::Error as StdError;
-
 use hyper::StatusCode;
 use hyper::header::{self, HeaderName};
 use pharmapay_core::access::Requirement;
@@ -166,11 +164,11 @@ impl ApiError {
                     Some("A request with this Idempotency-Key is still being processed.".into())
                 }
                 Error::Unavailable(cause) => {
-                    tracing::error!(trace_id = %trace_id, error = %chain(&cause), "the store is unavailable");
+                    tracing::error!(trace_id = %trace_id, error = %crate::with_causes(&cause), "the store is unavailable");
                     Some("The database cannot be reached right now.".into())
                 }
                 Error::Store(cause) => {
-                    tracing::error!(trace_id = %trace_id, error = %chain(&cause), "store failure");
+                    tracing::error!(trace_id = %trace_id, error = %crate::with_causes(&cause), "store failure");
                     Some("Something went wrong on our side; the trace id identifies it in the logs.".into())
                 }
                 Error::InvalidCredentials => None,
@@ -230,17 +228,6 @@ fn errors_json(errors: &FieldErrors) -> Value {
         map.insert(field.to_owned(), json!(messages));
     }
     Value::Object(map)
-}
-
-fn chain(error: &dyn StdError) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 fn type_url(status: StatusCode) -> &'static str {
