@@ -55,7 +55,7 @@
 //! - one vendor with its totals: about 0.2 ms over HTTP on SQLite, 0.5 ms on PostgreSQL; the
 //!   dashboard and the first pages of the lists read kept figures (D41) and indexes: 0.2 to
 //!   3 ms; searches through the trigram indexes 1 to 12 ms; the licence alerts, a whole list
-//!   of about a thousand vendors, 5 to 9 ms.
+//!   of about a thousand vendors, 2 to 5 ms.
 //! - aging over every vendor sums every open invoice: about 0.5 to 0.8 s as of today, about
 //!   1.5 s as of a year back (the later payments are read too, from the payments' date index);
 //!   a year's statement of the largest vendor (10,555 invoices) about 0.3 s.
