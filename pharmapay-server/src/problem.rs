@@ -16,6 +16,10 @@ use serde_json::{Map, Value, json};
 
 use crate::http::{Reply, TraceId};
 
+/// The `Retry-After` of a 503: a busy pool frees a connection within a request's time, and a
+/// database that went away is retried no faster than the acquire timeout lets a request fail.
+const UNAVAILABLE_RETRY_AFTER_SECS: u64 = 1;
+
 /// Everything that can make a request fail.
 #[derive(Debug)]
 pub enum ApiError {
@@ -165,7 +169,10 @@ impl ApiError {
                 }
                 Error::Unavailable(cause) => {
                     tracing::error!(trace_id = %trace_id, error = %crate::with_causes(&cause), "the store is unavailable");
-                    Some("The database cannot be reached right now.".into())
+                    // The store cannot tell a busy pool from a lost database (both end in its
+                    // acquire timeout), so the answer names both and says when to try again.
+                    extra_headers.push((header::RETRY_AFTER, UNAVAILABLE_RETRY_AFTER_SECS.to_string()));
+                    Some("The database is busy or cannot be reached right now; try again shortly.".into())
                 }
                 Error::Store(cause) => {
                     tracing::error!(trace_id = %trace_id, error = %crate::with_causes(&cause), "store failure");

@@ -659,6 +659,8 @@ headers = {
     "WWWAuthenticate": {"description": "Always `Bearer` (D6).", "required": True, "schema": {"type": "string"}},
     "RetryAfter": {"description": "Seconds until login attempts for this email are accepted again (D21).", "required": True,
                    "schema": {"type": "integer", "minimum": 1}},
+    "RetryAfterUnavailable": {"description": "Seconds after which the request may be sent again: a busy connection pool frees up within them, and a lost database is not retried faster than requests fail.",
+                              "required": True, "schema": {"type": "integer", "minimum": 1}},
     "CacheControl": {"description": "`no-store`: tokens are not to be cached.", "required": True, "schema": {"type": "string"}},
     "Allow": {"description": "The methods the path supports.", "required": True, "schema": {"type": "string"}},
 }
@@ -687,7 +689,8 @@ responses = {
                             "content": problem_content()},
     "TooManyRequests": {"description": "Too many failed logins for this email within 15 minutes (D21).",
                         "headers": {"Retry-After": hdr("RetryAfter")}, "content": problem_content()},
-    "ServiceUnavailable": {"description": "The database cannot be reached right now.", "content": problem_content()},
+    "ServiceUnavailable": {"description": "The database is busy (every connection in use for the acquire timeout) or cannot be reached right now.",
+                           "headers": {"Retry-After": hdr("RetryAfterUnavailable")}, "content": problem_content()},
     "Error": {"description": "Any other error, as problem details (e.g. 405 with `Allow`, 408 when the request is not received in time, 500).",
               "content": problem_content()},
 }

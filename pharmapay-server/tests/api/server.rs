@@ -102,6 +102,7 @@ async fn a_lost_database_answers_503_not_500() {
     assert_eq!(health.expect(503).json()["status"], "unavailable");
     let listed = app.get("/api/vendors").await;
     assert!(listed.problem(503)["detail"].as_str().unwrap().contains("cannot be reached"), "a clear 503, not a 500");
+    assert_eq!(listed.header("retry-after"), Some("1"), "the 503 says when to try again");
 }
 
 #[tokio::test]
