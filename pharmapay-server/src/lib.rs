@@ -253,7 +253,25 @@ mod tests {
         let error = StartError::Store(StoreError::Backend(Box::new(cause)));
         assert_eq!(with_causes(&error), "could not open the database: store backend failure: file is not a database");
         // A cause the text already ends with is not said twice.
+        let bound = StartError::Bind(std::io::Error::other("address in use"));
+        assert_eq!(with_causes(&Quoting(bound)), "quoting: could not listen on the configured address: address in use");
         let config = StartError::Config("PHARMAPAY_JWT_SECRET is too short".into());
         assert_eq!(with_causes(&config), "PHARMAPAY_JWT_SECRET is too short");
+    }
+
+    /// An error whose text already ends with its cause's, as `#[error("...: {0}")]` writes it.
+    #[derive(Debug)]
+    struct Quoting(StartError);
+
+    impl std::fmt::Display for Quoting {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "quoting: {}", self.0)
+        }
+    }
+
+    impl std::error::Error for Quoting {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
     }
 }
