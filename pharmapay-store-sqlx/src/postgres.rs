@@ -102,12 +102,51 @@ type Reader = crate::read_pool::ReadPool<Db>;
 /// A borrowed reader connection.
 type ReadConn = crate::read_pool::ReadConn<Db>;
 
-/// One write of a store method: a transaction of its own.
-type WriteTx = Transaction<'static, Db>;
+/// One write of a store method: a transaction of its own, whose commit, once asked for, runs to
+/// its end even when the caller stops waiting.
+///
+/// A server drops a request's future when its client disconnects. Dropped while sqlx awaited
+/// `COMMIT`, the transaction still counted as open, so sqlx sent a `ROLLBACK` after the commit
+/// had gone through, and PostgreSQL's "there is no transaction in progress" came back as a
+/// warning in the log. Committed on a task of its own, the transaction is closed when the
+/// commit ends, whoever still waits for it. A write dropped before its commit is rolled back,
+/// as any unfinished transaction is.
+struct WriteTx(Transaction<'static, Db>);
+
+impl WriteTx {
+    /// Commits the transaction on a task of its own and waits for it.
+    async fn commit(self) -> Result<(), sqlx::Error> {
+        match tokio::spawn(self.0.commit()).await {
+            Ok(committed) => committed,
+            Err(failed) if failed.is_panic() => std::panic::resume_unwind(failed.into_panic()),
+            // Cancelled: the runtime is shutting down, and the commit's outcome is unknown.
+            Err(_) => Err(sqlx::Error::WorkerCrashed),
+        }
+    }
+
+    /// Rolls the transaction back (dropping it would too, a little later).
+    async fn rollback(self) -> Result<(), sqlx::Error> {
+        self.0.rollback().await
+    }
+}
+
+impl std::ops::Deref for WriteTx {
+    type Target = sqlx::PgConnection;
+
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for WriteTx {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
 
 /// Begins one write of a store method.
 async fn begin_write_tx(writer: &Writer) -> Result<WriteTx, sqlx::Error> {
-    begin_write(writer).await
+    begin_write(writer).await.map(WriteTx)
 }
 
 /// Begins one write of a store method and reads the first row of `read` (binding `value` as
@@ -249,4 +288,77 @@ async fn facts(store: &PostgresStore) -> Result<Vec<(&'static str, String)>, Err
         ("default_transaction_isolation", row.try_get("isolation")?),
         ("synchronous_commit", row.try_get("synchronous_commit")?),
     ])
+}
+
+#[cfg(all(test, feature = "test-support"))]
+mod tests {
+    use std::future::Future;
+    use std::sync::{Arc, Mutex};
+    use std::task::Poll;
+
+    use sqlx::postgres::PgPoolOptions;
+    use tracing::field::{Field, Visit};
+    use tracing::span::{Attributes, Id, Record};
+    use tracing::{Event, Metadata};
+
+    use super::begin_write_tx;
+    use crate::testing::{PgDatabase, postgres_admin_url};
+
+    /// The notices PostgreSQL sent, as sqlx logs them (target `sqlx::postgres::notice`).
+    #[derive(Clone, Default)]
+    struct Notices(Arc<Mutex<Vec<String>>>);
+
+    struct Message<'a>(&'a mut String);
+
+    impl Visit for Message<'_> {
+        fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+            if field.name() == "message" {
+                *self.0 = format!("{value:?}");
+            }
+        }
+    }
+
+    impl tracing::Subscriber for Notices {
+        fn enabled(&self, metadata: &Metadata<'_>) -> bool {
+            metadata.target() == "sqlx::postgres::notice"
+        }
+        fn new_span(&self, _: &Attributes<'_>) -> Id {
+            Id::from_u64(1)
+        }
+        fn record(&self, _: &Id, _: &Record<'_>) {}
+        fn record_follows_from(&self, _: &Id, _: &Id) {}
+        fn event(&self, event: &Event<'_>) {
+            let mut message = String::new();
+            event.record(&mut Message(&mut message));
+            self.0.lock().unwrap().push(message);
+        }
+        fn enter(&self, _: &Id) {}
+        fn exit(&self, _: &Id) {}
+    }
+
+    #[tokio::test]
+    async fn a_commit_whose_caller_stops_waiting_still_ends_its_transaction() {
+        let Some(admin_url) = postgres_admin_url() else { return };
+        let database = PgDatabase::create(&admin_url).await;
+        let notices = Notices::default();
+        let _logged = tracing::dispatcher::set_default(&tracing::Dispatch::new(notices.clone()));
+        // One connection: the read below gets the one the write used, once the write let go of it.
+        let pool = PgPoolOptions::new().max_connections(1).connect(database.url()).await.unwrap();
+        sqlx::query("CREATE TABLE kept (n INT)").execute(&pool).await.unwrap();
+
+        let mut db_tx = begin_write_tx(&pool).await.unwrap();
+        sqlx::query("INSERT INTO kept VALUES (1)").execute(&mut *db_tx).await.unwrap();
+        // The caller asks for the commit and stops waiting, as a server does when the client of
+        // the request disconnects.
+        let mut commit = Box::pin(db_tx.commit());
+        let first = std::future::poll_fn(|cx| Poll::Ready(commit.as_mut().poll(cx).is_pending())).await;
+        assert!(first, "the commit waits for the database");
+        drop(commit);
+
+        let kept: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM kept").fetch_one(&pool).await.unwrap();
+        assert_eq!(kept, 1, "the write was committed");
+        let notices = notices.0.lock().unwrap().clone();
+        assert!(notices.is_empty(), "no ROLLBACK followed the COMMIT: {notices:?}");
+        pool.close().await;
+    }
 }
