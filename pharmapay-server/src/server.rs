@@ -36,10 +36,16 @@ use crate::app::{App, Matched};
 use crate::http::{Body, MAX_BODY_BYTES, Reply, Req, TraceId};
 use crate::problem::ApiError;
 
-/// The log target of each request's line (method, path, status, time) and of the span the
-/// request's other events carry (its trace id): `RUST_LOG=info,pharmapay::http=warn` keeps the
-/// server's other logs and drops both.
+/// The log target of each request's line (method, path, status, time):
+/// `RUST_LOG=info,pharmapay::http=warn` keeps the server's other logs and drops these lines.
 pub const REQUEST_LOG: &str = "pharmapay::http";
+
+/// The target of each request's span, which gives the request's other events (a failed
+/// sign-in, a store failure) its trace id, method and path. It has a target of its own so that
+/// filtering the request lines out keeps the trace id on what is still logged; a filter that
+/// leaves it below `info` (such as `warn`, or `info,pharmapay::request=warn`) builds no span at
+/// all, which is the cheapest way to serve.
+pub const REQUEST_SPAN: &str = "pharmapay::request";
 
 /// How long an attempt refused by sign-in throttling (D21) waits before its 429 is sent.
 ///
@@ -127,15 +133,17 @@ async fn handle<S: Store>(app: Arc<App<S>>, request: Request<Incoming>) -> Resul
     let started = Instant::now();
     let trace_id = TraceId::next();
     let (parts, body) = request.into_parts();
-    // The request's span has the request line's target, so one filter directive turns both on
-    // or off: with request lines filtered out, no span is built for them either.
     let span = tracing::info_span!(
-        target: REQUEST_LOG,
+        target: REQUEST_SPAN,
         "request",
         trace_id = %trace_id,
         method = %parts.method,
         path = %parts.uri.path()
     );
+    // The request line names the request itself rather than relying on the span, which may be
+    // filtered out while the lines are kept; what it names is copied only when it is logged.
+    let line =
+        tracing::enabled!(target: REQUEST_LOG, tracing::Level::INFO).then(|| (parts.method.clone(), parts.uri.clone()));
     let origin = parts.headers.get(header::ORIGIN).cloned();
     let reply = async {
         if let Some(preflight) = app.cors.preflight(&parts.method, &parts.headers) {
@@ -151,13 +159,22 @@ async fn handle<S: Store>(app: Arc<App<S>>, request: Request<Incoming>) -> Resul
             }
         }
     }
-    .instrument(span.clone())
+    .instrument(span)
     .await;
     let mut reply = reply;
     app.cors.decorate(origin.as_ref(), &mut reply);
-    let status = reply.status.as_u16();
-    let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
-    span.in_scope(|| info!(target: REQUEST_LOG, status, elapsed_ms = format_args!("{elapsed_ms:.2}"), "request"));
+    if let Some((method, uri)) = line {
+        let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+        info!(
+            target: REQUEST_LOG,
+            trace_id = %trace_id,
+            %method,
+            path = %uri.path(),
+            status = reply.status.as_u16(),
+            elapsed_ms = format_args!("{elapsed_ms:.2}"),
+            "request"
+        );
+    }
     let mut response = Response::new(reply.body);
     *response.status_mut() = reply.status;
     let headers = response.headers_mut();

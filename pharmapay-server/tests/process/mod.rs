@@ -7,6 +7,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -26,6 +27,8 @@ pub struct ServerProcess {
     child: Child,
     /// `http://host:port` of the server.
     pub base: String,
+    /// Every line the server has written to its standard output (its log) so far.
+    pub log: Arc<Mutex<Vec<String>>>,
 }
 
 impl ServerProcess {
@@ -36,7 +39,12 @@ impl ServerProcess {
 
     /// Starts a server on `database_url`; without a secret it uses the one kept in the database.
     pub fn start_with(database_url: &str, secret: Option<&str>) -> Self {
-        let mut args = vec!["--database-url", database_url, "--listen", "127.0.0.1:0", "--log", "info"];
+        Self::start_logging(database_url, secret, "info")
+    }
+
+    /// Starts a server on `database_url` with the log filter `log`, keeping its log lines.
+    pub fn start_logging(database_url: &str, secret: Option<&str>, log: &str) -> Self {
+        let mut args = vec!["--database-url", database_url, "--listen", "127.0.0.1:0", "--log", log];
         if let Some(secret) = secret {
             args.extend(["--jwt-secret", secret]);
         }
@@ -48,9 +56,12 @@ impl ServerProcess {
             .expect("the pharmapay binary starts");
         let stdout = child.stdout.take().expect("piped stdout");
         let (sender, receiver) = std::sync::mpsc::channel();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let kept = Arc::clone(&log);
         std::thread::spawn(move || {
             let mut sent = false;
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                kept.lock().expect("the log is not poisoned").push(line.clone());
                 if !sent && line.contains("pharmapay is listening") {
                     let addr =
                         line.split("addr=").nth(1).and_then(|rest| rest.split_whitespace().next()).map(str::to_owned);
@@ -64,7 +75,26 @@ impl ServerProcess {
             .ok()
             .flatten()
             .expect("the server reports its address within a minute");
-        Self { child, base: format!("http://{addr}") }
+        Self { child, base: format!("http://{addr}"), log }
+    }
+
+    /// The first log line holding every one of `parts`, waiting up to ten seconds for it (the
+    /// log is written as the server goes, a little after its answers).
+    pub fn log_line(&self, parts: &[&str]) -> Option<String> {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let found = self.log_lines(parts).into_iter().next();
+            if found.is_some() || std::time::Instant::now() >= deadline {
+                return found;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Every log line written so far that holds every one of `parts`.
+    pub fn log_lines(&self, parts: &[&str]) -> Vec<String> {
+        let log = self.log.lock().expect("the log is not poisoned");
+        log.iter().filter(|line| parts.iter().all(|part| line.contains(part))).cloned().collect()
     }
 
     /// SIGKILL: no shutdown, no flush, as a crash or an OOM kill would do.
@@ -102,6 +132,27 @@ impl Http {
         body: Option<&Value>,
         key: Option<&str>,
     ) -> Result<(u16, Value), String> {
+        self.exchange(method, path, body, key).await.map(|(status, _, json)| (status, json))
+    }
+
+    /// Sends a request and answers its status, the trace id the server gave it (header
+    /// `x-trace-id`) and its JSON body.
+    pub async fn traced(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<(u16, String, Value), String> {
+        self.exchange(method, path, body, None).await
+    }
+
+    async fn exchange(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+        key: Option<&str>,
+    ) -> Result<(u16, String, Value), String> {
         let mut builder = Request::builder().method(method).uri(format!("{}{path}", self.base));
         if !self.token.is_empty() {
             builder = builder.header("authorization", format!("Bearer {}", self.token));
@@ -118,10 +169,12 @@ impl Http {
         };
         let response = self.client.request(builder.body(Full::new(bytes)).unwrap()).await.map_err(|e| e.to_string())?;
         let status = response.status().as_u16();
+        let trace_id =
+            response.headers().get("x-trace-id").and_then(|value| value.to_str().ok()).unwrap_or_default().to_owned();
         let body = response.into_body().collect().await.map_err(|e| e.to_string())?.to_bytes();
         let json =
             if body.is_empty() { Value::Null } else { serde_json::from_slice(&body).map_err(|e| e.to_string())? };
-        Ok((status, json))
+        Ok((status, trace_id, json))
     }
 
     /// Sends a request that must succeed (2xx).
