@@ -295,6 +295,7 @@ mod tests {
     use std::future::Future;
     use std::sync::{Arc, Mutex};
     use std::task::Poll;
+    use std::time::Duration;
 
     use sqlx::postgres::PgPoolOptions;
     use tracing::field::{Field, Visit};
@@ -336,6 +337,42 @@ mod tests {
         fn exit(&self, _: &Id) {}
     }
 
+    /// Whether the connection runs its statements outside any transaction begun before: sent
+    /// as a simple query, a statement outside a transaction starts its own, so `now()` is its
+    /// own start; in a transaction begun earlier, `now()` is that transaction's start.
+    async fn outside_a_transaction(conn: &mut sqlx::PgConnection) -> bool {
+        use sqlx::Row;
+        let row = sqlx::raw_sql("SELECT now() = statement_timestamp()").fetch_one(conn).await.unwrap();
+        row.get(0)
+    }
+
+    /// Polls `future` once and drops it: a caller that stops waiting, as a server does when the
+    /// client of a request disconnects. Answers whether it was still waiting.
+    async fn poll_once_and_drop<F: Future>(future: F) -> bool {
+        let mut future = Box::pin(future);
+        std::future::poll_fn(|cx| Poll::Ready(future.as_mut().poll(cx).is_pending())).await
+    }
+
+    #[tokio::test]
+    async fn a_read_snapshot_dropped_while_it_begins_leaves_no_transaction_on_the_next_read() {
+        let Some(admin_url) = postgres_admin_url() else { return };
+        let database = PgDatabase::create(&admin_url).await;
+        let options: sqlx::postgres::PgConnectOptions = database.url().parse().unwrap();
+        // One connection, so the second borrower gets the first one's if it is kept.
+        let pool =
+            crate::read_pool::ReadPool::<sqlx::Postgres>::connect(options, 1, Duration::from_secs(10)).await.unwrap();
+        {
+            let mut reader = pool.acquire().await.unwrap();
+            assert!(outside_a_transaction(&mut reader).await);
+            let waited = poll_once_and_drop(reader.begin_snapshot(super::READ_SNAPSHOT)).await;
+            assert!(waited, "BEGIN waits for the database");
+        }
+        let mut reader = pool.acquire().await.unwrap();
+        assert!(outside_a_transaction(&mut reader).await, "the next read runs in no transaction left open");
+        drop(reader);
+        pool.close().await;
+    }
+
     #[tokio::test]
     async fn a_commit_whose_caller_stops_waiting_still_ends_its_transaction() {
         let Some(admin_url) = postgres_admin_url() else { return };
@@ -348,12 +385,9 @@ mod tests {
 
         let mut db_tx = begin_write_tx(&pool).await.unwrap();
         sqlx::query("INSERT INTO kept VALUES (1)").execute(&mut *db_tx).await.unwrap();
-        // The caller asks for the commit and stops waiting, as a server does when the client of
-        // the request disconnects.
-        let mut commit = Box::pin(db_tx.commit());
-        let first = std::future::poll_fn(|cx| Poll::Ready(commit.as_mut().poll(cx).is_pending())).await;
-        assert!(first, "the commit waits for the database");
-        drop(commit);
+        // The caller asks for the commit and stops waiting.
+        let waited = poll_once_and_drop(db_tx.commit()).await;
+        assert!(waited, "the commit waits for the database");
 
         let kept: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM kept").fetch_one(&pool).await.unwrap();
         assert_eq!(kept, 1, "the write was committed");

@@ -21,7 +21,13 @@
 //!   the connection: sqlx's SQLite worker runs commands in order and its PostgreSQL connection
 //!   reads the rest of an abandoned answer before the next statement, so the next borrower's
 //!   statement runs after it; a read transaction dropped unfinished has its rollback queued
-//!   the same way by sqlx.
+//!   the same way by sqlx. The one gap is a read transaction dropped while its `BEGIN` runs:
+//!   sqlx's PostgreSQL driver counts the transaction only once `BEGIN` has answered, and
+//!   queues no rollback for one it has not counted, so the connection would be lent on inside
+//!   a transaction that nobody ends, and every later read on it would see that transaction's
+//!   old snapshot. Read transactions therefore begin through [`ReadConn::begin_snapshot`],
+//!   which closes the connection instead of returning it when the caller stops waiting (or
+//!   `BEGIN` fails) before the transaction is counted.
 //!
 //! At most `size` connections are open at once; a borrower waits for one (and for connecting,
 //! and any ping) up to the acquire timeout, then gets `sqlx::Error::PoolTimedOut` like the
@@ -118,7 +124,7 @@ impl<DB: Database> ReadPool<DB> {
     }
 
     fn lent(&self, conn: Conn<DB>, known_good: u64, permit: OwnedSemaphorePermit) -> ReadConn<DB> {
-        ReadConn { conn: Some(conn), known_good, inner: Arc::clone(&self.inner), _permit: permit }
+        ReadConn { conn: Some(conn), known_good, beginning: false, inner: Arc::clone(&self.inner), _permit: permit }
     }
 
     /// Says that a borrower found one of the connections dead: every connection idle now, or
@@ -144,8 +150,33 @@ pub(crate) struct ReadConn<DB: Database> {
     conn: Option<Conn<DB>>,
     /// The suspicion count at which it was last known good.
     known_good: u64,
+    /// A read transaction is beginning on it and is not yet counted by the driver: dropped in
+    /// this state, the connection is closed rather than lent again ([`ReadConn::begin_snapshot`]).
+    beginning: bool,
     inner: Arc<Inner<DB>>,
     _permit: OwnedSemaphorePermit,
+}
+
+impl<DB: Database> ReadConn<DB> {
+    /// Begins a read transaction with `statement` (such as a read-only snapshot). If the caller
+    /// stops waiting before it has begun, or it fails to begin, the connection is closed when
+    /// this borrow ends instead of going back to the idle list, so no transaction is left open
+    /// on a connection lent to someone else. Once begun, an unfinished transaction is rolled
+    /// back by sqlx before the connection's next statement, as usual.
+    ///
+    /// # Errors
+    /// When the database refuses or cannot be reached.
+    pub(crate) async fn begin_snapshot(
+        &mut self,
+        statement: &'static str,
+    ) -> Result<sqlx::Transaction<'_, DB>, sqlx::Error> {
+        let Self { conn, beginning, .. } = self;
+        let conn = conn.as_mut().expect("a borrowed connection is present until it is dropped");
+        *beginning = true;
+        let begun = conn.begin_with(sqlx::SqlStr::from_static(statement)).await?;
+        *beginning = false;
+        Ok(begun)
+    }
 }
 
 impl<DB: Database> Deref for ReadConn<DB> {
@@ -165,8 +196,9 @@ impl<DB: Database> DerefMut for ReadConn<DB> {
 impl<DB: Database> Drop for ReadConn<DB> {
     fn drop(&mut self) {
         let Some(conn) = self.conn.take() else { return };
-        // After `close`, a returning connection is dropped, which ends it.
-        if !self.inner.permits.is_closed() {
+        // After `close`, a returning connection is dropped, which ends it; so is one whose read
+        // transaction may have begun uncounted (the database rolls it back when it goes).
+        if !self.beginning && !self.inner.permits.is_closed() {
             self.inner.idle.lock().unwrap_or_else(PoisonError::into_inner).push((conn, self.known_good));
         }
     }

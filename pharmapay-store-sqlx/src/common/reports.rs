@@ -271,7 +271,7 @@ impl ReportStore for SqlStore {
             // The opening figures and the lines come from one snapshot (a read-only transaction
             // on one reader connection), so they agree.
             let mut reader = self.read().await?;
-            let mut conn = sqlx::Connection::begin_with(&mut *reader, READ_SNAPSHOT).await?;
+            let mut conn = reader.begin_snapshot(READ_SNAPSHOT).await?;
             let invoiced = sqlx::query(concat!(
                 "SELECT ",
                 exact_sum!("amount", "invoiced"),
