@@ -144,9 +144,21 @@ impl std::ops::DerefMut for WriteTx {
     }
 }
 
-/// Begins one write of a store method.
+/// Begins one write of a store method, on a task of its own.
+///
+/// sqlx counts a transaction only once `BEGIN` has answered, and queues a rollback only for a
+/// counted one. A caller dropped while `BEGIN` ran (a client that went away) handed its
+/// connection back to the pool inside a transaction nobody ended; the next write on it then
+/// met "there is already a transaction in progress", and its commit ended both. On a task of
+/// its own, `BEGIN` finishes whoever waits, and a transaction nobody took is dropped there,
+/// counted, and rolled back as usual.
 async fn begin_write_tx(writer: &Writer) -> Result<WriteTx, sqlx::Error> {
-    begin_write(writer).await.map(WriteTx)
+    let pool = writer.clone();
+    match tokio::spawn(async move { begin_write(&pool).await }).await {
+        Ok(begun) => begun.map(WriteTx),
+        Err(failed) if failed.is_panic() => std::panic::resume_unwind(failed.into_panic()),
+        Err(_) => Err(sqlx::Error::WorkerCrashed),
+    }
 }
 
 /// Begins one write of a store method and reads the first row of `read` (binding `value` as
@@ -370,6 +382,21 @@ mod tests {
         let mut reader = pool.acquire().await.unwrap();
         assert!(outside_a_transaction(&mut reader).await, "the next read runs in no transaction left open");
         drop(reader);
+        pool.close().await;
+    }
+
+    #[tokio::test]
+    async fn a_write_dropped_while_it_begins_leaves_no_transaction_on_the_next_write() {
+        let Some(admin_url) = postgres_admin_url() else { return };
+        let database = PgDatabase::create(&admin_url).await;
+        // One connection, lent without a ping, so that the first poll sends BEGIN.
+        let pool =
+            PgPoolOptions::new().max_connections(1).test_before_acquire(false).connect(database.url()).await.unwrap();
+        let waited = poll_once_and_drop(begin_write_tx(&pool)).await;
+        assert!(waited, "BEGIN waits for the database");
+        let mut conn = pool.acquire().await.unwrap();
+        assert!(outside_a_transaction(&mut conn).await, "the connection came back with no transaction open");
+        drop(conn);
         pool.close().await;
     }
 

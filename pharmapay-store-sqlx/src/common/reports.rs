@@ -340,7 +340,11 @@ impl ReportStore for SqlStore {
                     amount: amount(row.try_get("amount")?)?.get(),
                 });
             }
-            conn.commit().await?;
+            // The snapshot only read. Dropped, its rollback is queued and sent before the
+            // connection's next statement: no round trip now, and no second end after a COMMIT
+            // whose caller went away (sqlx would queue a ROLLBACK behind it, which PostgreSQL
+            // answers with "there is no transaction in progress").
+            drop(conn);
             Ok(rows)
         })
         .await
