@@ -18,7 +18,7 @@ use std::str::FromStr;
 
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{Pool, Row, Transaction};
-use tracing::info;
+use tracing::{info, warn};
 
 use crate::error::Error;
 use crate::{Lock, Migration, SearchIndex, StoreOptions, Table, Target, target};
@@ -276,6 +276,12 @@ pub(crate) async fn open(url: &str, options: &StoreOptions) -> Result<PostgresSt
         ?facts,
         "connected to the PostgreSQL store"
     );
+    if facts.iter().any(|(name, value)| *name == "autovacuum" && value == "off") {
+        warn!(
+            "autovacuum is off on this PostgreSQL server: every payment updates its invoice, and without \
+             vacuuming the dead row versions pile up and slow every list; turn it on, or run VACUUM (ANALYZE) regularly"
+        );
+    }
     Ok(store)
 }
 
@@ -286,12 +292,14 @@ async fn analyze(store: &PostgresStore) -> Result<(), Error> {
     Ok(())
 }
 
-/// The server's version and the settings write transactions rely on.
+/// The server's version, the settings write transactions rely on, and whether autovacuum runs
+/// (every payment leaves a dead version of its invoice's row behind).
 async fn facts(store: &PostgresStore) -> Result<Vec<(&'static str, String)>, Error> {
     let row = sqlx::query(
         "SELECT current_setting('server_version') AS server_version, \
          current_setting('default_transaction_isolation') AS isolation, \
-         current_setting('synchronous_commit') AS synchronous_commit",
+         current_setting('synchronous_commit') AS synchronous_commit, \
+         current_setting('autovacuum') AS autovacuum",
     )
     .fetch_one(store.writer())
     .await?;
@@ -299,6 +307,7 @@ async fn facts(store: &PostgresStore) -> Result<Vec<(&'static str, String)>, Err
         ("server_version", row.try_get("server_version")?),
         ("default_transaction_isolation", row.try_get("isolation")?),
         ("synchronous_commit", row.try_get("synchronous_commit")?),
+        ("autovacuum", row.try_get("autovacuum")?),
     ])
 }
 
@@ -317,9 +326,10 @@ mod tests {
     use super::begin_write_tx;
     use crate::testing::{PgDatabase, postgres_admin_url};
 
-    /// The notices PostgreSQL sent, as sqlx logs them (target `sqlx::postgres::notice`).
+    /// The notices PostgreSQL sent, as sqlx logs them (target `sqlx::postgres::notice`), and
+    /// the warnings this crate logs.
     #[derive(Clone, Default)]
-    struct Notices(Arc<Mutex<Vec<String>>>);
+    struct Notices(Arc<Mutex<Vec<String>>>, Arc<Mutex<Vec<String>>>);
 
     struct Message<'a>(&'a mut String);
 
@@ -334,6 +344,8 @@ mod tests {
     impl tracing::Subscriber for Notices {
         fn enabled(&self, metadata: &Metadata<'_>) -> bool {
             metadata.target() == "sqlx::postgres::notice"
+                || (metadata.target().starts_with(module_path!().split("::").next().unwrap_or_default())
+                    && *metadata.level() == tracing::Level::WARN)
         }
         fn new_span(&self, _: &Attributes<'_>) -> Id {
             Id::from_u64(1)
@@ -343,7 +355,8 @@ mod tests {
         fn event(&self, event: &Event<'_>) {
             let mut message = String::new();
             event.record(&mut Message(&mut message));
-            self.0.lock().unwrap().push(message);
+            let kept = if event.metadata().target() == "sqlx::postgres::notice" { &self.0 } else { &self.1 };
+            kept.lock().unwrap().push(message);
         }
         fn enter(&self, _: &Id) {}
         fn exit(&self, _: &Id) {}
@@ -398,6 +411,24 @@ mod tests {
         assert!(outside_a_transaction(&mut conn).await, "the connection came back with no transaction open");
         drop(conn);
         pool.close().await;
+    }
+
+    #[tokio::test]
+    async fn opening_the_store_warns_when_autovacuum_is_off_and_only_then() {
+        let Some(admin_url) = postgres_admin_url() else { return };
+        let database = PgDatabase::create(&admin_url).await;
+        let mut admin = <sqlx::PgConnection as sqlx::Connection>::connect(database.url()).await.unwrap();
+        let setting: String =
+            sqlx::query_scalar("SELECT current_setting('autovacuum')").fetch_one(&mut admin).await.unwrap();
+        let logged = Notices::default();
+        let store = {
+            let _logged = tracing::dispatcher::set_default(&tracing::Dispatch::new(logged.clone()));
+            super::open(database.url(), &crate::StoreOptions::default()).await.unwrap()
+        };
+        let warnings = logged.1.lock().unwrap().clone();
+        let warned = warnings.iter().any(|warning| warning.contains("autovacuum is off"));
+        assert_eq!(warned, setting == "off", "autovacuum = {setting}; warnings: {warnings:?}");
+        store.close().await;
     }
 
     #[tokio::test]
