@@ -2,7 +2,7 @@
 //! chosen scale, a signed-in admin, and sample records to read and write.
 //!
 //! [`stats`] holds the small pure helpers the load harness and the reports benchmark share:
-//! percentiles, rates and the process's memory figures.
+//! percentiles, rates, and a process's memory and processor time.
 
 pub mod stats;
 

@@ -20,7 +20,7 @@ use hyper::client::conn::http1;
 use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HOST};
 use hyper::{Method, Request, StatusCode};
 use hyper_util::rt::TokioIo;
-use pharmapay_benches::stats::{Latencies, per_second};
+use pharmapay_benches::stats::{Latencies, cpu_time, per_second};
 use tokio::net::TcpStream;
 
 /// Builds the `n`th request of connection `connection`.
@@ -78,6 +78,9 @@ pub struct Measured {
     pub latencies: Latencies,
     /// The first error seen, for the log.
     pub first_error: Option<String>,
+    /// Processor time the serving process used inside the window per request answered in it,
+    /// in microseconds ([`run_with_cpu`]; `None` from [`run`]).
+    pub cpu_us_per_request: Option<f64>,
 }
 
 #[derive(Default)]
@@ -124,8 +127,35 @@ pub async fn run(addr: SocketAddr, traffic: &[Traffic], timing: Timing) -> Vec<M
             rps: per_second(result.ok, timing.window),
             latencies: Latencies::of(result.samples),
             first_error: result.first_error,
+            cpu_us_per_request: None,
         })
         .collect()
+}
+
+/// Runs one kind of traffic as [`run`] does and also reads the processor time process `pid`
+/// (the server) used inside the measuring window, shared out over the requests answered in
+/// it. That is the server's own cost of a request, without the load generator's, which shares
+/// the machine's cores with it.
+pub async fn run_with_cpu(addr: SocketAddr, traffic: Traffic, timing: Timing, pid: u32) -> Measured {
+    let started = Instant::now();
+    let sampler =
+        tokio::spawn(cpu_in_window(Some(pid), started + timing.warmup, started + timing.warmup + timing.window));
+    let mut measured = run(addr, &[traffic], timing).await.remove(0);
+    let answered = measured.ok + measured.errors;
+    if let Ok(Some(used)) = sampler.await
+        && answered > 0
+    {
+        measured.cpu_us_per_request = Some(used.as_secs_f64() * 1e6 / answered as f64);
+    }
+    measured
+}
+
+/// The processor time process `pid` (`None`: this one) uses between `start` and `end`.
+pub async fn cpu_in_window(pid: Option<u32>, start: Instant, end: Instant) -> Option<Duration> {
+    tokio::time::sleep_until(tokio::time::Instant::from_std(start)).await;
+    let before = cpu_time(pid)?;
+    tokio::time::sleep_until(tokio::time::Instant::from_std(end)).await;
+    cpu_time(pid)?.checked_sub(before)
 }
 
 /// One connection's loop: connect, then send requests back to back until the window ends,

@@ -288,7 +288,9 @@ async fn run(args: RunArgs) -> Result<(), String> {
     };
     let mut blocks = Vec::new();
     for (backend, scale, prepared) in seeded {
-        let block = measure_block(&settings, backend, scale, &prepared.url, prepared.seeded_in, ceiling_addr).await?;
+        let block =
+            measure_block(&settings, backend, scale, &prepared.url, prepared.seeded_in, (ceiling_addr, ceiling.pid()))
+                .await?;
         let text = table::render(&block);
         println!("{text}");
         if let Some(path) = &settings.args.markdown {
@@ -540,7 +542,7 @@ async fn measure_block(
     scale: Scale,
     url: &str,
     seeded_in: Option<Duration>,
-    ceiling_addr: SocketAddr,
+    (ceiling_addr, ceiling_pid): (SocketAddr, u32),
 ) -> Result<Block, String> {
     let args = &settings.args;
     eprintln!("== {} {} ==", backend.name(), scale.name());
@@ -569,7 +571,7 @@ async fn measure_block(
         client::run(ceiling_addr, &[Traffic { connections: 1, ..hyper_traffic.clone() }], settings.single)
             .await
             .remove(0);
-    let hyper = client::run(ceiling_addr, &[hyper_traffic], settings.loaded).await.remove(0);
+    let hyper = client::run_with_cpu(ceiling_addr, hyper_traffic, settings.loaded, ceiling_pid).await;
     eprintln!("hyper ceiling: {:.0} req/s, p50 {:.2} ms", hyper.rps, hyper.latencies.p50_ms());
 
     let mut rows: Vec<Row> = Vec::new();
@@ -624,7 +626,7 @@ async fn measure_block(
                 };
                 let traffic = traffic_for(endpoint, addr, &fixture, connections);
                 let connections = traffic.connections;
-                let loaded = client::run(addr, &[traffic], settings.loaded).await.remove(0);
+                let loaded = client::run_with_cpu(addr, traffic, settings.loaded, server.pid()).await;
                 Row { endpoint, connections, loaded, single: Some(single), sql: None, note: None }
             }
         };
@@ -767,5 +769,6 @@ fn argon2_ceiling() -> Ceiling {
     Ceiling {
         latencies: pharmapay_benches::stats::Latencies::of(samples),
         rps: pharmapay_benches::stats::per_second(total, window),
+        cpu_us: None,
     }
 }

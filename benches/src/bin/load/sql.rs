@@ -258,6 +258,10 @@ pub struct Ceiling {
     pub latencies: Latencies,
     /// Statement lists per second with concurrent callers on a pool of the store's size.
     pub rps: f64,
+    /// Processor time this process (its Tokio threads and, for SQLite, the driver's connection
+    /// threads) used per statement list in the rate's window, in microseconds. The database
+    /// server's own time (PostgreSQL's processes) is in neither this nor the server's figure.
+    pub cpu_us: Option<f64>,
 }
 
 /// How long to time each statement list.
@@ -269,44 +273,102 @@ pub struct SqlTiming {
     pub rate_window: Duration,
 }
 
+/// Open connections lent to concurrent callers the way the store lends its readers
+/// (`read_pool.rs` in `pharmapay-store-sqlx`): the most recently returned idle one, with no
+/// ping on the way out or back. sqlx's pool pings every connection it takes back, and on
+/// PostgreSQL every one it lends; the store sends neither, so a ceiling through the pool would
+/// time statements the server does not send.
+struct Lender<C> {
+    permits: tokio::sync::Semaphore,
+    idle: std::sync::Mutex<Vec<C>>,
+}
+
+/// A lent connection; it goes back to the idle list when dropped, even by a caller that
+/// stopped waiting mid-statement (the driver finishes what was sent before the next statement).
+struct Lent<'a, C> {
+    conn: Option<C>,
+    lender: &'a Lender<C>,
+    _permit: tokio::sync::SemaphorePermit<'a>,
+}
+
+impl<C> Lender<C> {
+    fn new(connections: Vec<C>) -> Self {
+        Self { permits: tokio::sync::Semaphore::new(connections.len()), idle: std::sync::Mutex::new(connections) }
+    }
+
+    async fn lend(&self) -> Result<Lent<'_, C>, String> {
+        let permit = self.permits.acquire().await.map_err(|error| error.to_string())?;
+        let conn = self.idle.lock().unwrap_or_else(std::sync::PoisonError::into_inner).pop();
+        let conn = conn.ok_or("a permit without an idle connection")?;
+        Ok(Lent { conn: Some(conn), lender: self, _permit: permit })
+    }
+}
+
+impl<C> Lent<'_, C> {
+    fn conn(&mut self) -> &mut C {
+        self.conn.as_mut().expect("held until dropped")
+    }
+}
+
+impl<C> Drop for Lent<'_, C> {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            self.lender.idle.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(conn);
+        }
+    }
+}
+
+#[derive(Clone)]
+enum Readers {
+    Sqlite(std::sync::Arc<Lender<sqlx::SqliteConnection>>),
+    Postgres(std::sync::Arc<Lender<sqlx::PgConnection>>),
+}
+
+impl Database {
+    /// `size` reader connections with the store's reader settings.
+    async fn readers(&self, size: u32) -> Result<Readers, String> {
+        use sqlx::ConnectOptions;
+        let mut sqlite = Vec::new();
+        let mut postgres = Vec::new();
+        for _ in 0..size {
+            match self {
+                Database::Sqlite { reader, .. } => {
+                    sqlite.push(reader.connect().await.map_err(|error| error.to_string())?);
+                }
+                Database::Postgres(options) => {
+                    postgres.push(options.connect().await.map_err(|error| error.to_string())?);
+                }
+            }
+        }
+        Ok(match self {
+            Database::Sqlite { .. } => Readers::Sqlite(std::sync::Arc::new(Lender::new(sqlite))),
+            Database::Postgres(_) => Readers::Postgres(std::sync::Arc::new(Lender::new(postgres))),
+        })
+    }
+}
+
 /// Times the statement list `statements` (a read): median and 99th percentile on one
-/// connection, then the rate with twice the store's pool size of callers.
+/// connection, then the rate with twice the store's pool size of callers sharing that many
+/// connections, lent as the store lends its readers.
 ///
 /// # Errors
 /// When connecting or a statement fails.
 pub async fn time_reads(db: &Database, statements: &[Statement], timing: SqlTiming) -> Result<Ceiling, String> {
-    let pool = db.pool(db.store_pool_size(), false).await?;
-    let latencies = match &pool {
-        Pool::Sqlite(pool) => {
-            let mut conn = pool.acquire().await.map_err(|error| error.to_string())?;
-            sequential(timing.latency_budget, async || run_sqlite(&mut conn, statements).await).await?
-        }
-        Pool::Postgres(pool) => {
-            let mut conn = pool.acquire().await.map_err(|error| error.to_string())?;
-            sequential(timing.latency_budget, async || run_postgres(&mut conn, statements).await).await?
-        }
-    };
-    let tasks = 2 * db.store_pool_size() as usize;
-    let shared = pool.clone();
+    let readers = db.readers(db.store_pool_size()).await?;
     let statements = std::sync::Arc::new(statements.to_vec());
-    let rps = concurrent(tasks, timing.rate_window, latencies, move || {
-        let (pool, statements) = (shared.clone(), std::sync::Arc::clone(&statements));
+    let one = move || {
+        let (readers, statements) = (readers.clone(), std::sync::Arc::clone(&statements));
         async move {
-            match pool {
-                Pool::Sqlite(pool) => {
-                    let mut conn = pool.acquire().await.map_err(|error| error.to_string())?;
-                    run_sqlite(&mut conn, &statements).await
-                }
-                Pool::Postgres(pool) => {
-                    let mut conn = pool.acquire().await.map_err(|error| error.to_string())?;
-                    run_postgres(&mut conn, &statements).await
-                }
+            match readers {
+                Readers::Sqlite(lender) => run_sqlite(lender.lend().await?.conn(), &statements).await,
+                Readers::Postgres(lender) => run_postgres(lender.lend().await?.conn(), &statements).await,
             }
         }
-    })
-    .await?;
-    close(pool).await;
-    Ok(Ceiling { latencies, rps })
+    };
+    let latencies = sequential(timing.latency_budget, &one).await?;
+    let tasks = 2 * db.store_pool_size() as usize;
+    let (rps, cpu_us) = concurrent(tasks, timing.rate_window, latencies, one).await?;
+    Ok(Ceiling { latencies, rps, cpu_us })
 }
 
 async fn close(pool: Pool) {
@@ -355,7 +417,12 @@ async fn sequential(budget: Duration, mut once: impl AsyncFnMut() -> Result<(), 
 /// Runs `make()` from `tasks` callers at once for `window` after a warm-up, and returns the
 /// completions per second inside the window. Slow statement lists (a median above a tenth of
 /// the window) get a window long enough for several completions per caller.
-async fn concurrent<F, Fut>(tasks: usize, window: Duration, latencies: Latencies, make: F) -> Result<f64, String>
+async fn concurrent<F, Fut>(
+    tasks: usize,
+    window: Duration,
+    latencies: Latencies,
+    make: F,
+) -> Result<(f64, Option<f64>), String>
 where
     F: Fn() -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<(), String>> + Send + 'static,
@@ -367,6 +434,7 @@ where
     let window_start = started + warmup;
     let window_end = window_start + window;
     let make = std::sync::Arc::new(make);
+    let sampler = tokio::spawn(crate::client::cpu_in_window(None, window_start, window_end));
     let mut handles = Vec::new();
     for _ in 0..tasks {
         let make = std::sync::Arc::clone(&make);
@@ -390,7 +458,11 @@ where
     for handle in handles {
         completed += handle.await.map_err(|error| error.to_string())??;
     }
-    Ok(per_second(completed, window))
+    let cpu_us = match sampler.await {
+        Ok(Some(used)) if completed > 0 => Some(used.as_secs_f64() * 1e6 / completed as f64),
+        _ => None,
+    };
+    Ok((per_second(completed, window), cpu_us))
 }
 
 /// Which write transaction to time.
@@ -443,9 +515,9 @@ pub async fn time_writes(
     };
     let latencies = sequential(timing.latency_budget, &one).await?;
     let tasks = 8;
-    let rps = concurrent(tasks, timing.rate_window, latencies, one).await?;
+    let (rps, cpu_us) = concurrent(tasks, timing.rate_window, latencies, one).await?;
     close(pool).await;
-    Ok(Ceiling { latencies, rps })
+    Ok(Ceiling { latencies, rps, cpu_us })
 }
 
 /// A payment of 0.01 (100 ten-thousandths), dated 2024-05-10, as the harness posts them.
@@ -570,6 +642,32 @@ mod tests {
             ],
             "a year back is 21 May 2023; the bounds follow AgingBounds"
         );
+    }
+
+    #[test]
+    fn a_lent_connection_goes_back_even_when_its_borrower_stops_waiting() {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+        runtime.block_on(async {
+            let lender = Lender::new(vec![1, 2]);
+            let mut first = lender.lend().await.unwrap();
+            assert_eq!(*first.conn(), 2, "the most recently returned connection first");
+            let second = lender.lend().await.unwrap();
+            // Both are out: a third borrower waits, and gives up.
+            let waited = tokio::time::timeout(Duration::from_millis(20), lender.lend()).await;
+            assert!(waited.is_err(), "no third connection to lend");
+            drop(second);
+            drop(first);
+            // A borrower dropped while it holds a connection (a timed-out statement) returns it.
+            let abandoned = async {
+                let _held = lender.lend().await.unwrap();
+                std::future::pending::<()>().await;
+            };
+            assert!(tokio::time::timeout(Duration::from_millis(20), abandoned).await.is_err());
+            let (mut a, mut b) = (lender.lend().await.unwrap(), lender.lend().await.unwrap());
+            let mut both = [*a.conn(), *b.conn()];
+            both.sort_unstable();
+            assert_eq!(both, [1, 2], "both connections are back after every borrower ended");
+        });
     }
 
     #[test]

@@ -367,24 +367,28 @@ pub fn render(block: &Block) -> String {
     }
     out.push_str(
         "\n| Endpoint | Conns | req/s | p50 ms | p99 ms | 1-conn p50 ms | req/s / hyper | SQL p50 ms | SQL req/s \
-         | 1-conn p50 / SQL p50 | req/s / SQL req/s | Target | Met | Notes |\n",
+         | 1-conn p50 / SQL p50 | req/s / SQL req/s | CPU µs/req | SQL CPU µs | CPU / SQL CPU | Target | Met | Notes |\n",
     );
-    out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|\n");
+    out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|\n");
     out.push_str(&format!(
-        "| hyper JSON ceiling (304 B) | {} | {} | {} | {} | {} | 1.00 | - | - | - | - | - | - | separate process |\n",
+        "| hyper JSON ceiling (304 B) | {} | {} | {} | {} | {} | 1.00 | - | - | - | - | {} | - | - | - | - | separate process |\n",
         block.hyper_connections,
         rate(block.hyper.rps),
         ms(block.hyper.latencies.p50_ms()),
         ms(block.hyper.latencies.p99_ms()),
         ms(block.hyper_single.latencies.p50_ms()),
+        or_dash(block.hyper.cpu_us_per_request.map(rate)),
     ));
     let alone = block.rows.iter().find(|row| row.endpoint == Endpoint::GetVendor).map(|row| row.loaded.rps);
     for row in &block.rows {
-        let (sql_p50, sql_rps) = match (row.endpoint, row.ceiling(), &block.argon2) {
-            (Endpoint::Login, _, Some(argon2)) => (Some(argon2.latencies.p50_ms()), Some(argon2.rps)),
-            (_, Some(figure), _) => (Some(figure.ceiling.latencies.p50_ms()), Some(figure.ceiling.rps)),
-            _ => (None, None),
+        let (sql_p50, sql_rps, sql_cpu) = match (row.endpoint, row.ceiling(), &block.argon2) {
+            (Endpoint::Login, _, Some(argon2)) => (Some(argon2.latencies.p50_ms()), Some(argon2.rps), None),
+            (_, Some(figure), _) => {
+                (Some(figure.ceiling.latencies.p50_ms()), Some(figure.ceiling.rps), figure.ceiling.cpu_us)
+            }
+            _ => (None, None, None),
         };
+        let cpu = row.loaded.cpu_us_per_request;
         let mut notes: Vec<String> = Vec::new();
         if row.endpoint == Endpoint::Login {
             notes.push("ceiling: Argon2id verify, one per login".into());
@@ -435,7 +439,7 @@ pub fn render(block: &Block) -> String {
         }
         let verdict = verdict(block, row);
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             row.endpoint.label(),
             row.connections,
             rate(row.loaded.rps),
@@ -447,6 +451,9 @@ pub fn render(block: &Block) -> String {
             or_dash(sql_rps.map(rate)),
             or_dash(single_p50_ms(row).zip(sql_p50).and_then(|(p50, sql)| ratio(p50, sql)).map(|v| format!("{v:.2}"))),
             or_dash(sql_rps.and_then(|sql| ratio(row.loaded.rps, sql)).map(|v| format!("{v:.2}"))),
+            or_dash(cpu.map(rate)),
+            or_dash(sql_cpu.map(rate)),
+            or_dash(cpu.zip(sql_cpu).and_then(|(cpu, sql)| ratio(cpu, sql)).map(|v| format!("{v:.2}"))),
             verdict.as_ref().map_or("-", |verdict| verdict.target),
             verdict.as_ref().map_or("-".to_owned(), |verdict| format!(
                 "{} ({})",
