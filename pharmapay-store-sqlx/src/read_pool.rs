@@ -31,7 +31,12 @@
 //!
 //! At most `size` connections are open at once; a borrower waits for one (and for connecting,
 //! and any ping) up to the acquire timeout, then gets `sqlx::Error::PoolTimedOut` like the
-//! pool's. Connections open when first needed, except one opened with the pool so that a bad
+//! pool's. Long reads (a chain's aging, a vendor's statement: seconds each at a chain's scale)
+//! borrow through [`ReadPool::acquire_long`], which lets them hold at most half the
+//! connections at once (at least one): however many are asked for together, the other half
+//! stays for the session check every request makes (D20) and the short reads, and the
+//! database keeps time for them, so a few desks opening a heavy report do not stop everyone
+//! else's requests. Long reads beyond that wait for a turn, within the same acquire timeout. Connections open when first needed, except one opened with the pool so that a bad
 //! database is found when the store opens; they are kept until the store closes and reused
 //! last-in first-out, which keeps the busiest connections' caches warm.
 
@@ -64,6 +69,9 @@ struct Inner<DB: Database> {
     options: Options<DB>,
     /// One permit per connection that may be open; closed when the store closes.
     permits: Arc<Semaphore>,
+    /// One permit per connection long reads may hold at once (half of `size`, at least one);
+    /// closed with `permits`.
+    long_reads: Arc<Semaphore>,
     /// Open connections nobody is using, the most recently used last, each with the
     /// suspicion count it was last known good at.
     idle: Mutex<Vec<(Conn<DB>, u64)>>,
@@ -88,6 +96,7 @@ impl<DB: Database> ReadPool<DB> {
             inner: Arc::new(Inner {
                 options,
                 permits: Arc::new(Semaphore::new(size)),
+                long_reads: Arc::new(Semaphore::new((size / 2).max(1))),
                 idle: Mutex::new(vec![(first, 0)]),
                 acquire_timeout,
                 suspicions: AtomicU64::new(0),
@@ -101,6 +110,22 @@ impl<DB: Database> ReadPool<DB> {
     /// pinging together take at most the acquire timeout.
     pub(crate) async fn acquire(&self) -> Result<ReadConn<DB>, sqlx::Error> {
         match tokio::time::timeout(self.inner.acquire_timeout, self.lend()).await {
+            Ok(lent) => lent,
+            Err(_) => Err(sqlx::Error::PoolTimedOut),
+        }
+    }
+
+    /// Borrows a connection for a long read: as [`ReadPool::acquire`], after waiting for one of
+    /// the long reads' turns (the wait counts within the acquire timeout). The turn is given
+    /// back with the connection.
+    pub(crate) async fn acquire_long(&self) -> Result<ReadConn<DB>, sqlx::Error> {
+        let lend = async {
+            let turn = Arc::clone(&self.inner.long_reads).acquire_owned().await.map_err(|_| sqlx::Error::PoolClosed)?;
+            let mut conn = self.lend().await?;
+            conn._long_read = Some(turn);
+            Ok(conn)
+        };
+        match tokio::time::timeout(self.inner.acquire_timeout, lend).await {
             Ok(lent) => lent,
             Err(_) => Err(sqlx::Error::PoolTimedOut),
         }
@@ -124,7 +149,14 @@ impl<DB: Database> ReadPool<DB> {
     }
 
     fn lent(&self, conn: Conn<DB>, known_good: u64, permit: OwnedSemaphorePermit) -> ReadConn<DB> {
-        ReadConn { conn: Some(conn), known_good, beginning: false, inner: Arc::clone(&self.inner), _permit: permit }
+        ReadConn {
+            conn: Some(conn),
+            known_good,
+            beginning: false,
+            inner: Arc::clone(&self.inner),
+            _permit: permit,
+            _long_read: None,
+        }
     }
 
     /// Says that a borrower found one of the connections dead: every connection idle now, or
@@ -137,6 +169,7 @@ impl<DB: Database> ReadPool<DB> {
     /// fails from now on with `sqlx::Error::PoolClosed`.
     pub(crate) async fn close(&self) {
         self.inner.permits.close();
+        self.inner.long_reads.close();
         let idle = std::mem::take(&mut *self.inner.idle.lock().unwrap_or_else(PoisonError::into_inner));
         for (conn, _) in idle {
             // A connection that cannot close cleanly is dropped all the same.
@@ -155,6 +188,8 @@ pub(crate) struct ReadConn<DB: Database> {
     beginning: bool,
     inner: Arc<Inner<DB>>,
     _permit: OwnedSemaphorePermit,
+    /// A long read's turn ([`ReadPool::acquire_long`]), given back with the connection.
+    _long_read: Option<OwnedSemaphorePermit>,
 }
 
 impl<DB: Database> ReadConn<DB> {
@@ -250,6 +285,39 @@ mod tests {
         assert!(matches!(waited, Err(sqlx::Error::PoolTimedOut)), "{:?}", waited.err());
         drop(a);
         pool.acquire().await.expect("a connection came back");
+    }
+
+    #[tokio::test]
+    async fn long_reads_leave_half_the_connections_to_the_short_ones() {
+        let (_dir, pool) = pool(4, Duration::from_millis(200)).await;
+        let first = pool.acquire_long().await.unwrap();
+        let second = pool.acquire_long().await.unwrap();
+        // Two of four are out for long reads: a third long read waits for a turn, and gives up.
+        let third = pool.acquire_long().await;
+        assert!(matches!(third, Err(sqlx::Error::PoolTimedOut)), "{:?}", third.err());
+        // Short reads (session checks) still get the other two at once.
+        let mut short = [pool.acquire().await.unwrap(), pool.acquire().await.unwrap()];
+        for conn in &mut short {
+            connection_id(conn).await;
+        }
+        drop(short);
+        // When a long read ends, its turn goes to the next.
+        drop(first);
+        let next = pool.acquire_long().await.expect("a long read's turn came back");
+        drop((second, next));
+        // With every turn back, the connections are all free again.
+        let all = [pool.acquire().await, pool.acquire().await, pool.acquire().await, pool.acquire().await];
+        assert!(all.iter().all(Result::is_ok), "every connection is free once the long reads end");
+    }
+
+    #[tokio::test]
+    async fn a_pool_of_one_lets_a_long_read_have_it() {
+        let (_dir, pool) = pool(1, Duration::from_millis(200)).await;
+        let long = pool.acquire_long().await.expect("the only connection");
+        let short = pool.acquire().await;
+        assert!(matches!(short, Err(sqlx::Error::PoolTimedOut)), "{:?}", short.err());
+        drop(long);
+        pool.acquire().await.expect("back after the long read");
     }
 
     #[tokio::test]

@@ -328,6 +328,13 @@ impl SqlStore {
         Ok(self.reader.acquire().await?)
     }
 
+    /// Borrows a reader connection for a read that may take seconds (a chain's aging, a
+    /// vendor's statement); such reads hold at most half the readers at once, so session
+    /// checks and short reads keep the rest (`read_pool.rs`).
+    async fn read_long(&self) -> Result<ReadConn> {
+        Ok(self.reader.acquire_long().await?)
+    }
+
     /// Every row `sql` reads, decoded.
     async fn all<T>(&self, sql: &'static str, decode: impl Fn(&DbRow) -> Result<T>) -> Result<Vec<T>> {
         sqlx::query(sql).fetch_all(&mut *self.read().await?).await?.iter().map(decode).collect()

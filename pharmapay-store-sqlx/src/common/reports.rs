@@ -246,7 +246,13 @@ impl ReportStore for SqlStore {
                 cases = buckets.join(" "),
                 over = bounds.due_from.len(),
             );
-            let rows = binds.query(sql).fetch_all(&mut *self.read().await?).await?;
+            // Across every vendor of a chain this reads every open invoice: a long read.
+            let mut conn = match vendor_id {
+                Some(_) => self.read().await?,
+                None => self.read_long().await?,
+            };
+            let rows = binds.query(sql).fetch_all(&mut *conn).await?;
+            drop(conn);
             let mut aging = AgingBuilder::new();
             for row in &rows {
                 let bucket = usize::try_from(row.try_get::<i64, _>("bucket")?).unwrap_or(usize::MAX);
@@ -270,7 +276,7 @@ impl ReportStore for SqlStore {
         self.answer_read(|| async move {
             // The opening figures and the lines come from one snapshot (a read-only transaction
             // on one reader connection), so they agree.
-            let mut reader = self.read().await?;
+            let mut reader = self.read_long().await?;
             let mut conn = reader.begin_snapshot(READ_SNAPSHOT).await?;
             let invoiced = sqlx::query(concat!(
                 "SELECT ",

@@ -125,7 +125,8 @@ struct RunArgs {
     /// invoices-overdue, invoices-partly-paid, invoices-search, transactions-default,
     /// dashboard-summary, dashboard-top-vendors, dashboard-recent-invoices, dashboard-monthly,
     /// dashboard-payables, dashboard-license-alerts, aging-today, aging-year-back,
-    /// statement-year, create-payment, vendor-payment, login, get-vendor-during-logins. Sign-in throttling scenarios (D21, D40), all three with
+    /// statement-year, create-payment, vendor-payment, login, get-vendor-during-logins,
+    /// get-vendor-during-aging. Sign-in throttling scenarios (D21, D40), all three with
     /// `throttling`: throttling-burst (32 parallel right-password sign-ins for one account, 5
     /// rounds), throttling-flood (1,000 attempts for a throttled email, with the audit entries
     /// and bytes on disk they wrote), throttling-payments (POST /api/transactions alone, then
@@ -368,7 +369,9 @@ fn traffic_for(endpoint: Endpoint, addr: SocketAddr, fixture: &Fixture, connecti
     };
     let today = fixture.calendar.date_of(Timestamp::now());
     match endpoint {
-        Endpoint::GetVendor | Endpoint::VendorDuringLogins => get(format!("/api/vendors/{}", fixture.vendor_id)),
+        Endpoint::GetVendor | Endpoint::VendorDuringLogins | Endpoint::VendorDuringAging => {
+            get(format!("/api/vendors/{}", fixture.vendor_id))
+        }
         Endpoint::VendorsDefault => get("/api/vendors".into()),
         Endpoint::VendorsByBalance => get("/api/vendors?sortBy=outstandingBalance&sortDir=desc".into()),
         Endpoint::VendorsSearch => get("/api/vendors?search=Remedies".into()),
@@ -521,7 +524,7 @@ async fn check_statements(
     let (server, addr) = setup::start_server(&settings.places, backend, scale, url, Logging::Statements)?;
     let fixture = setup::fixture(addr).await?;
     for endpoint in Endpoint::ALL {
-        if matches!(endpoint, Endpoint::Login | Endpoint::VendorDuringLogins) {
+        if matches!(endpoint, Endpoint::Login | Endpoint::VendorDuringLogins | Endpoint::VendorDuringAging) {
             continue;
         }
         let traffic = traffic_for(endpoint, addr, &fixture, 1);
@@ -603,6 +606,35 @@ async fn measure_block(
                     note: Some(note),
                 }
             }
+            Endpoint::VendorDuringAging => {
+                let gets = traffic_for(Endpoint::GetVendor, addr, &fixture, args.connections);
+                let agings = traffic_for(Endpoint::AgingYearBack, addr, &fixture, args.heavy_connections);
+                let mut measured = client::run(addr, &[gets, agings], settings.loaded).await;
+                let during = measured.remove(0);
+                let alongside = measured.remove(0);
+                let mut note = format!(
+                    "{} year-back agings on {} connections alongside: {:.2}/s, p50 {:.0} ms",
+                    alongside.ok,
+                    args.heavy_connections,
+                    alongside.rps,
+                    alongside.latencies.p50_ms()
+                );
+                if alongside.errors > 0 {
+                    note.push_str(&format!(
+                        ", {} failed ({})",
+                        alongside.errors,
+                        alongside.first_error.as_deref().unwrap_or("?")
+                    ));
+                }
+                Row {
+                    endpoint,
+                    connections: args.connections,
+                    loaded: during,
+                    single: None,
+                    sql: None,
+                    note: Some(note),
+                }
+            }
             _ => {
                 let mut single =
                     client::run(addr, &[traffic_for(endpoint, addr, &fixture, 1)], settings.single).await.remove(0);
@@ -626,7 +658,18 @@ async fn measure_block(
                 };
                 let traffic = traffic_for(endpoint, addr, &fixture, connections);
                 let connections = traffic.connections;
-                let loaded = client::run_with_cpu(addr, traffic, settings.loaded, server.pid()).await;
+                // A request of seconds gets a window of several such requests, so that some
+                // finish inside it (at most a minute).
+                let timing = if heavy {
+                    let p50 = Duration::from_micros(single.latencies.p50_us);
+                    Timing {
+                        warmup: settings.loaded.warmup.max(p50),
+                        window: settings.loaded.window.max(p50 * 3).min(Duration::from_secs(60)),
+                    }
+                } else {
+                    settings.loaded
+                };
+                let loaded = client::run_with_cpu(addr, traffic, timing, server.pid()).await;
                 Row { endpoint, connections, loaded, single: Some(single), sql: None, note: None }
             }
         };

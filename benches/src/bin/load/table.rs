@@ -58,11 +58,13 @@ pub enum Endpoint {
     Login,
     /// `GET /api/vendors/:id` while twenty logins run.
     VendorDuringLogins,
+    /// `GET /api/vendors/:id` while year-back agings run on the heavy reads' connections.
+    VendorDuringAging,
 }
 
 impl Endpoint {
     /// Every endpoint, in measuring order.
-    pub const ALL: [Endpoint; 22] = [
+    pub const ALL: [Endpoint; 23] = [
         Endpoint::GetVendor,
         Endpoint::VendorsDefault,
         Endpoint::VendorsByBalance,
@@ -85,6 +87,7 @@ impl Endpoint {
         Endpoint::VendorPayment,
         Endpoint::Login,
         Endpoint::VendorDuringLogins,
+        Endpoint::VendorDuringAging,
     ];
 
     /// A short key for `--only`.
@@ -112,6 +115,7 @@ impl Endpoint {
             Endpoint::VendorPayment => "vendor-payment",
             Endpoint::Login => "login",
             Endpoint::VendorDuringLogins => "get-vendor-during-logins",
+            Endpoint::VendorDuringAging => "get-vendor-during-aging",
         }
     }
 
@@ -140,6 +144,7 @@ impl Endpoint {
             Endpoint::VendorPayment => "POST /api/vendors/:id/payments (10 invoices)",
             Endpoint::Login => "POST /api/auth/login",
             Endpoint::VendorDuringLogins => "GET /api/vendors/:id, 20 logins in parallel",
+            Endpoint::VendorDuringAging => "GET /api/vendors/:id, year-back agings in parallel",
         }
     }
 
@@ -154,6 +159,7 @@ impl Endpoint {
                 | Endpoint::VendorPayment
                 | Endpoint::Login
                 | Endpoint::VendorDuringLogins
+                | Endpoint::VendorDuringAging
         )
     }
 }
@@ -407,7 +413,7 @@ pub fn render(block: &Block) -> String {
                 }
             }
         }
-        if row.endpoint == Endpoint::VendorDuringLogins
+        if matches!(row.endpoint, Endpoint::VendorDuringLogins | Endpoint::VendorDuringAging)
             && let Some(share) = alone.and_then(|alone| ratio(row.loaded.rps, alone))
         {
             notes.push(format!("{share:.2} x the rate alone"));
