@@ -36,9 +36,11 @@
 //! connections at once (at least one): however many are asked for together, the other half
 //! stays for the session check every request makes (D20) and the short reads, and the
 //! database keeps time for them, so a few desks opening a heavy report do not stop everyone
-//! else's requests. Long reads beyond that wait for a turn, within the same acquire timeout. Connections open when first needed, except one opened with the pool so that a bad
-//! database is found when the store opens; they are kept until the store closes and reused
-//! last-in first-out, which keeps the busiest connections' caches warm.
+//! else's requests. Long reads beyond that wait for a turn, within the same acquire timeout.
+//!
+//! Connections open when first needed, except one opened with the pool so that a bad database
+//! is found when the store opens; they are kept until the store closes and reused last-in
+//! first-out, which keeps the busiest connections' caches warm.
 
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -109,26 +111,28 @@ impl<DB: Database> ReadPool<DB> {
     /// the pool's size are open; otherwise waits for one to come back. Waiting, connecting and
     /// pinging together take at most the acquire timeout.
     pub(crate) async fn acquire(&self) -> Result<ReadConn<DB>, sqlx::Error> {
-        match tokio::time::timeout(self.inner.acquire_timeout, self.lend()).await {
-            Ok(lent) => lent,
-            Err(_) => Err(sqlx::Error::PoolTimedOut),
-        }
+        self.in_time(self.lend()).await
     }
 
     /// Borrows a connection for a long read: as [`ReadPool::acquire`], after waiting for one of
     /// the long reads' turns (the wait counts within the acquire timeout). The turn is given
     /// back with the connection.
     pub(crate) async fn acquire_long(&self) -> Result<ReadConn<DB>, sqlx::Error> {
-        let lend = async {
+        self.in_time(async {
             let turn = Arc::clone(&self.inner.long_reads).acquire_owned().await.map_err(|_| sqlx::Error::PoolClosed)?;
             let mut conn = self.lend().await?;
             conn._long_read = Some(turn);
             Ok(conn)
-        };
-        match tokio::time::timeout(self.inner.acquire_timeout, lend).await {
-            Ok(lent) => lent,
-            Err(_) => Err(sqlx::Error::PoolTimedOut),
-        }
+        })
+        .await
+    }
+
+    /// `lend`, or `sqlx::Error::PoolTimedOut` once the acquire timeout has passed.
+    async fn in_time(
+        &self,
+        lend: impl Future<Output = Result<ReadConn<DB>, sqlx::Error>>,
+    ) -> Result<ReadConn<DB>, sqlx::Error> {
+        tokio::time::timeout(self.inner.acquire_timeout, lend).await.unwrap_or(Err(sqlx::Error::PoolTimedOut))
     }
 
     async fn lend(&self) -> Result<ReadConn<DB>, sqlx::Error> {

@@ -584,39 +584,24 @@ async fn measure_block(
         }
         client::settle(addr, "/api/health", Duration::from_secs(180)).await;
         let row = match endpoint {
-            Endpoint::VendorDuringLogins => {
+            Endpoint::VendorDuringLogins | Endpoint::VendorDuringAging => {
+                // Vendor fetches, with other traffic on connections of its own beside them.
+                let (beside, what) = match endpoint {
+                    Endpoint::VendorDuringLogins => (logins(addr, &fixture, 20), "logins"),
+                    _ => (
+                        traffic_for(Endpoint::AgingYearBack, addr, &fixture, args.heavy_connections),
+                        "year-back agings",
+                    ),
+                };
+                let beside_connections = beside.connections;
                 let gets = traffic_for(Endpoint::GetVendor, addr, &fixture, args.connections);
-                let logins = logins(addr, &fixture, 20);
-                let login_connections = logins.connections;
-                let mut measured = client::run(addr, &[gets, logins], settings.loaded).await;
-                let during = measured.remove(0);
-                let alongside = measured.remove(0);
-                let note = format!(
-                    "{} logins on {login_connections} connections alongside: {:.1}/s, p50 {:.0} ms",
-                    alongside.ok,
-                    alongside.rps,
-                    alongside.latencies.p50_ms()
-                );
-                Row {
-                    endpoint,
-                    connections: args.connections,
-                    loaded: during,
-                    single: None,
-                    sql: None,
-                    note: Some(note),
-                }
-            }
-            Endpoint::VendorDuringAging => {
-                let gets = traffic_for(Endpoint::GetVendor, addr, &fixture, args.connections);
-                let agings = traffic_for(Endpoint::AgingYearBack, addr, &fixture, args.heavy_connections);
-                let mut measured = client::run(addr, &[gets, agings], settings.loaded).await;
+                let mut measured = client::run(addr, &[gets, beside], settings.loaded).await;
                 let during = measured.remove(0);
                 let alongside = measured.remove(0);
                 let mut note = format!(
-                    "{} year-back agings on {} connections alongside: {:.2}/s, p50 {:.0} ms",
+                    "{} {what} on {beside_connections} connections alongside: {}/s, p50 {:.0} ms",
                     alongside.ok,
-                    args.heavy_connections,
-                    alongside.rps,
+                    table::rate(alongside.rps),
                     alongside.latencies.p50_ms()
                 );
                 if alongside.errors > 0 {
