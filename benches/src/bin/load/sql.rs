@@ -218,22 +218,20 @@ impl Database {
         })
     }
 
-    async fn pool(&self, connections: u32, write: bool) -> Result<Pool, String> {
+    /// The writes' pool: SQLite's one writer connection, or a pool of the store's size on
+    /// PostgreSQL (sqlx's pool, as the store's writes use it).
+    async fn writer_pool(&self) -> Result<Pool, String> {
         match self {
-            Database::Sqlite { reader, writer } => {
-                let options = if write { writer } else { reader };
-                let connections = if write { 1 } else { connections };
-                SqlitePoolOptions::new()
-                    .max_connections(connections)
-                    .test_before_acquire(false)
-                    .max_lifetime(None)
-                    .connect_with(options.clone())
-                    .await
-                    .map(Pool::Sqlite)
-                    .map_err(|error| error.to_string())
-            }
+            Database::Sqlite { writer, .. } => SqlitePoolOptions::new()
+                .max_connections(1)
+                .test_before_acquire(false)
+                .max_lifetime(None)
+                .connect_with(writer.clone())
+                .await
+                .map(Pool::Sqlite)
+                .map_err(|error| error.to_string()),
             Database::Postgres(options) => PgPoolOptions::new()
-                .max_connections(connections)
+                .max_connections(self.store_pool_size())
                 .connect_with(options.clone())
                 .await
                 .map(Pool::Postgres)
@@ -328,21 +326,23 @@ impl Database {
     /// `size` reader connections with the store's reader settings.
     async fn readers(&self, size: u32) -> Result<Readers, String> {
         use sqlx::ConnectOptions;
-        let mut sqlite = Vec::new();
-        let mut postgres = Vec::new();
-        for _ in 0..size {
-            match self {
-                Database::Sqlite { reader, .. } => {
-                    sqlite.push(reader.connect().await.map_err(|error| error.to_string())?);
-                }
-                Database::Postgres(options) => {
-                    postgres.push(options.connect().await.map_err(|error| error.to_string())?);
-                }
+        async fn open<O: ConnectOptions>(options: &O, size: u32) -> Result<Vec<O::Connection>, String>
+        where
+            O::Connection: Sized,
+        {
+            let mut connections = Vec::new();
+            for _ in 0..size {
+                connections.push(options.connect().await.map_err(|error| error.to_string())?);
             }
+            Ok(connections)
         }
         Ok(match self {
-            Database::Sqlite { .. } => Readers::Sqlite(std::sync::Arc::new(Lender::new(sqlite))),
-            Database::Postgres(_) => Readers::Postgres(std::sync::Arc::new(Lender::new(postgres))),
+            Database::Sqlite { reader, .. } => {
+                Readers::Sqlite(std::sync::Arc::new(Lender::new(open(reader, size).await?)))
+            }
+            Database::Postgres(options) => {
+                Readers::Postgres(std::sync::Arc::new(Lender::new(open(options, size).await?)))
+            }
         })
     }
 }
@@ -488,7 +488,7 @@ pub async fn time_writes(
     admin_id: i64,
     timing: SqlTiming,
 ) -> Result<Ceiling, String> {
-    let pool = db.pool(db.store_pool_size(), true).await?;
+    let pool = db.writer_pool().await?;
     let ids = std::sync::Arc::new(invoice_ids.to_vec());
     let counter = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let one = {
