@@ -139,6 +139,13 @@ macro_rules! migrations {
                 seeds: false,
                 recounts_figures: false,
             },
+            Migration {
+                version: 11,
+                description: "trigram pending lists",
+                sql: include_str!(concat!("../migrations/", $backend, "/0011_trigram_pending_lists.sql")),
+                seeds: false,
+                recounts_figures: false,
+            },
         ]
     };
 }

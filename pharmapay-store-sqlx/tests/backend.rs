@@ -70,7 +70,7 @@ async fn a_sqlite_file_keeps_its_data_across_reopens_and_migrates_once() {
     let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
     let applied: i64 =
         sqlx::query("SELECT COUNT(*) FROM _pharmapay_migrations").fetch_one(&mut conn).await.unwrap().get(0);
-    assert_eq!(applied, 10, "each of the ten migrations is recorded once");
+    assert_eq!(applied, 11, "each of the eleven migrations is recorded once");
 }
 
 /// Writes a small ledger through `store`: an overdue, a fully paid and a partially paid
@@ -521,6 +521,60 @@ async fn postgres_bulk_loads_set_indexes_aside_and_build_them_again() {
     assert_eq!(indexed().await, 3, "opening the store finished the stopped load");
     assert_eq!(found(&store, "bulk").await, 3);
     store.check_figures().await.expect("kept figures equal the recount");
+}
+
+/// The reloptions of the two trigram indexes, by name, as the catalogue holds them.
+async fn trigram_index_options(url: &str) -> Vec<(String, Option<Vec<String>>)> {
+    let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
+    let sql = "SELECT relname::text, reloptions FROM pg_class \
+               WHERE relname IN ('invoices_number_trigrams', 'vendors_name_trigrams') ORDER BY relname";
+    let rows = sqlx::query(sql).fetch_all(&mut conn).await.unwrap();
+    rows.iter().map(|row| (row.get(0), row.get(1))).collect()
+}
+
+/// Every payment rewrites its invoice's and vendor's rows, adding their trigrams to the
+/// indexes' pending lists, which every search reads whole; migration 11 holds those lists to
+/// 64 kB, on a database that opens on a stopped bulk load too (its invoice-number index is
+/// built again with the limit).
+#[tokio::test]
+async fn postgres_trigram_indexes_keep_short_pending_lists() {
+    let Some((store, database)) = common::fresh_postgres().await else { return };
+    let limited = Some(vec!["gin_pending_list_limit=64".to_owned()]);
+    let expected = vec![
+        ("invoices_number_trigrams".to_owned(), limited.clone()),
+        ("vendors_name_trigrams".to_owned(), limited.clone()),
+    ];
+    assert_eq!(trigram_index_options(database.url()).await, expected, "a new database");
+
+    // A database of version 10 stopped in a bulk load: the invoice-number index set aside
+    // without the limit, the vendor-name index without it.
+    let vendor = begin_bulk_load_of_two(&store).await;
+    store.close().await;
+    let mut conn = sqlx::PgConnection::connect(database.url()).await.unwrap();
+    sqlx::raw_sql(
+        "UPDATE deferred_schema SET definition = regexp_replace(definition, ' WITH \\(.*\\)$', '') \
+         WHERE name = 'invoices_number_trigrams'; \
+         ALTER INDEX vendors_name_trigrams RESET (gin_pending_list_limit); \
+         DELETE FROM _pharmapay_migrations WHERE version = 11",
+    )
+    .execute(&mut conn)
+    .await
+    .unwrap();
+    let deferred: String =
+        sqlx::query("SELECT definition FROM deferred_schema WHERE name = 'invoices_number_trigrams'")
+            .fetch_one(&mut conn)
+            .await
+            .unwrap()
+            .get(0);
+    assert!(!deferred.contains("WITH"), "set aside as version 10 kept it: {deferred}");
+    conn.close().await.unwrap();
+    assert_eq!(trigram_index_options(database.url()).await, vec![("vendors_name_trigrams".to_owned(), None)]);
+
+    let store = PostgresStore::connect(database.url()).await.unwrap();
+
+    assert_eq!(trigram_index_options(database.url()).await, expected, "after the upgrade");
+    import_some(&store, vendor, &["BULK-003"]).await;
+    assert_eq!(found(&store, "bulk").await, 3, "the rebuilt index answers");
 }
 
 /// Imports ten thousand payments, each with its own reference, in one call; then one that
