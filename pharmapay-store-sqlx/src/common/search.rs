@@ -2,12 +2,13 @@
 //! through a trigram index where the term allows.
 //!
 //! A term of three characters or more is looked up by its trigrams: in SQLite, the FTS5 tables
-//! `invoice_number_search` and `vendor_name_search` (migration 4), asked for the keys holding
-//! every trigram of a set that covers the term ([`covering_trigrams`]); in PostgreSQL,
-//! `pg_trgm` GIN indexes, which serve the `LIKE` itself. The substring is always checked as
-//! well ([`holds`]), so the answer is the substring match whatever the index, and the index may
-//! be asked for a part of the term: invoice numbers are looked up by the term's tail (see
-//! [`NUMBER_TAIL`]). A shorter term has no trigram to look up: it is matched by [`holds`]
+//! `invoice_number_search` and `vendor_name_search` (migration 4), asked for the keys holding every
+//! trigram of a set that covers the term ([`covering_trigrams`]); in PostgreSQL, `pg_trgm` GIN
+//! indexes, which serve the `LIKE` itself (their pending lists, which every search reads whole and
+//! every payment's non-HOT row updates add to, are held to 64 kB by migration 11). The substring is
+//! always checked as well ([`holds`]), so the answer is the substring match whatever the index, and
+//! the index may be asked for a part of the term: invoice numbers are looked up by the term's tail
+//! (see [`NUMBER_TAIL`]). A shorter term has no trigram to look up: it is matched by [`holds`]
 //! alone, which scans the keys (the vendors' names, or the invoices' numbers joined to their
 //! vendors' names); at a chain's scale that scan is bounded by the size of the two tables and
 //! measured in BENCHMARKS.md.
