@@ -308,8 +308,9 @@ impl SqlxStore {
     /// Refreshes the query planner's statistics and PostgreSQL's visibility map; call it after
     /// a bulk load (a run of imports), so the queries that follow plan with the new table sizes
     /// and index-only scans (the dashboard's monthly totals, vendor totals) need not visit the
-    /// table. PostgreSQL runs `VACUUM (ANALYZE)`, which autovacuum would do some time later when
-    /// it is on; SQLite needs nothing, as its plans for this schema do not depend on statistics.
+    /// table. PostgreSQL runs `VACUUM (ANALYZE)` over the store's tables, which autovacuum would
+    /// do some time later when it is on; SQLite needs nothing, as its plans for this schema do
+    /// not depend on statistics.
     ///
     /// # Errors
     /// [`StoreError::Unavailable`] or [`StoreError::Backend`] when the statement fails.

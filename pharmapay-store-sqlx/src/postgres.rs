@@ -289,10 +289,25 @@ pub(crate) async fn open(url: &str, options: &StoreOptions) -> Result<PostgresSt
     Ok(store)
 }
 
-/// Refreshes the planner's statistics and the visibility map of every table (after bulk
-/// loads). `VACUUM` cannot run inside a transaction, so it goes to the pool as a statement.
+/// Refreshes the planner's statistics and the visibility map of the store's tables (after bulk
+/// loads): every table of the schema the store's migrations write to. A `VACUUM` that names no
+/// table takes the shared catalogues too, and a role that owns only its database may not vacuum
+/// the shared ones (`pg_authid`, `pg_database`...): each run warned so, once for each of 48
+/// catalogues and their indexes, to a user who did nothing wrong.
+/// `VACUUM` cannot run inside a transaction, so it goes to the pool as a statement.
 async fn analyze(store: &PostgresStore) -> Result<(), Error> {
-    sqlx::raw_sql("VACUUM (ANALYZE)").execute(store.writer()).await?;
+    let tables: Vec<String> = sqlx::query_scalar(
+        "SELECT format('%I.%I', n.nspname, c.relname) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+         WHERE c.relkind = 'r' AND n.nspname = current_schema() ORDER BY 1",
+    )
+    .fetch_all(store.writer())
+    .await?;
+    if tables.is_empty() {
+        return Ok(());
+    }
+    // The names come from the catalogue, each quoted by `format('%I')`.
+    let vacuum = format!("VACUUM (ANALYZE) {}", tables.join(", "));
+    sqlx::raw_sql(sqlx::AssertSqlSafe(vacuum)).execute(store.writer()).await?;
     Ok(())
 }
 

@@ -388,6 +388,108 @@ async fn postgres_reports_its_settings_and_migrates_once_when_servers_start_toge
     store.close().await;
 }
 
+/// Collects the warnings and errors logged while it is the default subscriber.
+#[derive(Clone, Default)]
+struct Warnings(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+impl tracing::Subscriber for Warnings {
+    fn enabled(&self, metadata: &tracing::Metadata<'_>) -> bool {
+        *metadata.level() <= tracing::Level::WARN
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        struct Fields(String);
+        impl tracing::field::Visit for Fields {
+            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                self.0.push_str(&format!(" {}={value:?}", field.name()));
+            }
+        }
+        let mut fields = Fields(format!("{} {}:", event.metadata().level(), event.metadata().target()));
+        event.record(&mut fields);
+        self.0.lock().unwrap().push(fields.0);
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+/// A login role made for one test, dropped (after the databases it owns) with its guard.
+struct PgRole {
+    admin_url: String,
+    name: String,
+}
+
+impl Drop for PgRole {
+    fn drop(&mut self) {
+        let (admin_url, name) = (self.admin_url.clone(), self.name.clone());
+        let dropped = std::thread::spawn(move || {
+            tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+                let mut admin = sqlx::PgConnection::connect(&admin_url).await?;
+                sqlx::query(AssertSqlSafe(format!("DROP ROLE IF EXISTS {name}"))).execute(&mut admin).await?;
+                Ok::<_, sqlx::Error>(())
+            })
+        })
+        .join();
+        if !matches!(dropped, Ok(Ok(()))) {
+            eprintln!("warning: could not drop test role {}", self.name);
+        }
+    }
+}
+
+/// `url` with its user and password replaced.
+fn with_user(url: &str, user: &str, password: &str) -> String {
+    let (scheme, rest) = url.split_once("://").expect("a URL with a scheme");
+    let host = rest.split_once('@').map_or(rest, |(_, host)| host);
+    format!("{scheme}://{user}:{password}@{host}")
+}
+
+/// After a bulk load the store refreshes the statistics of its own tables. Run by the role the
+/// README asks for (one that owns its database and nothing more), it says nothing: a `VACUUM`
+/// of the whole database warned that such a role may not vacuum a shared catalogue.
+#[tokio::test]
+async fn postgres_refreshes_its_statistics_as_a_database_owner_without_warnings() {
+    let Some(admin_url) = common::postgres_admin_url() else { return };
+    let role_name = format!("pharmapay_owner_{}", std::process::id());
+    let mut admin = sqlx::PgConnection::connect(&admin_url).await.unwrap();
+    sqlx::query(AssertSqlSafe(format!("CREATE ROLE {role_name} LOGIN PASSWORD 'owner-password'")))
+        .execute(&mut admin)
+        .await
+        .unwrap();
+    let _role = PgRole { admin_url: admin_url.clone(), name: role_name.clone() };
+    let database = common::PgDatabase::create(&admin_url).await;
+    let database_name = database.url().rsplit('/').next().unwrap().split('?').next().unwrap().to_owned();
+    sqlx::query(AssertSqlSafe(format!("ALTER DATABASE {database_name} OWNER TO {role_name}")))
+        .execute(&mut admin)
+        .await
+        .unwrap();
+    admin.close().await.unwrap();
+    let url = with_user(database.url(), &role_name, "owner-password");
+    let store = PostgresStore::connect(&url).await.expect("a database owner may migrate it");
+    small_ledger(&store).await.unwrap();
+    let warnings = Warnings::default();
+
+    let refreshed = {
+        let _default = tracing::subscriber::set_default(warnings.clone());
+        store.analyze().await
+    };
+
+    refreshed.expect("the statistics are refreshed");
+    assert_eq!(*warnings.0.lock().unwrap(), Vec::<String>::new(), "nothing to warn about");
+    let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
+    let unvacuumed: Vec<String> = sqlx::query_scalar(
+        "SELECT relname::text FROM pg_stat_user_tables WHERE last_vacuum IS NULL OR last_analyze IS NULL ORDER BY 1",
+    )
+    .fetch_all(&mut conn)
+    .await
+    .unwrap();
+    assert_eq!(unvacuumed, Vec::<String>::new(), "every table of the store was vacuumed and analyzed");
+    conn.close().await.unwrap();
+    store.close().await;
+}
+
 #[tokio::test]
 async fn postgres_turns_a_lost_race_on_the_unique_index_into_a_conflict() {
     let Some((store, database)) = common::fresh_postgres().await else { return };
