@@ -232,7 +232,7 @@ impl ReportStore for MemoryStore {
     async fn list_audit(&self, query: &AuditQuery) -> StoreResult<Page<AuditEntry>> {
         let state = self.read();
         let filter = &query.filter;
-        let entries: Vec<AuditEntry> = state
+        let entries: Vec<&AuditEntry> = state
             .audit
             .iter()
             .rev()
@@ -243,11 +243,9 @@ impl ReportStore for MemoryStore {
                     && filter.from_date.is_none_or(|from| entry.at >= from)
                     && filter.to_date.is_none_or(|to| entry.at <= to)
             })
-            .cloned()
             .collect();
-        let mut entries = entries;
-        entries.sort_by(|a, b| b.at.cmp(&a.at).then(b.id.cmp(&a.id)));
-        Ok(query.page.slice(entries))
+        let page = query.page.sorted_slice(entries, |a, b| b.at.cmp(&a.at).then(b.id.cmp(&a.id)));
+        Ok(page.map(AuditEntry::clone))
     }
 
     // Exports
