@@ -578,7 +578,6 @@ impl InvoiceStore for MemoryStore {
     }
 }
 
-/// Whether a payment row matches a list's or an export's filter.
 /// A listed row's value in its list's order, taken out of the row once: the rows of a long
 /// list are compared many times while its page is cut, and reading each value through its row
 /// cost a visit to memory far from the list (the first page of 90,000 payments spent half its
@@ -595,6 +594,7 @@ fn by_key_then_id(dir: SortDir) -> impl Fn(&(SortKey<'_>, i64), &(SortKey<'_>, i
     move |(a_key, a_id), (b_key, b_id)| cmp_then_id(a_key.cmp(b_key), *a_id, *b_id, dir)
 }
 
+/// Whether a payment row matches a list's or an export's filter.
 pub(crate) fn transaction_matches(row: &TransactionRow, filter: &TransactionFilter) -> bool {
     row.is_active == filter.is_active
         && filter.invoice_id.is_none_or(|invoice| row.invoice_id == invoice.get())

@@ -333,53 +333,13 @@ async fn facts(store: &PostgresStore) -> Result<Vec<(&'static str, String)>, Err
 #[cfg(all(test, feature = "test-support"))]
 mod tests {
     use std::future::Future;
-    use std::sync::{Arc, Mutex};
     use std::task::Poll;
     use std::time::Duration;
 
     use sqlx::postgres::PgPoolOptions;
-    use tracing::field::{Field, Visit};
-    use tracing::span::{Attributes, Id, Record};
-    use tracing::{Event, Metadata};
 
     use super::begin_write_tx;
-    use crate::testing::{PgDatabase, postgres_admin_url};
-
-    /// The notices PostgreSQL sent, as sqlx logs them (target `sqlx::postgres::notice`), and
-    /// the warnings this crate logs.
-    #[derive(Clone, Default)]
-    struct Notices(Arc<Mutex<Vec<String>>>, Arc<Mutex<Vec<String>>>);
-
-    struct Message<'a>(&'a mut String);
-
-    impl Visit for Message<'_> {
-        fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-            if field.name() == "message" {
-                *self.0 = format!("{value:?}");
-            }
-        }
-    }
-
-    impl tracing::Subscriber for Notices {
-        fn enabled(&self, metadata: &Metadata<'_>) -> bool {
-            metadata.target() == "sqlx::postgres::notice"
-                || (metadata.target().starts_with(module_path!().split("::").next().unwrap_or_default())
-                    && *metadata.level() == tracing::Level::WARN)
-        }
-        fn new_span(&self, _: &Attributes<'_>) -> Id {
-            Id::from_u64(1)
-        }
-        fn record(&self, _: &Id, _: &Record<'_>) {}
-        fn record_follows_from(&self, _: &Id, _: &Id) {}
-        fn event(&self, event: &Event<'_>) {
-            let mut message = String::new();
-            event.record(&mut Message(&mut message));
-            let kept = if event.metadata().target() == "sqlx::postgres::notice" { &self.0 } else { &self.1 };
-            kept.lock().unwrap().push(message);
-        }
-        fn enter(&self, _: &Id) {}
-        fn exit(&self, _: &Id) {}
-    }
+    use crate::testing::{Notices, PgDatabase, postgres_admin_url};
 
     /// Whether the connection runs its statements outside any transaction begun before: sent
     /// as a simple query, a statement outside a transaction starts its own, so `now()` is its
@@ -444,7 +404,7 @@ mod tests {
             let _logged = tracing::dispatcher::set_default(&tracing::Dispatch::new(logged.clone()));
             super::open(database.url(), &crate::StoreOptions::default()).await.unwrap()
         };
-        let warnings = logged.1.lock().unwrap().clone();
+        let warnings = logged.warnings();
         let warned = warnings.iter().any(|warning| warning.contains("autovacuum is off"));
         assert_eq!(warned, setting == "off", "autovacuum = {setting}; warnings: {warnings:?}");
         store.close().await;
@@ -468,7 +428,7 @@ mod tests {
 
         let kept: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM kept").fetch_one(&pool).await.unwrap();
         assert_eq!(kept, 1, "the write was committed");
-        let notices = notices.0.lock().unwrap().clone();
+        let notices = notices.notices();
         assert!(notices.is_empty(), "no ROLLBACK followed the COMMIT: {notices:?}");
         pool.close().await;
     }

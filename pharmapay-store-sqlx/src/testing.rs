@@ -1,4 +1,5 @@
-//! Test support (feature `test-support`): fresh, isolated PostgreSQL databases.
+//! Test support (feature `test-support`): fresh, isolated PostgreSQL databases, and a
+//! subscriber that collects what PostgreSQL and the store warn about.
 //!
 //! Tests that need PostgreSQL read the server's admin URL from `PHARMAPAY_TEST_POSTGRES_URL`
 //! (for example `postgres://postgres@127.0.0.1:5432/test`). [`PgDatabase::create`] makes a
@@ -7,9 +8,13 @@
 //! [`postgres_admin_url`] prints that the test skips.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use sqlx::{AssertSqlSafe, Connection, PgConnection};
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing::{Event, Metadata};
 
 /// The variable holding the PostgreSQL admin URL.
 pub const POSTGRES_URL_VAR: &str = "PHARMAPAY_TEST_POSTGRES_URL";
@@ -99,4 +104,53 @@ pub fn with_database(admin_url: &str, name: &str) -> String {
         Some(query) => format!("{base}/{name}?{query}"),
         None => format!("{base}/{name}"),
     }
+}
+
+/// A `tracing` subscriber that keeps the notices PostgreSQL sent, as sqlx logs them (target
+/// `sqlx::postgres::notice`), and the warnings this crate logs; set it as the default for the
+/// part of a test it watches (`tracing::dispatcher::set_default`).
+#[derive(Clone, Default)]
+pub struct Notices(Arc<Mutex<Vec<String>>>, Arc<Mutex<Vec<String>>>);
+
+impl Notices {
+    /// The messages of PostgreSQL's notices so far.
+    pub fn notices(&self) -> Vec<String> {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
+    }
+
+    /// The messages of this crate's warnings so far.
+    pub fn warnings(&self) -> Vec<String> {
+        self.1.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
+    }
+}
+
+struct Message<'a>(&'a mut String);
+
+impl Visit for Message<'_> {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "message" {
+            *self.0 = format!("{value:?}");
+        }
+    }
+}
+
+impl tracing::Subscriber for Notices {
+    fn enabled(&self, metadata: &Metadata<'_>) -> bool {
+        metadata.target() == "sqlx::postgres::notice"
+            || (metadata.target().starts_with(module_path!().split("::").next().unwrap_or_default())
+                && *metadata.level() == tracing::Level::WARN)
+    }
+    fn new_span(&self, _: &Attributes<'_>) -> Id {
+        Id::from_u64(1)
+    }
+    fn record(&self, _: &Id, _: &Record<'_>) {}
+    fn record_follows_from(&self, _: &Id, _: &Id) {}
+    fn event(&self, event: &Event<'_>) {
+        let mut message = String::new();
+        event.record(&mut Message(&mut message));
+        let kept = if event.metadata().target() == "sqlx::postgres::notice" { &self.0 } else { &self.1 };
+        kept.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(message);
+    }
+    fn enter(&self, _: &Id) {}
+    fn exit(&self, _: &Id) {}
 }

@@ -17,6 +17,7 @@ use pharmapay_core::store::{
 };
 use pharmapay_core::{Authority, Store};
 use pharmapay_core::{StoreError, StoreResult, UniqueKey};
+use pharmapay_store_sqlx::testing::Notices;
 use pharmapay_store_sqlx::{PostgresStore, SqliteStore, SqlxStore, StoreOptions};
 use sqlx::{AssertSqlSafe, Connection, Row};
 
@@ -388,34 +389,6 @@ async fn postgres_reports_its_settings_and_migrates_once_when_servers_start_toge
     store.close().await;
 }
 
-/// Collects the warnings and errors logged while it is the default subscriber.
-#[derive(Clone, Default)]
-struct Warnings(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
-
-impl tracing::Subscriber for Warnings {
-    fn enabled(&self, metadata: &tracing::Metadata<'_>) -> bool {
-        *metadata.level() <= tracing::Level::WARN
-    }
-    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
-        tracing::span::Id::from_u64(1)
-    }
-    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
-    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
-    fn event(&self, event: &tracing::Event<'_>) {
-        struct Fields(String);
-        impl tracing::field::Visit for Fields {
-            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
-                self.0.push_str(&format!(" {}={value:?}", field.name()));
-            }
-        }
-        let mut fields = Fields(format!("{} {}:", event.metadata().level(), event.metadata().target()));
-        event.record(&mut fields);
-        self.0.lock().unwrap().push(fields.0);
-    }
-    fn enter(&self, _: &tracing::span::Id) {}
-    fn exit(&self, _: &tracing::span::Id) {}
-}
-
 /// A login role made for one test, dropped (after the databases it owns) with its guard.
 struct PgRole {
     admin_url: String,
@@ -469,15 +442,16 @@ async fn postgres_refreshes_its_statistics_as_a_database_owner_without_warnings(
     let url = with_user(database.url(), &role_name, "owner-password");
     let store = PostgresStore::connect(&url).await.expect("a database owner may migrate it");
     small_ledger(&store).await.unwrap();
-    let warnings = Warnings::default();
+    let logged = Notices::default();
 
     let refreshed = {
-        let _default = tracing::subscriber::set_default(warnings.clone());
+        let _logged = tracing::dispatcher::set_default(&tracing::Dispatch::new(logged.clone()));
         store.analyze().await
     };
 
     refreshed.expect("the statistics are refreshed");
-    assert_eq!(*warnings.0.lock().unwrap(), Vec::<String>::new(), "nothing to warn about");
+    assert_eq!(logged.notices(), Vec::<String>::new(), "PostgreSQL has nothing to warn about");
+    assert_eq!(logged.warnings(), Vec::<String>::new());
     let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
     let unvacuumed: Vec<String> = sqlx::query_scalar(
         "SELECT relname::text FROM pg_stat_user_tables WHERE last_vacuum IS NULL OR last_analyze IS NULL ORDER BY 1",
