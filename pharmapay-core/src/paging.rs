@@ -181,8 +181,8 @@ impl PageRequest {
     /// Cuts this page out of an unsorted list, in the order of `compare`: the page
     /// [`slice`](Self::slice) would cut from the list sorted whole, when `compare` is a total
     /// order (every list breaks its ties by id). Only the items up to the page's end are
-    /// sorted; a selection, linear on average, sets the others apart first. The first page of
-    /// 90,000 payments cost a sort of all of them (`O(n log n)`) on every request before.
+    /// sorted; a selection, linear on average, sets the others apart first, so the first page of
+    /// 90,000 payments costs about one pass over them rather than a sort of them all.
     pub fn sorted_slice<T>(self, mut items: Vec<T>, mut compare: impl FnMut(&T, &T) -> Ordering) -> Page<T> {
         let total_count = items.len() as u64;
         let offset = usize::try_from(self.offset()).unwrap_or(usize::MAX);
