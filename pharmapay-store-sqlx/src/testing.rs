@@ -30,11 +30,13 @@ pub fn postgres_admin_url() -> Option<String> {
     }
 }
 
-/// A database created for one test and dropped (with `FORCE`) when this guard is dropped.
+/// A database created for one test and dropped (with `FORCE`) when this guard is dropped,
+/// with the login role that owns it when it was made for one.
 pub struct PgDatabase {
     admin_url: String,
     name: String,
     url: String,
+    owner: Option<String>,
 }
 
 impl PgDatabase {
@@ -54,7 +56,31 @@ impl PgDatabase {
             .expect("a test database is created");
         admin.close().await.ok();
         let url = with_database(admin_url, &name);
-        Self { admin_url: admin_url.to_owned(), name, url }
+        Self { admin_url: admin_url.to_owned(), name, url, owner: None }
+    }
+
+    /// Creates a uniquely named database owned by a new login role, which owns nothing else:
+    /// the role the README asks for. [`url`](Self::url) connects as that role.
+    ///
+    /// # Panics
+    /// When the server refuses; the test cannot run.
+    pub async fn create_with_owner(admin_url: &str) -> Self {
+        let mut database = Self::create(admin_url).await;
+        let owner = format!("{}_owner", database.name);
+        let password = "owner-password";
+        let mut admin = PgConnection::connect(admin_url).await.expect("the PostgreSQL admin URL connects");
+        for sql in [
+            format!("CREATE ROLE {owner} LOGIN PASSWORD '{password}'"),
+            format!("ALTER DATABASE {} OWNER TO {owner}", database.name),
+        ] {
+            sqlx::query(AssertSqlSafe(sql)).execute(&mut admin).await.expect("the owner role is made");
+        }
+        admin.close().await.ok();
+        let (scheme, rest) = database.url.split_once("://").expect("a URL with a scheme");
+        let host = rest.split_once('@').map_or(rest, |(_, host)| host);
+        database.url = format!("{scheme}://{owner}:{password}@{host}");
+        database.owner = Some(owner);
+        database
     }
 
     /// The URL of this database.
@@ -69,6 +95,7 @@ impl Drop for PgDatabase {
         // own small runtime drops the database and is waited for.
         let admin_url = self.admin_url.clone();
         let name = self.name.clone();
+        let owner = self.owner.clone();
         let dropped = std::thread::spawn(move || {
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
             runtime.block_on(async {
@@ -76,6 +103,9 @@ impl Drop for PgDatabase {
                 sqlx::query(AssertSqlSafe(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")))
                     .execute(&mut admin)
                     .await?;
+                if let Some(owner) = owner {
+                    sqlx::query(AssertSqlSafe(format!("DROP ROLE IF EXISTS {owner}"))).execute(&mut admin).await?;
+                }
                 admin.close().await?;
                 Ok::<_, Box<dyn std::error::Error + Send + Sync>>(())
             })

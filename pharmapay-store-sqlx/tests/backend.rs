@@ -389,57 +389,14 @@ async fn postgres_reports_its_settings_and_migrates_once_when_servers_start_toge
     store.close().await;
 }
 
-/// A login role made for one test, dropped (after the databases it owns) with its guard.
-struct PgRole {
-    admin_url: String,
-    name: String,
-}
-
-impl Drop for PgRole {
-    fn drop(&mut self) {
-        let (admin_url, name) = (self.admin_url.clone(), self.name.clone());
-        let dropped = std::thread::spawn(move || {
-            tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-                let mut admin = sqlx::PgConnection::connect(&admin_url).await?;
-                sqlx::query(AssertSqlSafe(format!("DROP ROLE IF EXISTS {name}"))).execute(&mut admin).await?;
-                Ok::<_, sqlx::Error>(())
-            })
-        })
-        .join();
-        if !matches!(dropped, Ok(Ok(()))) {
-            eprintln!("warning: could not drop test role {}", self.name);
-        }
-    }
-}
-
-/// `url` with its user and password replaced.
-fn with_user(url: &str, user: &str, password: &str) -> String {
-    let (scheme, rest) = url.split_once("://").expect("a URL with a scheme");
-    let host = rest.split_once('@').map_or(rest, |(_, host)| host);
-    format!("{scheme}://{user}:{password}@{host}")
-}
-
 /// After a bulk load the store refreshes the statistics of its own tables. Run by the role the
 /// README asks for (one that owns its database and nothing more), it says nothing: a `VACUUM`
 /// of the whole database warned that such a role may not vacuum a shared catalogue.
 #[tokio::test]
 async fn postgres_refreshes_its_statistics_as_a_database_owner_without_warnings() {
     let Some(admin_url) = common::postgres_admin_url() else { return };
-    let role_name = format!("pharmapay_owner_{}", std::process::id());
-    let mut admin = sqlx::PgConnection::connect(&admin_url).await.unwrap();
-    sqlx::query(AssertSqlSafe(format!("CREATE ROLE {role_name} LOGIN PASSWORD 'owner-password'")))
-        .execute(&mut admin)
-        .await
-        .unwrap();
-    let _role = PgRole { admin_url: admin_url.clone(), name: role_name.clone() };
-    let database = common::PgDatabase::create(&admin_url).await;
-    let database_name = database.url().rsplit('/').next().unwrap().split('?').next().unwrap().to_owned();
-    sqlx::query(AssertSqlSafe(format!("ALTER DATABASE {database_name} OWNER TO {role_name}")))
-        .execute(&mut admin)
-        .await
-        .unwrap();
-    admin.close().await.unwrap();
-    let url = with_user(database.url(), &role_name, "owner-password");
+    let database = common::PgDatabase::create_with_owner(&admin_url).await;
+    let url = database.url().to_owned();
     let store = PostgresStore::connect(&url).await.expect("a database owner may migrate it");
     small_ledger(&store).await.unwrap();
     let logged = Notices::default();
