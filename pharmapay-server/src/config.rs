@@ -143,11 +143,17 @@ pub struct Config {
     pub max_connections: u32,
 
     /// Seconds a request waits for a free database connection before it is answered 503
-    /// (1 to 600). It also bounds connecting at start. Raise it where reports that take
-    /// seconds run side by side at a chain's scale, so they queue instead of failing.
+    /// (1 to 600). It also bounds connecting at start.
     #[arg(long, global = true, env = "PHARMAPAY_DB_ACQUIRE_TIMEOUT_SECS", default_value_t = 5,
         value_parser = clap::value_parser!(u64).range(1..=600))]
     pub db_acquire_timeout_secs: u64,
+
+    /// Seconds a report that takes seconds at a chain's scale (aging across vendors, a vendor's
+    /// statement) waits for its turn before it is answered 503 (1 to 600). Such reports hold
+    /// at most half the database readers at once; the rest queue in the order they came.
+    #[arg(long, global = true, env = "PHARMAPAY_DB_LONG_READ_WAIT_SECS", default_value_t = 30,
+        value_parser = clap::value_parser!(u64).range(1..=600))]
+    pub db_long_read_wait_secs: u64,
 
     /// Database connections of each kind this server may open (1 to 1000): PostgreSQL reader
     /// connections, and as many again for writes; or SQLite reader connections, beside SQLite's
@@ -180,6 +186,7 @@ impl Config {
         StoreOptions {
             max_connections: self.db_connections,
             acquire_timeout: Duration::from_secs(self.db_acquire_timeout_secs),
+            long_read_wait: Duration::from_secs(self.db_long_read_wait_secs),
             ..StoreOptions::default()
         }
     }
@@ -205,10 +212,13 @@ mod tests {
             "3",
             "--db-acquire-timeout-secs",
             "60",
+            "--db-long-read-wait-secs",
+            "90",
             "--db-connections",
             "4",
         ]);
         assert_eq!(cli.config.store_options().acquire_timeout, Duration::from_secs(60));
+        assert_eq!(cli.config.store_options().long_read_wait, Duration::from_secs(90));
         assert_eq!(cli.config.store_options().max_connections, Some(4));
         assert_eq!(cli.config.listen.port(), 9000);
         assert_eq!(cli.config.max_connections, 3);
@@ -220,6 +230,8 @@ mod tests {
         assert_eq!(Config::defaults().max_connections, 1024);
         assert!(Cli::try_parse_from(["pharmapay", "--db-acquire-timeout-secs", "0"]).is_err());
         assert_eq!(Config::defaults().store_options().acquire_timeout, StoreOptions::default().acquire_timeout);
+        assert_eq!(Config::defaults().store_options().long_read_wait, StoreOptions::default().long_read_wait);
+        assert!(Cli::try_parse_from(["pharmapay", "--db-long-read-wait-secs", "0"]).is_err());
         assert_eq!(Config::defaults().store_options().max_connections, None, "the store's defaults");
         assert!(Cli::try_parse_from(["pharmapay", "--db-connections", "0"]).is_err());
     }

@@ -182,6 +182,11 @@ pub struct StoreOptions {
     /// [`StoreError::Unavailable`]; it also bounds connecting, so an unreachable database is
     /// reported after this long instead of hanging. Default: 5 seconds.
     pub acquire_timeout: Duration,
+    /// How long a read that may take seconds (a chain's aging, a vendor's statement) waits for
+    /// its turn before failing with [`StoreError::Unavailable`]: such reads hold at most half
+    /// the reader connections at once, and the rest queue, first come first served. Its
+    /// connection is then borrowed within `acquire_timeout`. Default: 30 seconds.
+    pub long_read_wait: Duration,
     /// How long SQLite waits on a lock held by another process before giving up (writers in
     /// this process queue for the one writer connection instead). Default: 5 seconds.
     pub sqlite_busy_timeout: Duration,
@@ -206,6 +211,7 @@ impl Default for StoreOptions {
         Self {
             max_connections: None,
             acquire_timeout: Duration::from_secs(5),
+            long_read_wait: Duration::from_secs(30),
             sqlite_busy_timeout: Duration::from_secs(5),
             sqlite_durability: SqliteDurability::Full,
         }

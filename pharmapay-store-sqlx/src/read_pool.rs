@@ -36,7 +36,11 @@
 //! connections at once (at least one): however many are asked for together, the other half
 //! stays for the session check every request makes (D20) and the short reads, and the
 //! database keeps time for them, so a few desks opening a heavy report do not stop everyone
-//! else's requests. Long reads beyond that wait for a turn, within the same acquire timeout.
+//! else's requests. Long reads beyond that queue for a turn, first come first served, for up
+//! to the long-read wait, which is longer than the acquire timeout: a report that takes
+//! seconds is worth waiting seconds more for, and a refusal would only send its desk to the
+//! back of the queue when it asks again. Once its turn comes, a long read borrows its
+//! connection within the acquire timeout like any other.
 //!
 //! Connections open when first needed, except one opened with the pool so that a bad database
 //! is found when the store opens; they are kept until the store closes and reused last-in
@@ -78,6 +82,8 @@ struct Inner<DB: Database> {
     /// suspicion count it was last known good at.
     idle: Mutex<Vec<(Conn<DB>, u64)>>,
     acquire_timeout: Duration,
+    /// How long a long read waits for its turn ([`ReadPool::acquire_long`]).
+    long_read_wait: Duration,
     /// How many times a borrower found a connection dead ([`ReadPool::suspect`]); an idle
     /// connection last known good at a lower count is pinged before it is lent.
     suspicions: AtomicU64,
@@ -85,11 +91,13 @@ struct Inner<DB: Database> {
 
 impl<DB: Database> ReadPool<DB> {
     /// Opens the first connection (so that an unreachable database fails here) and answers a
-    /// pool of at most `size` connections.
+    /// pool of at most `size` connections, whose long reads wait up to `long_read_wait` for
+    /// their turn.
     pub(crate) async fn connect(
         options: Options<DB>,
         size: u32,
         acquire_timeout: Duration,
+        long_read_wait: Duration,
     ) -> Result<Self, sqlx::Error> {
         let first =
             tokio::time::timeout(acquire_timeout, options.connect()).await.map_err(|_| sqlx::Error::PoolTimedOut)??;
@@ -101,6 +109,7 @@ impl<DB: Database> ReadPool<DB> {
                 long_reads: Arc::new(Semaphore::new((size / 2).max(1))),
                 idle: Mutex::new(vec![(first, 0)]),
                 acquire_timeout,
+                long_read_wait,
                 suspicions: AtomicU64::new(0),
             }),
         })
@@ -111,28 +120,21 @@ impl<DB: Database> ReadPool<DB> {
     /// the pool's size are open; otherwise waits for one to come back. Waiting, connecting and
     /// pinging together take at most the acquire timeout.
     pub(crate) async fn acquire(&self) -> Result<ReadConn<DB>, sqlx::Error> {
-        self.in_time(self.lend()).await
+        tokio::time::timeout(self.inner.acquire_timeout, self.lend()).await.unwrap_or(Err(sqlx::Error::PoolTimedOut))
     }
 
-    /// Borrows a connection for a long read: as [`ReadPool::acquire`], after waiting for one of
-    /// the long reads' turns (the wait counts within the acquire timeout). The turn is given
-    /// back with the connection.
+    /// Borrows a connection for a long read: waits up to the long-read wait for one of the
+    /// long reads' turns (in the order they were asked for), then borrows as
+    /// [`ReadPool::acquire`] does. The turn is given back with the connection.
     pub(crate) async fn acquire_long(&self) -> Result<ReadConn<DB>, sqlx::Error> {
-        self.in_time(async {
-            let turn = Arc::clone(&self.inner.long_reads).acquire_owned().await.map_err(|_| sqlx::Error::PoolClosed)?;
-            let mut conn = self.lend().await?;
-            conn._long_read = Some(turn);
-            Ok(conn)
-        })
-        .await
-    }
-
-    /// `lend`, or `sqlx::Error::PoolTimedOut` once the acquire timeout has passed.
-    async fn in_time(
-        &self,
-        lend: impl Future<Output = Result<ReadConn<DB>, sqlx::Error>>,
-    ) -> Result<ReadConn<DB>, sqlx::Error> {
-        tokio::time::timeout(self.inner.acquire_timeout, lend).await.unwrap_or(Err(sqlx::Error::PoolTimedOut))
+        let turn = Arc::clone(&self.inner.long_reads).acquire_owned();
+        let turn = match tokio::time::timeout(self.inner.long_read_wait, turn).await {
+            Ok(turn) => turn.map_err(|_| sqlx::Error::PoolClosed)?,
+            Err(_) => return Err(sqlx::Error::PoolTimedOut),
+        };
+        let mut conn = self.acquire().await?;
+        conn._long_read = Some(turn);
+        Ok(conn)
     }
 
     async fn lend(&self) -> Result<ReadConn<DB>, sqlx::Error> {
@@ -254,10 +256,15 @@ mod tests {
 
     type Pool = ReadPool<sqlx::Sqlite>;
 
+    /// A pool whose long reads wait as long for their turn as any borrower for a connection.
     async fn pool(size: u32, timeout: Duration) -> (tempfile::TempDir, Pool) {
+        pool_waiting(size, timeout, timeout).await
+    }
+
+    async fn pool_waiting(size: u32, timeout: Duration, long_read_wait: Duration) -> (tempfile::TempDir, Pool) {
         let dir = tempfile::tempdir().unwrap();
         let options = SqliteConnectOptions::new().filename(dir.path().join("read.db")).create_if_missing(true);
-        (dir, Pool::connect(options, size, timeout).await.unwrap())
+        (dir, Pool::connect(options, size, timeout, long_read_wait).await.unwrap())
     }
 
     async fn connection_id(conn: &mut sqlx::SqliteConnection) -> i64 {
@@ -312,6 +319,40 @@ mod tests {
         // With every turn back, the connections are all free again.
         let all = [pool.acquire().await, pool.acquire().await, pool.acquire().await, pool.acquire().await];
         assert!(all.iter().all(Result::is_ok), "every connection is free once the long reads end");
+    }
+
+    #[tokio::test]
+    async fn a_long_read_queues_for_its_turn_beyond_the_acquire_timeout() {
+        // Four connections, so two long reads at once; a borrower waits 100 ms for a
+        // connection, a long read up to 5 s for its turn.
+        let (_dir, pool) = pool_waiting(4, Duration::from_millis(100), Duration::from_secs(5)).await;
+        let running = [pool.acquire_long().await.unwrap(), pool.acquire_long().await.unwrap()];
+        let queued = tokio::spawn({
+            let pool = pool.clone();
+            async move {
+                let started = tokio::time::Instant::now();
+                let conn = pool.acquire_long().await;
+                (conn.map(drop), started.elapsed())
+            }
+        });
+        // Short reads are not held up by the queue.
+        pool.acquire().await.expect("a short read borrows beside the queued long one");
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        assert!(!queued.is_finished(), "the third long read still waits for a turn");
+        drop(running);
+        let (conn, waited) = queued.await.unwrap();
+        conn.expect("the queued long read got its turn instead of a refusal");
+        assert!(waited >= Duration::from_millis(300), "it waited well past the acquire timeout: {waited:?}");
+    }
+
+    #[tokio::test]
+    async fn a_long_read_gives_up_after_the_long_read_wait() {
+        let (_dir, pool) = pool_waiting(2, Duration::from_secs(5), Duration::from_millis(100)).await;
+        let _running = pool.acquire_long().await.unwrap();
+        let started = tokio::time::Instant::now();
+        let queued = pool.acquire_long().await;
+        assert!(matches!(queued, Err(sqlx::Error::PoolTimedOut)), "{:?}", queued.err());
+        assert!(started.elapsed() < Duration::from_secs(5), "the turn's own wait, not the acquire timeout, ended it");
     }
 
     #[tokio::test]
