@@ -268,7 +268,8 @@ pub(crate) async fn open(url: &str, options: &StoreOptions) -> Result<PostgresSt
         .connect_with(connect.clone())
         .await?;
     common::migrate(&writer).await?;
-    let reader = Reader::connect(connect.clone(), max_connections, options.acquire_timeout, options.long_read_wait).await?;
+    let reader =
+        Reader::connect(connect.clone(), max_connections, options.acquire_timeout, options.long_read_wait).await?;
     let store = PostgresStore::new(reader, writer);
     let facts = facts(&store).await?;
     info!(
@@ -363,8 +364,14 @@ mod tests {
         let database = PgDatabase::create(&admin_url).await;
         let options: sqlx::postgres::PgConnectOptions = database.url().parse().unwrap();
         // One connection, so the second borrower gets the first one's if it is kept.
-        let pool =
-            crate::read_pool::ReadPool::<sqlx::Postgres>::connect(options, 1, Duration::from_secs(10), Duration::from_secs(10)).await.unwrap();
+        let pool = crate::read_pool::ReadPool::<sqlx::Postgres>::connect(
+            options,
+            1,
+            Duration::from_secs(10),
+            Duration::from_secs(10),
+        )
+        .await
+        .unwrap();
         {
             let mut reader = pool.acquire().await.unwrap();
             assert!(outside_a_transaction(&mut reader).await);
