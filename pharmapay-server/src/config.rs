@@ -157,7 +157,7 @@ pub struct Config {
 
     /// Database connections of each kind this server may open (1 to 1000): PostgreSQL reader
     /// connections, and as many again for writes; or SQLite reader connections, beside SQLite's
-    /// one writer. Unset: 10 for PostgreSQL, 4 for SQLite. Lower it where many servers share
+    /// one writer. Unset: 10 for PostgreSQL, 8 for SQLite. Lower it where many servers share
     /// one PostgreSQL database, whose own limit (`max_connections`, 100 by default) holds
     /// their sum.
     #[arg(long, global = true, env = "PHARMAPAY_DB_CONNECTIONS",

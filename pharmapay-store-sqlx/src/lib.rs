@@ -174,9 +174,8 @@ pub use sqlite::SqliteStore;
 pub struct StoreOptions {
     /// Most connections: PostgreSQL's reader connections and, as many again, its connections
     /// for writes; or the number of SQLite reader connections (SQLite always has exactly one
-    /// writer connection besides them). `None` means 10 of each for PostgreSQL (more than two
-    /// cores can keep busy; two servers' 40 stay well under the database's default limit of
-    /// 100) and 4 SQLite readers.
+    /// writer connection besides them). `None` means [`StoreOptions::POSTGRES_CONNECTIONS`]
+    /// or [`StoreOptions::SQLITE_READERS`].
     pub max_connections: Option<u32>,
     /// How long a call waits for a connection before failing with
     /// [`StoreError::Unavailable`]; it also bounds connecting, so an unreachable database is
@@ -204,6 +203,15 @@ pub enum SqliteDurability {
     /// `synchronous = NORMAL`: commits survive a crash of the process but the last ones may be
     /// lost on power loss or an operating-system crash; the database stays consistent.
     Normal,
+}
+
+impl StoreOptions {
+    /// PostgreSQL's reader connections, and as many for writes, unless
+    /// [`StoreOptions::max_connections`] says otherwise: more than two cores can keep busy, and
+    /// two servers' 40 stay well under the database's default limit of 100.
+    pub const POSTGRES_CONNECTIONS: u32 = 10;
+    /// SQLite's reader connections unless [`StoreOptions::max_connections`] says otherwise.
+    pub const SQLITE_READERS: u32 = 8;
 }
 
 impl Default for StoreOptions {

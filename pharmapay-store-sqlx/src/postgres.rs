@@ -256,7 +256,7 @@ pub(crate) async fn open(url: &str, options: &StoreOptions) -> Result<PostgresSt
     let connect = PgConnectOptions::from_str(url)
         .map_err(|error| Error::Config(format!("cannot read the PostgreSQL URL: {error}")))?
         .application_name("pharmapay");
-    let max_connections = options.max_connections.unwrap_or(10).max(1);
+    let max_connections = options.max_connections.unwrap_or(StoreOptions::POSTGRES_CONNECTIONS).max(1);
     // The acquire timeout also bounds connecting, so an unreachable server is reported as
     // unavailable after it instead of hanging. Writes use sqlx's pool, which pings a connection
     // before use: a round trip, but a connection the server dropped (a restart) is noticed

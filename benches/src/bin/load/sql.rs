@@ -19,7 +19,7 @@ use pharmapay_core::domain::aging::AgingBounds;
 use pharmapay_core::figures::day_key;
 use pharmapay_core::jiff::civil::Date;
 use pharmapay_core::jiff::{Timestamp, ToSpan};
-use pharmapay_store_sqlx::statements;
+use pharmapay_store_sqlx::{StoreOptions, statements};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{PgPool, SqlitePool};
@@ -239,12 +239,11 @@ impl Database {
         }
     }
 
-    /// How many connections the store's read pool has: 4 SQLite readers, 10 PostgreSQL
-    /// connections (the store's defaults).
+    /// How many connections the store's read pool has by default.
     pub fn store_pool_size(&self) -> u32 {
         match self {
-            Database::Sqlite { .. } => 4,
-            Database::Postgres(_) => 10,
+            Database::Sqlite { .. } => StoreOptions::SQLITE_READERS,
+            Database::Postgres(_) => StoreOptions::POSTGRES_CONNECTIONS,
         }
     }
 }
