@@ -90,6 +90,37 @@ pub fn cpu_time(pid: Option<u32>) -> Option<Duration> {
     stat_cpu_time(&std::fs::read_to_string(path).ok()?)
 }
 
+/// Processor time used so far by each process whose command name is `name` (PostgreSQL's are
+/// all `postgres`), by process id, from `/proc/<pid>/stat`.
+pub fn cpu_times_of(name: &str) -> std::collections::HashMap<u32, Duration> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Default::default() };
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            (stat_name(&stat)? == name).then_some(())?;
+            Some((pid, stat_cpu_time(&stat)?))
+        })
+        .collect()
+}
+
+/// The processor time used between two readings of [`cpu_times_of`]: by the processes in both,
+/// the difference; by those started in between, all of it. A process that ended in between took
+/// its time with it and is not counted, so over a window this is the time of the processes that
+/// lived through it (a database's connections, opened before it and kept).
+pub fn cpu_time_between(
+    before: &std::collections::HashMap<u32, Duration>,
+    after: &std::collections::HashMap<u32, Duration>,
+) -> Duration {
+    after.iter().map(|(pid, now)| before.get(pid).map_or(*now, |then| now.saturating_sub(*then))).sum()
+}
+
+/// The command name in the text of a `/proc/<pid>/stat` file (field 2, in parentheses; it may
+/// hold spaces and parentheses itself).
+pub fn stat_name(stat: &str) -> Option<&str> {
+    stat.get(stat.find('(')? + 1..stat.rfind(')')?)
+}
+
 /// Clock ticks a second in `/proc/<pid>/stat` (`USER_HZ`).
 const TICKS_PER_SECOND: u64 = 100;
 
@@ -151,5 +182,28 @@ mod tests {
         assert_eq!(stat_cpu_time(stat), Some(Duration::from_millis(3_800)));
         assert_eq!(stat_cpu_time("4242 (cut) S 1 2"), None);
         assert!(cpu_time(None).is_some(), "this process's own time can be read on Linux");
+    }
+
+    #[test]
+    fn the_name_is_everything_between_the_outer_parentheses() {
+        assert_eq!(stat_name("4242 (tokio (rt) x) S 1"), Some("tokio (rt) x"));
+        assert_eq!(stat_name("7 (postgres) S 1"), Some("postgres"));
+        assert_eq!(stat_name("7 postgres S 1"), None);
+    }
+
+    #[test]
+    fn time_between_readings_counts_the_processes_that_lived_through_or_started() {
+        let ms = Duration::from_millis;
+        let before = [(1, ms(100)), (2, ms(50)), (3, ms(70))].into_iter().collect();
+        // 1 went on, 2 ended (its time is gone with it), 4 started.
+        let after = [(1, ms(130)), (4, ms(20))].into_iter().collect();
+        assert_eq!(cpu_time_between(&before, &after), ms(50));
+    }
+
+    #[test]
+    fn this_process_is_found_by_its_name() {
+        let own = std::fs::read_to_string("/proc/self/stat").unwrap();
+        let name = stat_name(&own).unwrap().to_owned();
+        assert!(cpu_times_of(&name).contains_key(&std::process::id()));
     }
 }

@@ -20,7 +20,7 @@ use hyper::client::conn::http1;
 use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HOST};
 use hyper::{Method, Request, StatusCode};
 use hyper_util::rt::TokioIo;
-use pharmapay_benches::stats::{Latencies, cpu_time, per_second};
+use pharmapay_benches::stats::{Latencies, cpu_time, cpu_time_between, cpu_times_of, per_second};
 use tokio::net::TcpStream;
 
 /// Builds the `n`th request of connection `connection`.
@@ -81,6 +81,11 @@ pub struct Measured {
     /// Processor time the serving process used inside the window per request answered in it,
     /// in microseconds ([`run_with_cpu`]; `None` from [`run`]).
     pub cpu_us_per_request: Option<f64>,
+    /// The same for this process, the load generator ([`run_with_cpu`]).
+    pub generator_cpu_us_per_request: Option<f64>,
+    /// The same for the database's own processes, where it has any ([`run_with_cpu`] given
+    /// their name).
+    pub database_cpu_us_per_request: Option<f64>,
 }
 
 #[derive(Default)]
@@ -128,6 +133,8 @@ pub async fn run(addr: SocketAddr, traffic: &[Traffic], timing: Timing) -> Vec<M
             latencies: Latencies::of(result.samples),
             first_error: result.first_error,
             cpu_us_per_request: None,
+            generator_cpu_us_per_request: None,
+            database_cpu_us_per_request: None,
         })
         .collect()
 }
@@ -135,19 +142,39 @@ pub async fn run(addr: SocketAddr, traffic: &[Traffic], timing: Timing) -> Vec<M
 /// Runs one kind of traffic as [`run`] does and also reads the processor time process `pid`
 /// (the server) used inside the measuring window, shared out over the requests answered in
 /// it. That is the server's own cost of a request, without the load generator's, which shares
-/// the machine's cores with it.
-pub async fn run_with_cpu(addr: SocketAddr, traffic: Traffic, timing: Timing, pid: u32) -> Measured {
+/// the machine's cores with it. The load generator's (this process's) is read the same way,
+/// and the database's, from its processes named `database` where it runs in processes of its
+/// own: together they are where the two cores went.
+pub async fn run_with_cpu(
+    addr: SocketAddr,
+    traffic: Traffic,
+    timing: Timing,
+    pid: u32,
+    database: Option<&'static str>,
+) -> Measured {
     let started = Instant::now();
-    let sampler =
-        tokio::spawn(cpu_in_window(Some(pid), started + timing.warmup, started + timing.warmup + timing.window));
+    let (start, end) = (started + timing.warmup, started + timing.warmup + timing.window);
+    let server = tokio::spawn(cpu_in_window(Some(pid), start, end));
+    let generator = tokio::spawn(cpu_in_window(None, start, end));
+    let database = database.map(|name| tokio::spawn(cpu_of_all_in_window(name, start, end)));
     let mut measured = run(addr, &[traffic], timing).await.remove(0);
     let answered = measured.ok + measured.errors;
-    if let Ok(Some(used)) = sampler.await
-        && answered > 0
-    {
-        measured.cpu_us_per_request = Some(used.as_secs_f64() * 1e6 / answered as f64);
+    let per_request = |used: Duration| (answered > 0).then(|| used.as_secs_f64() * 1e6 / answered as f64);
+    measured.cpu_us_per_request = server.await.ok().flatten().and_then(per_request);
+    measured.generator_cpu_us_per_request = generator.await.ok().flatten().and_then(per_request);
+    if let Some(database) = database {
+        measured.database_cpu_us_per_request = database.await.ok().and_then(per_request);
     }
     measured
+}
+
+/// The processor time every process named `name` uses between `start` and `end`
+/// ([`cpu_time_between`]).
+pub async fn cpu_of_all_in_window(name: &'static str, start: Instant, end: Instant) -> Duration {
+    tokio::time::sleep_until(tokio::time::Instant::from_std(start)).await;
+    let before = cpu_times_of(name);
+    tokio::time::sleep_until(tokio::time::Instant::from_std(end)).await;
+    cpu_time_between(&before, &cpu_times_of(name))
 }
 
 /// The processor time process `pid` (`None`: this one) uses between `start` and `end`.

@@ -574,7 +574,7 @@ async fn measure_block(
         client::run(ceiling_addr, &[Traffic { connections: 1, ..hyper_traffic.clone() }], settings.single)
             .await
             .remove(0);
-    let hyper = client::run_with_cpu(ceiling_addr, hyper_traffic, settings.loaded, ceiling_pid).await;
+    let hyper = client::run_with_cpu(ceiling_addr, hyper_traffic, settings.loaded, ceiling_pid, None).await;
     eprintln!("hyper ceiling: {:.0} req/s, p50 {:.2} ms", hyper.rps, hyper.latencies.p50_ms());
 
     let mut rows: Vec<Row> = Vec::new();
@@ -654,7 +654,8 @@ async fn measure_block(
                 } else {
                     settings.loaded
                 };
-                let loaded = client::run_with_cpu(addr, traffic, timing, server.pid()).await;
+                let loaded =
+                    client::run_with_cpu(addr, traffic, timing, server.pid(), backend.database_process()).await;
                 Row { endpoint, connections, loaded, single: Some(single), sql: None, note: None }
             }
         };
@@ -798,5 +799,6 @@ fn argon2_ceiling() -> Ceiling {
         latencies: pharmapay_benches::stats::Latencies::of(samples),
         rps: pharmapay_benches::stats::per_second(total, window),
         cpu_us: None,
+        database_cpu_us: None,
     }
 }

@@ -35,6 +35,15 @@ pub enum Backend {
 }
 
 impl Backend {
+    /// The command name of the database's own processes, where it runs in processes apart
+    /// from the server (SQLite runs inside it, the memory store is it).
+    pub fn database_process(self) -> Option<&'static str> {
+        match self {
+            Backend::Postgres => Some("postgres"),
+            Backend::Memory | Backend::Sqlite => None,
+        }
+    }
+
     /// Its name in tables.
     pub fn name(self) -> &'static str {
         match self {

@@ -239,6 +239,15 @@ impl Database {
         }
     }
 
+    /// The command name of the database's own processes: PostgreSQL's; SQLite runs inside
+    /// its caller.
+    fn process(&self) -> Option<&'static str> {
+        match self {
+            Database::Sqlite { .. } => None,
+            Database::Postgres(_) => Some("postgres"),
+        }
+    }
+
     /// How many connections the store's read pool has by default.
     pub fn store_pool_size(&self) -> u32 {
         match self {
@@ -259,6 +268,8 @@ pub struct Ceiling {
     /// threads) used per statement list in the rate's window, in microseconds. The database
     /// server's own time (PostgreSQL's processes) is in neither this nor the server's figure.
     pub cpu_us: Option<f64>,
+    /// PostgreSQL's processes' time per statement list in the same window (`None` on SQLite).
+    pub database_cpu_us: Option<f64>,
 }
 
 /// How long to time each statement list.
@@ -366,8 +377,8 @@ pub async fn time_reads(db: &Database, statements: &[Statement], timing: SqlTimi
     };
     let latencies = sequential(timing.latency_budget, &one).await?;
     let tasks = 2 * db.store_pool_size() as usize;
-    let (rps, cpu_us) = concurrent(tasks, timing.rate_window, latencies, one).await?;
-    Ok(Ceiling { latencies, rps, cpu_us })
+    let (rps, cpu_us, database_cpu_us) = concurrent(tasks, timing.rate_window, latencies, db.process(), one).await?;
+    Ok(Ceiling { latencies, rps, cpu_us, database_cpu_us })
 }
 
 async fn close(pool: Pool) {
@@ -414,14 +425,17 @@ async fn sequential(budget: Duration, mut once: impl AsyncFnMut() -> Result<(), 
 }
 
 /// Runs `make()` from `tasks` callers at once for `window` after a warm-up, and returns the
-/// completions per second inside the window. Slow statement lists (a median above a tenth of
-/// the window) get a window long enough for several completions per caller.
+/// completions per second inside the window, with this process's processor time per completion
+/// and that of the database's processes named `database`, if any. Slow statement lists (a
+/// median above a tenth of the window) get a window long enough for several completions per
+/// caller.
 async fn concurrent<F, Fut>(
     tasks: usize,
     window: Duration,
     latencies: Latencies,
+    database: Option<&'static str>,
     make: F,
-) -> Result<(f64, Option<f64>), String>
+) -> Result<(f64, Option<f64>, Option<f64>), String>
 where
     F: Fn() -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<(), String>> + Send + 'static,
@@ -434,6 +448,8 @@ where
     let window_end = window_start + window;
     let make = std::sync::Arc::new(make);
     let sampler = tokio::spawn(crate::client::cpu_in_window(None, window_start, window_end));
+    let database =
+        database.map(|name| tokio::spawn(crate::client::cpu_of_all_in_window(name, window_start, window_end)));
     let mut handles = Vec::new();
     for _ in 0..tasks {
         let make = std::sync::Arc::clone(&make);
@@ -457,11 +473,13 @@ where
     for handle in handles {
         completed += handle.await.map_err(|error| error.to_string())??;
     }
-    let cpu_us = match sampler.await {
-        Ok(Some(used)) if completed > 0 => Some(used.as_secs_f64() * 1e6 / completed as f64),
-        _ => None,
+    let per_completion = |used: Duration| (completed > 0).then(|| used.as_secs_f64() * 1e6 / completed as f64);
+    let cpu_us = sampler.await.ok().flatten().and_then(per_completion);
+    let database_cpu_us = match database {
+        Some(database) => database.await.ok().and_then(per_completion),
+        None => None,
     };
-    Ok((per_second(completed, window), cpu_us))
+    Ok((per_second(completed, window), cpu_us, database_cpu_us))
 }
 
 /// Which write transaction to time.
@@ -514,9 +532,9 @@ pub async fn time_writes(
     };
     let latencies = sequential(timing.latency_budget, &one).await?;
     let tasks = 8;
-    let (rps, cpu_us) = concurrent(tasks, timing.rate_window, latencies, one).await?;
+    let (rps, cpu_us, database_cpu_us) = concurrent(tasks, timing.rate_window, latencies, db.process(), one).await?;
     close(pool).await;
-    Ok(Ceiling { latencies, rps, cpu_us })
+    Ok(Ceiling { latencies, rps, cpu_us, database_cpu_us })
 }
 
 /// A payment of 0.01 (100 ten-thousandths), dated 2024-05-10, as the harness posts them.

@@ -387,12 +387,15 @@ pub fn render(block: &Block) -> String {
     ));
     let alone = block.rows.iter().find(|row| row.endpoint == Endpoint::GetVendor).map(|row| row.loaded.rps);
     for row in &block.rows {
-        let (sql_p50, sql_rps, sql_cpu) = match (row.endpoint, row.ceiling(), &block.argon2) {
-            (Endpoint::Login, _, Some(argon2)) => (Some(argon2.latencies.p50_ms()), Some(argon2.rps), None),
-            (_, Some(figure), _) => {
-                (Some(figure.ceiling.latencies.p50_ms()), Some(figure.ceiling.rps), figure.ceiling.cpu_us)
-            }
-            _ => (None, None, None),
+        let (sql_p50, sql_rps, sql_cpu, sql_database_cpu) = match (row.endpoint, row.ceiling(), &block.argon2) {
+            (Endpoint::Login, _, Some(argon2)) => (Some(argon2.latencies.p50_ms()), Some(argon2.rps), None, None),
+            (_, Some(figure), _) => (
+                Some(figure.ceiling.latencies.p50_ms()),
+                Some(figure.ceiling.rps),
+                figure.ceiling.cpu_us,
+                figure.ceiling.database_cpu_us,
+            ),
+            _ => (None, None, None, None),
         };
         let cpu = row.loaded.cpu_us_per_request;
         let mut notes: Vec<String> = Vec::new();
@@ -435,6 +438,21 @@ pub fn render(block: &Block) -> String {
                 or_dash(single_p50_ms(row).map(ms)),
                 or_dash(single_p50_ms(single).map(ms)),
             ));
+        }
+        if sql_cpu.is_some() {
+            // Where the two cores went besides the server: the load generator's share, and the
+            // database's own under the server's load and under the bare statements'.
+            let shares: Vec<String> = [
+                row.loaded.generator_cpu_us_per_request.map(|us| format!("load generator {} µs/req", rate(us))),
+                row.loaded.database_cpu_us_per_request.map(|us| format!("PostgreSQL {} µs/req", rate(us))),
+                sql_database_cpu.map(|us| format!("PostgreSQL {} µs per bare list", rate(us))),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            if !shares.is_empty() {
+                notes.push(format!("processor time: {}", shares.join(", ")));
+            }
         }
         if let Some(note) = &row.note {
             notes.push(note.clone());
