@@ -39,7 +39,7 @@ impl Backend {
     /// from the server (SQLite runs inside it, the memory store is it).
     pub fn database_process(self) -> Option<&'static str> {
         match self {
-            Backend::Postgres => Some("postgres"),
+            Backend::Postgres => Some(crate::sql::POSTGRES_PROCESS),
             Backend::Memory | Backend::Sqlite => None,
         }
     }

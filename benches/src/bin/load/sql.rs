@@ -244,7 +244,7 @@ impl Database {
     fn process(&self) -> Option<&'static str> {
         match self {
             Database::Sqlite { .. } => None,
-            Database::Postgres(_) => Some("postgres"),
+            Database::Postgres(_) => Some(POSTGRES_PROCESS),
         }
     }
 
@@ -256,6 +256,9 @@ impl Database {
         }
     }
 }
+
+/// The command name of PostgreSQL's processes, whose processor time the harness reads.
+pub const POSTGRES_PROCESS: &str = "postgres";
 
 /// A bare SQL figure: the single-connection latency and the rate a saturated pool reaches.
 #[derive(Clone, Copy, Debug, Default)]
