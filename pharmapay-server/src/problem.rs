@@ -5,7 +5,12 @@
 //! way: `application/problem+json` with `type`, `title`, `status`, `traceId`, `detail` where
 //! useful and `errors` for validation. The login 401 keeps its `{message}` body (spec). Server
 //! failures are logged once here, with their whole cause chain and the trace id, and answered
-//! with a generic message.
+//! with a generic message; a store that is unavailable (503) is logged at `error` at most once a
+//! second, with how many such answers went unlogged since, and each one at `debug`.
+
+use std::sync::LazyLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 use hyper::StatusCode;
 use hyper::header::{self, HeaderName};
@@ -19,6 +24,44 @@ use crate::http::{Reply, TraceId};
 /// The `Retry-After` of a 503: a busy pool frees a connection within a request's time, and a
 /// database that went away is retried no faster than the acquire timeout lets a request fail.
 const UNAVAILABLE_RETRY_AFTER_SECS: u64 = 1;
+
+/// Picks, out of many like events, the ones to log in full: the first of each second, with how
+/// many went by unlogged since the last one. A database that is down, or a pool that stays
+/// busy, fails every request at once; a line a second with that count tells an operator what
+/// a line per request would, without a flood of them (each is still logged at `debug`).
+struct OncePerSecond {
+    /// The second (counted from 1) of the last event logged in full; 0 before the first.
+    second: AtomicU64,
+    /// Events not logged in full since then.
+    unlogged: AtomicU64,
+}
+
+impl OncePerSecond {
+    const fn new() -> Self {
+        Self { second: AtomicU64::new(0), unlogged: AtomicU64::new(0) }
+    }
+
+    /// For an event in second `now` (counted from 1): `Some(events unlogged since the last one
+    /// logged)` when this one is to be logged in full, `None` otherwise.
+    fn admit(&self, now: u64) -> Option<u64> {
+        let last = self.second.load(Ordering::Relaxed);
+        if now > last && self.second.compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed).is_ok() {
+            Some(self.unlogged.swap(0, Ordering::Relaxed))
+        } else {
+            self.unlogged.fetch_add(1, Ordering::Relaxed);
+            None
+        }
+    }
+
+    /// [`OncePerSecond::admit`] for this moment, in seconds of this process's monotonic clock.
+    fn admit_now(&self) -> Option<u64> {
+        static STARTED: LazyLock<Instant> = LazyLock::new(Instant::now);
+        self.admit(STARTED.elapsed().as_secs() + 1)
+    }
+}
+
+/// The store-unavailable answers (503) logged in full.
+static UNAVAILABLE_LOGGED: OncePerSecond = OncePerSecond::new();
 
 /// Everything that can make a request fail.
 #[derive(Debug)]
@@ -168,7 +211,16 @@ impl ApiError {
                     Some("A request with this Idempotency-Key is still being processed.".into())
                 }
                 Error::Unavailable(cause) => {
-                    tracing::error!(trace_id = %trace_id, error = %crate::with_causes(&cause), "the store is unavailable");
+                    let error = crate::with_causes(&cause);
+                    match UNAVAILABLE_LOGGED.admit_now() {
+                        Some(unlogged) => tracing::error!(
+                            trace_id = %trace_id,
+                            %error,
+                            unlogged_since_last = unlogged,
+                            "the store is unavailable"
+                        ),
+                        None => tracing::debug!(trace_id = %trace_id, %error, "the store is unavailable"),
+                    }
                     // The store cannot tell a busy pool from a lost database (both end in its
                     // acquire timeout), so the answer names both and says when to try again.
                     extra_headers.push((header::RETRY_AFTER, UNAVAILABLE_RETRY_AFTER_SECS.to_string()));
@@ -279,8 +331,20 @@ mod tests {
     use pharmapay_core::{Entity, Error, UniqueKey};
     use serde_json::Value;
 
-    use super::ApiError;
+    use super::{ApiError, OncePerSecond};
     use crate::http::TraceId;
+
+    #[test]
+    fn the_first_unavailable_answer_of_each_second_is_logged_with_the_count_of_the_rest() {
+        let log = OncePerSecond::new();
+        assert_eq!(log.admit(1), Some(0), "the first is logged");
+        assert_eq!(log.admit(1), None);
+        assert_eq!(log.admit(1), None);
+        assert_eq!(log.admit(2), Some(2), "the next second's first says two went unlogged");
+        assert_eq!(log.admit(2), None);
+        assert_eq!(log.admit(7), Some(1), "a quiet spell in between changes nothing");
+        assert_eq!(log.admit(7), None);
+    }
 
     async fn body(error: ApiError) -> (u16, Value) {
         let reply = error.into_reply(TraceId::next());
