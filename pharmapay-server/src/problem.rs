@@ -211,15 +211,20 @@ impl ApiError {
                     Some("A request with this Idempotency-Key is still being processed.".into())
                 }
                 Error::Unavailable(cause) => {
-                    let error = crate::with_causes(&cause);
+                    // The cause chain is written out only for a line the filter keeps: under an
+                    // overload most of these are `debug` lines a server usually filters out.
                     match UNAVAILABLE_LOGGED.admit_now() {
                         Some(unlogged) => tracing::error!(
                             trace_id = %trace_id,
-                            %error,
+                            error = %crate::with_causes(&cause),
                             unlogged_since_last = unlogged,
                             "the store is unavailable"
                         ),
-                        None => tracing::debug!(trace_id = %trace_id, %error, "the store is unavailable"),
+                        None => tracing::debug!(
+                            trace_id = %trace_id,
+                            error = %crate::with_causes(&cause),
+                            "the store is unavailable"
+                        ),
                     }
                     // The store cannot tell a busy pool from a lost database (both end in its
                     // acquire timeout), so the answer names both and says when to try again.
