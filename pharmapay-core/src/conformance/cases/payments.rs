@@ -366,3 +366,116 @@ pub async fn due_soon_payables_and_overpaid_invoices<S: Store>(store: S) {
     assert_eq!(figures(shifted.due_today), ("0".to_owned(), 0), "in Kiritimati it is already 11 May");
     assert_eq!(figures(shifted.overdue), ("300".to_owned(), 2));
 }
+
+/// Vendor payments, single payments, payment deletes and invoice edits on one vendor's
+/// invoices, all at once, never fail for each other's locks: a database that finds two writes
+/// waiting on each other retries one inside the store (D48), so every write is answered as it
+/// would be alone, and the totals add up to exactly what was paid.
+pub async fn mixed_payments_on_one_vendor_all_succeed_and_sum_exactly<S: Store>(store: S) {
+    let fx = Arc::new(Fixture::new(store).await);
+    let vendor = fx.vendor("Contended").await;
+    let mut invoices = Vec::new();
+    for n in 0..6 {
+        invoices.push(fx.invoice(vendor.id, &format!("MX-{n}"), "1000000", "2024-05-20T00:00:00Z").await);
+    }
+    let invoices = Arc::new(invoices);
+    const ROUNDS: usize = 8;
+    let tasks: Vec<_> = (0..12)
+        .map(|task| {
+            let (fx, invoices) = (Arc::clone(&fx), Arc::clone(&invoices));
+            tokio::spawn(async move {
+                // What this task paid and then kept, in units of one rupee.
+                let mut kept = 0_i64;
+                for round in 0..ROUNDS {
+                    if task % 2 == 0 {
+                        // A vendor payment: the vendor first, then the invoices it pays.
+                        let mut payment = vendor_payment("2", TransactionType::Cash, None);
+                        payment.allocations = Some(vec![
+                            share(invoices[round % invoices.len()].id, "1"),
+                            share(invoices[(round + task) % invoices.len()].id, "1"),
+                        ]);
+                        if payment
+                            .allocations
+                            .as_ref()
+                            .is_some_and(|shares| shares[0].invoice_id == shares[1].invoice_id)
+                        {
+                            payment.allocations = None;
+                        }
+                        let paid = pay_vendor(&fx, vendor.id, payment)
+                            .await
+                            .map_err(|error| format!("vendor payment: {error:?}"))?;
+                        kept += 2;
+                        if round % 4 == 3 {
+                            fx.engine
+                                .delete_vendor_payment(&fx.admin, paid.id, None)
+                                .await
+                                .map_err(|error| format!("vendor payment delete: {error:?}"))?;
+                            kept -= 2;
+                        }
+                    } else {
+                        // A single payment: its invoice, then the vendor's kept figures.
+                        let invoice = &invoices[(round * 5 + task) % invoices.len()];
+                        let payment = fx
+                            .engine
+                            .create_transaction(&fx.admin, fx.new_payment(invoice.id, "1"), None)
+                            .await
+                            .map(created)
+                            .map_err(|error| format!("payment: {error:?}"))?;
+                        kept += 1;
+                        match round % 4 {
+                            1 => {
+                                let moved = NewTransaction {
+                                    invoice_id: invoices[(round + 1) % invoices.len()].id,
+                                    ..fx.new_payment(invoice.id, "3")
+                                };
+                                fx.engine
+                                    .update_transaction(&fx.admin, payment.id, moved)
+                                    .await
+                                    .map_err(|error| format!("payment update: {error:?}"))?;
+                                kept += 2;
+                            }
+                            2 => {
+                                fx.engine
+                                    .delete_transaction(&fx.admin, payment.id, None)
+                                    .await
+                                    .map_err(|error| format!("payment delete: {error:?}"))?;
+                                kept -= 1;
+                            }
+                            3 => {
+                                let mut edit = fx.new_invoice(
+                                    vendor.id,
+                                    &invoice.invoice_number,
+                                    "1000000",
+                                    "2024-05-20T00:00:00Z",
+                                );
+                                edit.description = Some(format!("edited by {task} in round {round}"));
+                                fx.engine
+                                    .update_invoice(&fx.admin, invoice.id, edit)
+                                    .await
+                                    .map_err(|error| format!("invoice update: {error:?}"))?;
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                Ok::<i64, String>(kept)
+            })
+        })
+        .collect();
+    let mut paid = 0;
+    let mut failures = Vec::new();
+    for task in tasks {
+        match task.await.expect("no task panics") {
+            Ok(kept) => paid += kept,
+            Err(failure) => failures.push(failure),
+        }
+    }
+    assert!(failures.is_empty(), "writes failed for each other's locks: {failures:?}");
+    let read = fx.engine.get_vendor(&fx.admin, vendor.id).await.unwrap();
+    assert_eq!(read.totals.total_paid_amount, rust_decimal::Decimal::from(paid), "the vendor's kept paid total");
+    let mut invoices_paid = rust_decimal::Decimal::ZERO;
+    for invoice in invoices.iter() {
+        invoices_paid += fx.engine.get_invoice(&fx.admin, invoice.id).await.unwrap().invoice.paid_amount;
+    }
+    assert_eq!(invoices_paid, rust_decimal::Decimal::from(paid), "the invoices' paid totals");
+}
