@@ -17,11 +17,14 @@
 //!   acknowledged that is not on disk.
 //! - A write's reads see the writes before it in its batch, as they would had those committed
 //!   first: they will be committed together, or not at all.
-//! - A caller may go away at any await (a client that disconnects drops its request): a write
-//!   dropped before it ends rolls back on a task of its own, a write dropped while it waits to
-//!   come back is replaced by a task that does, and a commit dropped before the database
-//!   answered leaves its writes an error, never a batch left open or a write answered as kept
-//!   that may not be.
+//! - A write's outcome belongs to the writer, not to the request that asked for it. Beginning a
+//!   write, ending it (releasing its savepoint, handing the writer on, coming back) and
+//!   committing a batch run on tasks of the store's own (`crate::to_the_end`), so a caller that
+//!   goes away (a client that disconnects drops its request) can neither cut a commit short nor
+//!   leave a savepoint half released: what every other write of the batch is told is what the
+//!   database did. A caller that goes away while its write runs its own statements leaves the
+//!   write to be rolled back to its savepoint on a task of its own; the rest of the batch goes
+//!   on.
 //!
 //! Each write still is one transaction for the rules of the store (it locks, loads, asks core,
 //! writes and reads back inside its savepoint), and the kept figures of D41 change in the same
@@ -59,36 +62,6 @@ impl Failure {
     fn error(&self) -> sqlx::Error {
         let message = format!("the batch of writes this one belonged to was not committed: {}", self.message);
         if self.unreachable { sqlx::Error::Io(std::io::Error::other(message)) } else { sqlx::Error::Protocol(message) }
-    }
-}
-
-/// Records an unknown outcome for a batch whose commit was dropped before it answered.
-struct Interrupted(Arc<OnceLock<Outcome>>);
-
-impl Drop for Interrupted {
-    fn drop(&mut self) {
-        // A commit that answered has recorded its outcome first; this one then changes nothing.
-        let _ = self.0.set(Err(Failure {
-            unreachable: true,
-            message: "the commit was interrupted before the database answered".into(),
-        }));
-    }
-}
-
-/// Comes back to end the batch of a write whose caller went away while it waited to.
-struct ComeBack {
-    writer: Option<Writer>,
-    outcome: Arc<OnceLock<Outcome>>,
-}
-
-impl Drop for ComeBack {
-    fn drop(&mut self) {
-        if let Some(writer) = self.writer.take()
-            && let Ok(runtime) = tokio::runtime::Handle::try_current()
-        {
-            let outcome = Arc::clone(&self.outcome);
-            runtime.spawn(async move { writer.come_back(outcome).await });
-        }
     }
 }
 
@@ -130,18 +103,15 @@ impl Batch {
         Ok(())
     }
 
-    /// Commits the open batch and records the outcome for its writes. Should the caller go
-    /// away before the database answers, the writes learn that the outcome is unknown (an
-    /// error: none is answered as kept unless the commit said so).
+    /// Commits the open batch and records the outcome for its writes. It runs on a task of
+    /// the store's own, never on a request's, so it always ends with the database's answer.
     async fn commit(&mut self) -> Outcome {
         tracing::trace!(writes = self.writes, "committing a batch of writes");
-        let interrupted = Interrupted(Arc::clone(&self.outcome));
         let outcome = match self.tx.take() {
             Some(tx) => tx.commit().await.map_err(|error| Failure::of(&error)),
             None => Ok(()),
         };
         self.end(outcome.clone());
-        drop(interrupted);
         outcome
     }
 
@@ -202,15 +172,19 @@ impl Writer {
 
     /// Begins a write: joins the open batch, or begins one, and opens the write's savepoint.
     ///
-    /// It runs on the caller's task, which keeps the writer from waiting for another task to be
-    /// polled. A caller that goes away half way through leaves at worst a savepoint that is
-    /// released by the batch's commit, or one the next write finds gone, which ends the batch
-    /// with an error for its writes (none is lost without an error).
+    /// It runs on a task of its own: a caller that goes away meanwhile leaves a write that is
+    /// begun all the same and then rolled back as any dropped write is, never a savepoint or a
+    /// transaction that nobody knows is open.
     ///
     /// # Errors
     /// The database's, when the batch cannot begin (the writer connection cannot be had, or
     /// another process holds the write lock past the busy timeout) or the savepoint fails.
     pub(crate) async fn begin(&self) -> Result<WriteTx, sqlx::Error> {
+        let writer = self.clone();
+        crate::to_the_end(async move { writer.begin_here().await }).await
+    }
+
+    async fn begin_here(&self) -> Result<WriteTx, sqlx::Error> {
         let mut batch = self.open_batch().await?;
         if let Err(error) = batch.execute("SAVEPOINT write").await {
             batch.abort(&error).await;
@@ -226,6 +200,15 @@ impl Writer {
     /// # Errors
     /// As [`Writer::begin`], or the read's; a write whose read failed has ended.
     pub(crate) async fn begin_reading(
+        &self,
+        read: &'static str,
+        value: &'static str,
+    ) -> Result<(WriteTx, Option<SqliteRow>), sqlx::Error> {
+        let writer = self.clone();
+        crate::to_the_end(async move { writer.begin_reading_here(read, value).await }).await
+    }
+
+    async fn begin_reading_here(
         &self,
         read: &'static str,
         value: &'static str,
@@ -273,13 +256,9 @@ impl Writer {
     /// Ends a write whose savepoint is released while others are queued: hands the writer on,
     /// and answers the outcome of the commit that holds the write.
     async fn end_write(&self, batch: OwnedMutexGuard<Batch>) -> Outcome {
-        // Should the caller go away while it waits, a task comes back in its place, so the
-        // batch is never left open.
-        let mut back = ComeBack { writer: Some(self.clone()), outcome: Arc::clone(&batch.outcome) };
+        let outcome = Arc::clone(&batch.outcome);
         drop(batch);
-        let outcome = self.come_back(Arc::clone(&back.outcome)).await;
-        back.writer = None;
-        outcome
+        self.come_back(outcome).await
     }
 
     /// Comes back to the writer for the batch whose outcome is `outcome`: answers it if the
@@ -312,11 +291,16 @@ impl WriteTx {
     }
 
     /// Keeps the write: releases its savepoint and answers once the batch holding it has been
-    /// committed, with the commit's outcome.
+    /// committed, with the commit's outcome. The release, the wait and the commit run on a task
+    /// of their own, so the outcome is the same whether or not the caller still waits for it.
     ///
     /// # Errors
     /// The database's, when the savepoint cannot be released or the batch's commit fails.
-    pub(crate) async fn commit(mut self) -> Result<(), sqlx::Error> {
+    pub(crate) async fn commit(self) -> Result<(), sqlx::Error> {
+        crate::to_the_end(self.commit_here()).await
+    }
+
+    async fn commit_here(mut self) -> Result<(), sqlx::Error> {
         let batch = self.batch.as_mut().expect("a write holds its batch until it ends");
         if batch.writes >= MAX_WRITES || self.writer.nobody_queued() {
             // The commit releases the savepoint with the rest of the batch.
@@ -324,8 +308,6 @@ impl WriteTx {
             batch.savepoint_open = false;
             return batch.commit().await.map_err(|failure| failure.error());
         }
-        // While the savepoint is released the write still holds the batch: a caller that goes
-        // away here leaves it to the write's drop.
         if let Err(error) = batch.execute("RELEASE write").await {
             batch.abort(&error).await;
             return Err(error);
@@ -335,11 +317,16 @@ impl WriteTx {
         self.writer.end_write(batch).await.map_err(|failure| failure.error())
     }
 
-    /// Drops the write: rolls its savepoint back; the rest of its batch goes on.
+    /// Drops the write: rolls its savepoint back, on a task of its own; the rest of its batch
+    /// goes on.
     ///
     /// # Errors
     /// The database's, when the savepoint cannot be rolled back (the batch then ends).
-    pub(crate) async fn rollback(mut self) -> Result<(), sqlx::Error> {
+    pub(crate) async fn rollback(self) -> Result<(), sqlx::Error> {
+        crate::to_the_end(self.rollback_here()).await
+    }
+
+    async fn rollback_here(mut self) -> Result<(), sqlx::Error> {
         let mut batch = self.take();
         batch.settle().await?;
         finish_if_alone(&self.writer, &mut batch).await;

@@ -116,7 +116,7 @@ struct WriteTx(Transaction<'static, Db>);
 impl WriteTx {
     /// Commits the transaction on a task of its own and waits for it.
     async fn commit(self) -> Result<(), sqlx::Error> {
-        to_the_end(self.0.commit()).await
+        crate::to_the_end(self.0.commit()).await
     }
 
     /// Rolls the transaction back (dropping it would too, a little later).
@@ -149,20 +149,7 @@ impl std::ops::DerefMut for WriteTx {
 /// counted, and rolled back as usual.
 async fn begin_write_tx(writer: &Writer) -> Result<WriteTx, sqlx::Error> {
     let pool = writer.clone();
-    to_the_end(async move { begin_write(&pool).await }).await.map(WriteTx)
-}
-
-/// Runs `step` of a transaction on a task of its own and waits for it: the step runs to its end
-/// even when the caller stops waiting, and what it leaves behind is dropped on that task.
-async fn to_the_end<T: Send + 'static>(
-    step: impl Future<Output = Result<T, sqlx::Error>> + Send + 'static,
-) -> Result<T, sqlx::Error> {
-    match tokio::spawn(step).await {
-        Ok(done) => done,
-        Err(failed) if failed.is_panic() => std::panic::resume_unwind(failed.into_panic()),
-        // Cancelled: the runtime is shutting down, and the step's outcome is unknown.
-        Err(_) => Err(sqlx::Error::WorkerCrashed),
-    }
+    crate::to_the_end(async move { begin_write(&pool).await }).await.map(WriteTx)
 }
 
 /// Begins one write of a store method and reads the first row of `read` (binding `value` as

@@ -332,6 +332,7 @@ macro_rules! store_conformance_tests {
             parallel_idempotent_retries_create_one_record,
             concurrent_payments_sum_exactly,
             mixed_payments_on_one_vendor_all_succeed_and_sum_exactly,
+            writes_whose_callers_go_away_leave_every_answer_true,
             concurrent_invoice_numbers_have_one_winner,
             profile_and_password_change_follow_d24,
             token_secret_is_kept_in_the_store,

@@ -44,6 +44,7 @@ pub use payments::{
     concurrent_payments_with_one_reference_have_one_winner, concurrent_vendor_payments_never_overpay,
     due_soon_payables_and_overpaid_invoices, mixed_payments_on_one_vendor_all_succeed_and_sum_exactly,
     payment_references_stop_double_payments, vendor_payments_split_over_invoices_and_never_overpay,
+    writes_whose_callers_go_away_leave_every_answer_true,
 };
 pub use reconciliation::{
     aging_buckets_what_was_owed_on_the_day, expired_licences_block_invoices_only_under_block,

@@ -479,3 +479,139 @@ pub async fn mixed_payments_on_one_vendor_all_succeed_and_sum_exactly<S: Store>(
     }
     assert_eq!(invoices_paid, rust_decimal::Decimal::from(paid), "the invoices' paid totals");
 }
+
+/// Polls `write` until it is answered or has waited `waits` times, then drops it (a caller that
+/// went away) and answers `None`.
+async fn answered_within<T>(waits: u64, write: impl Future<Output = T>) -> Option<T> {
+    let mut write = std::pin::pin!(write);
+    let mut left = waits;
+    std::future::poll_fn(|cx| match write.as_mut().poll(cx) {
+        std::task::Poll::Ready(answer) => std::task::Poll::Ready(Some(answer)),
+        std::task::Poll::Pending if left == 0 => std::task::Poll::Ready(None),
+        std::task::Poll::Pending => {
+            left -= 1;
+            std::task::Poll::Pending
+        }
+    })
+    .await
+}
+
+/// Payments whose callers go away half way (a client that disconnects drops its request at
+/// whatever await it had reached) change nothing about what the others are told: every write
+/// answered as kept is kept, every write answered with an error is absent, and the writes that
+/// waited for their answers all succeed (D48).
+pub async fn writes_whose_callers_go_away_leave_every_answer_true<S: Store>(store: S) {
+    let fx = Arc::new(Fixture::new(store).await);
+    let vendor = fx.vendor("Interrupted").await;
+    let invoice = fx.invoice(vendor.id, "INT-1", "1000000", "2024-05-20T00:00:00Z").await;
+    const WRITERS: u64 = 12;
+    const LEAVERS: u64 = 4;
+    const PAYMENTS: u64 = 20;
+    // How many times one payment, alone, waits for the store before it is answered.
+    let calibration = {
+        let mut waits = 0_u64;
+        let mut write = std::pin::pin!(fx.engine.create_transaction(
+            &fx.admin,
+            NewTransaction { reference: reference("CALIBRATE"), ..fx.new_payment(invoice.id, "1") },
+            None,
+        ));
+        std::future::poll_fn(|cx| match write.as_mut().poll(cx) {
+            std::task::Poll::Pending => {
+                waits += 1;
+                std::task::Poll::Pending
+            }
+            std::task::Poll::Ready(answer) => std::task::Poll::Ready(answer),
+        })
+        .await
+        .expect("a payment alone is recorded");
+        waits
+    };
+    let tasks: Vec<_> = (0..WRITERS + LEAVERS)
+        .map(|task| {
+            let fx = Arc::clone(&fx);
+            tokio::spawn(async move {
+                // A small generator of its own per task: the delays differ between tasks and runs
+                // of one task alike, with no shared state.
+                let mut state = 0x9e37_79b9_7f4a_7c15_u64 ^ (task + 1).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+                let mut answers = Vec::new();
+                for n in 0..PAYMENTS {
+                    let key = format!("GONE{task:02}N{n:02}");
+                    let payment = NewTransaction { reference: reference(&key), ..fx.new_payment(invoice.id, "1") };
+                    let write = fx.engine.create_transaction(&fx.admin, payment, None);
+                    if task < WRITERS {
+                        answers.push((key, Some(write.await.map(drop))));
+                    } else {
+                        state ^= state << 13;
+                        state ^= state >> 7;
+                        state ^= state << 17;
+                        // Gone after its k-th wait for the store, with k from 1 to twice the waits a
+                        // write alone makes: before the write began, half way, or during its commit.
+                        let waits = 1 + state % (2 * calibration.max(1));
+                        match answered_within(waits, write).await {
+                            Some(answered) => answers.push((key, Some(answered.map(drop)))),
+                            None => answers.push((key, None)),
+                        }
+                    }
+                }
+                (task < WRITERS, answers)
+            })
+        })
+        .collect();
+    let mut answered = Vec::new();
+    for task in tasks {
+        answered.push(task.await.expect("no task panics"));
+    }
+    // Let the writes whose callers went away settle: each ends on a task of the store's own.
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let page = fx
+        .engine
+        .list_transactions(
+            &fx.admin,
+            &transaction_query(&[("invoiceId", &invoice.id.to_string()), ("pageSize", "100")]),
+        )
+        .await
+        .unwrap();
+    let total = page.total_count;
+    let mut kept = std::collections::BTreeSet::new();
+    for page_number in 1..=total.div_ceil(100).max(1) {
+        let page = fx
+            .engine
+            .list_transactions(
+                &fx.admin,
+                &transaction_query(&[
+                    ("invoiceId", &invoice.id.to_string()),
+                    ("pageSize", "100"),
+                    ("page", &page_number.to_string()),
+                ]),
+            )
+            .await
+            .unwrap();
+        kept.extend(page.items.into_iter().filter_map(|payment| payment.reference));
+    }
+    assert_eq!(kept.len() as u64, total, "every payment carries its own reference");
+    let mut failures = Vec::new();
+    for (waited, answers) in &answered {
+        for (key, answer) in answers {
+            match answer {
+                Some(Ok(())) if !kept.contains(key) => {
+                    failures.push(format!("{key} was answered as kept but is absent"))
+                }
+                Some(Err(error)) if kept.contains(key) => {
+                    failures.push(format!("{key} was answered {error:?} but is kept"))
+                }
+                Some(Err(error)) if *waited => {
+                    failures.push(format!("{key} failed for a caller that waited: {error:?}"))
+                }
+                _ => {}
+            }
+        }
+    }
+    let cut = answered.iter().flat_map(|(_, answers)| answers).filter(|(_, answer)| answer.is_none()).count();
+    if calibration > 0 {
+        // A store whose writes wait for anything (all but the memory store) had some cut off.
+        assert!(cut > 0, "some callers went away before their answer");
+    }
+    assert!(failures.is_empty(), "{} answers were untrue or failed: {failures:?}", failures.len());
+    let read = fx.engine.get_invoice(&fx.admin, invoice.id).await.unwrap().invoice;
+    assert_eq!(read.paid_amount, rust_decimal::Decimal::from(total), "the kept paid total counts the kept payments");
+}
