@@ -34,6 +34,11 @@ pub(crate) enum Error {
         /// Its description.
         description: String,
     },
+    /// A write found that a row it had locked a parent for moved to another parent before its
+    /// own lock was granted (an invoice moved to another vendor): it runs again, like a write
+    /// the database ended to break a lock cycle ([`Error::contended`]).
+    #[error("{0} moved while the write waited for its lock")]
+    Moved(&'static str),
     /// The database holds a migration this build does not know: the binary is older than the
     /// schema it would run on.
     #[error("the database has migration {0}, which this build does not know; run a newer pharmapay")]
@@ -64,6 +69,22 @@ impl Error {
     }
 }
 
+impl Error {
+    /// True when the write failed only for how it met other writes, and the same write run
+    /// again may succeed: PostgreSQL ended it to break a lock cycle (40P01, deadlock detected)
+    /// or for a serialisation failure (40001), or a row it locked for moved under it
+    /// ([`Error::Moved`]). Its transaction is rolled back, so running it again is safe.
+    pub(crate) fn contended(&self) -> bool {
+        match self {
+            Error::Moved(_) => true,
+            Error::Sqlx(sqlx::Error::Database(database)) => {
+                database.code().is_some_and(|code| matches!(&*code, "40P01" | "40001"))
+            }
+            _ => false,
+        }
+    }
+}
+
 /// What each unique index protects, by index name (PostgreSQL reports it) and by
 /// `table.column` (SQLite reports that instead).
 const UNIQUE_INDEXES: [(&str, &str, UniqueKey); 6] = [
@@ -79,6 +100,9 @@ impl From<Error> for StoreError {
     fn from(error: Error) -> Self {
         match error {
             Error::Refused(refusal) => refusal,
+            // Still contended after every attempt (`answer` in `common/mod.rs`): the database
+            // is too busy for this write now; nothing of it was kept.
+            contended if contended.contended() => StoreError::Unavailable(Box::new(contended)),
             Error::Sqlx(error) => from_sqlx(error),
             other => StoreError::Backend(Box::new(other)),
         }
@@ -196,5 +220,43 @@ mod tests {
             StoreError::from(Error::Refused(StoreError::Conflict(UniqueKey::UserEmail))),
             StoreError::Conflict(UniqueKey::UserEmail)
         ));
+    }
+
+    #[cfg(feature = "test-support")]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_postgres_deadlock_is_contended_and_other_failures_are_not() {
+        let Some(admin_url) = crate::testing::postgres_admin_url() else { return };
+        let database = crate::testing::PgDatabase::create(&admin_url).await;
+        let mut setup = sqlx::PgConnection::connect(database.url()).await.unwrap();
+        sqlx::raw_sql("CREATE TABLE cycle (id INT PRIMARY KEY); INSERT INTO cycle VALUES (1), (2)")
+            .execute(&mut setup)
+            .await
+            .unwrap();
+        // Two transactions lock the two rows in opposite orders: PostgreSQL ends one of them.
+        let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(2));
+        let sides = [(1, 2), (2, 1)].map(|(first, second)| {
+            let (url, barrier) = (database.url().to_owned(), std::sync::Arc::clone(&barrier));
+            tokio::spawn(async move {
+                let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
+                let mut db_tx = conn.begin().await.unwrap();
+                let lock = "SELECT id FROM cycle WHERE id = $1 FOR UPDATE";
+                sqlx::query(lock).bind(first).fetch_one(&mut *db_tx).await.unwrap();
+                barrier.wait().await;
+                let outcome = sqlx::query(lock).bind(second).fetch_one(&mut *db_tx).await.map(drop);
+                drop(db_tx);
+                outcome
+            })
+        });
+        let mut ended = Vec::new();
+        for side in sides {
+            if let Err(error) = side.await.unwrap() {
+                ended.push(Error::from(error));
+            }
+        }
+        assert_eq!(ended.len(), 1, "one side of the cycle is ended: {ended:?}");
+        assert!(ended[0].contended(), "{:?}", ended[0]);
+        let missing = sqlx::query("SELECT * FROM no_such_table").execute(&mut setup).await.unwrap_err();
+        assert!(!Error::from(missing).contended());
+        assert!(!Error::Sqlx(sqlx::Error::PoolTimedOut).contended());
     }
 }

@@ -34,8 +34,9 @@
 //!   it share that transaction and its commit (group commit), each inside a savepoint of its
 //!   own, so a refused write rolls back alone and none is answered before its batch is on
 //!   disk. PostgreSQL runs at READ COMMITTED with
-//!   row locks (`FOR UPDATE`, `FOR SHARE`) taken in one fixed order (payments, then invoices,
-//!   then vendors), atomic `paid = paid + $n` updates and transaction-scoped advisory locks for
+//!   row locks (`FOR UPDATE`, `FOR SHARE`) taken in one fixed order (payments, then vendors,
+//!   then their invoices, then the figure rows; a write ended for a lock cycle runs again),
+//!   atomic `paid = paid + $n` updates and transaction-scoped advisory locks for
 //!   onboarding and the last-admin rule; partial unique indexes settle the remaining races and
 //!   their violations become `Conflict` (D5).
 //! - SQLite runs in WAL mode with `synchronous = FULL`: every commit is on disk before the

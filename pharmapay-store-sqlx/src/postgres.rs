@@ -4,8 +4,14 @@
 //! decides:
 //! - Write transactions run at READ COMMITTED. Rows a write checks and then relies on are
 //!   locked with `FOR UPDATE` (the row it changes) or `FOR SHARE` (a parent that must stay
-//!   active), always in the order payments, invoices, vendors, so writers never wait in a
-//!   cycle. Paid totals change with `paid = paid + $n`, atomic under concurrency.
+//!   active), always in one order (D48): the time zone setting shared, payment references'
+//!   advisory locks, payments, then vendors in id order, then their invoices in id order, then
+//!   the figure rows; so writers never wait in a cycle. The vendors of a payment's invoices are
+//!   read and locked before the invoices (`guards::lock_vendors_of`), and a write whose
+//!   invoice moved to another vendor in between runs again. A write PostgreSQL still ends to
+//!   break a lock cycle (40P01) or for a serialisation failure (40001) runs again too, a few
+//!   times, inside the store (`answer` in `common/mod.rs`). Paid totals change with
+//!   `paid = paid + $n`, atomic under concurrency.
 //! - Rules that span rows no single lock covers take a transaction-scoped advisory lock:
 //!   onboarding (exactly one wins) and changes that may remove the last admin (D18).
 //!   Migrations take one too, so several servers starting together apply each migration once.
@@ -46,6 +52,9 @@ macro_rules! for_share {
 mod common;
 
 pub use common::SqlStore as PostgresStore;
+
+/// Writes lock the rows they rely on, in one order (`for_update!`, `guards::lock_vendors_of`).
+const ROW_LOCKS: bool = true;
 
 /// Search terms are looked up in `pg_trgm` GIN indexes (migration 4), which serve `LIKE`.
 const SEARCH_INDEX: SearchIndex = SearchIndex::Trigram;

@@ -56,6 +56,10 @@ mod common;
 
 pub use common::SqlStore as SqliteStore;
 
+/// No row locks: a write transaction holds the whole database from its start, so a write need
+/// not lock the rows it reads before it changes them (`guards::lock_vendors_of` sends nothing).
+const ROW_LOCKS: bool = false;
+
 /// Search terms are looked up in FTS5 trigram tables (migration 4).
 const SEARCH_INDEX: SearchIndex = SearchIndex::Fts5;
 

@@ -86,7 +86,7 @@ impl AccessStore for SqlStore {
     }
 
     async fn insert_user(&self, user: NewUserRecord, ctx: WriteContext) -> StoreResult<User> {
-        answer(async move {
+        answer(|| async {
             let mut db_tx = self.begin_locked(Lock::Access).await?;
             let id = insert_user_row(&mut db_tx, &user, ctx.authority, ctx.at).await?;
             let user = user_in(&mut db_tx, id).await?;
@@ -108,7 +108,7 @@ impl AccessStore for SqlStore {
     }
 
     async fn update_user(&self, id: UserId, user: UserUpdate, ctx: WriteContext) -> StoreResult<User> {
-        answer(async move {
+        answer(|| async {
             // D18: changes that may remove an admin run one at a time, so two cannot both see
             // "another admin remains"; grants and revocations are decided one at a time too.
             let mut db_tx = self.begin_locked(Lock::Access).await?;
@@ -130,9 +130,9 @@ impl AccessStore for SqlStore {
                 "UPDATE users SET first_name = $2, last_name = $3, email = $4, email_key = $5, role_id = $6 WHERE id = $1",
             )
             .bind(id.get())
-            .bind(user.first_name)
-            .bind(user.last_name)
-            .bind(user.email)
+            .bind(user.first_name.clone())
+            .bind(user.last_name.clone())
+            .bind(user.email.clone())
             .bind(email_key)
             .bind(user.role_id.get())
             .execute(&mut *db_tx)
@@ -148,7 +148,7 @@ impl AccessStore for SqlStore {
     }
 
     async fn delete_user(&self, id: UserId, ctx: WriteContext) -> StoreResult<()> {
-        answer(async move {
+        answer(|| async {
             let mut db_tx = self.begin_locked(Lock::Access).await?;
             let Some((role_id, _, true)) = user_for_change(&mut db_tx, id.get()).await? else {
                 return refused(StoreError::NotFound(Entity::User));
@@ -164,7 +164,7 @@ impl AccessStore for SqlStore {
     }
 
     async fn restore_user(&self, id: UserId, ctx: WriteContext) -> StoreResult<User> {
-        answer(async move {
+        answer(|| async {
             let mut db_tx = self.begin_locked(Lock::Access).await?;
             let Some((role_id, email_key, false)) = user_for_change(&mut db_tx, id.get()).await? else {
                 return refused(StoreError::NotFound(Entity::User));
@@ -180,7 +180,7 @@ impl AccessStore for SqlStore {
     }
 
     async fn update_profile(&self, id: UserId, profile: ProfileUpdate, ctx: WriteContext) -> StoreResult<User> {
-        answer(async move {
+        answer(|| async {
             let mut db_tx = self.begin().await?;
             let Some((_, _, true)) = user_for_change(&mut db_tx, id.get()).await? else {
                 return refused(StoreError::NotFound(Entity::User));
@@ -189,9 +189,9 @@ impl AccessStore for SqlStore {
             check_free(&mut db_tx, UniqueKey::UserEmail, &email_key, Some(id.get())).await?;
             sqlx::query("UPDATE users SET first_name = $2, last_name = $3, email = $4, email_key = $5 WHERE id = $1")
                 .bind(id.get())
-                .bind(profile.first_name)
-                .bind(profile.last_name)
-                .bind(profile.email)
+                .bind(profile.first_name.clone())
+                .bind(profile.last_name.clone())
+                .bind(profile.email.clone())
                 .bind(email_key)
                 .execute(&mut *db_tx)
                 .await?;
@@ -202,14 +202,14 @@ impl AccessStore for SqlStore {
     }
 
     async fn set_password(&self, id: UserId, password_hash: String, ctx: WriteContext) -> StoreResult<SignIn> {
-        answer(async move {
+        answer(|| async {
             let mut db_tx = self.begin().await?;
             let Some((true, tokens)) = user_tokens_for_change(&mut db_tx, id.get()).await? else {
                 return refused(StoreError::NotFound(Entity::User));
             };
             sqlx::query("UPDATE users SET password_hash = $2 WHERE id = $1")
                 .bind(id.get())
-                .bind(password_hash)
+                .bind(password_hash.clone())
                 .execute(&mut *db_tx)
                 .await?;
             // D20: older tokens stop working; the fresh one is issued after that revocation.
@@ -231,7 +231,7 @@ impl AccessStore for SqlStore {
     }
 
     async fn insert_role(&self, role: NewRole, ctx: WriteContext) -> StoreResult<Role> {
-        answer(async move {
+        answer(|| async {
             let mut db_tx = self.begin().await?;
             let name_key = key(&role.name);
             check_free(&mut db_tx, UniqueKey::RoleName, &name_key, None).await?;
@@ -239,9 +239,9 @@ impl AccessStore for SqlStore {
                 "INSERT INTO roles (name, name_key, description, is_system, is_active, created_at) \
                  VALUES ($1, $2, $3, FALSE, TRUE, $4) RETURNING id",
             )
-            .bind(role.name)
+            .bind(role.name.clone())
             .bind(name_key)
-            .bind(role.description)
+            .bind(role.description.clone())
             .bind(micros(ctx.at))
             .fetch_one(&mut *db_tx)
             .await?;
@@ -264,7 +264,7 @@ impl AccessStore for SqlStore {
     }
 
     async fn update_role(&self, id: RoleId, role: NewRole, ctx: WriteContext) -> StoreResult<Role> {
-        answer(async move {
+        answer(|| async {
             let mut db_tx = self.begin().await?;
             let Some((current_name, is_system, true)) = role_for_change(&mut db_tx, id.get()).await? else {
                 return refused(StoreError::NotFound(Entity::Role));
@@ -274,9 +274,9 @@ impl AccessStore for SqlStore {
             check_free(&mut db_tx, UniqueKey::RoleName, &name_key, Some(id.get())).await?;
             sqlx::query("UPDATE roles SET name = $2, name_key = $3, description = $4 WHERE id = $1")
                 .bind(id.get())
-                .bind(role.name)
+                .bind(role.name.clone())
                 .bind(name_key)
-                .bind(role.description)
+                .bind(role.description.clone())
                 .execute(&mut *db_tx)
                 .await?;
             let role = role_in(&mut db_tx, id.get()).await?;
@@ -286,7 +286,7 @@ impl AccessStore for SqlStore {
     }
 
     async fn delete_role(&self, id: RoleId, ctx: WriteContext) -> StoreResult<()> {
-        answer(async move {
+        answer(|| async {
             let mut db_tx = self.begin_locked(Lock::Access).await?;
             let Some((name, is_system, true)) = role_for_change(&mut db_tx, id.get()).await? else {
                 return refused(StoreError::NotFound(Entity::Role));
@@ -300,7 +300,7 @@ impl AccessStore for SqlStore {
     }
 
     async fn restore_role(&self, id: RoleId, ctx: WriteContext) -> StoreResult<Role> {
-        answer(async move {
+        answer(|| async {
             let mut db_tx = self.begin_locked(Lock::Access).await?;
             let Some((_, _, false)) = role_for_change(&mut db_tx, id.get()).await? else {
                 return refused(StoreError::NotFound(Entity::Role));
@@ -315,7 +315,7 @@ impl AccessStore for SqlStore {
     }
 
     async fn attach_policy(&self, holder: PolicyHolder, policy_id: PolicyId, ctx: WriteContext) -> StoreResult<()> {
-        answer(async move {
+        answer(|| async {
             let mut db_tx = self.begin_locked(Lock::Access).await?;
             if !active_holder(&mut db_tx, holder).await? {
                 return refused(StoreError::NotFound(holder.entity()));
@@ -335,7 +335,7 @@ impl AccessStore for SqlStore {
     }
 
     async fn detach_policy(&self, holder: PolicyHolder, policy_id: PolicyId, ctx: WriteContext) -> StoreResult<()> {
-        answer(async move {
+        answer(|| async {
             let mut db_tx = self.begin_locked(Lock::Access).await?;
             if !active_holder(&mut db_tx, holder).await? {
                 return refused(StoreError::NotFound(holder.entity()));
@@ -359,7 +359,7 @@ impl AccessStore for SqlStore {
     }
 
     async fn insert_policy(&self, policy: NewPolicy, ctx: WriteContext) -> StoreResult<Policy> {
-        answer(async move {
+        answer(|| async {
             let mut db_tx = self.begin_locked(Lock::Access).await?;
             let name_key = key(&policy.name);
             let permission_ids = checked_permissions(&mut db_tx, &policy.permission_ids).await?;
@@ -369,9 +369,9 @@ impl AccessStore for SqlStore {
                 "INSERT INTO policies (name, name_key, description, is_active, created_at) \
                  VALUES ($1, $2, $3, TRUE, $4) RETURNING id",
             )
-            .bind(policy.name)
+            .bind(policy.name.clone())
             .bind(name_key)
-            .bind(policy.description)
+            .bind(policy.description.clone())
             .bind(micros(ctx.at))
             .fetch_one(&mut *db_tx)
             .await?;
@@ -392,7 +392,7 @@ impl AccessStore for SqlStore {
     }
 
     async fn update_policy(&self, id: PolicyId, policy: NewPolicy, ctx: WriteContext) -> StoreResult<Policy> {
-        answer(async move {
+        answer(|| async {
             let mut db_tx = self.begin_locked(Lock::Access).await?;
             let Some((_, true)) = policy_for_change(&mut db_tx, id.get()).await? else {
                 return refused(StoreError::NotFound(Entity::Policy));
@@ -406,9 +406,9 @@ impl AccessStore for SqlStore {
             }
             sqlx::query("UPDATE policies SET name = $2, name_key = $3, description = $4 WHERE id = $1")
                 .bind(id.get())
-                .bind(policy.name)
+                .bind(policy.name.clone())
                 .bind(name_key)
-                .bind(policy.description)
+                .bind(policy.description.clone())
                 .execute(&mut *db_tx)
                 .await?;
             sqlx::query("DELETE FROM policy_permissions WHERE policy_id = $1")
@@ -423,7 +423,7 @@ impl AccessStore for SqlStore {
     }
 
     async fn delete_policy(&self, id: PolicyId, ctx: WriteContext) -> StoreResult<()> {
-        answer(async move {
+        answer(|| async {
             let mut db_tx = self.begin_locked(Lock::Access).await?;
             let Some((_, true)) = policy_for_change(&mut db_tx, id.get()).await? else {
                 return refused(StoreError::NotFound(Entity::Policy));
@@ -439,7 +439,7 @@ impl AccessStore for SqlStore {
     }
 
     async fn restore_policy(&self, id: PolicyId, ctx: WriteContext) -> StoreResult<Policy> {
-        answer(async move {
+        answer(|| async {
             let mut db_tx = self.begin_locked(Lock::Access).await?;
             let Some((name_key, false)) = policy_for_change(&mut db_tx, id.get()).await? else {
                 return refused(StoreError::NotFound(Entity::Policy));
@@ -462,7 +462,7 @@ impl AccessStore for SqlStore {
         permission_id: PermissionId,
         ctx: WriteContext,
     ) -> StoreResult<()> {
-        answer(async move {
+        answer(|| async {
             let mut db_tx = self.begin_locked(Lock::Access).await?;
             let Some((_, true)) = policy_for_change(&mut db_tx, policy_id.get()).await? else {
                 return refused(StoreError::NotFound(Entity::Policy));
@@ -487,7 +487,7 @@ impl AccessStore for SqlStore {
         permission_id: PermissionId,
         ctx: WriteContext,
     ) -> StoreResult<()> {
-        answer(async move {
+        answer(|| async {
             let mut db_tx = self.begin_locked(Lock::Access).await?;
             let Some((_, true)) = policy_for_change(&mut db_tx, policy_id.get()).await? else {
                 return refused(StoreError::NotFound(Entity::Policy));

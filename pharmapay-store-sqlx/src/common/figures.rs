@@ -6,7 +6,8 @@
 //! 0 <= low < 2^32, see migration 4): a change is added as a pair of the same form and the
 //! carry of the low halves moves into the high half, so no statement ever overflows 64 bits.
 //! Figure rows are changed in one order (vendors by id, due dates, days, then the totals), after
-//! the payments and invoices a write locks, so concurrent writers never wait in a cycle.
+//! the payments, vendors and invoices a write locks (in that order, D48), so concurrent writers
+//! never wait in a cycle: a vendor's figures live in its row, which the write locked first.
 
 use pharmapay_core::BusinessCalendar;
 use pharmapay_core::domain::setting::TIME_ZONE;

@@ -10,7 +10,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 
 use pharmapay_core::access::{ADMIN_ROLE_ID, Authority, Permission, PermissionSet};
 use pharmapay_core::domain::TransactionType;
-use pharmapay_core::ids::{PermissionId, RoleId, TransactionId, VendorPaymentId};
+use pharmapay_core::ids::{PermissionId, RoleId, TransactionId, VendorId, VendorPaymentId};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::rules::grants::{self, Grant};
 use pharmapay_core::rules::references::{self, Holder, KeyHolder};
@@ -22,7 +22,8 @@ use sqlx::{AssertSqlSafe, Row};
 
 use super::binds::{Binds, rows_in};
 use super::rows::{MICROS_PER_SECOND, count, micros, permission_from, token_state_from};
-use super::{Conn, Query, Result, refused, row_by_id};
+use super::{Conn, DbRow, Query, Result, refused, row_by_id};
+use crate::error::Error;
 
 // Checks shared by writes. Each runs inside the caller's transaction; the row-lock clauses keep
 // what was checked from changing before the transaction ends (PostgreSQL).
@@ -342,4 +343,62 @@ pub(super) async fn check_reference(
         })
         .collect::<Result<Vec<KeyHolder>>>()?;
     Ok(references::check(&holders, writer)?)
+}
+
+/// The vendors a write locked before the invoices it changes (D48's lock order: a vendor first,
+/// then its invoices in id order, then the kept figures), to be confirmed once the invoices
+/// are locked: an invoice moved to another vendor between the two locks makes the write run
+/// again ([`Error::Moved`]). On SQLite, whose write holds the whole database, nothing is locked
+/// and everything is confirmed.
+pub(super) struct VendorLocks(Option<BTreeSet<i64>>);
+
+impl VendorLocks {
+    /// Confirms that `vendor`, the vendor of an invoice the write has now locked, was locked
+    /// before it.
+    pub(super) fn hold(&self, vendor: VendorId) -> Result<()> {
+        match &self.0 {
+            Some(locked) if !locked.contains(&vendor.get()) => Err(Error::Moved("an invoice")),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Locks, in id order, the vendors of the invoices `invoice_ids` as they stand now, before the
+/// caller locks any of the invoices (D48). A vendor payment locks its vendor first, then its
+/// invoices; a single payment, a payment's move or delete, an invoice edit and an import lock
+/// the vendors of their invoices the same way, so no two of them ever wait on each other in a
+/// cycle. An id of no invoice locks nothing.
+pub(super) async fn lock_vendors_of(conn: &mut Conn, invoice_ids: &[i64]) -> Result<VendorLocks> {
+    if !super::ROW_LOCKS || invoice_ids.is_empty() {
+        return Ok(VendorLocks(None));
+    }
+    let locked: Vec<DbRow> = if let [first, rest @ ..] = invoice_ids
+        && rest.len() <= 1
+    {
+        // One or two invoices (every write but an import): one statement reads their vendors
+        // and locks them.
+        let second = rest.first().unwrap_or(first);
+        sqlx::query(concat!(
+            "SELECT id FROM vendors WHERE id IN (SELECT vendor_id FROM invoices WHERE id = $1 OR id = $2) ORDER BY id",
+            for_update!()
+        ))
+        .bind(*first)
+        .bind(*second)
+        .fetch_all(&mut *conn)
+        .await?
+    } else {
+        let sql = |list: &str| format!("SELECT DISTINCT vendor_id FROM invoices WHERE id IN ({list})");
+        let mut vendors = rows_in(conn, invoice_ids, sql)
+            .await?
+            .iter()
+            .map(|row| row.try_get::<i64, _>(0))
+            .collect::<Result<Vec<i64>, _>>()?;
+        vendors.sort_unstable();
+        vendors.dedup();
+        // Sorted, so the chunks lock in id order one after the other.
+        let lock = |list: &str| format!("SELECT id FROM vendors WHERE id IN ({list}) ORDER BY id{}", for_update!());
+        rows_in(conn, &vendors, lock).await?
+    };
+    let locked = locked.iter().map(|row| row.try_get::<i64, _>(0)).collect::<Result<BTreeSet<i64>, _>>()?;
+    Ok(VendorLocks(Some(locked)))
 }

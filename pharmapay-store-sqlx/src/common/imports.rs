@@ -21,7 +21,7 @@ use sqlx::Row;
 use super::binds::{Binds, rows_in};
 use super::figures::{self, invoice_facts};
 use super::guards::existing_ids;
-use super::guards::{check_free, check_new_references};
+use super::guards::{check_free, check_new_references, lock_vendors_of};
 use super::rows::{licences_json, micros, transaction_type, wide_decimal};
 use super::{Conn, IMPORT_CHUNK, Result, SqlStore, Table, answer, refused, reserve_ids};
 use crate::error::Error;
@@ -51,15 +51,15 @@ async fn insert_chunks<R, const N: usize>(
 
 impl ImportStore for SqlStore {
     async fn begin_bulk_load(&self) -> StoreResult<()> {
-        answer(super::bulk::defer(self.writer())).await
+        answer(|| super::bulk::defer(self.writer())).await
     }
 
     async fn finish_bulk_load(&self) -> StoreResult<()> {
-        answer(super::bulk::rebuild_deferred(self.writer(), false)).await
+        answer(|| super::bulk::rebuild_deferred(self.writer(), false)).await
     }
 
     async fn import_vendors(&self, vendors: Vec<ImportedVendor>) -> StoreResult<Vec<VendorId>> {
-        answer(async move {
+        answer(|| async {
             for imported in &vendors {
                 vendor_rules::check_insert(imported.vendor.vendor_type)?;
             }
@@ -111,7 +111,7 @@ impl ImportStore for SqlStore {
     }
 
     async fn import_invoices(&self, invoices: Vec<ImportedInvoice>) -> StoreResult<Vec<InvoiceId>> {
-        answer(async move {
+        answer(|| async {
             if invoices.is_empty() {
                 return Ok(Vec::new());
             }
@@ -174,7 +174,7 @@ impl ImportStore for SqlStore {
     }
 
     async fn import_transactions(&self, transactions: Vec<ImportedTransaction>) -> StoreResult<Vec<TransactionId>> {
-        answer(async move {
+        answer(|| async {
             if transactions.is_empty() {
                 return Ok(Vec::new());
             }
@@ -184,9 +184,15 @@ impl ImportStore for SqlStore {
             check_imported_references(&mut db_tx, &transactions, &ids).await?;
             let invoice_ids: BTreeSet<i64> =
                 transactions.iter().map(|imported| imported.transaction.invoice_id.get()).collect();
+            // D48: the invoices' vendors first, then the invoices.
+            let listed: Vec<i64> = invoice_ids.iter().copied().collect();
+            let vendors = lock_vendors_of(&mut db_tx, &listed).await?;
             let invoices = locked_invoices(&mut db_tx, &invoice_ids).await?;
             if invoices.len() != invoice_ids.len() {
                 return refused(StoreError::ParentInactive(Entity::Invoice));
+            }
+            for facts in invoices.values() {
+                vendors.hold(facts.vendor_id)?;
             }
             // The paid totals grow by the active payments imported (D10), and stay within the
             // largest amount (D1).

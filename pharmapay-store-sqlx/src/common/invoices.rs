@@ -1,7 +1,7 @@
 //! Invoices over SQL: [`InvoiceStore`]. Numbers are unique among active invoices (D4); status
 //! is computed from the kept paid total (D10); every write moves the kept figures of D41 by the
-//! change core computes from the invoice's facts before and after it, locking the invoice and
-//! then its vendors (in id order) first. Restores under an inactive vendor are
+//! change core computes from the invoice's facts before and after it, locking its vendors (in id
+//! order) and then the invoice first (D48). Restores under an inactive vendor are
 //! `rules::restore`'s to refuse. A list filtered by status or state alone takes its total from
 //! the kept figures.
 
@@ -21,10 +21,11 @@ use sqlx::Row;
 
 use super::binds::{Binds, conditions, contains_pattern, direction, instant_range, page_limits};
 use super::figures::{self, invoice_facts, kept_count};
-use super::guards::check_free;
+use super::guards::{check_free, lock_vendors_of};
 use super::rows::{instant, invoice_from, invoice_in, micros, scaled_bound, vendor_type};
 use super::search::{invoice_search, looked_up};
 use super::{Conn, Result, SqlStore, answer, commit_moving, refused, row_by_id};
+use crate::error::Error;
 
 /// The invoice list's conditions over `invoices i JOIN vendors v`; status is computed for the
 /// day starting at `today_start` exactly as `InvoiceStatus::compute` does (D10).
@@ -123,6 +124,12 @@ pub(super) async fn invoice_for_change(conn: &mut Conn, id: i64) -> Result<Optio
 /// Locks the vendors `ids` for a change of their kept figures, in id order (so writers never
 /// wait in a cycle), and answers whether the vendor `wanted` is active, with the day its drug
 /// licence is valid until (D36).
+/// The vendor an invoice belongs to now, read without a lock (the caller locks it next).
+async fn vendor_of_invoice(conn: &mut Conn, id: i64) -> Result<Option<i64>> {
+    let row = row_by_id(conn, "SELECT vendor_id FROM invoices WHERE id = $1", id).await?;
+    Ok(row.map(|row| row.try_get::<i64, _>("vendor_id")).transpose()?)
+}
+
 pub(super) async fn lock_vendors(conn: &mut Conn, ids: [i64; 2], wanted: i64) -> Result<(bool, Option<Timestamp>)> {
     let rows = sqlx::query(concat!(
         "SELECT id, is_active, drug_license_valid_until FROM vendors WHERE id = $1 OR id = $2 ORDER BY id",
@@ -176,7 +183,7 @@ impl InvoiceStore for SqlStore {
         ctx: WriteContext,
         today_start: Timestamp,
     ) -> StoreResult<Invoice> {
-        answer(async move {
+        answer(|| async {
             let mut db_tx = self.begin().await?;
             let number_key = key(&invoice.invoice_number);
             let vendor_id = invoice.vendor_id.get();
@@ -250,19 +257,26 @@ impl InvoiceStore for SqlStore {
         ctx: WriteContext,
         today_start: Timestamp,
     ) -> StoreResult<Invoice> {
-        answer(async move {
+        answer(|| async {
             let mut db_tx = self.begin().await?;
+            // D48: both vendors (the invoice's now, and the one it names) first, then the invoice.
+            let Some(current_vendor) = vendor_of_invoice(&mut db_tx, id.get()).await? else {
+                return refused(StoreError::NotFound(Entity::Invoice));
+            };
+            let vendor_id = invoice.vendor_id.get();
+            let (vendor_active, valid_until) = lock_vendors(&mut db_tx, [current_vendor, vendor_id], vendor_id).await?;
             let Some((before, _)) =
                 invoice_for_change(&mut db_tx, id.get()).await?.filter(|(facts, _)| facts.is_active)
             else {
                 return refused(StoreError::NotFound(Entity::Invoice));
             };
-            let number_key = key(&invoice.invoice_number);
-            let vendor_id = invoice.vendor_id.get();
-            let (true, valid_until) = lock_vendors(&mut db_tx, [before.vendor_id.get(), vendor_id], vendor_id).await?
-            else {
+            if before.vendor_id.get() != current_vendor {
+                return Err(Error::Moved("an invoice"));
+            }
+            if !vendor_active {
                 return refused(StoreError::ParentInactive(Entity::Vendor));
-            };
+            }
+            let number_key = key(&invoice.invoice_number);
             check_free(&mut db_tx, UniqueKey::InvoiceNumber, &number_key, Some(id.get())).await?;
             check_licence(&mut db_tx, valid_until, invoice.invoice_date).await?;
             // The paid total is kept: it belongs to the payments, not to the replaced fields.
@@ -291,13 +305,16 @@ impl InvoiceStore for SqlStore {
     }
 
     async fn delete_invoice(&self, id: InvoiceId, ctx: WriteContext) -> StoreResult<()> {
-        answer(async move {
+        answer(|| async {
             let mut db_tx = self.begin().await?;
+            // D48: the vendor before the invoice.
+            let vendors = lock_vendors_of(&mut db_tx, &[id.get()]).await?;
             let Some((before, _)) =
                 invoice_for_change(&mut db_tx, id.get()).await?.filter(|(facts, _)| facts.is_active)
             else {
                 return refused(StoreError::NotFound(Entity::Invoice));
             };
+            vendors.hold(before.vendor_id)?;
             sqlx::query("UPDATE invoices SET is_active = FALSE, updated_at = $2 WHERE id = $1")
                 .bind(id.get())
                 .bind(micros(ctx.at))
@@ -312,13 +329,16 @@ impl InvoiceStore for SqlStore {
     }
 
     async fn restore_invoice(&self, id: InvoiceId, ctx: WriteContext, today_start: Timestamp) -> StoreResult<Invoice> {
-        answer(async move {
+        answer(|| async {
             let mut db_tx = self.begin().await?;
+            // D48: the vendor before the invoice.
+            let vendors = lock_vendors_of(&mut db_tx, &[id.get()]).await?;
             let Some((before, number_key)) =
                 invoice_for_change(&mut db_tx, id.get()).await?.filter(|(facts, _)| !facts.is_active)
             else {
                 return refused(StoreError::NotFound(Entity::Invoice));
             };
+            vendors.hold(before.vendor_id)?;
             let vendor_id = before.vendor_id.get();
             let (vendor_active, _) = lock_vendors(&mut db_tx, [vendor_id, vendor_id], vendor_id).await?;
             restore::check_parent(Entity::Vendor, vendor_active)?;

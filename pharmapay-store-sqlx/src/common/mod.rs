@@ -60,7 +60,7 @@ use tracing::warn;
 
 use super::{
     BACKEND, Db, IN_ORDER_PLACEHOLDER, LICENCE_HOLDERS, LICENCE_HOLDERS_PACKED, MIGRATIONS, MIGRATIONS_TABLE,
-    READ_SNAPSHOT, ReadConn, Reader, SCRIPTS_IN_ONE_CALL, SEARCH_INDEX, Table, WriteTx, Writer, after_seed,
+    READ_SNAPSHOT, ROW_LOCKS, ReadConn, Reader, SCRIPTS_IN_ONE_CALL, SEARCH_INDEX, Table, WriteTx, Writer, after_seed,
     before_index_builds, begin_write, begin_write_reading, begin_write_tx, lock, rebuild_search, reserve_ids,
     schema_definitions, writer_pool,
 };
@@ -183,9 +183,42 @@ async fn set_active(conn: &mut Conn, sql: &'static str, id: i64, at: Option<Time
     Ok(query.execute(&mut *conn).await?.rows_affected())
 }
 
-/// Answers a store method: runs its body and maps the body's error into the contract's once.
-async fn answer<T>(body: impl Future<Output = Result<T>>) -> StoreResult<T> {
-    body.await.map_err(StoreError::from)
+/// How many times a write runs at most when the database ends it for how it met other writes
+/// ([`Error::contended`]).
+const WRITE_ATTEMPTS: u32 = 8;
+
+/// Answers a store method that writes: runs its body, a whole transaction, and maps the body's
+/// error into the contract's once. A body the database ended to break a lock cycle or for a
+/// serialisation failure runs again (D48: such a failure is never the caller's to see), after
+/// a short pause that grows with each attempt and differs between writers, so the two sides of
+/// a cycle do not meet again at once; each run is logged at `warn`. Every run begins a
+/// transaction of its own, and a failed one left nothing behind, so running it again is safe.
+async fn answer<T, F>(body: impl Fn() -> F) -> StoreResult<T>
+where
+    F: Future<Output = Result<T>>,
+{
+    let mut attempt = 1;
+    loop {
+        match body().await {
+            Err(error) if error.contended() && attempt < WRITE_ATTEMPTS => {
+                let pause = contention_pause(attempt);
+                warn!(%error, attempt, pause_ms = pause.as_millis(), "a write met others in a lock cycle; it runs again");
+                tokio::time::sleep(pause).await;
+                attempt += 1;
+            }
+            answered => return answered.map_err(StoreError::from),
+        }
+    }
+}
+
+/// The pause before a write's next attempt: up to 2^attempt milliseconds (at most 128), drawn
+/// afresh each time.
+fn contention_pause(attempt: u32) -> std::time::Duration {
+    use std::hash::{BuildHasher, Hasher};
+    // A hasher's keys are random per `RandomState`: a cheap draw, with no generator to share.
+    let draw = std::collections::hash_map::RandomState::new().build_hasher().finish();
+    let ceiling_ms = 1_u64 << attempt.min(7);
+    std::time::Duration::from_micros(draw % (ceiling_ms * 1_000) + 500)
 }
 
 /// The store over one backend: reader connections (`crate::read_pool`) and the connections of
@@ -343,11 +376,49 @@ impl SqlStore {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    use pharmapay_core::StoreError;
     use pharmapay_core::domain::NewAuditEntry;
     use pharmapay_core::jiff::Timestamp;
 
-    use super::{Binds, audit_statement};
+    use super::{Binds, WRITE_ATTEMPTS, answer, audit_statement};
+    use crate::error::Error;
     use crate::statements;
+
+    #[tokio::test]
+    async fn a_write_that_met_others_in_a_lock_cycle_runs_again() {
+        let runs = AtomicU32::new(0);
+        let answered = answer(|| async {
+            match runs.fetch_add(1, Ordering::SeqCst) {
+                0 | 1 => Err(Error::Moved("an invoice")),
+                _ => Ok("kept"),
+            }
+        })
+        .await;
+        assert_eq!(answered.ok(), Some("kept"));
+        assert_eq!(runs.load(Ordering::SeqCst), 3, "two contended runs, then the one that succeeded");
+    }
+
+    #[tokio::test]
+    async fn a_write_contended_every_time_is_unavailable_after_its_attempts_and_other_errors_run_once() {
+        let runs = AtomicU32::new(0);
+        let answered: Result<(), StoreError> = answer(|| async {
+            runs.fetch_add(1, Ordering::SeqCst);
+            Err(Error::Moved("an invoice"))
+        })
+        .await;
+        assert!(matches!(answered, Err(StoreError::Unavailable(_))), "{answered:?}");
+        assert_eq!(runs.load(Ordering::SeqCst), WRITE_ATTEMPTS);
+        let runs = AtomicU32::new(0);
+        let refused: Result<(), StoreError> = answer(|| async {
+            runs.fetch_add(1, Ordering::SeqCst);
+            Err(Error::Refused(StoreError::NotFound(pharmapay_core::Entity::Invoice)))
+        })
+        .await;
+        assert!(matches!(refused, Err(StoreError::NotFound(_))), "{refused:?}");
+        assert_eq!(runs.load(Ordering::SeqCst), 1, "a refusal is the answer; it does not run again");
+    }
 
     #[test]
     fn an_audit_entry_first_in_its_values_is_the_named_statement() {

@@ -1,8 +1,9 @@
 //! Payments (the spec's transactions) over SQL: [`TransactionStore`].
 //!
 //! Every payment write reads the business calendar first (the `TimeZone` setting, under which
-//! payments are filed by day, D41), then locks payments before invoices and invoices before
-//! vendors, so writers never wait in a cycle. It moves its invoice's kept paid total in the same
+//! payments are filed by day, D41), then locks in the one order every write keeps (D48): the
+//! reference, the payment, the vendors of its invoices, then the invoices in id order, so
+//! writers never wait in a cycle (`guards::lock_vendors_of`). It moves its invoice's kept paid total in the same
 //! transaction, and `rules::ledger` says whether the invoice may take the payment (D1, D15);
 //! the kept figures then move by the change core computes from the payment's and the invoices'
 //! facts before and after the write.
@@ -23,7 +24,7 @@ use sqlx::Row;
 
 use super::binds::{Binds, conditions, direction, instant_range, page_limits};
 use super::figures::{invoice_facts, kept_count, unscaled};
-use super::guards::{check_reference, lock_reference};
+use super::guards::{check_reference, lock_reference, lock_vendors_of};
 use super::rows::{amount, instant, invoice_brief_from, micros, transaction_from, transaction_in, transaction_type};
 use super::{Conn, Result, SqlStore, answer, commit_moving, refused, row_by_id, set_active};
 use crate::error::Error;
@@ -175,14 +176,17 @@ pub(super) async fn take_paid_from(
 
 impl TransactionStore for SqlStore {
     async fn insert_transaction(&self, transaction: NewTransaction, ctx: WriteContext) -> StoreResult<Transaction> {
-        answer(async move {
+        answer(|| async {
             let (mut db_tx, calendar) = self.begin_with_calendar().await?;
             let kind = transaction.transaction_type;
             let key = transaction.reference.as_ref().map(PaymentReference::key);
             lock_reference(&mut db_tx, kind, key).await?;
             let scaled = transaction.amount.to_scaled();
+            // D48: the invoice's vendor first, then the invoice.
+            let vendors = lock_vendors_of(&mut db_tx, &[transaction.invoice_id.get()]).await?;
             let (invoice, before, after) =
                 add_paid_to(&mut db_tx, transaction.invoice_id.get(), scaled, PaymentWrite::Record).await?;
+            vendors.hold(after.vendor_id)?;
             check_reference(&mut db_tx, kind, key, None).await?;
             let id = insert_payment_row(&mut db_tx, &transaction, ctx.at, None).await?;
             let payment = PaymentFacts::new(true, transaction.amount.get(), transaction.transaction_date, &calendar);
@@ -198,8 +202,8 @@ impl TransactionStore for SqlStore {
                 amount: amount(scaled)?,
                 transaction_date: instant(micros(transaction.transaction_date))?,
                 transaction_type: transaction.transaction_type,
-                reference: transaction.reference.map(|reference| reference.as_str().to_owned()),
-                description: transaction.description,
+                reference: transaction.reference.as_ref().map(|reference| reference.as_str().to_owned()),
+                description: transaction.description.clone(),
                 vendor_payment_id: None,
                 is_active: true,
                 created_at,
@@ -220,7 +224,7 @@ impl TransactionStore for SqlStore {
         transaction: NewTransaction,
         ctx: WriteContext,
     ) -> StoreResult<Transaction> {
-        answer(async move {
+        answer(|| async {
             let (mut db_tx, calendar) = self.begin_with_calendar().await?;
             let kind = transaction.transaction_type;
             let key = transaction.reference.as_ref().map(PaymentReference::key);
@@ -233,7 +237,9 @@ impl TransactionStore for SqlStore {
                 return refused(StoreError::NotFound(Entity::Transaction));
             }
             let new_invoice = transaction.invoice_id.get();
-            // Lock both invoices in id order, so two moves in opposite directions cannot deadlock.
+            // D48: both invoices' vendors first, then both invoices in id order, so two moves in
+            // opposite directions cannot deadlock.
+            let vendors = lock_vendors_of(&mut db_tx, &[old_invoice, new_invoice]).await?;
             let locked = sqlx::query(concat!(
                 "SELECT id, vendor_id, is_active, amount, paid, due_date FROM invoices WHERE id = $1 OR id = $2 \
                  ORDER BY id",
@@ -250,6 +256,7 @@ impl TransactionStore for SqlStore {
             for row in &locked {
                 let invoice_id: i64 = row.try_get("id")?;
                 let before = invoice_facts(row, "amount", "paid")?;
+                vendors.hold(before.vendor_id)?;
                 let mut paid = before.paid;
                 if invoice_id == old_invoice {
                     paid -= old_decimal;
@@ -282,7 +289,7 @@ impl TransactionStore for SqlStore {
             .bind(new_amount)
             .bind(micros(transaction.transaction_date))
             .bind(transaction.transaction_type.name())
-            .bind(transaction.description)
+            .bind(transaction.description.clone())
             .bind(micros(ctx.at))
             .bind(transaction.reference.as_ref().map(|reference| reference.as_str().to_owned()))
             .bind(key.map(str::to_owned))
@@ -297,13 +304,15 @@ impl TransactionStore for SqlStore {
     }
 
     async fn delete_transaction(&self, id: TransactionId, ctx: WriteContext) -> StoreResult<()> {
-        answer(async move {
+        answer(|| async {
             let (mut db_tx, calendar) = self.begin_with_calendar().await?;
             let Some(LockedPayment { invoice_id, scaled, facts: payment_before, .. }) =
                 payment_for_change(&mut db_tx, id.get(), &calendar).await?.filter(|found| found.facts.is_active)
             else {
                 return refused(StoreError::NotFound(Entity::Transaction));
             };
+            // D48: the invoice's vendor before the invoice.
+            let vendors = lock_vendors_of(&mut db_tx, &[invoice_id]).await?;
             set_active(
                 &mut db_tx,
                 "UPDATE transactions SET is_active = FALSE, updated_at = $2 WHERE id = $1",
@@ -312,6 +321,7 @@ impl TransactionStore for SqlStore {
             )
             .await?;
             let (before, after) = take_paid_from(&mut db_tx, invoice_id, scaled).await?;
+            vendors.hold(after.vendor_id)?;
             let payment_after = PaymentFacts { is_active: false, ..payment_before };
             let mut change = FigureChange::new();
             change.row(Some(&before), Some(&after)).row(Some(&payment_before), Some(&payment_after));
@@ -321,7 +331,7 @@ impl TransactionStore for SqlStore {
     }
 
     async fn restore_transaction(&self, id: TransactionId, ctx: WriteContext) -> StoreResult<Transaction> {
-        answer(async move {
+        answer(|| async {
             let (mut db_tx, calendar) = self.begin_with_calendar().await?;
             // The reference's lock comes before the payment's row lock, as in every write of a
             // reference; the reference is read first without a lock and checked again under it.
@@ -340,7 +350,10 @@ impl TransactionStore for SqlStore {
                 return Err(Error::corrupt("a deleted payment's reference changed during its restore"));
             }
             let LockedPayment { invoice_id, scaled, facts: payment_before, .. } = found;
+            // D48: the invoice's vendor before the invoice.
+            let vendors = lock_vendors_of(&mut db_tx, &[invoice_id]).await?;
             let (_, before, after) = add_paid_to(&mut db_tx, invoice_id, scaled, PaymentWrite::Restore).await?;
+            vendors.hold(after.vendor_id)?;
             let key = found.reference_key.as_deref();
             check_reference(&mut db_tx, found.kind, key, Some(Holder::of(id, found.vendor_payment_id))).await?;
             set_active(

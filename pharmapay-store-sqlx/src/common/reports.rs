@@ -92,11 +92,11 @@ impl ReportStore for SqlStore {
         ctx: WriteContext,
         days: Option<&BusinessCalendar>,
     ) -> StoreResult<Setting> {
-        answer(async move {
+        answer(|| async {
             let mut db_tx = self.begin().await?;
             let row = sqlx::query("UPDATE settings SET value = $2 WHERE key = $1 RETURNING key, value, description")
                 .bind(key.to_owned())
-                .bind(value)
+                .bind(value.clone())
                 .fetch_optional(&mut *db_tx)
                 .await?;
             let Some(row) = row else { return refused(StoreError::NotFound(Entity::Setting)) };

@@ -79,7 +79,7 @@ impl SessionStore for SqlStore {
         admin: NewUserRecord,
         ctx: WriteContext,
     ) -> StoreResult<(Vendor, User)> {
-        answer(async move {
+        answer(|| async {
             // One onboarding at a time: the checks below see the winner's commit.
             let mut db_tx = self.begin_locked(Lock::Onboarding).await?;
             let existing = sqlx::query(concat!(
@@ -132,7 +132,7 @@ impl SessionStore for SqlStore {
     }
 
     async fn token_secret(&self, candidate: Secret) -> StoreResult<Secret> {
-        answer(async move {
+        answer(|| async {
             let mut db_tx = self.begin().await?;
             sqlx::query("INSERT INTO store_meta (name, value) VALUES ('token_secret', $1) ON CONFLICT DO NOTHING")
                 .bind(candidate.expose().to_owned())
@@ -212,7 +212,7 @@ impl SessionStore for SqlStore {
         now: Timestamp,
         audit: NewAuditEntry,
     ) -> StoreResult<Failure> {
-        answer(async move {
+        answer(|| async {
             let mut db_tx = self.begin().await?;
             // One statement makes sure the row exists and locks it, so parallel failures for one
             // email queue here and are counted one by one (D21). A new row stands for no failure.
@@ -237,7 +237,7 @@ impl SessionStore for SqlStore {
                 .bind(email_key.to_owned())
                 .execute(&mut *db_tx)
                 .await?;
-            insert_audit(&mut db_tx, audit).await?;
+            insert_audit(&mut db_tx, audit.clone()).await?;
             db_tx.commit().await?;
             Ok(failure)
         })
@@ -245,12 +245,12 @@ impl SessionStore for SqlStore {
     }
 
     async fn note_login_throttled(&self, email_key: &str, now: Timestamp, audit: NewAuditEntry) -> StoreResult<()> {
-        answer(async move {
+        answer(|| async {
             let mut db_tx = self.begin().await?;
             let attempts = login_attempts_for_change(&mut db_tx, email_key).await?;
             if let Some(noted) = login_rules::note_throttling(attempts, now) {
                 write_login_attempts(&mut db_tx, email_key, noted).await?;
-                insert_audit(&mut db_tx, audit).await?;
+                insert_audit(&mut db_tx, audit.clone()).await?;
                 db_tx.commit().await?;
             }
             Ok(())
@@ -265,7 +265,7 @@ impl SessionStore for SqlStore {
         now: Timestamp,
         audit: NewAuditEntry,
     ) -> StoreResult<LoginOutcome> {
-        answer(async move {
+        answer(|| async {
             let mut db_tx = self.begin().await?;
             let attempts = login_attempts_for_change(&mut db_tx, email_key).await?;
             if let LoginGate::Throttled { until } = login_rules::gate(attempts, now) {
@@ -283,7 +283,7 @@ impl SessionStore for SqlStore {
                     .execute(&mut *db_tx)
                     .await?;
             }
-            insert_audit(&mut db_tx, audit).await?;
+            insert_audit(&mut db_tx, audit.clone()).await?;
             let user = written(user_in(&mut db_tx, user_id.get()).await?)?;
             let permissions = permissions_of(&mut db_tx, user_id.get()).await?;
             db_tx.commit().await?;
@@ -293,7 +293,7 @@ impl SessionStore for SqlStore {
     }
 
     async fn claim_idempotency_key(&self, claim: IdempotencyClaim) -> StoreResult<ClaimOutcome> {
-        answer(async move {
+        answer(|| async {
             let mut db_tx = self.begin().await?;
             let user_id = claim.user_id.get();
             let claim_key = claim.key.as_str().to_owned();
@@ -340,7 +340,7 @@ impl SessionStore for SqlStore {
             )
             .bind(user_id)
             .bind(claim_key)
-            .bind(claim.fingerprint)
+            .bind(claim.fingerprint.clone())
             .bind(micros(claim.now))
             .execute(&mut *db_tx)
             .await?;
@@ -356,14 +356,14 @@ impl SessionStore for SqlStore {
         key: &IdempotencyKey,
         response: Vec<u8>,
     ) -> StoreResult<()> {
-        answer(async move {
+        answer(|| async {
             let mut db_tx = self.begin().await?;
             sqlx::query(
                 "UPDATE idempotency_keys SET response = $3 WHERE user_id = $1 AND key = $2 AND entity_id IS NOT NULL",
             )
             .bind(user_id.get())
             .bind(key.as_str().to_owned())
-            .bind(response)
+            .bind(response.clone())
             .execute(&mut *db_tx)
             .await?;
             db_tx.commit().await?;
@@ -373,7 +373,7 @@ impl SessionStore for SqlStore {
     }
 
     async fn release_idempotency_key(&self, user_id: UserId, key: &IdempotencyKey) -> StoreResult<()> {
-        answer(async move {
+        answer(|| async {
             let mut db_tx = self.begin().await?;
             sqlx::query("DELETE FROM idempotency_keys WHERE user_id = $1 AND key = $2 AND entity_id IS NULL")
                 .bind(user_id.get())

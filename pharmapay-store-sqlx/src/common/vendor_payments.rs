@@ -1,7 +1,7 @@
 //! Vendor payments over SQL (D31): [`VendorPaymentStore`].
 //!
 //! A vendor payment is one write transaction: the business calendar, the reference's lock
-//! (D30), the vendor's row, then the invoices it may pay in id order, all locked before
+//! (D30), the vendor's row, then the invoices it may pay in id order (D48's lock order), all locked before
 //! `rules::allocation` splits the amount over them, so two payments racing for one invoice can
 //! never both take what it owes. Each share becomes a payment row naming the vendor payment,
 //! added to its invoice's paid total, and the kept figures move by what the write changed.
@@ -18,7 +18,7 @@ use sqlx::Row;
 
 use super::binds::rows_in;
 use super::figures::invoice_facts;
-use super::guards::{check_reference, lock_reference};
+use super::guards::{check_reference, lock_reference, lock_vendors_of};
 use super::payments::{insert_payment_row, payment_for_change, take_paid_from};
 use super::rows::{amount, instant, micros, transaction_from, transaction_type};
 use super::{Conn, Result, SqlStore, answer, commit_moving, refused, row_by_id};
@@ -101,7 +101,7 @@ impl VendorPaymentStore for SqlStore {
         payment: NewVendorPayment,
         ctx: WriteContext,
     ) -> StoreResult<VendorPayment> {
-        answer(async move {
+        answer(|| async {
             let (mut db_tx, calendar) = self.begin_with_calendar().await?;
             let kind = payment.transaction_type;
             let key = payment.reference.as_ref().map(PaymentReference::key);
@@ -191,7 +191,7 @@ impl VendorPaymentStore for SqlStore {
     }
 
     async fn delete_vendor_payment(&self, id: VendorPaymentId, ctx: WriteContext) -> StoreResult<()> {
-        answer(async move {
+        answer(|| async {
             let (mut db_tx, calendar) = self.begin_with_calendar().await?;
             let parts = sqlx::query(concat!(
                 "SELECT id, invoice_id FROM transactions WHERE vendor_payment_id = $1 AND is_active ORDER BY id",
@@ -203,14 +203,19 @@ impl VendorPaymentStore for SqlStore {
             if parts.is_empty() {
                 return refused(StoreError::NotFound(Entity::VendorPayment));
             }
-            // Their invoices, locked in id order like every write that locks several.
+            // D48: their invoices' vendors, then the invoices in id order, like every write that
+            // locks several.
             let mut invoice_ids =
                 parts.iter().map(|part| part.try_get::<i64, _>("invoice_id")).collect::<Result<Vec<i64>, _>>()?;
             invoice_ids.sort_unstable();
             invoice_ids.dedup();
-            let lock =
-                |list: &str| format!("SELECT id FROM invoices WHERE id IN ({list}) ORDER BY id{}", for_update!());
-            rows_in(&mut db_tx, &invoice_ids, lock).await?;
+            let vendors = lock_vendors_of(&mut db_tx, &invoice_ids).await?;
+            let lock = |list: &str| {
+                format!("SELECT id, vendor_id FROM invoices WHERE id IN ({list}) ORDER BY id{}", for_update!())
+            };
+            for invoice in rows_in(&mut db_tx, &invoice_ids, lock).await? {
+                vendors.hold(VendorId(invoice.try_get("vendor_id")?))?;
+            }
             let mut change = FigureChange::new();
             // Each invoice's facts before the first part taken off it and after the last.
             let mut invoices: BTreeMap<i64, (InvoiceFacts, InvoiceFacts)> = BTreeMap::new();

@@ -102,7 +102,7 @@ pub(super) async fn vendor_for_change(conn: &mut Conn, id: i64) -> Result<Option
 
 impl VendorStore for SqlStore {
     async fn insert_vendor(&self, vendor: NewVendor, ctx: WriteContext) -> StoreResult<Vendor> {
-        answer(async move {
+        answer(|| async {
             vendor_rules::check_insert(vendor.vendor_type)?;
             let mut db_tx = self.begin().await?;
             let id = insert_vendor_row(&mut db_tx, &vendor, ctx.at).await?;
@@ -117,7 +117,7 @@ impl VendorStore for SqlStore {
     }
 
     async fn update_vendor(&self, id: VendorId, vendor: NewVendor, ctx: WriteContext) -> StoreResult<Vendor> {
-        answer(async move {
+        answer(|| async {
             let mut db_tx = self.begin().await?;
             let Some((current_type, true, _)) = vendor_for_change(&mut db_tx, id.get()).await? else {
                 return refused(StoreError::NotFound(Entity::Vendor));
@@ -135,11 +135,11 @@ impl VendorStore for SqlStore {
             .bind(vendor.name.clone())
             .bind(key(&vendor.name))
             .bind(vendor.vendor_type.name())
-            .bind(vendor.address)
-            .bind(vendor.phone)
-            .bind(vendor.email)
-            .bind(vendor.drug_license_number1)
-            .bind(vendor.drug_license_number2)
+            .bind(vendor.address.clone())
+            .bind(vendor.phone.clone())
+            .bind(vendor.email.clone())
+            .bind(vendor.drug_license_number1.clone())
+            .bind(vendor.drug_license_number2.clone())
             .bind(licences_json(&vendor.additional_drug_license_numbers))
             .bind(micros(ctx.at))
             .bind(vendor.drug_license_valid_until.map(micros))
@@ -153,7 +153,7 @@ impl VendorStore for SqlStore {
     }
 
     async fn delete_vendor(&self, id: VendorId, ctx: WriteContext) -> StoreResult<()> {
-        answer(async move {
+        answer(|| async {
             let mut db_tx = self.begin().await?;
             let Some((current_type, true, _)) = vendor_for_change(&mut db_tx, id.get()).await? else {
                 return refused(StoreError::NotFound(Entity::Vendor));
@@ -173,7 +173,7 @@ impl VendorStore for SqlStore {
     }
 
     async fn restore_vendor(&self, id: VendorId, ctx: WriteContext) -> StoreResult<Vendor> {
-        answer(async move {
+        answer(|| async {
             let mut db_tx = self.begin().await?;
             let Some((_, false, gstin)) = vendor_for_change(&mut db_tx, id.get()).await? else {
                 return refused(StoreError::NotFound(Entity::Vendor));
