@@ -16,7 +16,7 @@ use hyper::StatusCode;
 use hyper::header::{self, HeaderName};
 use pharmapay_core::access::Requirement;
 use pharmapay_core::error::IdempotencyClash;
-use pharmapay_core::{Entity, Error, FieldErrors, UniqueKey};
+use pharmapay_core::{Entity, Error, FieldErrors, StoreError, UniqueKey};
 use serde_json::{Map, Value, json};
 
 use crate::http::{Reply, TraceId};
@@ -210,6 +210,21 @@ impl ApiError {
                 Error::Idempotency(IdempotencyClash::InProgress) => {
                     Some("A request with this Idempotency-Key is still being processed.".into())
                 }
+                Error::Unavailable(cause @ StoreError::OutcomeUnknown(_)) => {
+                    // D48: the one error a write may be kept under. Rare, and worth a line each.
+                    tracing::error!(
+                        trace_id = %trace_id,
+                        error = %crate::with_causes(&cause),
+                        "the connection to the database was lost during a commit; the write's outcome is unknown"
+                    );
+                    extra_headers.push((header::RETRY_AFTER, UNAVAILABLE_RETRY_AFTER_SECS.to_string()));
+                    Some(
+                        "The outcome of this write is unknown: the connection to the database was lost while it was \
+                         being committed, so it may or may not have been kept. Retrying with the same \
+                         Idempotency-Key is safe; without one, look for the record before sending it again."
+                            .into(),
+                    )
+                }
                 Error::Unavailable(cause) => {
                     // The cause chain is written out only for a line the filter keeps: under an
                     // overload most of these are `debug` lines a server usually filters out.
@@ -371,6 +386,21 @@ mod tests {
             assert_eq!(problem["errors"][field][0], "is already taken", "{key:?}");
             assert_eq!(problem["detail"], detail, "{key:?}");
         }
+    }
+
+    #[tokio::test]
+    async fn a_write_whose_commit_may_have_gone_through_says_so_and_any_other_503_does_not() {
+        let lost = || Box::new(std::io::Error::from(std::io::ErrorKind::ConnectionReset));
+        let unknown = ApiError::Core(Error::Unavailable(pharmapay_core::StoreError::OutcomeUnknown(lost())));
+        let (status, problem) = body(unknown).await;
+        assert_eq!(status, 503);
+        let detail = problem["detail"].as_str().unwrap_or_default();
+        assert!(detail.starts_with("The outcome of this write is unknown"), "{detail}");
+        assert!(detail.contains("Idempotency-Key"), "{detail}");
+        let busy = ApiError::Core(Error::Unavailable(pharmapay_core::StoreError::Unavailable(lost())));
+        let (status, problem) = body(busy).await;
+        assert_eq!(status, 503);
+        assert!(!problem["detail"].as_str().unwrap_or_default().contains("unknown"), "{problem}");
     }
 
     #[tokio::test]

@@ -689,7 +689,7 @@ responses = {
                             "content": problem_content()},
     "TooManyRequests": {"description": "Too many failed logins for this email within 15 minutes (D21).",
                         "headers": {"Retry-After": hdr("RetryAfter")}, "content": problem_content()},
-    "ServiceUnavailable": {"description": "The database is busy (every connection in use for the acquire timeout; for a report that takes seconds, such as the aging of every vendor or a statement, every long read's turn taken for the long-read wait) or cannot be reached right now.",
+    "ServiceUnavailable": {"description": "The database is busy (every connection in use for the acquire timeout; for a report that takes seconds, such as the aging of every vendor or a statement, every long read's turn taken for the long-read wait) or cannot be reached right now; nothing of the request was kept (D48). The one exception is a write whose connection to the database was lost while it was being committed: its `detail` begins `The outcome of this write is unknown`, and it may have been kept; retrying it with the same `Idempotency-Key` is safe.",
                            "headers": {"Retry-After": hdr("RetryAfterUnavailable")}, "content": problem_content()},
     "Error": {"description": "Any other error, as problem details (e.g. 405 with `Allow`, 408 when the request is not received in time, 500).",
               "content": problem_content()},

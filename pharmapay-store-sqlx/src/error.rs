@@ -34,6 +34,10 @@ pub(crate) enum Error {
         /// Its description.
         description: String,
     },
+    /// The connection was lost while the database committed a write: whether it was kept is
+    /// unknown (D48).
+    #[error("the connection was lost during the commit")]
+    CommitUnknown(#[source] sqlx::Error),
     /// A write found that a row it had locked a parent for moved to another parent before its
     /// own lock was granted (an invoice moved to another vendor): it runs again, like a write
     /// the database ended to break a lock cycle ([`Error::contended`]).
@@ -58,10 +62,15 @@ impl Error {
     /// `pg_terminate_backend`).
     pub(crate) fn connection_lost(&self) -> bool {
         match self {
-            Error::Sqlx(
-                sqlx::Error::Io(_) | sqlx::Error::Tls(_) | sqlx::Error::Protocol(_) | sqlx::Error::WorkerCrashed,
-            ) => true,
-            Error::Sqlx(sqlx::Error::Database(database)) => database
+            Error::Sqlx(error) => Error::lost(error),
+            _ => false,
+        }
+    }
+
+    fn lost(error: &sqlx::Error) -> bool {
+        match error {
+            sqlx::Error::Io(_) | sqlx::Error::Tls(_) | sqlx::Error::Protocol(_) | sqlx::Error::WorkerCrashed => true,
+            sqlx::Error::Database(database) => database
                 .code()
                 .is_some_and(|code| code.starts_with("08") || matches!(&*code, "57P01" | "57P02" | "57P03")),
             _ => false,
@@ -85,6 +94,18 @@ impl Error {
     }
 }
 
+impl Error {
+    /// `self`, the error of a commit: [`Error::CommitUnknown`] when the connection was lost
+    /// ([`Error::connection_lost`]), as the database may have committed before it went;
+    /// otherwise unchanged, a commit that failed and kept nothing.
+    pub(crate) fn of_commit(self) -> Self {
+        match self {
+            Error::Sqlx(error) if Error::lost(&error) => Error::CommitUnknown(error),
+            other => other,
+        }
+    }
+}
+
 /// What each unique index protects, by index name (PostgreSQL reports it) and by
 /// `table.column` (SQLite reports that instead).
 const UNIQUE_INDEXES: [(&str, &str, UniqueKey); 6] = [
@@ -100,6 +121,7 @@ impl From<Error> for StoreError {
     fn from(error: Error) -> Self {
         match error {
             Error::Refused(refusal) => refusal,
+            Error::CommitUnknown(error) => StoreError::OutcomeUnknown(Box::new(error)),
             // Still contended after every attempt (`answer` in `common/mod.rs`): the database
             // is too busy for this write now; nothing of it was kept.
             contended if contended.contended() => StoreError::Unavailable(Box::new(contended)),

@@ -38,6 +38,8 @@ use sqlx::sqlite::SqliteRow;
 use sqlx::{AssertSqlSafe, Pool, Sqlite, SqliteConnection, Transaction};
 use tokio::sync::{Mutex, OwnedMutexGuard};
 
+use crate::error::Error;
+
 /// The most writes one commit holds: enough to spread the disk's wait over many writes, few
 /// enough that the first write of a batch does not wait long for the last.
 const MAX_WRITES: usize = 64;
@@ -50,18 +52,33 @@ type Outcome = Result<(), Failure>;
 struct Failure {
     /// The database could not be reached (its error was an I/O error).
     unreachable: bool,
+    /// The connection's worker thread went away while it ran the batch's statement, so whether
+    /// a commit under way went through is unknown. Any other failed commit kept nothing: SQLite
+    /// rolls back a transaction whose commit fails, and the dropped transaction rolls back what
+    /// is left of it.
+    unknown: bool,
     message: Arc<str>,
 }
 
 impl Failure {
     fn of(error: &sqlx::Error) -> Self {
-        Self { unreachable: matches!(error, sqlx::Error::Io(_)), message: error.to_string().into() }
+        Self {
+            unreachable: matches!(error, sqlx::Error::Io(_)),
+            unknown: matches!(error, sqlx::Error::WorkerCrashed),
+            message: error.to_string().into(),
+        }
     }
 
     /// The failure as the error a write reports.
     fn error(&self) -> sqlx::Error {
         let message = format!("the batch of writes this one belonged to was not committed: {}", self.message);
-        if self.unreachable { sqlx::Error::Io(std::io::Error::other(message)) } else { sqlx::Error::Protocol(message) }
+        if self.unknown {
+            sqlx::Error::WorkerCrashed
+        } else if self.unreachable {
+            sqlx::Error::Io(std::io::Error::other(message))
+        } else {
+            sqlx::Error::Protocol(message)
+        }
     }
 }
 
@@ -295,9 +312,14 @@ impl WriteTx {
     /// of their own, so the outcome is the same whether or not the caller still waits for it.
     ///
     /// # Errors
-    /// The database's, when the savepoint cannot be released or the batch's commit fails.
-    pub(crate) async fn commit(self) -> Result<(), sqlx::Error> {
-        crate::to_the_end(self.commit_here()).await
+    /// The database's, when the savepoint cannot be released or the batch's commit fails:
+    /// the write was not kept. [`Error::CommitUnknown`] when the connection's worker went away
+    /// while the commit ran (or the runtime shut down meanwhile), so that nobody can tell (D48).
+    pub(crate) async fn commit(self) -> Result<(), Error> {
+        crate::to_the_end(self.commit_here()).await.map_err(|error| match error {
+            sqlx::Error::WorkerCrashed => Error::CommitUnknown(error),
+            other => Error::Sqlx(other),
+        })
     }
 
     async fn commit_here(mut self) -> Result<(), sqlx::Error> {
@@ -402,6 +424,11 @@ mod tests {
         rows.iter().map(|row| row.get(0)).collect()
     }
 
+    /// Commits `write`, its error as sqlx's, so that tests can mix it with the statements'.
+    async fn keep(write: WriteTx) -> Result<(), sqlx::Error> {
+        write.commit().await.map_err(|error| sqlx::Error::Protocol(error.to_string()))
+    }
+
     async fn insert(write: &mut WriteTx, note: &str) -> Result<(), sqlx::Error> {
         sqlx::query("INSERT INTO t (note) VALUES ($1)").bind(note.to_owned()).execute(&mut **write).await.map(drop)
     }
@@ -427,11 +454,11 @@ mod tests {
                 begun.send(()).unwrap();
                 goes.await.unwrap();
                 insert(&mut write, "second").await?;
-                write.commit().await
+                keep(write).await
             }
         });
         until_queued(&writer, 1).await;
-        let first_commit = tokio::spawn(first.commit());
+        let first_commit = tokio::spawn(keep(first));
         is_begun.await.unwrap();
         // The first write has handed the writer on; it is not on disk, and not answered, yet.
         assert_eq!(committed(&url).await, Vec::<String>::new());
@@ -460,12 +487,12 @@ mod tests {
             }
         });
         until_queued(&writer, 1).await;
-        first.commit().await.unwrap();
+        keep(first).await.unwrap();
         assert!(second.await.unwrap().is_err());
         assert_eq!(committed(&url).await, ["kept"]);
         let mut third = writer.begin().await.unwrap();
         insert(&mut third, "after").await.unwrap();
-        third.commit().await.unwrap();
+        keep(third).await.unwrap();
         assert_eq!(committed(&url).await, ["kept", "after"]);
     }
 
@@ -482,12 +509,12 @@ mod tests {
                     writer.begin_reading("SELECT COUNT(*) AS n FROM t WHERE note = $1", "first").await?;
                 let seen: i64 = row.expect("a count has a row").get("n");
                 insert(&mut write, "second").await?;
-                write.commit().await?;
+                keep(write).await?;
                 Ok::<_, sqlx::Error>(seen)
             }
         });
         until_queued(&writer, 1).await;
-        first.commit().await.unwrap();
+        keep(first).await.unwrap();
         assert_eq!(reading.await.unwrap().unwrap(), 1, "the read ran inside the batch, after the first write");
         // A read that fails ends its write alone: the write before it in its batch commits.
         let mut third = writer.begin().await.unwrap();
@@ -497,7 +524,7 @@ mod tests {
             async move { writer.begin_reading("SELECT no_such_column FROM t WHERE note = $1", "x").await.map(drop) }
         });
         until_queued(&writer, 1).await;
-        third.commit().await.expect("the batch outlived the failed read");
+        keep(third).await.expect("the batch outlived the failed read");
         assert!(failing.await.unwrap().is_err());
         assert_eq!(committed(&url).await, ["first", "second", "third"]);
     }
@@ -511,7 +538,7 @@ mod tests {
         drop(dropped);
         let mut next = tokio::time::timeout(Duration::from_secs(10), writer.begin()).await.unwrap().unwrap();
         insert(&mut next, "next").await.unwrap();
-        next.commit().await.unwrap();
+        keep(next).await.unwrap();
         assert_eq!(committed(&url).await, ["next"]);
         // The writer's connection is free again for work outside the batches.
         let mut conn = writer.pool().acquire().await.unwrap();
@@ -538,7 +565,7 @@ mod tests {
         });
         until_queued(&writer, 1).await;
         // The write hands the writer on and waits to come back; then its caller goes away.
-        let commit = tokio::spawn(write.commit());
+        let commit = tokio::spawn(keep(write));
         held.await.unwrap();
         until_queued(&writer, 1).await;
         commit.abort();
@@ -566,7 +593,7 @@ mod tests {
                 // Every fifth write repeats a note and is refused by the unique index.
                 let note = if n % 5 == 4 { format!("note {}", n - 1) } else { format!("note {n}") };
                 match insert(&mut write, &note).await {
-                    Ok(()) => write.commit().await.map(|()| note),
+                    Ok(()) => keep(write).await.map(|()| note),
                     Err(error) => {
                         write.rollback().await?;
                         Err(error)

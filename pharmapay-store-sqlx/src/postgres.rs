@@ -123,9 +123,11 @@ type ReadConn = crate::read_pool::ReadConn<Db>;
 struct WriteTx(Transaction<'static, Db>);
 
 impl WriteTx {
-    /// Commits the transaction on a task of its own and waits for it.
-    async fn commit(self) -> Result<(), sqlx::Error> {
-        crate::to_the_end(self.0.commit()).await
+    /// Commits the transaction on a task of its own and waits for it. A commit whose connection
+    /// was lost before PostgreSQL answered may have gone through or not: it fails with
+    /// [`Error::CommitUnknown`], never as a write known not to be kept (D48).
+    async fn commit(self) -> Result<(), Error> {
+        crate::to_the_end(self.0.commit()).await.map_err(|error| Error::Sqlx(error).of_commit())
     }
 
     /// Rolls the transaction back (dropping it would too, a little later).

@@ -130,7 +130,7 @@ pub(crate) fn store_error(error: StoreError) -> Error {
         StoreError::Rule(rule) => Error::Rule(rule),
         StoreError::Escalation(missing) => Error::Forbidden { required: Requirement::Grant(missing) },
         StoreError::Invalid(errors) => Error::Validation(errors),
-        unavailable @ StoreError::Unavailable(_) => Error::Unavailable(unavailable),
+        unavailable @ (StoreError::Unavailable(_) | StoreError::OutcomeUnknown(_)) => Error::Unavailable(unavailable),
         other => Error::Store(other),
     }
 }
@@ -339,6 +339,9 @@ impl<S: Store> PharmaPay<S> {
         ctx.idempotency = Some(IdempotencyTicket { user_id: principal.user_id, key: request.key.clone() });
         match write(ctx).await {
             Ok(created) => Ok(Created::New(created)),
+            // D48: a write whose commit may have gone through keeps its claim, so a retry with
+            // the key replays it if it was kept and never writes it twice.
+            Err(error @ Error::Unavailable(StoreError::OutcomeUnknown(_))) => Err(error),
             Err(error) => {
                 if let Err(release) = self.store.release_idempotency_key(principal.user_id, &request.key).await {
                     warn!(error = %release, "could not release an idempotency key after a failed create");

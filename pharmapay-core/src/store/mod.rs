@@ -117,6 +117,11 @@ pub enum StoreError {
     /// The backend cannot be reached.
     #[error("the store is unavailable")]
     Unavailable(#[source] BoxError),
+    /// The connection to the database was lost while a write's commit was under way, so
+    /// whether the write was kept is unknown (D48). Its idempotency claim, if any, is kept: a
+    /// retry with the same key replays the write if it was kept, and never writes it twice.
+    #[error("the connection was lost during the commit; whether the write was kept is unknown")]
+    OutcomeUnknown(#[source] BoxError),
     /// Anything else.
     #[error("store backend failure")]
     Backend(#[source] BoxError),

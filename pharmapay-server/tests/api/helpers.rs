@@ -396,6 +396,14 @@ impl TestApp {
         self.clock.advance(by);
     }
 
+    /// The URL of the test's PostgreSQL database, when it runs on one.
+    pub fn postgres_url(&self) -> Option<String> {
+        self._database
+            .as_ref()
+            .and_then(|database| database.downcast_ref::<pharmapay_store_sqlx::testing::PgDatabase>())
+            .map(|database| database.url().to_owned())
+    }
+
     /// Stops the server gracefully, letting in-flight requests finish.
     pub async fn stop(&self) {
         let running = self.running.lock().unwrap().take();

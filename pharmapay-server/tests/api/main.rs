@@ -9,6 +9,7 @@ mod concurrency;
 mod conditions;
 mod dashboard;
 mod errors;
+mod faults;
 mod idempotency;
 mod invoices;
 mod onboarding;
