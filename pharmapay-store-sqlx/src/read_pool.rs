@@ -17,11 +17,15 @@
 //!   `common/mod.rs`). A suspected pool pings each connection that went idle before the
 //!   suspicion the next time it would lend it, and closes those that fail, so a restart costs
 //!   a retried read per request that met a dead connection, not a failed request;
-//! - a borrower dropped mid-statement (a client that went away) leaves at most work queued on
-//!   the connection: sqlx's SQLite worker runs commands in order and its PostgreSQL connection
-//!   reads the rest of an abandoned answer before the next statement, so the next borrower's
-//!   statement runs after it; a read transaction dropped unfinished has its rollback queued
-//!   the same way by sqlx. The one gap is a read transaction dropped while its `BEGIN` runs:
+//! - a borrower dropped mid-statement (a client that went away) may leave its statement
+//!   running: sqlx's SQLite worker runs commands in order and its PostgreSQL connection reads
+//!   the rest of an abandoned answer before the next statement, so whoever got the connection
+//!   next would wait for a statement that was not theirs (an aging of every vendor takes
+//!   seconds). A store read therefore runs inside [`settled`]: a connection dropped because its
+//!   read was abandoned unfinished is waited out on a task of its own (a ping, which runs after
+//!   whatever the connection still does) before it, its pool permit and its long read's turn
+//!   are lent again. A read transaction dropped unfinished has its rollback queued the same way
+//!   by sqlx, ahead of that ping. The one gap is a read transaction dropped while its `BEGIN` runs:
 //!   sqlx's PostgreSQL driver counts the transaction only once `BEGIN` has answered, and
 //!   queues no rollback for one it has not counted, so the connection would be lent on inside
 //!   a transaction that nobody ends, and every later read on it would see that transaction's
@@ -46,13 +50,58 @@
 //! is found when the store opens; they are kept until the store closes and reused last-in
 //! first-out, which keeps the busiest connections' caches warm.
 
+use std::cell::Cell;
 use std::ops::{Deref, DerefMut};
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use sqlx::{ConnectOptions, Connection, Database};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+thread_local! {
+    /// How many abandoned reads this thread is dropping now ([`Settled`]): a connection dropped
+    /// meanwhile may have a statement still running.
+    static ABANDONING: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Runs `read`, a store read that borrows reader connections: a connection it gives back while
+/// it runs goes straight back to the idle list; one it still holds when it is dropped
+/// unfinished (its caller went away) is waited out before it is lent again.
+pub(crate) fn settled<F: Future>(read: F) -> Settled<F> {
+    Settled { read: Some(Box::pin(read)) }
+}
+
+/// A read run by [`settled`].
+pub(crate) struct Settled<F> {
+    read: Option<Pin<Box<F>>>,
+}
+
+impl<F: Future> Future for Settled<F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.get_mut();
+        let read = this.read.as_mut().expect("a settled read is not polled once it has answered");
+        let answered = read.as_mut().poll(cx);
+        if answered.is_ready() {
+            this.read = None;
+        }
+        answered
+    }
+}
+
+impl<F> Drop for Settled<F> {
+    fn drop(&mut self) {
+        if let Some(read) = self.read.take() {
+            ABANDONING.with(|abandoning| abandoning.set(abandoning.get() + 1));
+            drop(read);
+            ABANDONING.with(|abandoning| abandoning.set(abandoning.get() - 1));
+        }
+    }
+}
 
 /// The connection type of a database.
 type Conn<DB> = <DB as Database>::Connection;
@@ -133,7 +182,7 @@ impl<DB: Database> ReadPool<DB> {
             Err(_) => return Err(sqlx::Error::PoolTimedOut),
         };
         let mut conn = self.acquire().await?;
-        conn._long_read = Some(turn);
+        conn.long_read = Some(turn);
         Ok(conn)
     }
 
@@ -160,8 +209,8 @@ impl<DB: Database> ReadPool<DB> {
             known_good,
             beginning: false,
             inner: Arc::clone(&self.inner),
-            _permit: permit,
-            _long_read: None,
+            permit: Some(permit),
+            long_read: None,
         }
     }
 
@@ -193,9 +242,10 @@ pub(crate) struct ReadConn<DB: Database> {
     /// this state, the connection is closed rather than lent again ([`ReadConn::begin_snapshot`]).
     beginning: bool,
     inner: Arc<Inner<DB>>,
-    _permit: OwnedSemaphorePermit,
+    /// The pool's permit for it, given back with the connection.
+    permit: Option<OwnedSemaphorePermit>,
     /// A long read's turn ([`ReadPool::acquire_long`]), given back with the connection.
-    _long_read: Option<OwnedSemaphorePermit>,
+    long_read: Option<OwnedSemaphorePermit>,
 }
 
 impl<DB: Database> ReadConn<DB> {
@@ -236,12 +286,34 @@ impl<DB: Database> DerefMut for ReadConn<DB> {
 
 impl<DB: Database> Drop for ReadConn<DB> {
     fn drop(&mut self) {
-        let Some(conn) = self.conn.take() else { return };
+        let Some(mut conn) = self.conn.take() else { return };
         // After `close`, a returning connection is dropped, which ends it; so is one whose read
         // transaction may have begun uncounted (the database rolls it back when it goes).
-        if !self.beginning && !self.inner.permits.is_closed() {
-            self.inner.idle.lock().unwrap_or_else(PoisonError::into_inner).push((conn, self.known_good));
+        if self.beginning || self.inner.permits.is_closed() {
+            return;
         }
+        if ABANDONING.with(Cell::get) > 0
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            // Its read was abandoned: the statement it left may still run. The ping runs after
+            // it, and only then do the connection, its permit and its turn go back.
+            let (inner, known_good) = (Arc::clone(&self.inner), self.known_good);
+            let (permit, turn) = (self.permit.take(), self.long_read.take());
+            runtime.spawn(async move {
+                match conn.ping().await {
+                    Ok(()) if !inner.permits.is_closed() => {
+                        inner.idle.lock().unwrap_or_else(PoisonError::into_inner).push((conn, known_good));
+                    }
+                    Ok(()) => {}
+                    Err(_) => {
+                        let _ = conn.close_hard().await;
+                    }
+                }
+                drop((permit, turn));
+            });
+            return;
+        }
+        self.inner.idle.lock().unwrap_or_else(PoisonError::into_inner).push((conn, self.known_good));
     }
 }
 
@@ -389,6 +461,50 @@ mod tests {
         // not a new one, then and afterwards.
         assert_eq!(connection_id(&mut pool.acquire().await.unwrap()).await, first);
         assert_eq!(connection_id(&mut pool.acquire().await.unwrap()).await, first);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_abandoned_read_gives_back_its_connection_and_turn_only_once_its_statement_ended() {
+        // Two connections, so one long read at a time; a long read waits 50 ms for its turn.
+        let (_dir, pool) = pool_waiting(2, Duration::from_secs(10), Duration::from_millis(50)).await;
+        let count = |n: u128| {
+            sqlx::AssertSqlSafe(format!(
+                "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < {n}) SELECT COUNT(*) FROM c"
+            ))
+        };
+        // A statement that keeps SQLite busy for about two seconds on this machine.
+        let mut conn = pool.acquire().await.unwrap();
+        let busy = connection_id(&mut conn).await;
+        let started = std::time::Instant::now();
+        sqlx::query(count(100_000)).fetch_one(&mut *conn).await.unwrap();
+        let rows = 100_000 * 2_000 / started.elapsed().as_millis().max(1);
+        drop(conn);
+        // A long read runs it on the idle connection, and its caller goes away at once.
+        let read = super::settled(async {
+            let mut conn = pool.acquire_long().await.unwrap();
+            sqlx::query(count(rows)).fetch_one(&mut *conn).await.map(drop)
+        });
+        assert!(tokio::time::timeout(Duration::from_millis(100), read).await.is_err(), "the statement outlasts it");
+        // While the statement runs, neither its turn nor its connection is lent.
+        let turn = pool.acquire_long().await;
+        assert!(matches!(turn, Err(sqlx::Error::PoolTimedOut)), "{:?}", turn.err());
+        let mut other = pool.acquire().await.unwrap();
+        assert_ne!(connection_id(&mut other).await, busy, "the busy connection is not lent");
+        drop(other);
+        // Once it has ended, both come back.
+        let back = tokio::time::timeout(Duration::from_secs(60), async {
+            loop {
+                if let Ok(conn) = pool.acquire_long().await {
+                    return conn;
+                }
+            }
+        });
+        back.await.expect("the turn came back once the statement ended");
+        let mut seen = std::collections::BTreeSet::new();
+        let (mut first, mut second) = (pool.acquire().await.unwrap(), pool.acquire().await.unwrap());
+        seen.insert(connection_id(&mut first).await);
+        seen.insert(connection_id(&mut second).await);
+        assert!(seen.contains(&busy), "the connection went back to the pool: {seen:?}");
     }
 
     #[tokio::test]

@@ -65,6 +65,7 @@ use super::{
     schema_definitions, writer_pool,
 };
 use crate::error::Error;
+use crate::read_pool::settled;
 use crate::{Lock, SearchIndex, StoreOptions};
 use binds::{Binds, Script};
 pub(crate) use migrate::migrate;
@@ -344,11 +345,13 @@ impl SqlStore {
     where
         F: Future<Output = Result<T>>,
     {
-        match read().await {
+        // Each run is `settled`: should the caller go away half way, the connection it holds is
+        // waited out before anyone else borrows it (`read_pool`).
+        match settled(read()).await {
             Err(error) if error.connection_lost() => {
                 self.reader.suspect();
                 warn!(%error, "a reader connection was lost; the read runs again on a checked connection");
-                read().await.map_err(StoreError::from)
+                settled(read()).await.map_err(StoreError::from)
             }
             answered => answered.map_err(StoreError::from),
         }
