@@ -10,7 +10,6 @@
 //! document is checked against this table by a test, so the two cannot drift apart.
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 
 use hyper::Method;
@@ -34,6 +33,7 @@ use crate::dto::{
 };
 use crate::http::{Cors, Reply, Req, parse_query};
 use crate::problem::ApiError;
+use crate::routes::reports::{DownloadLimits, Downloads};
 use crate::routes::{self, Call};
 
 /// Every operation the API offers.
@@ -310,24 +310,26 @@ pub struct App<S> {
     pub request_timeout: Duration,
     /// How many connections are served at once; further clients wait to be accepted.
     pub max_connections: usize,
-    /// How many report downloads are being written right now.
-    pub open_downloads: Arc<AtomicUsize>,
+    /// How report downloads share the server: their slots, their pace and how many are open.
+    pub downloads: Downloads,
 }
 
 impl<S: Store> App<S> {
     /// An application over `engine` that gives clients `request_timeout` to send their
     /// headers and again their body, serving at most [`DEFAULT_MAX_CONNECTIONS`] at once.
     pub fn new(engine: PharmaPay<S>, cors: Cors, backend: &'static str, request_timeout: Duration) -> Arc<Self> {
-        Self::with_max_connections(engine, cors, backend, request_timeout, DEFAULT_MAX_CONNECTIONS)
+        Self::with_limits(engine, cors, backend, request_timeout, DEFAULT_MAX_CONNECTIONS, DownloadLimits::default())
     }
 
-    /// As [`App::new`], serving at most `max_connections` connections at once (at least one).
-    pub fn with_max_connections(
+    /// As [`App::new`], serving at most `max_connections` connections at once (at least one),
+    /// with report downloads held to `downloads`.
+    pub fn with_limits(
         engine: PharmaPay<S>,
         cors: Cors,
         backend: &'static str,
         request_timeout: Duration,
         max_connections: usize,
+        downloads: DownloadLimits,
     ) -> Arc<Self> {
         Arc::new(Self {
             engine,
@@ -336,7 +338,7 @@ impl<S: Store> App<S> {
             router: Router::new(),
             request_timeout,
             max_connections: max_connections.max(1),
-            open_downloads: Arc::new(AtomicUsize::new(0)),
+            downloads: Downloads::new(downloads),
         })
     }
 

@@ -11,6 +11,8 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 use pharmapay_store_sqlx::StoreOptions;
 
+use crate::routes::reports::DownloadLimits;
+
 /// The pharmapay command line.
 #[derive(Debug, Parser)]
 #[command(
@@ -164,6 +166,26 @@ pub struct Config {
         value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub db_connections: Option<u32>,
 
+    /// How many report downloads (the Excel files under `/api/reports`) this server generates
+    /// and sends at once (1 to 64). Each holds a thread and a temporary file as large as the
+    /// report while it is sent; further reports queue for a turn.
+    #[arg(long, global = true, env = "PHARMAPAY_REPORTS_AT_ONCE", default_value_t = 2,
+        value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub reports_at_once: u32,
+
+    /// Seconds a report waits for its turn before it is answered 503 (1 to 600).
+    #[arg(long, global = true, env = "PHARMAPAY_REPORT_WAIT_SECS", default_value_t = 30,
+        value_parser = clap::value_parser!(u64).range(1..=600))]
+    pub report_wait_secs: u64,
+
+    /// The slowest a client may take a report download, in KiB a second, averaged over each
+    /// request timeout (1 to 1048576). A client that takes less in one such window is cut off and
+    /// the report's temporary file removed, so slow readers cannot hold the report turns for
+    /// hours.
+    #[arg(long, global = true, env = "PHARMAPAY_DOWNLOAD_MIN_KIB_PER_SEC", default_value_t = 32,
+        value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
+    pub download_min_kib_per_sec: u64,
+
     /// Log filter, such as `info`, `debug` or `pharmapay=debug,info`.
     #[arg(long = "log", global = true, env = "RUST_LOG", default_value = "info")]
     pub log_filter: String,
@@ -178,6 +200,15 @@ impl Config {
     /// The database to open.
     pub fn database(&self) -> Database {
         Database::parse(&self.database_url)
+    }
+
+    /// How report downloads share the server.
+    pub fn download_limits(&self) -> DownloadLimits {
+        DownloadLimits {
+            at_once: usize::try_from(self.reports_at_once).unwrap_or(1),
+            queue_wait: Duration::from_secs(self.report_wait_secs),
+            min_bytes_per_second: self.download_min_kib_per_sec * 1024,
+        }
     }
 
     /// How the SQL store is opened: the defaults, with the configured connections and wait for
@@ -234,6 +265,11 @@ mod tests {
         assert!(Cli::try_parse_from(["pharmapay", "--db-long-read-wait-secs", "0"]).is_err());
         assert_eq!(Config::defaults().store_options().max_connections, None, "the store's defaults");
         assert!(Cli::try_parse_from(["pharmapay", "--db-connections", "0"]).is_err());
+        assert_eq!(Config::defaults().download_limits(), DownloadLimits::default(), "the server's defaults");
+        let slow = Cli::parse_from(["pharmapay", "--reports-at-once", "3", "--download-min-kib-per-sec", "8"]);
+        assert_eq!(slow.config.download_limits().at_once, 3);
+        assert_eq!(slow.config.download_limits().min_bytes_per_second, 8192);
+        assert!(Cli::try_parse_from(["pharmapay", "--reports-at-once", "0"]).is_err());
     }
 
     #[test]

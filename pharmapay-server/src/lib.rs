@@ -225,14 +225,15 @@ async fn launch<S: Store>(
     let engine = PharmaPay::open(store, clock, engine_options(config)).await?;
     let request_timeout = std::time::Duration::from_secs(config.request_timeout_secs);
     let max_connections = usize::try_from(config.max_connections).unwrap_or(usize::MAX);
-    let app = App::with_max_connections(
+    let app = App::with_limits(
         engine,
         Cors::new(config.cors_origins.clone()),
         backend,
         request_timeout,
         max_connections,
+        config.download_limits(),
     );
-    let open_downloads = Arc::clone(&app.open_downloads);
+    let open_downloads = Arc::clone(&app.downloads.open);
     let listener = TcpListener::bind(config.listen).await?;
     let addr = listener.local_addr()?;
     let (stop, stopped) = oneshot::channel::<()>();

@@ -82,6 +82,9 @@ pub enum ApiError {
     RouteNotFound,
     /// The path exists, the method does not (405); the methods it has.
     MethodNotAllowed(String),
+    /// Every report slot stayed taken for the report wait (503, D48): the server generates a
+    /// few reports at once and the rest queue.
+    ReportsBusy,
     /// A unique value is taken (409): the kind of record holding it and the field's path in
     /// the request.
     Taken {
@@ -148,6 +151,7 @@ impl ApiError {
             ApiError::Timeout => StatusCode::REQUEST_TIMEOUT,
             ApiError::RouteNotFound => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::ReportsBusy => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Taken { .. } => StatusCode::CONFLICT,
         }
     }
@@ -267,6 +271,11 @@ impl ApiError {
                 Some(detail)
             }
             ApiError::Taken { entity, field } => Some(taken(&mut body, entity, &field)),
+            ApiError::ReportsBusy => {
+                tracing::info!(trace_id = %trace_id, "a report waited for a free slot in vain");
+                extra_headers.push((header::RETRY_AFTER, UNAVAILABLE_RETRY_AFTER_SECS.to_string()));
+                Some("Other reports are being generated right now and this one waited its turn in vain; try again shortly.".into())
+            }
         };
         if let Some(detail) = detail {
             body.insert("detail".into(), Value::String(detail));

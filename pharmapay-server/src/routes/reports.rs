@@ -5,9 +5,14 @@
 //! is built first, so a failure still answers problem details; the finished file then streams
 //! to the client from the blocking pool while it is being zipped, so memory stays flat.
 //!
-//! A client that stops reading cannot hold a download open: when it takes no chunk within the
-//! request timeout, the writer gives up, which frees its blocking thread and drops the report
-//! with its temporary files, and the response ends in an error rather than looking complete.
+//! Reports share the server (D48, [`DownloadLimits`]): a few are generated and sent at once,
+//! each holding a slot from before its sheet is built until its last byte is taken (a report at
+//! a chain's scale is a temporary file of hundreds of megabytes and a blocking thread); the
+//! others queue for a slot in the order they came, for up to the report wait, then answer 503.
+//! A client that takes a download more slowly than the minimum pace (fewer than its bytes a
+//! second, over each request timeout) or stops reading cannot hold its slot open: the writer
+//! gives up at the end of the window, which frees its blocking thread and drops the report with
+//! its temporary files at once, and the response ends in an error rather than looking complete.
 
 use std::io::Write;
 use std::pin::Pin;
@@ -29,8 +34,9 @@ use pharmapay_core::paging::read_id;
 use pharmapay_core::report::Report;
 use pharmapay_core::{FieldErrors, Principal, Store};
 use tokio::runtime::Handle;
-use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::SendTimeoutError;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio::time::Instant;
 
 use crate::app::App;
 use crate::http::{Reply, Req};
@@ -48,25 +54,25 @@ fn filter<T>(req: &Req, read: impl FnOnce(&Vec<(String, String)>, &mut FieldErro
 /// Active vendors matching the vendor list's filters.
 pub async fn vendors<S: Store>(app: &App<S>, principal: &Principal, req: Req) -> Result<Reply, ApiError> {
     let filter = filter(&req, VendorFilter::from_params)?;
-    Ok(download(app, app.engine.vendors_report(principal, filter).await?))
+    generate(app, app.engine.vendors_report(principal, filter)).await
 }
 
 /// Active invoices matching the invoice list's filters.
 pub async fn invoices<S: Store>(app: &App<S>, principal: &Principal, req: Req) -> Result<Reply, ApiError> {
     let filter = filter(&req, InvoiceFilter::from_params)?;
-    Ok(download(app, app.engine.invoices_report(principal, filter).await?))
+    generate(app, app.engine.invoices_report(principal, filter)).await
 }
 
 /// Active payments matching the transaction list's filters.
 pub async fn transactions<S: Store>(app: &App<S>, principal: &Principal, req: Req) -> Result<Reply, ApiError> {
     let filter = filter(&req, TransactionFilter::from_params)?;
-    Ok(download(app, app.engine.transactions_report(principal, filter).await?))
+    generate(app, app.engine.transactions_report(principal, filter)).await
 }
 
 /// The payables aging (D34): `asOf` and `vendorId` as the aging takes them.
 pub async fn aging<S: Store>(app: &App<S>, principal: &Principal, req: Req) -> Result<Reply, ApiError> {
     let query = AgingQuery::from_params(&req.query)?;
-    Ok(download(app, app.engine.aging_report(principal, &query).await?))
+    generate(app, app.engine.aging_report(principal, &query)).await
 }
 
 /// A vendor's statement (D35): `vendorId` (required), `fromDate` and `toDate`.
@@ -79,7 +85,7 @@ pub async fn vendor_statement<S: Store>(app: &App<S>, principal: &Principal, req
     let query = StatementQuery::from_params(&req.query);
     match (vendor_id, query) {
         (Some(vendor_id), Ok(query)) if errors.is_empty() => {
-            Ok(download(app, app.engine.statement_report(principal, VendorId(vendor_id), &query).await?))
+            generate(app, app.engine.statement_report(principal, VendorId(vendor_id), &query)).await
         }
         (_, query) => {
             if let Err(more) = query {
@@ -90,17 +96,77 @@ pub async fn vendor_statement<S: Store>(app: &App<S>, principal: &Principal, req
     }
 }
 
-/// A 200 whose body is the report's file, written on the blocking pool as the client reads it.
-fn download<S>(app: &App<S>, report: Report) -> Reply {
+/// How report downloads share a server (D48).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DownloadLimits {
+    /// How many reports are generated and sent at once; the others queue for a slot.
+    pub at_once: usize,
+    /// How long a report waits for a slot before it is answered 503.
+    pub queue_wait: Duration,
+    /// The slowest a client may take a download, in bytes a second over each request timeout.
+    pub min_bytes_per_second: u64,
+}
+
+impl Default for DownloadLimits {
+    /// Two at once (a report keeps a core busy while its sheet is built and zipped), a wait of
+    /// 30 seconds like a long read's, and 32 KiB a second: far below any working connection,
+    /// far above a client that reads a chunk now and then to keep a report's slot.
+    fn default() -> Self {
+        Self { at_once: 2, queue_wait: Duration::from_secs(30), min_bytes_per_second: 32 * 1024 }
+    }
+}
+
+/// The report slots of a server and the downloads open now.
+pub struct Downloads {
+    limits: DownloadLimits,
+    slots: Arc<Semaphore>,
+    /// How many report downloads are being written right now.
+    pub open: Arc<AtomicUsize>,
+}
+
+impl Downloads {
+    /// Slots for `limits.at_once` reports (at least one).
+    pub fn new(limits: DownloadLimits) -> Self {
+        let slots = Arc::new(Semaphore::new(limits.at_once.clamp(1, Semaphore::MAX_PERMITS)));
+        Self { limits, slots, open: Arc::new(AtomicUsize::new(0)) }
+    }
+
+    /// Waits for a slot, first come first served, up to the report wait.
+    async fn slot(&self) -> Result<OwnedSemaphorePermit, ApiError> {
+        match tokio::time::timeout(self.limits.queue_wait, Arc::clone(&self.slots).acquire_owned()).await {
+            Ok(Ok(slot)) => Ok(slot),
+            // The semaphore is never closed; a closed one would be as busy as a full one.
+            Ok(Err(_)) | Err(_) => Err(ApiError::ReportsBusy),
+        }
+    }
+}
+
+/// Builds the report `build` makes once a slot is free, and answers its download, which keeps
+/// the slot until it ends.
+async fn generate<S>(
+    app: &App<S>,
+    build: impl Future<Output = Result<Report, pharmapay_core::Error>>,
+) -> Result<Reply, ApiError> {
+    let slot = app.downloads.slot().await?;
+    let report = build.await?;
+    Ok(download(app, report, slot))
+}
+
+/// A 200 whose body is the report's file, written on the blocking pool as the client reads it;
+/// `slot` is given back when the writing ends.
+fn download<S>(app: &App<S>, report: Report, slot: OwnedSemaphorePermit) -> Reply {
     let disposition = format!("attachment; filename=\"{}\"", report.file_name());
     let (sender, receiver) = mpsc::channel::<Bytes>(4);
     let complete = Arc::new(AtomicBool::new(false));
-    let open = OpenDownload::new(Arc::clone(&app.open_downloads));
-    let mut writer = ChannelWriter::new(sender, Handle::current(), app.request_timeout);
+    let open = OpenDownload::new(Arc::clone(&app.downloads.open));
+    let pace = Pace::new(app.request_timeout, app.downloads.limits.min_bytes_per_second);
+    let mut writer = ChannelWriter::new(sender, Handle::current(), pace);
     let written = Arc::clone(&complete);
     let span = tracing::Span::current();
     tokio::task::spawn_blocking(move || {
-        // Declared first, so it is dropped last: the count falls once the report is gone.
+        // Declared first, so they are dropped last: the slot is given back and the count falls
+        // once the report is gone.
+        let _slot = slot;
         let _open = open;
         let _span = span.enter();
         let (file_name, rows) = (report.file_name().to_owned(), report.rows());
@@ -108,11 +174,12 @@ fn download<S>(app: &App<S>, report: Report) -> Reply {
         let outcome = report.save_to(&mut writer).map_err(std::io::Error::other).and_then(|()| writer.flush());
         match (outcome, writer.stopped) {
             (Ok(()), _) => written.store(true, Ordering::Release),
-            (Err(_), Some(Stop::Stalled)) => tracing::warn!(
+            (Err(_), Some(Stop::TooSlow)) => tracing::warn!(
                 file = %file_name,
                 rows,
-                timeout_secs = writer.timeout.as_secs_f64(),
-                "cut off a report download: the client took no data for the request timeout"
+                window_secs = writer.pace.window.as_secs_f64(),
+                min_bytes = writer.pace.min_bytes,
+                "cut off a report download: the client took too little of it in one window"
             ),
             (Err(_), Some(Stop::Closed)) => {
                 tracing::info!(file = %file_name, rows, "a report download ended early: its connection closed");
@@ -146,46 +213,88 @@ const CHUNK: usize = 64 * 1024;
 /// Why the client made a download stop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Stop {
-    /// It took no chunk for the request timeout.
-    Stalled,
+    /// It took fewer bytes than the minimum in one window, or none at all.
+    TooSlow,
     /// Its connection closed, so nobody takes chunks any more.
     Closed,
 }
 
-/// A `Write` that hands the bytes to the response body in 64 KiB chunks, waiting at most
-/// `timeout` for the client to take each one.
+/// The slowest pace a download may go at: at least `min_bytes` taken in every `window`.
+#[derive(Clone, Copy, Debug)]
+struct Pace {
+    window: Duration,
+    min_bytes: u64,
+    /// When the current window ends.
+    window_end: Instant,
+    /// What the client took in the current window.
+    taken: u64,
+}
+
+impl Pace {
+    /// `min_bytes_per_second` over windows of `window`.
+    fn new(window: Duration, min_bytes_per_second: u64) -> Self {
+        let min_bytes = u64::try_from(u128::from(min_bytes_per_second) * window.as_millis() / 1000).unwrap_or(u64::MAX);
+        Self { window, min_bytes: min_bytes.max(1), window_end: Instant::now() + window, taken: 0 }
+    }
+
+    /// At `now`, whether the download keeps its pace: a window that ended with enough taken
+    /// starts the next; one that ended with too little ends the download.
+    fn kept_at(&mut self, now: Instant) -> bool {
+        if now < self.window_end {
+            return true;
+        }
+        if self.taken < self.min_bytes {
+            return false;
+        }
+        self.window_end = now + self.window;
+        self.taken = 0;
+        true
+    }
+}
+
+/// A `Write` that hands the bytes to the response body in 64 KiB chunks, as fast as the client
+/// takes them but no slower than its [`Pace`].
 struct ChannelWriter {
     sender: mpsc::Sender<Bytes>,
     buffer: Vec<u8>,
     runtime: Handle,
-    timeout: Duration,
+    pace: Pace,
     /// Set when the client made writing stop.
     stopped: Option<Stop>,
 }
 
 impl ChannelWriter {
-    fn new(sender: mpsc::Sender<Bytes>, runtime: Handle, timeout: Duration) -> Self {
-        Self { sender, buffer: Vec::with_capacity(CHUNK), runtime, timeout, stopped: None }
+    fn new(sender: mpsc::Sender<Bytes>, runtime: Handle, pace: Pace) -> Self {
+        Self { sender, buffer: Vec::with_capacity(CHUNK), runtime, pace, stopped: None }
     }
 
     fn send_buffer(&mut self) -> std::io::Result<()> {
         if self.buffer.is_empty() {
             return Ok(());
         }
-        let chunk = Bytes::from(std::mem::replace(&mut self.buffer, Vec::with_capacity(CHUNK)));
-        // This runs on the blocking pool, where waiting on the runtime is allowed.
-        match self.runtime.block_on(self.sender.send_timeout(chunk, self.timeout)) {
-            Ok(()) => Ok(()),
-            Err(SendTimeoutError::Timeout(_)) => {
-                self.stopped = Some(Stop::Stalled);
-                Err(std::io::Error::new(
+        let mut chunk = Bytes::from(std::mem::replace(&mut self.buffer, Vec::with_capacity(CHUNK)));
+        loop {
+            let now = Instant::now();
+            if !self.pace.kept_at(now) {
+                self.stopped = Some(Stop::TooSlow);
+                return Err(std::io::Error::new(
                     std::io::ErrorKind::TimedOut,
-                    "the client took no data within the request timeout",
-                ))
+                    "the client took the download more slowly than the minimum pace",
+                ));
             }
-            Err(SendTimeoutError::Closed(_)) => {
-                self.stopped = Some(Stop::Closed);
-                Err(std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the connection closed"))
+            let len = chunk.len() as u64;
+            // This runs on the blocking pool, where waiting on the runtime is allowed. The wait
+            // ends with the window at the latest, when the pace is judged again.
+            match self.runtime.block_on(self.sender.send_timeout(chunk, self.pace.window_end - now)) {
+                Ok(()) => {
+                    self.pace.taken += len;
+                    return Ok(());
+                }
+                Err(SendTimeoutError::Timeout(unsent)) => chunk = unsent,
+                Err(SendTimeoutError::Closed(_)) => {
+                    self.stopped = Some(Stop::Closed);
+                    return Err(std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the connection closed"));
+                }
             }
         }
     }
@@ -239,7 +348,7 @@ mod tests {
     #[tokio::test]
     async fn a_writer_whose_chunks_nobody_takes_gives_up_after_the_timeout() {
         let (sender, receiver) = mpsc::channel::<Bytes>(1);
-        let mut writer = ChannelWriter::new(sender, Handle::current(), Duration::from_millis(50));
+        let mut writer = ChannelWriter::new(sender, Handle::current(), Pace::new(Duration::from_millis(50), 1));
         let stopped = tokio::task::spawn_blocking(move || {
             // The first chunk fills the channel; the second waits for a reader that never comes.
             let chunk = vec![b'x'; CHUNK];
@@ -249,15 +358,29 @@ mod tests {
         })
         .await
         .unwrap();
-        assert_eq!(stopped, (true, Err(std::io::ErrorKind::TimedOut), Some(Stop::Stalled)));
+        assert_eq!(stopped, (true, Err(std::io::ErrorKind::TimedOut), Some(Stop::TooSlow)));
         drop(receiver);
+    }
+
+    #[test]
+    fn a_pace_holds_while_each_window_takes_its_minimum() {
+        let start = Instant::now();
+        let mut pace = Pace::new(Duration::from_secs(10), 100);
+        pace.window_end = start + Duration::from_secs(10);
+        assert_eq!(pace.min_bytes, 1000, "100 bytes a second over ten seconds");
+        assert!(pace.kept_at(start + Duration::from_secs(9)), "a window is judged when it ends");
+        pace.taken = 1000;
+        assert!(pace.kept_at(start + Duration::from_secs(10)), "enough was taken: the next window starts");
+        assert_eq!((pace.taken, pace.window_end), (0, start + Duration::from_secs(20)));
+        pace.taken = 999;
+        assert!(!pace.kept_at(start + Duration::from_secs(20)), "one byte short ends the download");
     }
 
     #[tokio::test]
     async fn a_writer_stops_at_once_when_the_connection_is_gone() {
         let (sender, receiver) = mpsc::channel::<Bytes>(1);
         drop(receiver);
-        let mut writer = ChannelWriter::new(sender, Handle::current(), Duration::from_secs(3600));
+        let mut writer = ChannelWriter::new(sender, Handle::current(), Pace::new(Duration::from_secs(3600), 1));
         let stopped = tokio::task::spawn_blocking(move || {
             let result = writer.write_all(&vec![b'x'; CHUNK]);
             (result.map_err(|error| error.kind()), writer.stopped)

@@ -294,15 +294,9 @@ fn noise(seed: u64, length: usize) -> String {
         .collect()
 }
 
-#[tokio::test]
-async fn a_download_the_client_stops_reading_is_cut_off_and_its_report_freed() {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    use tokio::time::{Duration, Instant, sleep, timeout};
-
-    // Arrange: a one-second request timeout, and an invoices report of several megabytes that
-    // does not compress, far more than the socket buffers between server and client hold.
-    let mut config = test_config();
-    config.request_timeout_secs = 1;
+/// A server started from `config` whose invoices report is several megabytes that do not
+/// compress, far more than the socket buffers between server and client hold.
+async fn app_with_a_large_report(config: pharmapay_server::config::Config) -> std::sync::Arc<crate::helpers::TestApp> {
     let app = std::sync::Arc::new(spawn_app_with(config).await);
     let vendor = app.vendor("Cipla").await;
     let n_invoices = 3000u64;
@@ -320,9 +314,13 @@ async fn a_download_the_client_stops_reading_is_cut_off_and_its_report_freed() {
     while let Some(done) = tasks.join_next().await {
         done.expect("invoices are created");
     }
+    app
+}
 
-    // Act: ask for the report on a connection with a small receive buffer, read the headers,
-    // then stop reading.
+/// Asks for the invoices report on a connection with a small receive buffer and reads the
+/// answer's headers; answers the connection and what was read of it.
+async fn open_the_invoices_report(app: &crate::helpers::TestApp) -> (tokio::net::TcpStream, Vec<u8>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let socket = tokio::net::TcpSocket::new_v4().unwrap();
     socket.set_recv_buffer_size(4096).unwrap();
     let mut stream = socket.connect(app.addr().parse().unwrap()).await.unwrap();
@@ -339,6 +337,22 @@ async fn a_download_the_client_stops_reading_is_cut_off_and_its_report_freed() {
     let head = String::from_utf8_lossy(&received).to_lowercase();
     assert!(head.starts_with("http/1.1 200"), "{head}");
     assert!(head.contains(XLSX), "{head}");
+    (stream, received)
+}
+
+#[tokio::test]
+async fn a_download_the_client_stops_reading_is_cut_off_and_its_report_freed() {
+    use tokio::io::AsyncReadExt;
+    use tokio::time::{Duration, Instant, sleep, timeout};
+
+    // Arrange: a one-second request timeout, and a report of several megabytes.
+    let mut config = test_config();
+    config.request_timeout_secs = 1;
+    let app = app_with_a_large_report(config).await;
+
+    // Act: ask for the report, read the headers, then stop reading.
+    let (mut stream, mut received) = open_the_invoices_report(&app).await;
+    let mut buffer = [0u8; 1024];
     assert_eq!(app.open_downloads(), 1, "the report is being written while the client holds it");
 
     // Assert: within a few timeouts the server lets go of the download (its blocking thread
@@ -361,4 +375,61 @@ async fn a_download_the_client_stops_reading_is_cut_off_and_its_report_freed() {
     .await;
     assert!(ended.is_ok(), "the server closes the connection");
     assert!(!received.ends_with(b"\r\n0\r\n\r\n"), "the body was cut off, after {} bytes", received.len());
+}
+
+/// D48: a few reports at once, the rest queued for a while and then answered 503; a client that
+/// keeps reading, but more slowly than the minimum pace, is cut off all the same, which gives
+/// its slot to the next report.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reports_queue_for_a_slot_and_a_download_below_the_minimum_pace_is_cut_off() {
+    use tokio::io::AsyncReadExt;
+    use tokio::time::{Duration, Instant, sleep};
+
+    // Arrange: one report at a time, a one-second wait for a slot, and a pace of at least 512
+    // KiB a second over each one-second window.
+    let mut config = test_config();
+    config.request_timeout_secs = 1;
+    config.reports_at_once = 1;
+    config.report_wait_secs = 1;
+    config.download_min_kib_per_sec = 512;
+    let app = app_with_a_large_report(config).await;
+
+    // Act: one client opens the report and reads 4 KiB every 100 ms (40 KiB a second).
+    let (mut slow, mut received) = open_the_invoices_report(&app).await;
+    let cut = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reader = tokio::spawn({
+        let cut = std::sync::Arc::clone(&cut);
+        async move {
+            let mut buffer = [0u8; 4096];
+            loop {
+                // Once the server has let go, what the socket buffers still hold is read at once.
+                if !cut.load(std::sync::atomic::Ordering::Acquire) {
+                    sleep(Duration::from_millis(100)).await;
+                }
+                match slow.read(&mut buffer).await {
+                    Ok(0) | Err(_) => return received,
+                    Ok(n) => received.extend_from_slice(&buffer[..n]),
+                }
+            }
+        }
+    });
+    // Meanwhile another report waits a second for the only slot and is refused.
+    let refused = app.get("/api/reports/vendors").await;
+    let problem = refused.problem(503);
+    assert!(refused.header("retry-after").is_some(), "{problem}");
+    assert!(problem["detail"].as_str().unwrap_or_default().contains("waited its turn"), "{problem}");
+
+    // Assert: the slow download is cut off although its client kept reading...
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while app.open_downloads() > 0 {
+        assert!(Instant::now() < deadline, "the slow download is still open");
+        sleep(Duration::from_millis(50)).await;
+    }
+    cut.store(true, std::sync::atomic::Ordering::Release);
+    let received = tokio::time::timeout(Duration::from_secs(30), reader).await.expect("the connection ends").unwrap();
+    assert!(!received.ends_with(b"\r\n0\r\n\r\n"), "the body was cut off, after {} bytes", received.len());
+    // ...and its slot serves the next report, whole.
+    let next = app.get("/api/reports/vendors").await;
+    next.expect(200);
+    assert!(next.body.starts_with(b"PK"), "an xlsx file is a zip archive");
 }
