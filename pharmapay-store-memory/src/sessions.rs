@@ -123,7 +123,7 @@ impl SessionStore for MemoryStore {
         &self,
         email_key: &str,
         now: Timestamp,
-        audit: NewAuditEntry,
+        audit: Option<NewAuditEntry>,
     ) -> StoreResult<Failure> {
         let mut state = self.write();
         let failure = login_rules::fail(state.login_attempts.get(email_key).copied(), now);
@@ -131,7 +131,9 @@ impl SessionStore for MemoryStore {
             let purge_before = login_rules::purge_before(now);
             state.login_attempts.retain(|_, attempts| attempts.window_start >= purge_before);
             state.login_attempts.insert(email_key.to_owned(), attempts);
-            state.audit(audit);
+            if let Some(audit) = audit {
+                state.audit(audit);
+            }
         }
         Ok(failure)
     }
@@ -153,7 +155,10 @@ impl SessionStore for MemoryStore {
         audit: NewAuditEntry,
     ) -> StoreResult<LoginOutcome> {
         let mut state = self.write();
-        if let LoginGate::Throttled { until } = login_rules::gate(state.login_attempts.get(email_key).copied(), now) {
+        let account_key = login_rules::account_key(user_id);
+        let (email, account) =
+            (state.login_attempts.get(email_key).copied(), state.login_attempts.get(&account_key).copied());
+        if let LoginGate::Throttled { until } = login_rules::gate_both(email, account, now) {
             return Ok(LoginOutcome::Throttled { until });
         }
         let row = state
@@ -164,6 +169,7 @@ impl SessionStore for MemoryStore {
         let (issued_at, tokens) = sessions::issue(row.tokens, now);
         row.tokens = tokens;
         state.login_attempts.remove(email_key);
+        state.login_attempts.remove(&account_key);
         state.audit(audit);
         let user = state.user(user_id.get()).expect("checked above");
         Ok(LoginOutcome::SignedIn(SignIn { permissions: state.resolve(user_id.get()), user, issued_at }))

@@ -346,6 +346,7 @@ macro_rules! store_conformance_tests {
             demotions_racing_sign_ins_leave_no_stale_admin_token,
             throttled_sign_ins_write_nothing_and_right_passwords_pass,
             wrong_current_passwords_count_as_failed_sign_ins,
+            changing_the_email_does_not_start_the_guesses_again,
         );
     };
     (@cases required $fresh:path; $($case:ident),* $(,)?) => {

@@ -173,9 +173,10 @@ impl<S: Store> PharmaPay<S> {
 
     /// Changes the caller's password and signs them in afresh; older tokens stop working (D20).
     ///
-    /// A wrong current password counts as a failed login for the caller's email and is
-    /// audited, so a stolen token cannot be used to guess the password: the sixth wrong guess
-    /// within the window answers [`Error::Throttled`] (D40).
+    /// A wrong current password counts as a failed login for the caller's email and account and
+    /// is audited, so a stolen token cannot be used to guess the password, not even by changing
+    /// the email between guesses: the sixth wrong guess within the window answers
+    /// [`Error::Throttled`] (D40, D48).
     ///
     /// # Errors
     /// [`Error::Rule`] when the current password is wrong; [`Error::Throttled`].
@@ -191,12 +192,16 @@ impl<S: Store> PharmaPay<S> {
             .ok_or(Error::Unauthenticated)?;
         let email_key = text::key(&credentials.user.email);
         let user_id = Some(principal.user_id);
-        self.pass_login_gate(&email_key, user_id, now).await?;
+        // D48: the account's count as well as its email's, so changing the email starts nothing
+        // afresh.
+        self.pass_login_gate(&email_key, &email_key, user_id, now).await?;
+        let account_key = crate::rules::login::account_key(principal.user_id);
+        self.pass_login_gate(&account_key, &email_key, user_id, now).await?;
         let current_ok = change.current_password.len() <= text::PASSWORD_MAX_BYTES
             && self.passwords.verify(&change.current_password, &credentials.password_hash).await;
         if !current_ok {
             warn!("password change with a wrong current password");
-            let answer = self.count_failure(&email_key, user_id, "password_change_failed", now).await;
+            let answer = self.count_failure(&email_key, user_id, user_id, "password_change_failed", now).await;
             return Err(answer.into_error(Error::Rule(RuleBroken::WrongCurrentPassword)));
         }
         let password_hash = self.passwords.hash(change.new_password.expose()).await?;

@@ -185,12 +185,18 @@ impl<S: Store> PharmaPay<S> {
             Err(_) => login_rules::INVALID_EMAIL_KEY.to_owned(),
         };
         let possible_user = email_key != login_rules::INVALID_EMAIL_KEY;
-        self.pass_login_gate(&email_key, None, now).await?;
+        self.pass_login_gate(&email_key, &email_key, None, now).await?;
         let credentials = if password.len() > text::PASSWORD_MAX_BYTES || !possible_user {
             None
         } else {
             self.store.find_credentials(&email_key).await.map_err(store_error)?
         };
+        // D48: the account this email names is throttled as well, whatever email it had when
+        // its failures were counted.
+        let account = credentials.as_ref().map(|found| found.user.id);
+        if let Some(user_id) = account {
+            self.pass_login_gate(&login_rules::account_key(user_id), &email_key, None, now).await?;
+        }
         let hash = credentials.as_ref().map(|found| found.password_hash.as_str());
         let still_allowed = || async {
             // Checked again when the password had to wait for a hashing thread: a flood of
@@ -199,13 +205,13 @@ impl<S: Store> PharmaPay<S> {
             login_rules::gate(attempts, self.now()) == LoginGate::Allowed
         };
         let Some(matches) = self.passwords.verify_unless_throttled(password, hash, still_allowed).await else {
-            return Err(self.refuse_throttled(&email_key, None, now).await);
+            return Err(self.refuse_throttled(&email_key, &email_key, None, now).await);
         };
         let credentials = credentials.filter(|found| matches && found.user.is_active);
         let Some(credentials) = credentials else {
             warn!("login failed");
             return Err(self
-                .count_failure(&email_key, None, "login_failed", now)
+                .count_failure(&email_key, account, None, "login_failed", now)
                 .await
                 .into_error(Error::InvalidCredentials));
         };
@@ -216,31 +222,41 @@ impl<S: Store> PharmaPay<S> {
                 info!(user_id = %user_id, "login succeeded");
                 self.sign(sign_in)
             }
-            Ok(LoginOutcome::Throttled { .. }) => Err(self.refuse_throttled(&email_key, None, now).await),
+            Ok(LoginOutcome::Throttled { until }) => {
+                let attempts = self.store.login_attempts(&email_key).await.ok().flatten();
+                self.note_if_due(&email_key, &email_key, None, attempts, now).await;
+                Err(throttled(until, now))
+            }
             // Deleted while its password was being checked.
             Err(StoreError::NotFound(_)) => Err(Error::InvalidCredentials),
             Err(other) => Err(store_error(other)),
         }
     }
 
-    /// Refuses an attempt for `email_key` while five failures are recorded in its window
-    /// (D21); the first refusal of a window is noted in the audit log, later ones write
-    /// nothing (D40).
-    pub(crate) async fn pass_login_gate(&self, email_key: &str, user_id: Option<UserId>, now: Timestamp) -> Result<()> {
-        let attempts = self.store.login_attempts(email_key).await.map_err(store_error)?;
+    /// Refuses an attempt while five failures are recorded in the window of `key` (an email key,
+    /// or an account's, D48) (D21); the first refusal of a window is noted in the audit log
+    /// under `email_key`, later ones write nothing (D40).
+    pub(crate) async fn pass_login_gate(
+        &self,
+        key: &str,
+        email_key: &str,
+        user_id: Option<UserId>,
+        now: Timestamp,
+    ) -> Result<()> {
+        let attempts = self.store.login_attempts(key).await.map_err(store_error)?;
         match login_rules::gate(attempts, now) {
             LoginGate::Allowed => Ok(()),
             LoginGate::Throttled { until } => {
-                self.note_if_due(email_key, user_id, attempts, now).await;
+                self.note_if_due(key, email_key, user_id, attempts, now).await;
                 Err(throttled(until, now))
             }
         }
     }
 
-    /// The refusal of an attempt found throttled after it started.
-    async fn refuse_throttled(&self, email_key: &str, user_id: Option<UserId>, now: Timestamp) -> Error {
-        let attempts = self.store.login_attempts(email_key).await.ok().flatten();
-        self.note_if_due(email_key, user_id, attempts, now).await;
+    /// The refusal of an attempt found throttled on `key` after it started.
+    async fn refuse_throttled(&self, key: &str, email_key: &str, user_id: Option<UserId>, now: Timestamp) -> Error {
+        let attempts = self.store.login_attempts(key).await.ok().flatten();
+        self.note_if_due(key, email_key, user_id, attempts, now).await;
         match login_rules::gate(attempts, now) {
             LoginGate::Throttled { until } => throttled(until, now),
             LoginGate::Allowed => throttled(login_rules::window_end(now), now),
@@ -253,6 +269,7 @@ impl<S: Store> PharmaPay<S> {
     /// leave one note.
     async fn note_if_due(
         &self,
+        key: &str,
         email_key: &str,
         user_id: Option<UserId>,
         attempts: Option<login_rules::LoginAttempts>,
@@ -264,25 +281,38 @@ impl<S: Store> PharmaPay<S> {
         }
         warn!("login throttled: five failures in the window");
         let audit = NewAuditEntry::sign_in("login_throttled", user_id, email_key, now);
-        if let Err(error) = self.store.note_login_throttled(email_key, now, audit).await {
+        if let Err(error) = self.store.note_login_throttled(key, now, audit).await {
             warn!(%error, "could not note a throttled login in the audit log");
         }
     }
 
-    /// Records a failed password check for `email_key` (D21, D40): counted and audited as
-    /// `action`, or refused as throttled when five failures were recorded meanwhile.
+    /// Records a failed password check for `email_key` (D21, D40), and for the account of
+    /// `account` when the email names one (D48): counted and audited once as `action` (by
+    /// `user_id`, the caller when known), or refused as throttled when five failures were
+    /// recorded meanwhile under either key.
     pub(crate) async fn count_failure(
         &self,
         email_key: &str,
+        account: Option<UserId>,
         user_id: Option<UserId>,
         action: &'static str,
         now: Timestamp,
     ) -> FailureAnswer {
         let audit = NewAuditEntry::sign_in(action, user_id, email_key, now);
-        match self.store.record_login_failure(email_key, now, audit).await {
+        match self.store.record_login_failure(email_key, now, Some(audit)).await {
+            Ok(Failure::Counted(_)) => {}
+            Ok(Failure::Throttled { .. }) => {
+                return FailureAnswer::Refused(self.refuse_throttled(email_key, email_key, user_id, now).await);
+            }
+            Err(error) => return FailureAnswer::Refused(store_error(error)),
+        }
+        let Some(account) = account else { return FailureAnswer::Counted };
+        // The account's count is the email's twin: the failure was audited already.
+        let account_key = login_rules::account_key(account);
+        match self.store.record_login_failure(&account_key, now, None).await {
             Ok(Failure::Counted(_)) => FailureAnswer::Counted,
             Ok(Failure::Throttled { .. }) => {
-                FailureAnswer::Refused(self.refuse_throttled(email_key, user_id, now).await)
+                FailureAnswer::Refused(self.refuse_throttled(&account_key, email_key, user_id, now).await)
             }
             Err(error) => FailureAnswer::Refused(store_error(error)),
         }

@@ -10,8 +10,15 @@
 //!
 //! A refused attempt writes nothing, except that the first one of a window may leave a single
 //! note in the audit log ([`note_throttling`]).
+//!
+//! D48 amends D40: failures count against the user's account as well as against the email
+//! typed ([`account_key`]), so a caller who changes the account's email (with a stolen token,
+//! say) does not start the count again. A sign-in or a password change is refused while either
+//! count has reached the limit ([`gate_both`]).
 
 use jiff::{SignedDuration, Timestamp};
+
+use crate::ids::UserId;
 
 /// Failures allowed per email within [`WINDOW`] (D21).
 pub const LIMIT: u32 = 5;
@@ -42,6 +49,25 @@ pub enum LoginGate {
         /// When the window closes.
         until: Timestamp,
     },
+}
+
+/// The key under which failures are counted against the account of `user` (D48), beside the
+/// email key: no email key takes this form (an address holds an `@`, and neither it nor
+/// [`INVALID_EMAIL_KEY`] starts with `#`).
+pub fn account_key(user: UserId) -> String {
+    format!("#user:{}", user.get())
+}
+
+/// Whether an attempt at `now` may check its password, given the failures recorded for the
+/// email typed and for the account it names (D48): refused while either is throttled, until the
+/// later of their windows closes.
+pub fn gate_both(email: Option<LoginAttempts>, account: Option<LoginAttempts>, now: Timestamp) -> LoginGate {
+    match (gate(email, now), gate(account, now)) {
+        (LoginGate::Throttled { until: first }, LoginGate::Throttled { until: second }) => {
+            LoginGate::Throttled { until: first.max(second) }
+        }
+        (throttled @ LoginGate::Throttled { .. }, LoginGate::Allowed) | (LoginGate::Allowed, throttled) => throttled,
+    }
 }
 
 /// When a window that started at `window_start` closes.
@@ -108,6 +134,18 @@ mod tests {
 
     fn after(failures: u32, start: Timestamp) -> Option<LoginAttempts> {
         Some(LoginAttempts { window_start: start, failures, throttle_noted: false })
+    }
+
+    #[test]
+    fn an_account_is_throttled_whichever_email_is_typed() {
+        let (now, full, one) = (t(1), after(LIMIT, t(0)), after(1, t(0)));
+        assert_eq!(gate_both(one, None, now), LoginGate::Allowed);
+        assert_eq!(gate_both(one, full, now), LoginGate::Throttled { until: window_end(t(0)) }, "the account is full");
+        assert_eq!(gate_both(full, one, now), LoginGate::Throttled { until: window_end(t(0)) }, "the email is full");
+        let later = after(LIMIT, t(1));
+        assert_eq!(gate_both(full, later, now), LoginGate::Throttled { until: window_end(t(1)) }, "the later close");
+        assert_ne!(account_key(UserId(7)), "(invalid)");
+        assert!(!account_key(UserId(7)).contains('@'), "no email key can be an account's");
     }
 
     #[test]

@@ -90,15 +90,16 @@ pub trait SessionStore: Send + Sync + 'static {
     /// The failures recorded for `email_key` (D21), read without locking or writing.
     fn login_attempts(&self, email_key: &str) -> impl Future<Output = StoreResult<Option<LoginAttempts>>> + Send;
 
-    /// Records a failed password check for `email_key` at `now` as [`crate::rules::login::fail`]
-    /// decides, under the attempts row's lock: when counted, writes the attempts, records
-    /// `audit` and purges rows whose window closed before [`crate::rules::login::purge_before`];
-    /// when refused, writes nothing. Answers the decision.
+    /// Records a failed password check for `email_key` (an email key, or an account's key,
+    /// [`crate::rules::login::account_key`]) at `now` as [`crate::rules::login::fail`] decides,
+    /// under the attempts row's lock: when counted, writes the attempts, records `audit` if any
+    /// and purges rows whose window closed before [`crate::rules::login::purge_before`]; when
+    /// refused, writes nothing. Answers the decision.
     fn record_login_failure(
         &self,
         email_key: &str,
         now: Timestamp,
-        audit: NewAuditEntry,
+        audit: Option<NewAuditEntry>,
     ) -> impl Future<Output = StoreResult<Failure>> + Send;
 
     /// Records `audit` and marks the window noted when [`crate::rules::login::note_throttling`] says
@@ -111,8 +112,9 @@ pub trait SessionStore: Send + Sync + 'static {
     ) -> impl Future<Output = StoreResult<()>> + Send;
 
     /// Signs in an active user whose password was verified, in one transaction: unless
-    /// [`crate::rules::login::gate`] now refuses `email_key` (then nothing is written), forgets its
-    /// failures, issues a token second with [`crate::rules::sessions::issue`] under the user's row
+    /// [`crate::rules::login::gate_both`] now refuses `email_key` or the user's account key
+    /// ([`crate::rules::login::account_key`], D48; then nothing is written), forgets the failures
+    /// of both, issues a token second with [`crate::rules::sessions::issue`] under the user's row
     /// lock, records `audit`, and answers the user with their permissions as they stand.
     /// `NotFound(User)` when the user is missing or no longer active.
     fn complete_login(

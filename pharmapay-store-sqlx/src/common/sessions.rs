@@ -210,7 +210,7 @@ impl SessionStore for SqlStore {
         &self,
         email_key: &str,
         now: Timestamp,
-        audit: NewAuditEntry,
+        audit: Option<NewAuditEntry>,
     ) -> StoreResult<Failure> {
         answer(|| async {
             let mut db_tx = self.begin().await?;
@@ -237,7 +237,9 @@ impl SessionStore for SqlStore {
                 .bind(email_key.to_owned())
                 .execute(&mut *db_tx)
                 .await?;
-            insert_audit(&mut db_tx, audit.clone()).await?;
+            if let Some(audit) = &audit {
+                insert_audit(&mut db_tx, audit.clone()).await?;
+            }
             db_tx.commit().await?;
             Ok(failure)
         })
@@ -267,8 +269,16 @@ impl SessionStore for SqlStore {
     ) -> StoreResult<LoginOutcome> {
         answer(|| async {
             let mut db_tx = self.begin().await?;
-            let attempts = login_attempts_for_change(&mut db_tx, email_key).await?;
-            if let LoginGate::Throttled { until } = login_rules::gate(attempts, now) {
+            // D48: the account's failures as well as the email's, their rows locked in key order.
+            let account_key = login_rules::account_key(user_id);
+            let mut keys = [email_key, account_key.as_str()];
+            keys.sort_unstable();
+            let mut locked = Vec::with_capacity(2);
+            for key in keys {
+                locked.push(login_attempts_for_change(&mut db_tx, key).await?);
+            }
+            let (email, account) = if keys[0] == email_key { (locked[0], locked[1]) } else { (locked[1], locked[0]) };
+            if let LoginGate::Throttled { until } = login_rules::gate_both(email, account, now) {
                 return Ok(LoginOutcome::Throttled { until });
             }
             // D39: the issue is recorded under the user's row lock, which every revocation takes too.
@@ -277,9 +287,10 @@ impl SessionStore for SqlStore {
             };
             let (issued_at, tokens) = sessions::issue(tokens, now);
             write_token_state(&mut db_tx, user_id.get(), tokens).await?;
-            if attempts.is_some() {
-                sqlx::query("DELETE FROM login_attempts WHERE email_key = $1")
+            if email.is_some() || account.is_some() {
+                sqlx::query("DELETE FROM login_attempts WHERE email_key = $1 OR email_key = $2")
                     .bind(email_key.to_owned())
+                    .bind(account_key.clone())
                     .execute(&mut *db_tx)
                     .await?;
             }

@@ -8,7 +8,7 @@ use jiff::SignedDuration;
 
 use crate::access::{ADMIN_ROLE_ID, Access, PHARMACIST_ROLE_ID, Principal, Requirement};
 use crate::conformance::{Fixture, created};
-use crate::domain::{AuditEntry, AuditQuery, NewPolicy, NewRole, NewUser, PasswordChange, UserUpdate};
+use crate::domain::{AuditEntry, AuditQuery, NewPolicy, NewRole, NewUser, PasswordChange, ProfileUpdate, UserUpdate};
 use crate::engine::Session;
 use crate::error::{Error, RuleBroken};
 use crate::ids::{PolicyId, RoleId, UserId};
@@ -368,4 +368,39 @@ pub async fn wrong_current_passwords_count_as_failed_sign_ins<S: Store>(store: S
     assert!(audited.contains("password_change_failed"), "{audited:?}");
     fx.advance(SignedDuration::from_mins(15));
     fx.engine.change_password(&principal, change("user-password")).await.expect("the window has closed");
+}
+
+/// Wrong current passwords count against the account as well as its email (D48): a caller who
+/// changes the email between guesses gets no more than five, and the account then refuses a
+/// sign-in under its new email until the window closes.
+pub async fn changing_the_email_does_not_start_the_guesses_again<S: Store>(store: S) {
+    let fx = Fixture::new(store).await;
+    let (_, principal) = fx.user_with_role("first@example.com", PHARMACIST_ROLE_ID).await;
+    let change = |current: &str| PasswordChange {
+        current_password: current.into(),
+        new_password: Password::parse("a new password").unwrap(),
+    };
+    let mut guesses = 0;
+    for (round, email) in ["second@example.com", "third@example.com", "fourth@example.com"].into_iter().enumerate() {
+        for _ in 0..2 {
+            if guesses == LIMIT {
+                break;
+            }
+            let result = fx.engine.change_password(&principal, change(&format!("guess {guesses}"))).await;
+            assert!(matches!(result, Err(Error::Rule(RuleBroken::WrongCurrentPassword))), "round {round}: {result:?}");
+            guesses += 1;
+        }
+        let update = ProfileUpdate { first_name: "Ravi".into(), last_name: "Kumar".into(), email: email.into() };
+        fx.engine.update_profile(&principal, update).await.expect("the email changes");
+    }
+    assert_eq!(guesses, LIMIT);
+    let next = fx.engine.change_password(&principal, change("user-password")).await;
+    assert!(matches!(next, Err(Error::Throttled { .. })), "a new email starts no new count: {next:?}");
+    let sign_in = fx.engine.login("fourth@example.com", "user-password").await;
+    assert!(
+        matches!(sign_in, Err(Error::Throttled { .. })),
+        "the account is throttled under its new email: {sign_in:?}"
+    );
+    fx.advance(SignedDuration::from_mins(15));
+    fx.engine.login("fourth@example.com", "user-password").await.expect("the window has closed");
 }

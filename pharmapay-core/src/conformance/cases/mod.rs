@@ -27,9 +27,10 @@ pub use access::{
     users_are_managed_with_unique_emails,
 };
 pub use grants::{
-    demotions_racing_sign_ins_leave_no_stale_admin_token, policies_give_no_permission_beyond_their_author,
-    reductions_revoke_older_tokens_at_once, throttled_sign_ins_write_nothing_and_right_passwords_pass,
-    users_are_given_no_role_beyond_their_creator, wrong_current_passwords_count_as_failed_sign_ins,
+    changing_the_email_does_not_start_the_guesses_again, demotions_racing_sign_ins_leave_no_stale_admin_token,
+    policies_give_no_permission_beyond_their_author, reductions_revoke_older_tokens_at_once,
+    throttled_sign_ins_write_nothing_and_right_passwords_pass, users_are_given_no_role_beyond_their_creator,
+    wrong_current_passwords_count_as_failed_sign_ins,
 };
 pub use ledger::{
     concurrent_invoice_numbers_have_one_winner, concurrent_payments_sum_exactly,
