@@ -130,7 +130,7 @@ pub const ROUTES: &[(Method, &str, Route, Guard)] = &[
     (Method::PUT, "/api/vendors/{id}", Route::UpdateVendor, needs(Vendor, Update)),
     (Method::DELETE, "/api/vendors/{id}", Route::DeleteVendor, needs(Vendor, Delete)),
     (Method::POST, "/api/vendors/{id}/restore", Route::RestoreVendor, needs(Vendor, Update)),
-    (Method::GET, "/api/vendors/{id}/statement", Route::VendorStatement, needs_both(Vendor, Invoice, Read)),
+    (Method::GET, "/api/vendors/{id}/statement", Route::VendorStatement, needs_all(STATEMENT)),
     (Method::GET, "/api/invoices", Route::ListInvoices, needs(Invoice, Read)),
     (Method::POST, "/api/invoices", Route::CreateInvoice, needs(Invoice, Create)),
     (Method::GET, "/api/invoices/{id}", Route::GetInvoice, needs(Invoice, Read)),
@@ -196,7 +196,7 @@ pub const ROUTES: &[(Method, &str, Route, Guard)] = &[
     (Method::GET, "/api/reports/invoices", Route::InvoicesReport, needs(Invoice, Read)),
     (Method::GET, "/api/reports/transactions", Route::TransactionsReport, needs(Transaction, Read)),
     (Method::GET, "/api/reports/aging", Route::AgingReport, needs(Invoice, Read)),
-    (Method::GET, "/api/reports/vendor-statement", Route::VendorStatementReport, needs_both(Vendor, Invoice, Read)),
+    (Method::GET, "/api/reports/vendor-statement", Route::VendorStatementReport, needs_all(STATEMENT)),
 ];
 
 /// What a route requires of its caller before its handler runs.
@@ -208,8 +208,9 @@ pub enum Guard {
     Token,
     /// A valid bearer token that carries this permission; admins pass every check.
     Permission(Access),
-    /// A valid bearer token that carries both permissions (a vendor's statement: D35).
-    AllOf(Access, Access),
+    /// A valid bearer token that carries every one of these permissions (a vendor's statement:
+    /// D35, D48).
+    AllOf(&'static [Access]),
 }
 
 /// The guard of a route that needs `collection:action`.
@@ -218,9 +219,13 @@ const fn needs(collection: Collection, action: Action) -> Guard {
 }
 
 /// The guard of a route that needs `first:action` and `second:action`.
-const fn needs_both(first: Collection, second: Collection, action: Action) -> Guard {
-    Guard::AllOf(Access::new(first, action), Access::new(second, action))
+const fn needs_all(accesses: &'static [Access]) -> Guard {
+    Guard::AllOf(accesses)
 }
+
+/// D35, D48: a statement shows the vendor, its invoices and its payments with their references.
+const STATEMENT: &[Access] =
+    &[Access::new(Vendor, Read), Access::new(Invoice, Read), Access::new(Collection::Transaction, Read)];
 
 /// The methods one path answers.
 struct PathRoutes {
@@ -361,10 +366,11 @@ impl<S: Store> App<S> {
                 principal.require(access)?;
                 Some(principal)
             }
-            Guard::AllOf(first, second) => {
+            Guard::AllOf(accesses) => {
                 let principal = self.principal(&req).await?;
-                principal.require(first)?;
-                principal.require(second)?;
+                for access in accesses {
+                    principal.require(*access)?;
+                }
                 Some(principal)
             }
         };

@@ -1182,7 +1182,7 @@ STATEMENT_RANGE = [q("fromDate", "The first day, `YYYY-MM-DD` in the business ti
                      {"type": "string", "format": "date"}),
                    q("toDate", "The last day, `YYYY-MM-DD`; default today.", {"type": "string", "format": "date"})]
 add("/api/vendors/{id}/statement", "get", op("getVendorStatement", "Vendors", "A vendor's statement",
-    "Permissions `Vendor:Read` and `Invoice:Read`. The vendor's ledger over a range of days (D35): the opening balance, its invoices and "
+    "Permissions `Vendor:Read`, `Invoice:Read` and `Transaction:Read` (D48: it shows payments and their references). The vendor's ledger over a range of days (D35): the opening balance, its invoices and "
     "payments with the running balance, the totals and the closing balance. A deleted vendor's statement is still served; an unknown "
     "vendor is a 404.",
     ok200("The statement.", ref("Statement")), params=STATEMENT_RANGE, errors=(400, 401, 403, 404, 503)),
@@ -1196,7 +1196,7 @@ add("/api/reports/aging", "get", op("downloadAgingReport", "Reports", "The aging
     "Invoices, one row per vendor and a totals row last.",
     copy.deepcopy(XLSX_OK), params=[copy.deepcopy(AS_OF), copy.deepcopy(AGING_VENDOR)], errors=(400, 401, 403, 404, 503)))
 add("/api/reports/vendor-statement", "get", op("downloadVendorStatementReport", "Reports", "A vendor's statement as an Excel file",
-    "Permissions `Vendor:Read` and `Invoice:Read`. The statement of `GET /api/vendors/{id}/statement` (D35) as a workbook "
+    "Permissions `Vendor:Read`, `Invoice:Read` and `Transaction:Read` (D48). The statement of `GET /api/vendors/{id}/statement` (D35) as a workbook "
     "`statement_<vendorId>_YYYYMMDD.xlsx` dated today: an opening balance row, the lines (Date, Kind, Invoice Number, Transaction ID, "
     "Reference, Description, Invoiced, Paid, Balance) and a closing balance row.",
     copy.deepcopy(XLSX_OK),

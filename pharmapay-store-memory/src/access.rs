@@ -153,6 +153,17 @@ impl State {
         Grant::role(RoleId(role_id), permissions)
     }
 
+    /// What the active policies attached directly to `user_id` give (D19, D38).
+    pub(crate) fn own_policies_grant(&self, user_id: i64) -> Grant {
+        let mut permissions = PermissionSet::empty();
+        for (_, policy_id) in self.user_policies.iter().filter(|(user, _)| *user == user_id) {
+            if let Some(policy) = self.policies.get(policy_id).filter(|policy| policy.is_active) {
+                permissions = permissions.union(self.permission_set(&policy.permission_ids));
+            }
+        }
+        Grant::permissions(permissions)
+    }
+
     /// What a policy with these permission ids gives (D38).
     pub(crate) fn policy_grant(&self, permission_ids: &BTreeSet<i64>) -> Grant {
         Grant::permissions(self.permission_set(permission_ids))
@@ -277,7 +288,8 @@ impl AccessStore for MemoryStore {
         let row = state.users.get(&id.get()).filter(|row| !row.is_active).ok_or(StoreError::NotFound(Entity::User))?;
         let (role_id, email_key) = (row.role_id, row.email_key.clone());
         restore::check_parent(Entity::Role, state.active_role(role_id))?;
-        grants::check(ctx.authority, state.role_grant(role_id))?;
+        // D48: the user gets back their role and the policies attached to them directly.
+        grants::check(ctx.authority, state.role_grant(role_id).and(state.own_policies_grant(id.get())))?;
         if state.email_taken(&email_key, Some(id.get())) {
             return Err(StoreError::Conflict(UniqueKey::UserEmail));
         }

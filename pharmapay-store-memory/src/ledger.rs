@@ -543,6 +543,9 @@ impl InvoiceStore for MemoryStore {
         if state.number_taken(&row.number_key.clone(), Some(id.get())) {
             return Err(StoreError::Conflict(UniqueKey::InvoiceNumber));
         }
+        // D48: under Block, restoring is refused as creating would be (D36).
+        let (vendor_id, invoice_date) = (row.vendor_id, row.invoice_date);
+        state.check_licence(vendor_id, invoice_date)?;
         let before = state.snapshot(&[Touch::Invoice(id.get())]);
         let row = state.invoices.get_mut(&id.get()).expect("checked above");
         row.is_active = true;

@@ -51,8 +51,9 @@ impl<S: Store> PharmaPay<S> {
     /// current month to today. A deleted vendor's statement is still served.
     ///
     /// # Errors
-    /// [`Error::Forbidden`] without `Vendor:Read` and `Invoice:Read`; [`Error::Validation`] for
-    /// a range whose start comes after its end; [`Error::NotFound`] for an unknown vendor.
+    /// [`Error::Forbidden`] without `Vendor:Read`, `Invoice:Read` and `Transaction:Read` (D48);
+    /// [`Error::Validation`] for a range whose start comes after its end; [`Error::NotFound`] for
+    /// an unknown vendor.
     pub async fn vendor_statement(
         &self,
         principal: &Principal,
@@ -61,6 +62,8 @@ impl<S: Store> PharmaPay<S> {
     ) -> Result<Statement> {
         principal.require(Access::new(Collection::Vendor, Action::Read))?;
         principal.require(Access::new(Collection::Invoice, Action::Read))?;
+        // D48: it shows payments and their references.
+        principal.require(Access::new(Collection::Transaction, Action::Read))?;
         let calendar = self.calendar().await?;
         let today = calendar.date_of(self.now());
         let from_date = query.from_date.unwrap_or_else(|| today.first_of_month());

@@ -33,6 +33,13 @@ impl Grant {
     pub fn role(role_id: RoleId, permissions: PermissionSet) -> Self {
         Self { admin_role: role_id == ADMIN_ROLE_ID, permissions }
     }
+
+    /// What this grant and `other` give together: restoring a user gives back their role and
+    /// the policies attached to them directly (D48, amending D38).
+    #[must_use]
+    pub fn and(self, other: Grant) -> Self {
+        Self { admin_role: self.admin_role || other.admin_role, permissions: self.permissions.union(other.permissions) }
+    }
 }
 
 /// What a grant holds that its grantor lacks: the `detail` of the 403 names it.
@@ -73,6 +80,18 @@ mod tests {
 
     fn set(names: &[&str]) -> PermissionSet {
         PermissionSet::from_names(names.iter().copied())
+    }
+
+    #[test]
+    fn a_restored_user_gives_back_their_role_and_their_own_policies_together() {
+        let role = Grant::role(RoleId(2), set(&["Vendor:Read"]));
+        let own = Grant::permissions(set(&["AuditLog:Read", "User:Delete"]));
+        let both = role.and(own);
+        assert!(!both.admin_role);
+        assert_eq!(both.permissions, set(&["Vendor:Read", "AuditLog:Read", "User:Delete"]));
+        let missing = escalation(check(Authority::Limited(set(&["Vendor:Read", "User:Delete"])), both));
+        assert_eq!(missing.to_string(), "AuditLog:Read", "only what the restorer lacks is named");
+        assert!(Grant::role(ADMIN_ROLE_ID, PermissionSet::empty()).and(own).admin_role);
     }
 
     fn escalation(result: StoreResult<()>) -> Escalation {

@@ -9,6 +9,8 @@ use crate::helpers::{TestApp, spawn_app};
 use crate::reports::{date, download, number, sheet, soffice, text};
 
 const VENDOR_READ: i64 = 1;
+const INVOICE_READ: i64 = 5;
+const TRANSACTION_READ: i64 = 9;
 
 async fn vendor_with(app: &TestApp, body: Value) -> Value {
     let response = app.post("/api/vendors", &body).await;
@@ -34,11 +36,17 @@ async fn paid_on(app: &TestApp, invoice: i64, amount: f64, on: &str, reference: 
 
 /// A user whose only permission is Vendor:Read, and their token.
 async fn vendor_reader(app: &TestApp) -> String {
-    let role = app.post("/api/roles", &json!({ "name": "Vendor readers" })).await.json()["id"].as_i64().unwrap();
-    let policy = json!({ "name": "Vendors only", "description": "", "permissionIds": [VENDOR_READ] });
+    reader_of(app, "reader@example.com", &[VENDOR_READ]).await
+}
+
+/// A user holding just the permissions `permission_ids`, and their token.
+async fn reader_of(app: &TestApp, email: &str, permission_ids: &[i64]) -> String {
+    let role =
+        app.post("/api/roles", &json!({ "name": format!("Readers {email}") })).await.json()["id"].as_i64().unwrap();
+    let policy = json!({ "name": format!("Reads of {email}"), "description": "", "permissionIds": permission_ids });
     let policy = app.post("/api/policies", &policy).await.json()["id"].as_i64().unwrap();
     app.post_empty(&format!("/api/roles/{role}/policies/{policy}")).await.expect(204);
-    app.user("reader@example.com", role).await.1
+    app.user(email, role).await.1
 }
 
 #[tokio::test]
@@ -268,6 +276,14 @@ async fn a_statement_opens_runs_and_closes_as_json_and_xlsx() {
     let reader = vendor_reader(&app).await;
     let refused = app.call(Method::GET, &format!("/api/vendors/{id}/statement"), Some(&reader), None).await;
     assert!(refused.problem(403)["detail"].as_str().unwrap().contains("Invoice:Read"), "both permissions are needed");
+    // D48: the statement shows payments and their references, so it needs Transaction:Read too.
+    let no_payments = reader_of(&app, "no-payments@example.com", &[VENDOR_READ, INVOICE_READ]).await;
+    for path in [format!("/api/vendors/{id}/statement"), format!("/api/reports/vendor-statement?vendorId={id}")] {
+        let refused = app.call(Method::GET, &path, Some(&no_payments), None).await;
+        assert!(refused.problem(403)["detail"].as_str().unwrap().contains("Transaction:Read"), "{path}");
+    }
+    let all_three = reader_of(&app, "statements@example.com", &[VENDOR_READ, INVOICE_READ, TRANSACTION_READ]).await;
+    app.call(Method::GET, &format!("/api/vendors/{id}/statement"), Some(&all_three), None).await.expect(200);
 
     let report = download(&app, &format!("/api/reports/vendor-statement?vendorId={id}&fromDate=2024-05-01")).await;
     assert_eq!(

@@ -18,8 +18,8 @@ use sqlx::Row;
 
 use super::guards::{
     Holders, active_admins, active_policy, active_role, active_user, check_free, checked_permissions, existing_ids,
-    insert_policy_permissions, insert_user_row, permission_set, permissions_of, policy_grant, policy_permission_ids,
-    revoke_tokens, role_grant, user_tokens_for_change, write_token_state,
+    insert_policy_permissions, insert_user_row, own_policies_grant, permission_set, permissions_of, policy_grant,
+    policy_permission_ids, revoke_tokens, role_grant, user_tokens_for_change, write_token_state,
 };
 use super::rows::{PolicySet, micros, permission_from, policies_in, policy_in, role_from, role_in, user_from, user_in};
 use super::{Conn, Result, SqlStore, answer, commit, refused, row_by_id, set_active, written};
@@ -170,7 +170,9 @@ impl AccessStore for SqlStore {
                 return refused(StoreError::NotFound(Entity::User));
             };
             restore::check_parent(Entity::Role, active_role(&mut db_tx, role_id).await?)?;
-            grants::check(ctx.authority, role_grant(&mut db_tx, role_id).await?)?;
+            // D48: the user gets back their role and the policies attached to them directly.
+            let grant = role_grant(&mut db_tx, role_id).await?.and(own_policies_grant(&mut db_tx, id.get()).await?);
+            grants::check(ctx.authority, grant)?;
             check_free(&mut db_tx, UniqueKey::UserEmail, &email_key, Some(id.get())).await?;
             set_active(&mut db_tx, "UPDATE users SET is_active = TRUE WHERE id = $1", id.get(), None).await?;
             let user = user_in(&mut db_tx, id.get()).await?;

@@ -192,6 +192,22 @@ pub(super) async fn role_grant(conn: &mut Conn, role_id: i64) -> Result<Grant> {
     Ok(Grant::role(RoleId(role_id), PermissionSet::from_permissions(&permissions)))
 }
 
+/// What the policies attached directly to `user_id` give while they are active (D19, D38).
+pub(super) async fn own_policies_grant(conn: &mut Conn, user_id: i64) -> Result<Grant> {
+    let rows = sqlx::query(
+        "SELECT p.id, p.collection, p.action, p.description FROM permissions p WHERE p.id IN ( \
+            SELECT pp.permission_id FROM policy_permissions pp \
+            JOIN policies po ON po.id = pp.policy_id \
+            JOIN user_policies up ON up.policy_id = po.id \
+            WHERE up.user_id = $1 AND po.is_active)",
+    )
+    .bind(user_id)
+    .fetch_all(&mut *conn)
+    .await?;
+    let permissions = rows.iter().map(permission_from).collect::<Result<Vec<_>>>()?;
+    Ok(Grant::permissions(PermissionSet::from_permissions(&permissions)))
+}
+
 /// The users a change to access may take something from.
 #[derive(Clone, Copy)]
 pub(super) enum Holders {

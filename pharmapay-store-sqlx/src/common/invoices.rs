@@ -124,6 +124,12 @@ pub(super) async fn invoice_for_change(conn: &mut Conn, id: i64) -> Result<Optio
 /// Locks the vendors `ids` for a change of their kept figures, in id order (so writers never
 /// wait in a cycle), and answers whether the vendor `wanted` is active, with the day its drug
 /// licence is valid until (D36).
+/// The date of an invoice the write has locked.
+async fn invoice_date(conn: &mut Conn, id: i64) -> Result<Timestamp> {
+    let row = row_by_id(conn, "SELECT invoice_date FROM invoices WHERE id = $1", id).await?;
+    instant(row.ok_or_else(|| Error::corrupt("a locked invoice is gone"))?.try_get("invoice_date")?)
+}
+
 /// The vendor an invoice belongs to now, read without a lock (the caller locks it next).
 async fn vendor_of_invoice(conn: &mut Conn, id: i64) -> Result<Option<i64>> {
     let row = row_by_id(conn, "SELECT vendor_id FROM invoices WHERE id = $1", id).await?;
@@ -340,9 +346,12 @@ impl InvoiceStore for SqlStore {
             };
             vendors.hold(before.vendor_id)?;
             let vendor_id = before.vendor_id.get();
-            let (vendor_active, _) = lock_vendors(&mut db_tx, [vendor_id, vendor_id], vendor_id).await?;
+            let (vendor_active, valid_until) = lock_vendors(&mut db_tx, [vendor_id, vendor_id], vendor_id).await?;
             restore::check_parent(Entity::Vendor, vendor_active)?;
             check_free(&mut db_tx, UniqueKey::InvoiceNumber, &number_key, Some(id.get())).await?;
+            // D48: under Block, restoring is refused as creating would be (D36).
+            let dated = invoice_date(&mut db_tx, id.get()).await?;
+            check_licence(&mut db_tx, valid_until, dated).await?;
             sqlx::query("UPDATE invoices SET is_active = TRUE, updated_at = $2 WHERE id = $1")
                 .bind(id.get())
                 .bind(micros(ctx.at))

@@ -119,6 +119,19 @@ pub async fn users_are_given_no_role_beyond_their_creator<S: Store>(store: S) {
     assert!(!missing(fx.engine.restore_user(&hr, pharmacist.id).await, "a restore").is_empty());
     assert!(fx.engine.get_user(&fx.admin, pharmacist.id).await.is_err(), "still deleted");
 
+    // D48: a restore also gives back the policies attached to the user directly. A user of the
+    // caller's own role is refused when those hold what the caller lacks.
+    let audited =
+        created(fx.engine.create_user(&fx.admin, new_user("audited@example.com", hiring), None).await.unwrap());
+    let auditing = fx.policy_of("Auditing", &["AuditLog:Read", "User:Delete"]).await;
+    fx.engine.attach_user_policy(&fx.admin, audited.id, auditing).await.unwrap();
+    fx.engine.delete_user(&fx.admin, audited.id, None).await.unwrap();
+    let named = missing(fx.engine.restore_user(&hr, audited.id).await, "a restore with policies of the user's own");
+    assert!(named.contains("AuditLog:Read") && named.contains("User:Delete"), "{named}");
+    assert!(fx.engine.get_user(&fx.admin, audited.id).await.is_err(), "still deleted");
+    fx.engine.delete_policy(&fx.admin, auditing, None).await.unwrap();
+    fx.engine.restore_user(&hr, audited.id).await.expect("a deleted policy gives nothing: only the role is given back");
+
     // Admins are not limited.
     created(fx.engine.create_user(&fx.admin, new_user("second-admin@example.com", ADMIN_ROLE_ID), None).await.unwrap());
     fx.engine.restore_user(&fx.admin, pharmacist.id).await.expect("an admin restores anyone");

@@ -226,9 +226,17 @@ pub async fn expired_licences_block_invoices_only_under_block<S: Store>(store: S
     let lapsed_again = licensed_until("Lapsed Co", Some("2024-05-01T00:00:00Z"));
     fx.engine.update_vendor(&fx.admin, lapsed.id, lapsed_again).await.unwrap();
     field_error(fx.engine.update_invoice(&fx.admin, kept.id, moved.clone()).await, "vendorId", "lapsed again");
+    // D48: under Block, restoring an invoice dated after the expiry is refused as creating it
+    // would be; one dated on the licence's last day comes back.
+    fx.engine.delete_invoice(&fx.admin, warned.id, None).await.unwrap();
+    fx.engine.delete_invoice(&fx.admin, kept.id, None).await.unwrap();
+    field_error(fx.engine.restore_invoice(&fx.admin, warned.id).await, "vendorId", "a restore past expiry");
+    assert!(fx.engine.get_invoice(&fx.admin, warned.id).await.is_err(), "still deleted");
+    fx.engine.restore_invoice(&fx.admin, kept.id).await.expect("dated on the licence's last day");
     fx.engine.update_setting(&fx.admin, "ExpiredLicensePolicy", "Warn").await.unwrap();
     let updated = fx.engine.update_invoice(&fx.admin, kept.id, moved).await.expect("Warn accepts it again");
     assert_eq!(updated.invoice_date, ts("2024-05-02T00:00:00Z"));
+    fx.engine.restore_invoice(&fx.admin, warned.id).await.expect("Warn restores it");
 }
 
 /// What each vendor owed on a day, by how late it was: payments after the day never shrink it,
