@@ -323,8 +323,8 @@ schemas["InvoiceBrief"] = obj({
 REFERENCE_PATTERN = rf"^{WS}*(?=[\s\S]*[^{WSR}/-])(?:{core(MID1, 64)})?{WS}*$"
 REFERENCE_IN = {"type": ["string", "null"], "pattern": REFERENCE_PATTERN,
                 "description": "The UPI UTR, bank reference or cheque number (D30): optional, 1 to 64 characters after trimming, single line, "
-                               "with at least one character besides spaces, hyphens and slashes. Stored trimmed. Its key (upper-cased, without "
-                               "spaces, hyphens and slashes) is unique per payment type among active payments: a payment on its own or all "
+                               "with at least one letter or digit. Stored trimmed. Its key (D48: the text in Unicode NFKC, upper-cased, keeping "
+                               "letters and digits only, so `UTR-1`, `utr.1` and a fullwidth `ＵＴＲ１` are one key) is unique per payment type among active payments: a payment on its own or all "
                                "the payments of one vendor payment hold it; recording it again is a 409 naming `existingTransactionId`."}
 schemas["TransactionInput"] = {
     "type": "object",
@@ -902,7 +902,7 @@ def transaction_filters(listing):
             q_date("toDate", "Inclusive upper bound on transactionDate; earlier than fromDate is a 400."),
             q("transactionType", "Only this type: Cash, UPI or NetBanking, matched case-insensitively; anything else is a 400 (D8).",
               choice_schema(TX_TYPES)),
-            q("reference", "Only payments whose reference has this one's key: case, spaces, hyphens and slashes do not matter (D30). "
+            q("reference", "Only payments whose reference has this one's key: case, punctuation, spaces and compatibility forms do not matter (D30, D48). "
                            "1 to 64 characters after trimming, else 400.", {"type": "string", "pattern": REFERENCE_PATTERN}),
             q("isActive", "`true` (default): active payments; `false`: soft-deleted ones." if listing else REPORT_ACTIVE, {"type": "boolean"})]
 

@@ -76,6 +76,7 @@ macro_rules! migrations {
                 sql: include_str!(concat!("../migrations/", $backend, "/0001_schema.sql")),
                 seeds: true,
                 recounts_figures: false,
+                rekeys_references: false,
             },
             Migration {
                 version: 2,
@@ -83,6 +84,7 @@ macro_rules! migrations {
                 sql: include_str!(concat!("../migrations/", $backend, "/0002_open_invoice_counts.sql")),
                 seeds: false,
                 recounts_figures: false,
+                rekeys_references: false,
             },
             Migration {
                 version: 3,
@@ -90,6 +92,7 @@ macro_rules! migrations {
                 sql: include_str!(concat!("../migrations/", $backend, "/0003_token_issue_and_login_failures.sql")),
                 seeds: false,
                 recounts_figures: false,
+                rekeys_references: false,
             },
             Migration {
                 version: 4,
@@ -97,6 +100,7 @@ macro_rules! migrations {
                 sql: include_str!(concat!("../migrations/", $backend, "/0004_kept_figures_and_search.sql")),
                 seeds: false,
                 recounts_figures: true,
+                rekeys_references: false,
             },
             Migration {
                 version: 5,
@@ -104,6 +108,7 @@ macro_rules! migrations {
                 sql: include_str!(concat!("../migrations/", $backend, "/0005_vendor_payments_and_references.sql")),
                 seeds: false,
                 recounts_figures: false,
+                rekeys_references: false,
             },
             Migration {
                 version: 6,
@@ -111,6 +116,7 @@ macro_rules! migrations {
                 sql: include_str!(concat!("../migrations/", $backend, "/0006_vendor_master.sql")),
                 seeds: false,
                 recounts_figures: false,
+                rekeys_references: false,
             },
             Migration {
                 version: 7,
@@ -118,6 +124,7 @@ macro_rules! migrations {
                 sql: include_str!(concat!("../migrations/", $backend, "/0007_bulk_loads.sql")),
                 seeds: false,
                 recounts_figures: false,
+                rekeys_references: false,
             },
             Migration {
                 version: 8,
@@ -125,6 +132,7 @@ macro_rules! migrations {
                 sql: include_str!(concat!("../migrations/", $backend, "/0008_aging_later_payments.sql")),
                 seeds: false,
                 recounts_figures: false,
+                rekeys_references: false,
             },
             Migration {
                 version: 9,
@@ -132,6 +140,7 @@ macro_rules! migrations {
                 sql: include_str!(concat!("../migrations/", $backend, "/0009_payments_newest_first.sql")),
                 seeds: false,
                 recounts_figures: false,
+                rekeys_references: false,
             },
             Migration {
                 version: 10,
@@ -139,6 +148,7 @@ macro_rules! migrations {
                 sql: include_str!(concat!("../migrations/", $backend, "/0010_licence_alerts_covered.sql")),
                 seeds: false,
                 recounts_figures: false,
+                rekeys_references: false,
             },
             Migration {
                 version: 11,
@@ -146,6 +156,15 @@ macro_rules! migrations {
                 sql: include_str!(concat!("../migrations/", $backend, "/0011_trigram_pending_lists.sql")),
                 seeds: false,
                 recounts_figures: false,
+                rekeys_references: false,
+            },
+            Migration {
+                version: 12,
+                description: "payment reference keys",
+                sql: include_str!(concat!("../migrations/", $backend, "/0012_reference_keys.sql")),
+                seeds: false,
+                recounts_figures: false,
+                rekeys_references: true,
             },
         ]
     };
@@ -382,6 +401,9 @@ pub(crate) struct Migration {
     /// True for a migration after whose SQL every kept figure (D41) is recounted from the rows in
     /// the same transaction, so an existing database upgrades in place.
     pub(crate) recounts_figures: bool,
+    /// True for a migration after whose SQL every stored payment reference's key is computed
+    /// again by the core's rule (D30, D48), in the same transaction.
+    pub(crate) rekeys_references: bool,
 }
 
 /// A checksum of a migration's text, kept with the applied migration so an edited file is

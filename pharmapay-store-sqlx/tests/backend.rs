@@ -12,8 +12,8 @@ use pharmapay_core::domain::{
 use pharmapay_core::ids::VendorId;
 use pharmapay_core::money::MAX_AMOUNT;
 use pharmapay_core::store::{
-    AccessStore, ImportStore, ImportedInvoice, ImportedTransaction, InvoiceStore, SessionStore, VendorStore,
-    WriteContext,
+    AccessStore, ImportStore, ImportedInvoice, ImportedTransaction, InvoiceStore, SessionStore, TransactionStore,
+    VendorStore, WriteContext,
 };
 use pharmapay_core::{Authority, Store};
 use pharmapay_core::{StoreError, StoreResult, UniqueKey};
@@ -177,6 +177,78 @@ async fn postgres_kept_figures_are_recounted_when_an_existing_database_upgrades(
 
     store.check_figures().await.expect("kept figures equal the recount");
     reads_as_the_small_ledger(&store).await;
+}
+
+/// Two payments whose references the old key told apart (`UTR.77` and `UTR 77`), with their
+/// keys as the old rule wrote them and migration 12 forgotten, as in a database of an earlier
+/// version; answers their ids.
+async fn payments_keyed_the_old_way<S: Store>(store: &S) -> (i64, i64) {
+    let vendor = store.insert_vendor(NewVendor::new("Keyed", VendorType::Wholesaler), ctx()).await.unwrap();
+    let bill = store.insert_invoice(invoice(vendor.id, "K-1", "100"), ctx(), today()).await.unwrap();
+    let pay = |text: &str, kind| NewTransaction {
+        invoice_id: bill.id,
+        amount: amount("1"),
+        transaction_date: ts("2024-05-09T00:00:00Z"),
+        transaction_type: kind,
+        reference: Some(PaymentReference::parse(text).unwrap()),
+        description: None,
+    };
+    let first = store.insert_transaction(pay("UTR 77", TransactionType::Upi), ctx()).await.unwrap();
+    let second = store.insert_transaction(pay("ＵＴＲ.７７", TransactionType::Cash), ctx()).await.unwrap();
+    (first.id.get(), second.id.get())
+}
+
+/// What migration 12 changes, and how the test undoes it.
+const OLD_KEYS: &str = "UPDATE transactions SET reference_key = 'UTR77' WHERE reference = 'UTR 77'; \
+     UPDATE transactions SET reference_key = 'ＵＴＲ.７７' WHERE reference <> 'UTR 77'; \
+     DELETE FROM _pharmapay_migrations WHERE version = 12";
+
+/// Each stored key, in payment order, read on the connection `$conn`.
+macro_rules! stored_keys {
+    ($conn:expr) => {{
+        let rows = sqlx::query("SELECT reference_key FROM transactions ORDER BY id").fetch_all($conn).await.unwrap();
+        rows.iter().map(|row| row.get::<String, _>(0)).collect::<Vec<_>>()
+    }};
+}
+
+#[tokio::test]
+async fn sqlite_reference_keys_are_computed_again_when_an_existing_database_upgrades() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = sqlite_path(&dir);
+    let store = SqliteStore::connect(&path).await.unwrap();
+    payments_keyed_the_old_way(&store).await;
+    store.close().await;
+    let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
+    sqlx::raw_sql(OLD_KEYS).execute(&mut conn).await.unwrap();
+    assert_eq!(stored_keys!(&mut conn), ["UTR77", "ＵＴＲ.７７"]);
+    conn.close().await.unwrap();
+
+    let store = SqliteStore::connect(&path).await.unwrap();
+
+    let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
+    assert_eq!(stored_keys!(&mut conn), ["UTR77", "UTR77"], "D48: one key for both spellings");
+    let upi = PaymentReference::key_of("utr-77");
+    let found = store
+        .list_transactions(
+            &pharmapay_core::domain::TransactionQuery::from_params(&[("reference", "utr-77")]).unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!((upi.as_str(), found.total_count), ("UTR77", 2), "the filter finds both by the new key");
+}
+
+#[tokio::test]
+async fn postgres_reference_keys_are_computed_again_when_an_existing_database_upgrades() {
+    let Some((store, database)) = common::fresh_postgres().await else { return };
+    payments_keyed_the_old_way(&store).await;
+    store.close().await;
+    let mut conn = sqlx::PgConnection::connect(database.url()).await.unwrap();
+    sqlx::raw_sql(OLD_KEYS).execute(&mut conn).await.unwrap();
+    assert_eq!(stored_keys!(&mut conn), ["UTR77", "ＵＴＲ.７７"]);
+
+    let _store = PostgresStore::connect(database.url()).await.unwrap();
+
+    assert_eq!(stored_keys!(&mut conn), ["UTR77", "UTR77"], "D48: one key for both spellings");
 }
 
 /// Connections the server ended (as a restart does) cost no request: a read that meets a dead

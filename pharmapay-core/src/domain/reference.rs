@@ -1,12 +1,16 @@
 //! Payment references (D30): the UPI UTR, bank reference or cheque number a payment was made
 //! with.
 //!
-//! A reference is kept as typed, trimmed, and compared by its key: upper-cased with spaces,
-//! hyphens and slashes removed, so `utr 4123-889/01` and `UTR412388901` are one payment. Among
+//! A reference is kept as typed, trimmed, and compared by its key (D48, amending D30): the text
+//! in Unicode NFKC, upper-cased, keeping its letters and digits only, so `utr 4123-889/01`,
+//! `UTR.412388901`, a fullwidth `ＵＴＲ４１２３８８９０１` and `UTR412388901` with a zero-width
+//! space are one payment. Among
 //! active payments one key per payment type belongs to one payment; recording it again is the
 //! commonest way money is paid twice, so the store refuses it (see [`crate::rules::references`]).
 
 use std::fmt;
+
+use unicode_normalization::UnicodeNormalization;
 
 use crate::text;
 
@@ -26,7 +30,7 @@ pub enum ReferenceError {
     /// Empty, too long, or holding control characters.
     #[error("{0}")]
     Text(#[from] text::TextError),
-    /// Nothing is left once spaces, hyphens and slashes are taken out.
+    /// Nothing is left once everything but letters and digits is taken out.
     #[error("must hold a letter or a digit")]
     NoKey,
 }
@@ -56,10 +60,12 @@ impl PaymentReference {
         &self.key
     }
 
-    /// The key of any text: upper-cased, with spaces, hyphens and slashes removed. Filters match
-    /// by it too, so `reference=utr-1` finds `UTR 1`.
+    /// The key of any text (D48): its NFKC form (fullwidth and other compatibility forms become
+    /// their plain letters and digits), upper-cased, keeping only letters and digits (spaces,
+    /// punctuation, and invisible characters such as a zero-width space go). Filters match by it
+    /// too, so `reference=utr-1` finds `UTR 1`.
     pub fn key_of(text: &str) -> String {
-        text.chars().filter(|c| !matches!(c, ' ' | '-' | '/')).flat_map(char::to_uppercase).collect()
+        text.nfkc().flat_map(char::to_uppercase).filter(|c| c.is_alphanumeric()).collect()
     }
 }
 
@@ -80,6 +86,27 @@ mod tests {
         assert_eq!(typed.key(), "UTR412388901");
         assert_eq!(PaymentReference::parse("UTR412388901").unwrap().key(), typed.key());
         assert_eq!(PaymentReference::key_of("chq/000 12"), "CHQ00012");
+    }
+
+    #[test]
+    fn variants_of_one_reference_share_its_key() {
+        // D48: punctuation, case, compatibility forms and invisible characters do not make a
+        // second reference.
+        for variant in [
+            "UTR-123",
+            "utr 123",
+            "UTR.123",
+            "UTR_123",
+            "ＵＴＲ１２３",
+            "UTR\u{200B}123",
+            "U\u{FEFF}TR 1-2-3",
+            "utr:123;",
+        ] {
+            assert_eq!(PaymentReference::parse(variant).unwrap().key(), "UTR123", "{variant:?}");
+        }
+        assert_ne!(PaymentReference::key_of("UTR1234"), "UTR123", "a different digit is a different reference");
+        assert_eq!(PaymentReference::key_of("चेक 12"), "चेक12", "letters of any script count");
+        assert_eq!(PaymentReference::parse("._\u{200B}"), Err(ReferenceError::NoKey));
     }
 
     #[test]

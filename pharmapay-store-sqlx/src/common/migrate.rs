@@ -3,6 +3,7 @@
 
 use std::collections::BTreeSet;
 
+use pharmapay_core::domain::PaymentReference;
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::seed;
 use pharmapay_core::text::key;
@@ -58,6 +59,9 @@ pub(crate) async fn migrate(pool: &Pool<Db>) -> Result<()> {
                 "recounted the kept figures"
             );
         }
+        if migration.rekeys_references {
+            rekey_references(&mut db_tx).await?;
+        }
         sqlx::query(
             "INSERT INTO _pharmapay_migrations (version, description, checksum, applied_at) VALUES ($1, $2, $3, $4)",
         )
@@ -72,6 +76,61 @@ pub(crate) async fn migrate(pool: &Pool<Db>) -> Result<()> {
     }
     // A bulk load that stopped half way left indexes to build; build them before serving.
     super::bulk::rebuild_deferred(pool, true).await
+}
+
+/// Payments read at a time when their reference keys are computed again.
+const REKEY_CHUNK: i64 = 10_000;
+
+/// Computes every stored payment reference's key again with the core's rule
+/// ([`PaymentReference::key_of`], D48), in id order a chunk at a time, writing only the keys
+/// that change. References that now share a key among active payments of one type stay as they
+/// are (nothing is deleted), and are counted in the log: each is a payment recorded twice that
+/// the old key let through, for someone to look at.
+async fn rekey_references(conn: &mut Conn) -> Result<()> {
+    let (mut after, mut changed) = (0_i64, 0_u64);
+    loop {
+        let rows = sqlx::query(
+            "SELECT id, reference, reference_key FROM transactions \
+             WHERE id > $1 AND reference IS NOT NULL ORDER BY id LIMIT $2",
+        )
+        .bind(after)
+        .bind(REKEY_CHUNK)
+        .fetch_all(&mut *conn)
+        .await?;
+        let Some(last) = rows.last() else { break };
+        after = last.try_get("id")?;
+        for row in &rows {
+            let reference: String = row.try_get("reference")?;
+            let stored: Option<String> = row.try_get("reference_key")?;
+            let key = PaymentReference::key_of(&reference);
+            if stored.as_deref() != Some(key.as_str()) {
+                sqlx::query("UPDATE transactions SET reference_key = $2 WHERE id = $1")
+                    .bind(row.try_get::<i64, _>("id")?)
+                    .bind(key)
+                    .execute(&mut *conn)
+                    .await?;
+                changed += 1;
+            }
+        }
+    }
+    let shared: i64 = sqlx::query(
+        "SELECT COUNT(*) FROM (SELECT reference_key FROM transactions WHERE is_active AND reference_key IS NOT NULL \
+         GROUP BY transaction_type, reference_key \
+         HAVING COUNT(DISTINCT COALESCE(vendor_payment_id, -id)) > 1) s",
+    )
+    .fetch_one(&mut *conn)
+    .await?
+    .try_get(0)?;
+    info!(backend = BACKEND, changed, "computed the payment reference keys again (D48)");
+    if shared > 0 {
+        tracing::warn!(
+            backend = BACKEND,
+            shared,
+            "some references are now held by more than one active payment of one type: each is likely a payment \
+             recorded twice; list them with GET /api/transactions?reference=..."
+        );
+    }
+    Ok(())
 }
 
 /// The seed data of D27, with the fixed ids of `pharmapay_core::seed`. It is written once, in

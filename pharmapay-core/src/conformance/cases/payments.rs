@@ -70,6 +70,13 @@ pub async fn payment_references_stop_double_payments<S: Store>(store: S) {
 
     let again = fx.engine.create_transaction(&fx.admin, with("utr412388901", TransactionType::NetBanking), None).await;
     assert_eq!(taken_by(again, "the same key again"), first.id);
+    // D48: dots, underscores, compatibility forms and invisible characters make no new key.
+    for variant in ["UTR.4123.889.01", "utr_4123_889_01", "ＵＴＲ４１２３８８９０１", "UTR\u{200B}412388901"]
+    {
+        let variant_again =
+            fx.engine.create_transaction(&fx.admin, with(variant, TransactionType::NetBanking), None).await;
+        assert_eq!(taken_by(variant_again, variant), first.id);
+    }
     created(
         fx.engine
             .create_transaction(&fx.admin, with("UTR412388901", TransactionType::Upi), None)
