@@ -229,9 +229,7 @@ async fn sqlite_reference_keys_are_computed_again_when_an_existing_database_upgr
     assert_eq!(stored_keys!(&mut conn), ["UTR77", "UTR77"], "D48: one key for both spellings");
     let upi = PaymentReference::key_of("utr-77");
     let found = store
-        .list_transactions(
-            &pharmapay_core::domain::TransactionQuery::from_params(&[("reference", "utr-77")]).unwrap(),
-        )
+        .list_transactions(&pharmapay_core::domain::TransactionQuery::from_params(&[("reference", "utr-77")]).unwrap())
         .await
         .unwrap();
     assert_eq!((upi.as_str(), found.total_count), ("UTR77", 2), "the filter finds both by the new key");

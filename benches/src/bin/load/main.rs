@@ -18,6 +18,7 @@
 //! Every process it starts is stopped when it ends, also on a panic; it only ever connects to
 //! 127.0.0.1. `BENCHMARKS.md` describes the method and the figures.
 
+mod attacks;
 mod children;
 mod client;
 mod logins;
@@ -130,7 +131,10 @@ struct RunArgs {
     /// `throttling`: throttling-burst (32 parallel right-password sign-ins for one account, 5
     /// rounds), throttling-flood (1,000 attempts for a throttled email, with the audit entries
     /// and bytes on disk they wrote), throttling-payments (POST /api/transactions alone, then
-    /// beside 20 connections of throttled attempts).
+    /// beside 20 connections of throttled attempts). Attacks on shared resources (D48), both
+    /// with `attack`: attack-aging (8 clients opening the aging and going away after 100 ms),
+    /// attack-downloads (8 clients reading report downloads 64 KiB every 30 s); each measures
+    /// other users' profile fetches and sign-ins alone and beside it.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// Also measure the memory store at L, whose in-process load takes very long.
@@ -679,6 +683,13 @@ async fn measure_block(
         };
         Some(logins::measure(setup).await?)
     };
+    let attacks: Vec<attacks::Attack> =
+        attacks::Attack::ALL.into_iter().filter(|attack| selected(&args.only, attack.key())).collect();
+    let attacks = if attacks.is_empty() {
+        None
+    } else {
+        Some(attacks::measure(attacks::Setup { addr, fixture: &fixture, timing: settings.loaded, attacks }).await?)
+    };
     let invoice_ids = fixture.invoice_ids.clone();
     let admin_id = fixture.admin_id;
     let context = Context {
@@ -743,6 +754,7 @@ async fn measure_block(
         rows,
         unmatched,
         throttling,
+        attacks,
     })
 }
 

@@ -227,6 +227,8 @@ pub struct Block {
     pub unmatched: Option<Vec<String>>,
     /// The sign-in throttling scenarios (`None`: none was run).
     pub throttling: Option<Throttling>,
+    /// The attacks on shared resources (`None`: none was run).
+    pub attacks: Option<Vec<crate::attacks::Outcome>>,
 }
 
 /// A target of the benchmark issue, checked.
@@ -490,6 +492,9 @@ pub fn render(block: &Block) -> String {
     if let Some(throttling) = &block.throttling {
         out.push_str(&logins::render(throttling, block.argon2.as_ref()));
     }
+    if let Some(attacks) = &block.attacks {
+        out.push_str(&crate::attacks::render(attacks));
+    }
     out
 }
 
@@ -509,6 +514,20 @@ pub fn summary(blocks: &[Block]) -> String {
                     verdict.target,
                     verdict.measured,
                     if verdict.met { "met" } else { "MISSED" }
+                ));
+            }
+        }
+        for outcome in block.attacks.iter().flatten() {
+            for (who, alone, under, met) in crate::attacks::verdicts(outcome) {
+                out.push_str(&format!(
+                    "| {} | {} | {who} beside the attack {:?} | p99 at most {} x alone | {} ms alone, {} ms beside it | {} |\n",
+                    block.backend.name(),
+                    block.scale.name(),
+                    outcome.attack.key(),
+                    crate::attacks::TARGET_RATIO,
+                    ms(alone),
+                    ms(under),
+                    if met { "met" } else { "MISSED" }
                 ));
             }
         }
