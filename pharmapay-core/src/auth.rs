@@ -294,10 +294,6 @@ impl Default for PasswordOptions {
     }
 }
 
-/// The nice value of the hashing threads: with the default weights a thread at nice 10 gets
-/// about a tenth of a core that a nice-0 thread also wants, and all of an idle one.
-const HASHING_NICENESS: i32 = 10;
-
 type HashingJob = Box<dyn FnOnce() + Send>;
 
 /// Threads that run password hashing, started on first use, one per hash allowed at once.
@@ -315,7 +311,7 @@ impl HashingThreads {
         for index in 0..count {
             let receiver = Arc::clone(&receiver);
             let spawned = std::thread::Builder::new().name(format!("pharmapay-hash-{index}")).spawn(move || {
-                lower_priority();
+                crate::background::lower_priority();
                 loop {
                     // The lock is held only while waiting for the next job, not while hashing.
                     let job = match receiver.lock() {
@@ -344,18 +340,6 @@ impl HashingThreads {
         answer.await.expect("password hashing does not panic")
     }
 }
-
-/// Lowers the calling thread's scheduling priority (Linux keeps a nice value per thread).
-#[cfg(target_os = "linux")]
-fn lower_priority() {
-    if let Err(error) = rustix::process::setpriority_process(None, HASHING_NICENESS) {
-        tracing::debug!(%error, "password hashing keeps the normal priority");
-    }
-}
-
-/// Elsewhere the call would change the whole process, so hashing keeps the normal priority.
-#[cfg(not(target_os = "linux"))]
-fn lower_priority() {}
 
 /// Hashes and verifies passwords with Argon2id, off the async workers and bounded.
 pub(crate) struct Passwords {
@@ -741,7 +725,7 @@ mod tests {
         if cfg!(target_os = "linux") {
             // Raising one's own nice value needs no privilege, so this holds for any user
             // unless the process already runs at 10 or above.
-            assert!(niceness.is_some_and(|niceness| niceness >= HASHING_NICENESS), "{niceness:?}");
+            assert!(niceness.is_some_and(|niceness| niceness >= crate::background::NICENESS), "{niceness:?}");
         }
     }
 }

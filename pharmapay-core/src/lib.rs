@@ -45,6 +45,7 @@
 
 pub mod access;
 pub mod auth;
+pub mod background;
 pub mod clock;
 #[cfg(feature = "conformance")]
 pub mod conformance;

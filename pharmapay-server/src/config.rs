@@ -151,11 +151,18 @@ pub struct Config {
     pub db_acquire_timeout_secs: u64,
 
     /// Seconds a report that takes seconds at a chain's scale (aging across vendors, a vendor's
-    /// statement) waits for its turn before it is answered 503 (1 to 600). Such reports hold
-    /// at most half the database readers at once; the rest queue in the order they came.
+    /// statement) waits for its turn before it is answered 503 (1 to 600). Only
+    /// `--db-long-reads` of them run at once; the rest queue in the order they came.
     #[arg(long, global = true, env = "PHARMAPAY_DB_LONG_READ_WAIT_SECS", default_value_t = 30,
         value_parser = clap::value_parser!(u64).range(1..=600))]
     pub db_long_read_wait_secs: u64,
+
+    /// How many reports that take seconds at a chain's scale run at once (1 to 1000). Unset:
+    /// half the database readers and half the cores, at least 1, so everyone else keeps
+    /// readers and a core while they run. Raise it where the database has cores to spare.
+    #[arg(long, global = true, env = "PHARMAPAY_DB_LONG_READS",
+        value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub db_long_reads: Option<u32>,
 
     /// Database connections of each kind this server may open (1 to 1000): PostgreSQL reader
     /// connections, and as many again for writes; or SQLite reader connections, beside SQLite's
@@ -218,6 +225,7 @@ impl Config {
             max_connections: self.db_connections,
             acquire_timeout: Duration::from_secs(self.db_acquire_timeout_secs),
             long_read_wait: Duration::from_secs(self.db_long_read_wait_secs),
+            long_reads: self.db_long_reads,
             ..StoreOptions::default()
         }
     }
@@ -247,7 +255,10 @@ mod tests {
             "90",
             "--db-connections",
             "4",
+            "--db-long-reads",
+            "3",
         ]);
+        assert_eq!(cli.config.store_options().long_reads, Some(3));
         assert_eq!(cli.config.store_options().acquire_timeout, Duration::from_secs(60));
         assert_eq!(cli.config.store_options().long_read_wait, Duration::from_secs(90));
         assert_eq!(cli.config.store_options().max_connections, Some(4));

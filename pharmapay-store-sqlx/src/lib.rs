@@ -202,10 +202,14 @@ pub struct StoreOptions {
     /// reported after this long instead of hanging. Default: 5 seconds.
     pub acquire_timeout: Duration,
     /// How long a read that may take seconds (a chain's aging, a vendor's statement) waits for
-    /// its turn before failing with [`StoreError::Unavailable`]: such reads hold at most half
-    /// the reader connections at once, and the rest queue, first come first served. Its
+    /// its turn before failing with [`StoreError::Unavailable`]: only
+    /// [`StoreOptions::long_reads`] such reads run at once, and the rest queue, first come
+    /// first served. Its
     /// connection is then borrowed within `acquire_timeout`. Default: 30 seconds.
     pub long_read_wait: Duration,
+    /// How many reads that may take seconds run at once. `None` means
+    /// [`StoreOptions::default_long_reads`] of the reader connections.
+    pub long_reads: Option<u32>,
     /// How long SQLite waits on a lock held by another process before giving up (writers in
     /// this process queue for the one writer connection instead). Default: 5 seconds.
     pub sqlite_busy_timeout: Duration,
@@ -232,6 +236,16 @@ impl StoreOptions {
     pub const POSTGRES_CONNECTIONS: u32 = 10;
     /// SQLite's reader connections unless [`StoreOptions::max_connections`] says otherwise.
     pub const SQLITE_READERS: u32 = 8;
+
+    /// Long reads at once over `readers` reader connections, unless
+    /// [`StoreOptions::long_reads`] says otherwise: half the readers, so short reads keep the
+    /// rest, and half the cores, so that while long reads run the others keep a core to be
+    /// answered on (D48; a chain's aging keeps a core busy for seconds: with as many running as
+    /// cores, everyone's profile fetches took more than twice as long); at least one.
+    pub fn default_long_reads(readers: u32) -> u32 {
+        let cores = std::thread::available_parallelism().map_or(2, |cores| u32::try_from(cores.get()).unwrap_or(2));
+        (readers / 2).min(cores / 2).max(1)
+    }
 }
 
 impl Default for StoreOptions {
@@ -240,6 +254,7 @@ impl Default for StoreOptions {
             max_connections: None,
             acquire_timeout: Duration::from_secs(5),
             long_read_wait: Duration::from_secs(30),
+            long_reads: None,
             sqlite_busy_timeout: Duration::from_secs(5),
             sqlite_durability: SqliteDurability::Full,
         }
@@ -364,6 +379,13 @@ impl SqlxStore {
     }
 }
 
+/// How many long reads run at once over `readers` reader connections, and how long one waits
+/// for its turn, as `options` say.
+pub(crate) fn long_reads(options: &StoreOptions, readers: u32) -> (u32, Duration) {
+    let at_once = options.long_reads.unwrap_or_else(|| StoreOptions::default_long_reads(readers));
+    (at_once, options.long_read_wait)
+}
+
 /// Runs `step` of a write on a task of its own and waits for it: the step runs to its end even
 /// when the caller stops waiting (a request dropped because its client went away), and what it
 /// leaves behind is dropped on that task. A write's beginning and its end go through here, so
@@ -475,5 +497,19 @@ impl Lock {
             Lock::AllReferences => BASE + 4,
             Lock::Reference(hash) => REFERENCES + i64::from(hash),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StoreOptions;
+
+    #[test]
+    fn long_reads_keep_half_the_readers_and_half_the_cores_for_everyone_else() {
+        let cores = std::thread::available_parallelism().map_or(2, |cores| cores.get() as u32);
+        assert_eq!(StoreOptions::default_long_reads(8), 4.min(cores / 2).max(1));
+        assert_eq!(StoreOptions::default_long_reads(1), 1, "at least one");
+        let set = StoreOptions { long_reads: Some(3), ..StoreOptions::default() };
+        assert_eq!(super::long_reads(&set, 8).0, 3, "a setting wins");
     }
 }

@@ -266,8 +266,13 @@ pub(crate) async fn open(url: &str, options: &StoreOptions) -> Result<PostgresSt
         .connect_with(connect.clone())
         .await?;
     common::migrate(&writer).await?;
-    let reader =
-        Reader::connect(connect.clone(), max_connections, options.acquire_timeout, options.long_read_wait).await?;
+    let reader = Reader::connect(
+        connect.clone(),
+        max_connections,
+        options.acquire_timeout,
+        crate::long_reads(options, max_connections),
+    )
+    .await?;
     let store = PostgresStore::new(reader, writer);
     let facts = facts(&store).await?;
     info!(
@@ -366,7 +371,7 @@ mod tests {
             options,
             1,
             Duration::from_secs(10),
-            Duration::from_secs(10),
+            (1, Duration::from_secs(10)),
         )
         .await
         .unwrap();

@@ -36,11 +36,11 @@
 //! At most `size` connections are open at once; a borrower waits for one (and for connecting,
 //! and any ping) up to the acquire timeout, then gets `sqlx::Error::PoolTimedOut` like the
 //! pool's. Long reads (a chain's aging, a vendor's statement: seconds each at a chain's scale)
-//! borrow through [`ReadPool::acquire_long`], which lets them hold at most half the
-//! connections at once (at least one): however many are asked for together, the other half
-//! stays for the session check every request makes (D20) and the short reads, and the
-//! database keeps time for them, so a few desks opening a heavy report do not stop everyone
-//! else's requests. Long reads beyond that queue for a turn, first come first served, for up
+//! borrow through [`ReadPool::acquire_long`], which lets only a few of them run at once (by
+//! default half the connections and half the cores, at least one: `StoreOptions::long_reads`):
+//! however many are asked for together, the other connections stay for the session check
+//! every request makes (D20) and the short reads, and the database and the cores keep time for
+//! them, so a few desks opening a heavy report do not stop everyone else's requests. Long reads beyond that queue for a turn, first come first served, for up
 //! to the long-read wait, which is longer than the acquire timeout: a report that takes
 //! seconds is worth waiting seconds more for, and a refusal would only send its desk to the
 //! back of the queue when it asks again. Once its turn comes, a long read borrows its
@@ -124,7 +124,7 @@ struct Inner<DB: Database> {
     options: Options<DB>,
     /// One permit per connection that may be open; closed when the store closes.
     permits: Arc<Semaphore>,
-    /// One permit per connection long reads may hold at once (half of `size`, at least one);
+    /// One permit per connection long reads may hold at once (`StoreOptions::long_reads`);
     /// closed with `permits`.
     long_reads: Arc<Semaphore>,
     /// Open connections nobody is using, the most recently used last, each with the
@@ -146,7 +146,7 @@ impl<DB: Database> ReadPool<DB> {
         options: Options<DB>,
         size: u32,
         acquire_timeout: Duration,
-        long_read_wait: Duration,
+        (long_reads, long_read_wait): (u32, Duration),
     ) -> Result<Self, sqlx::Error> {
         let first =
             tokio::time::timeout(acquire_timeout, options.connect()).await.map_err(|_| sqlx::Error::PoolTimedOut)??;
@@ -155,7 +155,7 @@ impl<DB: Database> ReadPool<DB> {
             inner: Arc::new(Inner {
                 options,
                 permits: Arc::new(Semaphore::new(size)),
-                long_reads: Arc::new(Semaphore::new((size / 2).max(1))),
+                long_reads: Arc::new(Semaphore::new(usize::try_from(long_reads).unwrap_or(1).clamp(1, size))),
                 idle: Mutex::new(vec![(first, 0)]),
                 acquire_timeout,
                 long_read_wait,
@@ -336,7 +336,7 @@ mod tests {
     async fn pool_waiting(size: u32, timeout: Duration, long_read_wait: Duration) -> (tempfile::TempDir, Pool) {
         let dir = tempfile::tempdir().unwrap();
         let options = SqliteConnectOptions::new().filename(dir.path().join("read.db")).create_if_missing(true);
-        (dir, Pool::connect(options, size, timeout, long_read_wait).await.unwrap())
+        (dir, Pool::connect(options, size, timeout, ((size / 2).max(1), long_read_wait)).await.unwrap())
     }
 
     async fn connection_id(conn: &mut sqlx::SqliteConnection) -> i64 {

@@ -255,7 +255,8 @@ pub(crate) async fn open(location: Location<'_>, options: &StoreOptions) -> Resu
     // longer stops every 50 rows to wait for the caller to take them. About a tenth off the
     // alerts at L; memory stays bounded by that many rows per read.
     let reader_options = connect.clone().pragma("query_only", "ON").row_buffer_size(1024);
-    let reader = Reader::connect(reader_options, readers, options.acquire_timeout, options.long_read_wait).await?;
+    let reader =
+        Reader::connect(reader_options, readers, options.acquire_timeout, crate::long_reads(options, readers)).await?;
     let store = SqliteStore::new(reader, Writer::new(writer));
     let facts = facts(&store).await?;
     info!(backend = BACKEND, file = %connect.get_filename().display(), readers, ?facts, "opened the SQLite store");

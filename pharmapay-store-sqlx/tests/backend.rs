@@ -71,7 +71,7 @@ async fn a_sqlite_file_keeps_its_data_across_reopens_and_migrates_once() {
     let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
     let applied: i64 =
         sqlx::query("SELECT COUNT(*) FROM _pharmapay_migrations").fetch_one(&mut conn).await.unwrap().get(0);
-    assert_eq!(applied, 11, "each of the eleven migrations is recorded once");
+    assert_eq!(applied, 12, "each of the twelve migrations is recorded once");
 }
 
 /// Writes a small ledger through `store`: an overdue, a fully paid and a partially paid

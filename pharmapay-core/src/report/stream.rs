@@ -1,6 +1,6 @@
 //! Streaming a report (D26): the engine's report use cases read the records in batches after
-//! a cursor and write them into a constant-memory sheet, on the blocking pool when a Tokio
-//! runtime is present, so a report of any size streams without holding the table.
+//! a cursor and write them into a constant-memory sheet on a background thread (`background`,
+//! D48), so a report of any size streams without holding the table or an async worker.
 
 use std::time::Instant;
 
@@ -70,8 +70,8 @@ impl<S: Store> PharmaPay<S> {
         Ok(rows)
     }
 
-    /// Reads the records in batches and writes them, on the blocking pool when a Tokio runtime
-    /// is present, so the async workers stay free while the sheet is written.
+    /// Reads the records in batches and writes them on a background thread, so the async
+    /// workers stay free while the sheet is written.
     async fn build_report(&self, export: Export) -> Result<Report> {
         let kind = export.kind();
         let calendar = self.calendar().await?;
@@ -82,55 +82,38 @@ impl<S: Store> PharmaPay<S> {
         let mut rows_read = 0usize;
         let mut next_progress = REPORT_PROGRESS_EVERY;
         let mut after = None;
-        let report = match tokio::runtime::Handle::try_current() {
-            Ok(handle) => {
-                let (sender, mut receiver) = tokio::sync::mpsc::channel::<Vec<ExportRow>>(2);
-                let writer = handle.spawn_blocking(move || -> std::result::Result<Report, ReportError> {
-                    let mut sheet = SheetWriter::new(kind, &currency, calendar, now)?;
-                    while let Some(batch) = receiver.blocking_recv() {
-                        for row in &batch {
-                            row.write(&mut sheet)?;
-                        }
-                    }
-                    sheet.finish()
-                });
-                loop {
-                    let batch = self.export_batch(&export, after).await?;
-                    let Some(last) = batch.last() else { break };
-                    after = Some(last.id());
-                    let last_batch = batch.len() < REPORT_BATCH as usize;
-                    rows_read += batch.len();
-                    if sender.send(batch).await.is_err() {
-                        // The writer stopped on an error, which joining it reports.
-                        break;
-                    }
-                    if rows_read >= next_progress {
-                        info!(report = kind.name(), rows = rows_read, "writing report");
-                        next_progress += REPORT_PROGRESS_EVERY;
-                    }
-                    if last_batch {
-                        break;
-                    }
+        let (sender, mut receiver) = tokio::sync::mpsc::channel::<Vec<ExportRow>>(2);
+        // D48: the sheet is written on a thread of lower priority, so a report of millions of
+        // rows takes the processor time that answering everyone else leaves.
+        let writer = crate::background::run("pharmapay-report", move || -> std::result::Result<Report, ReportError> {
+            let mut sheet = SheetWriter::new(kind, &currency, calendar, now)?;
+            while let Some(batch) = receiver.blocking_recv() {
+                for row in &batch {
+                    row.write(&mut sheet)?;
                 }
-                drop(sender);
-                writer.await.map_err(|join| Error::Store(StoreError::backend(join)))?.map_err(report_error)?
             }
-            Err(_) => {
-                let mut sheet = SheetWriter::new(kind, &currency, calendar, now).map_err(report_error)?;
-                loop {
-                    let batch = self.export_batch(&export, after).await?;
-                    let Some(last) = batch.last() else { break };
-                    after = Some(last.id());
-                    for row in &batch {
-                        row.write(&mut sheet).map_err(report_error)?;
-                    }
-                    if batch.len() < REPORT_BATCH as usize {
-                        break;
-                    }
-                }
-                sheet.finish().map_err(report_error)?
+            sheet.finish()
+        });
+        loop {
+            let batch = self.export_batch(&export, after).await?;
+            let Some(last) = batch.last() else { break };
+            after = Some(last.id());
+            let last_batch = batch.len() < REPORT_BATCH as usize;
+            rows_read += batch.len();
+            if sender.send(batch).await.is_err() {
+                // The writer stopped on an error, which its answer reports.
+                break;
             }
-        };
+            if rows_read >= next_progress {
+                info!(report = kind.name(), rows = rows_read, "writing report");
+                next_progress += REPORT_PROGRESS_EVERY;
+            }
+            if last_batch {
+                break;
+            }
+        }
+        drop(sender);
+        let report = writer.await.map_err(|failed| Error::Store(StoreError::backend(failed)))?.map_err(report_error)?;
         info!(
             report = kind.name(),
             rows = report.rows(),

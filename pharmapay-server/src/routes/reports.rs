@@ -3,7 +3,8 @@
 //!
 //! Each report accepts its list's filters (not paging) and holds active records only. The sheet
 //! is built first, so a failure still answers problem details; the finished file then streams
-//! to the client from the blocking pool while it is being zipped, so memory stays flat.
+//! to the client from a background thread (`pharmapay_core::background`) while it is being
+//! zipped, so memory stays flat and answering other requests comes first.
 //!
 //! Reports share the server (D48, [`DownloadLimits`]): a few are generated and sent at once,
 //! each holding a slot from before its sheet is built until its last byte is taken (a report at
@@ -152,7 +153,7 @@ async fn generate<S>(
     Ok(download(app, report, slot))
 }
 
-/// A 200 whose body is the report's file, written on the blocking pool as the client reads it;
+/// A 200 whose body is the report's file, written on a background thread as the client reads it;
 /// `slot` is given back when the writing ends.
 fn download<S>(app: &App<S>, report: Report, slot: OwnedSemaphorePermit) -> Reply {
     let disposition = format!("attachment; filename=\"{}\"", report.file_name());
@@ -163,7 +164,9 @@ fn download<S>(app: &App<S>, report: Report, slot: OwnedSemaphorePermit) -> Repl
     let mut writer = ChannelWriter::new(sender, Handle::current(), pace);
     let written = Arc::clone(&complete);
     let span = tracing::Span::current();
-    tokio::task::spawn_blocking(move || {
+    // D48: zipped on a thread of lower priority, so a long download takes the processor time
+    // that answering everyone else leaves.
+    let started = pharmapay_core::background::spawn("pharmapay-download", move || {
         // Declared first, so they are dropped last: the slot is given back and the count falls
         // once the report is gone.
         let _slot = slot;
@@ -187,6 +190,10 @@ fn download<S>(app: &App<S>, report: Report, slot: OwnedSemaphorePermit) -> Repl
             (Err(error), None) => tracing::warn!(%error, file = %file_name, rows, "a report download stopped early"),
         }
     });
+    if let Err(error) = started {
+        // The report went with the work that could not start; the body ends in an error.
+        tracing::warn!(%error, "a report download could not be started");
+    }
     Reply::stream(StatusCode::OK, XLSX, ReceiverBody { receiver, complete }.boxed_unsync())
         .with_header(header::CONTENT_DISPOSITION, &disposition)
         .with_header(header::CACHE_CONTROL, "no-store")
@@ -283,7 +290,7 @@ impl ChannelWriter {
                 ));
             }
             let len = chunk.len() as u64;
-            // This runs on the blocking pool, where waiting on the runtime is allowed. The wait
+            // This runs on a background thread, where waiting on the runtime is allowed. The wait
             // ends with the window at the latest, when the pace is judged again.
             match self.runtime.block_on(self.sender.send_timeout(chunk, self.pace.window_end - now)) {
                 Ok(()) => {

@@ -365,7 +365,8 @@ impl SqlStore {
     }
 
     /// Borrows a reader connection for a read that may take seconds (a chain's aging, a
-    /// vendor's statement); such reads hold at most half the readers at once, so session
+    /// vendor's statement); only a few such reads run at once (`StoreOptions::long_reads`), so
+    /// session
     /// checks and short reads keep the rest (`read_pool.rs`).
     async fn read_long(&self) -> Result<ReadConn> {
         Ok(self.reader.acquire_long().await?)

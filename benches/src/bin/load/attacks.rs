@@ -105,8 +105,9 @@ pub struct Setup<'a> {
     pub attacks: Vec<Attack>,
 }
 
-/// Other users: four connections fetching their profile and two signing in, each sign-in as
-/// a user of its own (D21 counts per email).
+/// Other users, at the pace of people at screens rather than back to back: four connections
+/// fetching their profile 50 times a second each, and two signing in 4 times a second each, as
+/// users of their own (D21 counts per email).
 fn victims(setup: &Setup<'_>) -> Vec<Traffic> {
     let addr = setup.addr;
     let token = Arc::new(setup.fixture.token.clone());
@@ -114,6 +115,7 @@ fn victims(setup: &Setup<'_>) -> Vec<Traffic> {
         connections: 4,
         make: Arc::new(move |_, _| request(addr, Method::GET, "/api/profile", Some(&token), None)),
         expect: StatusCode::OK,
+        pace: Some(Duration::from_millis(20)),
     };
     let bodies: Arc<Vec<Bytes>> = Arc::new(
         setup
@@ -132,6 +134,7 @@ fn victims(setup: &Setup<'_>) -> Vec<Traffic> {
             request(addr, Method::POST, "/api/auth/login", None, Some(body))
         }),
         expect: StatusCode::OK,
+        pace: Some(Duration::from_millis(250)),
     };
     vec![profile, sign_ins]
 }

@@ -54,6 +54,9 @@ pub struct Traffic {
     pub make: MakeRequest,
     /// The status of a successful answer; any other counts as an error.
     pub expect: StatusCode,
+    /// When set, each connection begins a request at most once per this long, as a person at a
+    /// screen would, instead of back to back.
+    pub pace: Option<Duration>,
 }
 
 /// How long to warm up and how long to measure.
@@ -105,8 +108,10 @@ pub async fn run(addr: SocketAddr, traffic: &[Traffic], timing: Timing) -> Vec<M
     for (kind, traffic) in traffic.iter().enumerate() {
         for connection in 0..traffic.connections {
             let make = Arc::clone(&traffic.make);
-            let expect = traffic.expect;
-            tasks.push((kind, tokio::spawn(drive(addr, connection, make, expect, window_start, window_end))));
+            let (expect, pace) = (traffic.expect, traffic.pace);
+            let spread = pace.map(|pace| (pace * connection as u32) / traffic.connections.max(1) as u32);
+            let paced = pace.zip(spread);
+            tasks.push((kind, tokio::spawn(drive(addr, connection, make, (expect, paced), window_start, window_end))));
         }
     }
     let mut merged: Vec<ConnectionResult> = traffic.iter().map(|_| ConnectionResult::default()).collect();
@@ -185,18 +190,19 @@ pub async fn cpu_in_window(pid: Option<u32>, start: Instant, end: Instant) -> Op
     cpu_time(pid)?.checked_sub(before)
 }
 
-/// One connection's loop: connect, then send requests back to back until the window ends,
-/// reconnecting after a failure.
+/// One connection's loop: connect, then send requests back to back (or one per `pace`, the
+/// first after `offset`) until the window ends, reconnecting after a failure.
 async fn drive(
     addr: SocketAddr,
     connection: usize,
     make: MakeRequest,
-    expect: StatusCode,
+    (expect, paced): (StatusCode, Option<(Duration, Duration)>),
     window_start: Instant,
     window_end: Instant,
 ) -> ConnectionResult {
     let mut result = ConnectionResult::default();
     let mut n = 0u64;
+    let mut next_start = paced.map(|(_, offset)| tokio::time::Instant::now() + offset);
     let deadline = tokio::time::Instant::from_std(window_end);
     'connections: while Instant::now() < window_end {
         let connected = tokio::time::timeout_at(deadline, connect(addr)).await;
@@ -210,6 +216,13 @@ async fn drive(
             }
         };
         while Instant::now() < window_end {
+            if let (Some(start), Some((pace, _))) = (next_start.as_mut(), paced) {
+                if *start >= deadline {
+                    break 'connections;
+                }
+                tokio::time::sleep_until(*start).await;
+                *start += pace;
+            }
             let request = make(connection, n);
             n += 1;
             let sent = Instant::now();

@@ -354,6 +354,7 @@ async fn payments_during_flood(setup: &Setup<'_>) -> Result<PaymentsDuringFlood,
         connections: FLOOD_ALONGSIDE,
         make: mixed_attempts(setup.addr, &email),
         expect: StatusCode::TOO_MANY_REQUESTS,
+        pace: None,
     };
     let mut measured = client::run(setup.addr, &[payments.clone(), flood], setup.loaded).await;
     let during = measured.remove(0);

@@ -369,6 +369,7 @@ fn traffic_for(endpoint: Endpoint, addr: SocketAddr, fixture: &Fixture, connecti
             connections,
             make: Arc::new(move |_, _| request(addr, Method::GET, &path, Some(&token), None)),
             expect: StatusCode::OK,
+            pace: None,
         }
     };
     let today = fixture.calendar.date_of(Timestamp::now());
@@ -422,6 +423,7 @@ fn traffic_for(endpoint: Endpoint, addr: SocketAddr, fixture: &Fixture, connecti
                     request(addr, Method::POST, &path, Some(&token), Some(body.clone()))
                 }),
                 expect: StatusCode::CREATED,
+                pace: None,
             }
         }
         Endpoint::CreatePayment => {
@@ -437,6 +439,7 @@ fn traffic_for(endpoint: Endpoint, addr: SocketAddr, fixture: &Fixture, connecti
                     request(addr, Method::POST, "/api/transactions", Some(&token), Some(Bytes::from(body)))
                 }),
                 expect: StatusCode::CREATED,
+                pace: None,
             }
         }
         Endpoint::Login => logins(addr, fixture, connections),
@@ -462,6 +465,7 @@ fn logins(addr: SocketAddr, fixture: &Fixture, connections: usize) -> Traffic {
             request(addr, Method::POST, "/api/auth/login", None, Some(body))
         }),
         expect: StatusCode::OK,
+        pace: None,
     }
 }
 
@@ -573,6 +577,7 @@ async fn measure_block(
         connections: args.connections,
         make: Arc::new(move |_, _| request(ceiling_addr, Method::GET, "/", None, None)),
         expect: StatusCode::OK,
+        pace: None,
     };
     let hyper_single =
         client::run(ceiling_addr, &[Traffic { connections: 1, ..hyper_traffic.clone() }], settings.single)
