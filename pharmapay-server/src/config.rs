@@ -174,11 +174,12 @@ pub struct Config {
     pub db_connections: Option<u32>,
 
     /// How many report downloads (the Excel files under `/api/reports`) this server generates
-    /// and sends at once (1 to 64). Each holds a thread and a temporary file as large as the
-    /// report while it is sent; further reports queue for a turn.
-    #[arg(long, global = true, env = "PHARMAPAY_REPORTS_AT_ONCE", default_value_t = 2,
+    /// and sends at once (1 to 64). Each keeps a core busy while it is built and holds a
+    /// temporary file as large as the report while it is sent; further reports queue for a
+    /// turn. Unset: half the cores, at least 1.
+    #[arg(long, global = true, env = "PHARMAPAY_REPORTS_AT_ONCE",
         value_parser = clap::value_parser!(u32).range(1..=64))]
-    pub reports_at_once: u32,
+    pub reports_at_once: Option<u32>,
 
     /// Seconds a report waits for its turn before it is answered 503 (1 to 600).
     #[arg(long, global = true, env = "PHARMAPAY_REPORT_WAIT_SECS", default_value_t = 30,
@@ -212,7 +213,9 @@ impl Config {
     /// How report downloads share the server.
     pub fn download_limits(&self) -> DownloadLimits {
         DownloadLimits {
-            at_once: usize::try_from(self.reports_at_once).unwrap_or(1),
+            at_once: self
+                .reports_at_once
+                .map_or_else(DownloadLimits::default_at_once, |at_once| usize::try_from(at_once).unwrap_or(1)),
             queue_wait: Duration::from_secs(self.report_wait_secs),
             min_bytes_per_second: self.download_min_kib_per_sec * 1024,
         }

@@ -109,11 +109,19 @@ pub struct DownloadLimits {
 }
 
 impl Default for DownloadLimits {
-    /// Two at once (a report keeps a core busy while its sheet is built and zipped), a wait of
-    /// 30 seconds like a long read's, and 32 KiB a second: far below any working connection,
-    /// far above a client that reads a chunk now and then to keep a report's slot.
+    /// Half the cores at once, at least one (a report keeps a core busy while its rows are read,
+    /// written and zipped: with as many as cores, other users' profile fetches took three times
+    /// as long), a wait of 30 seconds like a long read's, and 32 KiB a second: far below any
+    /// working connection, far above a client that reads a chunk now and then to keep a slot.
     fn default() -> Self {
-        Self { at_once: 2, queue_wait: Duration::from_secs(30), min_bytes_per_second: 32 * 1024 }
+        Self { at_once: Self::default_at_once(), queue_wait: Duration::from_secs(30), min_bytes_per_second: 32 * 1024 }
+    }
+}
+
+impl DownloadLimits {
+    /// Reports at once unless set: half the cores, at least one.
+    pub fn default_at_once() -> usize {
+        std::thread::available_parallelism().map_or(1, |cores| cores.get() / 2).max(1)
     }
 }
 

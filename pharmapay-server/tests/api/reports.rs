@@ -389,7 +389,7 @@ async fn reports_queue_for_a_slot_and_a_download_below_the_minimum_pace_is_cut_o
     // KiB a second over each one-second window.
     let mut config = test_config();
     config.request_timeout_secs = 1;
-    config.reports_at_once = 1;
+    config.reports_at_once = Some(1);
     config.report_wait_secs = 1;
     config.download_min_kib_per_sec = 512;
     let app = app_with_a_large_report(config).await;

@@ -2,7 +2,9 @@
 //! aging of every vendor and go away after 100 ms, and clients that take report downloads
 //! and read them as slowly as they can. Each is measured by what it does to everyone else: the
 //! p99 of other users' `GET /api/profile` and sign-ins, alone and then while the attack runs,
-//! against the target of at most twice the unloaded p99.
+//! against the target of at most twice the unloaded p99. Beside them, for comparison, the same
+//! victims beside one honest client downloading the same report as fast as it can: what a
+//! report costs everyone else by itself, which the attacks should not exceed.
 //!
 //! The attackers speak HTTP over sockets of their own, as a script would: the aging clients
 //! reset their connection after 100 ms, the download clients shrink their receive buffer and
@@ -31,9 +33,16 @@ const SLOW_READ: (usize, Duration) = (64 * 1024, Duration::from_secs(30));
 /// How long an attack runs before the victims are measured beside it, so that it is in its
 /// steady state (the download clients hold their slots, the queued ones wait).
 const RAMP: Duration = Duration::from_secs(5);
-/// The victims' measuring window under each attack: long enough that slow downloads are judged
-/// by their pace at least once (the request timeout is 30 s) while it runs.
-const UNDER_ATTACK: Duration = Duration::from_secs(40);
+/// The victims' measuring window under each attack. Slow downloads first fill the socket
+/// buffers between server and client, which meets the pace of the first request timeout (30 s)
+/// by itself: theirs is long enough for the second to judge them.
+fn under_attack(attack: Attack) -> Duration {
+    match attack {
+        Attack::AgingThenGone => Duration::from_secs(30),
+        Attack::SlowDownloads => Duration::from_secs(80),
+        Attack::OneDownload => Duration::from_secs(30),
+    }
+}
 /// The target: other users' p99 under an attack is at most this many times their unloaded p99.
 pub const TARGET_RATIO: f64 = 2.0;
 
@@ -45,17 +54,29 @@ pub enum Attack {
     AgingThenGone,
     /// [`ATTACKERS`] clients ask for the transactions report and read it 64 KiB every 30 s.
     SlowDownloads,
+    /// Not an attack: one client downloads the transactions report as fast as it can, again
+    /// and again, so the attacks can be held against what one report costs by itself.
+    OneDownload,
 }
 
 impl Attack {
     /// Every attack, in measuring order.
-    pub const ALL: [Attack; 2] = [Attack::AgingThenGone, Attack::SlowDownloads];
+    pub const ALL: [Attack; 3] = [Attack::AgingThenGone, Attack::SlowDownloads, Attack::OneDownload];
 
     /// A short key for `--only`; `attack` selects both.
     pub fn key(self) -> &'static str {
         match self {
             Attack::AgingThenGone => "attack-aging",
             Attack::SlowDownloads => "attack-downloads",
+            Attack::OneDownload => "attack-one-download",
+        }
+    }
+
+    /// The connections it takes.
+    fn connections(self) -> usize {
+        match self {
+            Attack::OneDownload => 1,
+            _ => ATTACKERS,
         }
     }
 
@@ -63,6 +84,7 @@ impl Attack {
         match self {
             Attack::AgingThenGone => "agings abandoned after 100 ms",
             Attack::SlowDownloads => "report downloads read 64 KiB every 30 s",
+            Attack::OneDownload => "(for comparison) one report downloaded at full speed",
         }
     }
 }
@@ -78,6 +100,26 @@ pub struct AttackerCounts {
     pub refused: u64,
     /// Downloads the server cut off while the client was still reading.
     pub cut: u64,
+    /// Downloads taken whole.
+    pub completed: u64,
+}
+
+impl AttackerCounts {
+    /// What the attack's clients saw, in a few words.
+    fn describe(&self) -> String {
+        let mut words = vec![format!("{} sent", self.sent)];
+        for (n, what) in [
+            (self.began, "downloads began"),
+            (self.completed, "taken whole"),
+            (self.refused, "refused 503"),
+            (self.cut, "seen cut off"),
+        ] {
+            if n > 0 {
+                words.push(format!("{n} {what}"));
+            }
+        }
+        words.join(", ")
+    }
 }
 
 /// The victims' figures alone and under one attack.
@@ -150,7 +192,7 @@ pub async fn measure(setup: Setup<'_>) -> Result<Vec<Outcome>, String> {
         let mut alone = client::run(setup.addr, &victims(&setup), setup.timing).await;
         let stop = Arc::new(AtomicBool::new(false));
         let counts = Arc::new(Counts::default());
-        let attackers: Vec<_> = (0..ATTACKERS)
+        let attackers: Vec<_> = (0..attack.connections())
             .map(|_| {
                 let (stop, counts) = (Arc::clone(&stop), Arc::clone(&counts));
                 let (addr, token) = (setup.addr, setup.fixture.token.clone());
@@ -161,24 +203,22 @@ pub async fn measure(setup: Setup<'_>) -> Result<Vec<Outcome>, String> {
                             let path = format!("/api/payables/aging?asOf={}", crate::sql::year_back(today));
                             agings_then_gone(addr, &token, &path, &stop, &counts).await;
                         }
-                        Attack::SlowDownloads => slow_downloads(addr, &token, &stop, &counts).await,
+                        Attack::SlowDownloads => downloads(addr, &token, Some(SLOW_READ.1), &stop, &counts).await,
+                        Attack::OneDownload => downloads(addr, &token, None, &stop, &counts).await,
                     }
                 })
             })
             .collect();
-        eprintln!("attack: {} on {ATTACKERS} connections", attack.label());
+        eprintln!("attack: {} on {} connections", attack.label(), attack.connections());
         tokio::time::sleep(RAMP).await;
-        let timing = Timing { warmup: Duration::ZERO, window: UNDER_ATTACK };
+        let timing = Timing { warmup: Duration::ZERO, window: under_attack(attack) };
         let mut under = client::run(setup.addr, &victims(&setup), timing).await;
         stop.store(true, Ordering::Release);
         for attacker in attackers {
             attacker.abort();
         }
         let attackers = counts.snapshot();
-        eprintln!(
-            "attack: {} sent, {} downloads began, {} refused 503, {} cut off",
-            attackers.sent, attackers.began, attackers.refused, attackers.cut
-        );
+        eprintln!("attack: {}", attackers.describe());
         outcomes.push(Outcome {
             attack,
             profile: (alone.remove(0), under.remove(0)),
@@ -195,6 +235,7 @@ struct Counts {
     began: AtomicU64,
     refused: AtomicU64,
     cut: AtomicU64,
+    completed: AtomicU64,
 }
 
 impl Counts {
@@ -204,6 +245,7 @@ impl Counts {
             began: self.began.load(Ordering::Acquire),
             refused: self.refused.load(Ordering::Acquire),
             cut: self.cut.load(Ordering::Acquire),
+            completed: self.completed.load(Ordering::Acquire),
         }
     }
 }
@@ -229,15 +271,17 @@ async fn agings_then_gone(addr: SocketAddr, token: &str, path: &str, stop: &Atom
     }
 }
 
-/// Asks for the transactions report and reads it as slowly as the attack allows, again and
-/// again, until `stop`.
-async fn slow_downloads(addr: SocketAddr, token: &str, stop: &AtomicBool, counts: &Counts) {
+/// Asks for the transactions report and reads it 64 KiB every `pause` (with none, as fast as
+/// it comes), again and again, until `stop`.
+async fn downloads(addr: SocketAddr, token: &str, pause: Option<Duration>, stop: &AtomicBool, counts: &Counts) {
     while !stop.load(Ordering::Acquire) {
         let socket = match tokio::net::TcpSocket::new_v4() {
             Ok(socket) => socket,
             Err(_) => return,
         };
-        let _ = socket.set_recv_buffer_size(4096);
+        if pause.is_some() {
+            let _ = socket.set_recv_buffer_size(4096);
+        }
         let Ok(mut stream) = socket.connect(addr).await else {
             tokio::time::sleep(Duration::from_millis(100)).await;
             continue;
@@ -266,20 +310,33 @@ async fn slow_downloads(addr: SocketAddr, token: &str, stop: &AtomicBool, counts
             if stop.load(Ordering::Acquire) {
                 return;
             }
-            tokio::time::sleep(SLOW_READ.1).await;
+            if let Some(pause) = pause {
+                tokio::time::sleep(pause).await;
+            }
             let mut taken = 0;
             let ended = loop {
                 match stream.read(&mut buffer[taken..]).await {
-                    Ok(0) | Err(_) => break true,
+                    Ok(0) | Err(_) => break Some(false),
                     Ok(n) => taken += n,
                 }
+                // The last chunk of a whole body (the connection stays open after it).
+                if buffer[..taken].ends_with(b"\r\n0\r\n\r\n") {
+                    break Some(true);
+                }
                 if taken >= SLOW_READ.0 {
-                    break false;
+                    break None;
                 }
             };
-            if ended {
-                counts.cut.fetch_add(1, Ordering::AcqRel);
-                break;
+            match ended {
+                Some(true) => {
+                    counts.completed.fetch_add(1, Ordering::AcqRel);
+                    break;
+                }
+                Some(false) => {
+                    counts.cut.fetch_add(1, Ordering::AcqRel);
+                    break;
+                }
+                None => {}
             }
         }
     }
@@ -307,11 +364,7 @@ pub fn render(outcomes: &[Outcome]) -> String {
          |---|---|---|---|---|---|---|---|\n",
     );
     for outcome in outcomes {
-        let seen = &outcome.attackers;
-        let saw = format!(
-            "{} sent, {} downloads began, {} refused 503, {} cut off",
-            seen.sent, seen.began, seen.refused, seen.cut
-        );
+        let saw = outcome.attackers.describe();
         for ((who, alone, under, met), measured) in
             verdicts(outcome).into_iter().zip([&outcome.profile.1, &outcome.sign_ins.1])
         {
