@@ -68,6 +68,13 @@ const IN_ORDER_PLACEHOLDER: Option<&str> = None;
 /// How a read that spans statements begins: one snapshot for all of them.
 const READ_SNAPSHOT: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
 
+/// What a long read (a chain's aging, a vendor's statement) runs first in its snapshot: no
+/// parallel workers (D48). PostgreSQL would otherwise give one such query every core it may
+/// (two workers by default): the few long reads at once are bounded to leave the others cores
+/// to be answered on, which parallel workers took back (other users' profile fetches took four
+/// times as long beside agings at a chain's scale on two cores).
+const LONG_READ_SETUP: Option<&str> = Some("SET LOCAL max_parallel_workers_per_gather = 0");
+
 /// The licence alerts' vendors (D36), a row each: active, with a licence valid until before
 /// `$1`, read along the index `vendors_by_licence`. Packed into one JSON value as on SQLite,
 /// the list took a quarter longer here: sqlx reads PostgreSQL's rows from its buffer without a

@@ -78,6 +78,9 @@ const IN_ORDER_PLACEHOLDER: Option<&str> = Some("?");
 /// first read and keeps it (WAL) until it ends.
 const READ_SNAPSHOT: &str = "BEGIN";
 
+/// Nothing to set up for a long read: a SQLite statement runs on its connection's one thread.
+const LONG_READ_SETUP: Option<&str> = None;
+
 /// The licence alerts' vendors (D36) as one JSON array of `[id, name, first licence number,
 /// valid-until]` arrays: active, with a licence valid until before `$1`, read from the index
 /// `vendors_by_licence` alone (migration 10). One value instead of a row per vendor: sqlx copies

@@ -59,10 +59,10 @@ use sqlx::Pool;
 use tracing::warn;
 
 use super::{
-    BACKEND, Db, IN_ORDER_PLACEHOLDER, LICENCE_HOLDERS, LICENCE_HOLDERS_PACKED, MIGRATIONS, MIGRATIONS_TABLE,
-    READ_SNAPSHOT, ROW_LOCKS, ReadConn, Reader, SCRIPTS_IN_ONE_CALL, SEARCH_INDEX, Table, WriteTx, Writer, after_seed,
-    before_index_builds, begin_write, begin_write_reading, begin_write_tx, lock, rebuild_search, reserve_ids,
-    schema_definitions, writer_pool,
+    BACKEND, Db, IN_ORDER_PLACEHOLDER, LICENCE_HOLDERS, LICENCE_HOLDERS_PACKED, LONG_READ_SETUP, MIGRATIONS,
+    MIGRATIONS_TABLE, READ_SNAPSHOT, ROW_LOCKS, ReadConn, Reader, SCRIPTS_IN_ONE_CALL, SEARCH_INDEX, Table, WriteTx,
+    Writer, after_seed, before_index_builds, begin_write, begin_write_reading, begin_write_tx, lock, rebuild_search,
+    reserve_ids, schema_definitions, writer_pool,
 };
 use crate::error::Error;
 use crate::read_pool::settled;
@@ -362,6 +362,16 @@ impl SqlStore {
     /// run again.
     async fn read(&self) -> Result<ReadConn> {
         Ok(self.reader.acquire().await?)
+    }
+
+    /// Begins, on `reader` (borrowed with [`Self::read_long`]), the snapshot a long read runs in,
+    /// set up as the backend's long reads are (`LONG_READ_SETUP`).
+    async fn long_snapshot(reader: &mut ReadConn) -> Result<sqlx::Transaction<'_, Db>> {
+        let mut snapshot = reader.begin_snapshot(READ_SNAPSHOT).await?;
+        if let Some(setup) = LONG_READ_SETUP {
+            sqlx::query(setup).execute(&mut *snapshot).await?;
+        }
+        Ok(snapshot)
     }
 
     /// Borrows a reader connection for a read that may take seconds (a chain's aging, a

@@ -27,9 +27,7 @@ use super::rows::{
     amount, audit_from, count, instant, invoice_from, micros, setting_from, transaction_from, vendor_from,
 };
 use super::vendors::vendor_conditions;
-use super::{
-    DbRow, LICENCE_HOLDERS, LICENCE_HOLDERS_PACKED, READ_SNAPSHOT, Result, SqlStore, answer, insert_audit, refused,
-};
+use super::{DbRow, LICENCE_HOLDERS, LICENCE_HOLDERS_PACKED, Result, SqlStore, answer, insert_audit, refused};
 use crate::error::Error;
 use crate::statements;
 
@@ -247,12 +245,16 @@ impl ReportStore for SqlStore {
                 over = bounds.due_from.len(),
             );
             // Across every vendor of a chain this reads every open invoice: a long read.
-            let mut conn = match vendor_id {
-                Some(_) => self.read().await?,
-                None => self.read_long().await?,
+            let rows = match vendor_id {
+                Some(_) => binds.query(sql).fetch_all(&mut *self.read().await?).await?,
+                None => {
+                    let mut reader = self.read_long().await?;
+                    let mut snapshot = Self::long_snapshot(&mut reader).await?;
+                    let rows = binds.query(sql).fetch_all(&mut *snapshot).await?;
+                    snapshot.commit().await?;
+                    rows
+                }
             };
-            let rows = binds.query(sql).fetch_all(&mut *conn).await?;
-            drop(conn);
             let mut aging = AgingBuilder::new();
             for row in &rows {
                 let bucket = usize::try_from(row.try_get::<i64, _>("bucket")?).unwrap_or(usize::MAX);
@@ -277,7 +279,7 @@ impl ReportStore for SqlStore {
             // The opening figures and the lines come from one snapshot (a read-only transaction
             // on one reader connection), so they agree.
             let mut reader = self.read_long().await?;
-            let mut conn = reader.begin_snapshot(READ_SNAPSHOT).await?;
+            let mut conn = Self::long_snapshot(&mut reader).await?;
             let invoiced = sqlx::query(concat!(
                 "SELECT ",
                 exact_sum!("amount", "invoiced"),
