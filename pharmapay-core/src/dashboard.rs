@@ -5,7 +5,7 @@ use jiff::civil::Date;
 use rust_decimal::Decimal;
 
 use crate::clock::MonthWindow;
-use crate::figures::{DayFigures, OpenFigures};
+use crate::figures::{DayFigures, LedgerTotals, OpenFigures};
 use crate::ids::VendorId;
 
 /// The summary card (spec, Summary definitions; D12).
@@ -21,6 +21,30 @@ pub struct Summary {
     pub total_paid: Decimal,
     /// Active payments dated within the last 30 days, today included.
     pub recent_transactions: u64,
+}
+
+/// What the dashboard's summary reads (D12), in one read: the installation's totals and the
+/// payments of the recent days.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SummaryFigures {
+    /// The installation's totals.
+    pub totals: LedgerTotals,
+    /// The active payments dated on a recent day.
+    pub recent: DayFigures,
+}
+
+impl SummaryFigures {
+    /// The summary card these figures give.
+    pub fn summary(&self) -> Summary {
+        let count = |n: i64| u64::try_from(n).unwrap_or(0);
+        Summary {
+            total_vendors: count(self.totals.vendors),
+            total_invoices: count(self.totals.invoices),
+            total_due: self.totals.total_due().normalize(),
+            total_paid: self.totals.paid_out.normalize(),
+            recent_transactions: count(self.recent.payments),
+        }
+    }
 }
 
 /// One row of the top-vendors ranking.

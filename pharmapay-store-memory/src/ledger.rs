@@ -9,6 +9,7 @@
 //! the invoice may take it (D1, D15). The OwnPharmacy rules are [`vendor_rules`]' and restores
 //! under an inactive parent are [`restore`]'s to refuse.
 
+use pharmapay_core::domain::invoice::is_open;
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 
@@ -17,7 +18,7 @@ use pharmapay_core::domain::licence::{EXPIRED_LICENSE_POLICY, ExpiredLicensePoli
 use pharmapay_core::domain::{
     Invoice, InvoiceBrief, InvoiceDetail, InvoiceFilter, InvoiceQuery, InvoiceSortKey, InvoiceStatus, NewInvoice,
     NewTransaction, NewVendor, PaymentReference, Transaction, TransactionFilter, TransactionQuery, TransactionSortKey,
-    TransactionType, Vendor, VendorBrief, VendorFilter, VendorQuery, VendorSortKey, VendorTotals,
+    TransactionType, Vendor, VendorBrief, VendorFilter, VendorQuery, VendorSortKey,
 };
 use pharmapay_core::figures::VendorFigures;
 use pharmapay_core::ids::{InvoiceId, TransactionId, VendorId, VendorPaymentId};
@@ -74,10 +75,7 @@ impl State {
             license_status: LicenseStatus::Unknown,
             gstin: row.gstin.clone(),
             is_active: row.is_active,
-            totals: {
-                let figures = self.vendor_figures(id);
-                VendorTotals::new(figures.invoiced, figures.paid)
-            },
+            totals: self.vendor_figures(id).totals(),
             created_at: row.created_at,
             updated_at: row.updated_at,
         })
@@ -285,7 +283,7 @@ impl State {
             && filter.status.is_none_or(|status| self.invoice_status(id, today_start) == status)
             && filter.due_window.is_none_or(|(from, before)| {
                 // D32: active invoices still owing something, due within the window.
-                row.is_active && row.amount.get() > row.paid && row.due_date >= from && row.due_date < before
+                is_open(row.is_active, row.amount.get() - row.paid) && row.due_date >= from && row.due_date < before
             })
             // D33: overpaid invoices owe less than nothing.
             && filter.overpaid.is_none_or(|overpaid| (row.amount.get() < row.paid) == overpaid)

@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use pharmapay_core::BusinessCalendar;
 use pharmapay_core::Page;
+use pharmapay_core::dashboard::SummaryFigures;
 use pharmapay_core::dashboard::TopVendor;
 use pharmapay_core::domain::aging::{Aging, AgingBounds, AgingBuilder};
 use pharmapay_core::domain::licence::LicenceHolder;
@@ -16,7 +17,7 @@ use pharmapay_core::domain::statement::{StatementEntry, StatementLineKind, State
 use pharmapay_core::domain::{
     AuditEntry, AuditQuery, Invoice, InvoiceFilter, Setting, Transaction, TransactionFilter, Vendor, VendorFilter,
 };
-use pharmapay_core::figures::{DayFigures, OpenFigures, SummaryFigures, VendorFigures};
+use pharmapay_core::figures::{DayFigures, OpenFigures, VendorFigures};
 use pharmapay_core::ids::{InvoiceId, TransactionId, VendorId};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::jiff::civil::Date;

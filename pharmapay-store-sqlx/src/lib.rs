@@ -401,6 +401,28 @@ pub(crate) async fn to_the_end<T: Send + 'static>(
     }
 }
 
+/// A statement the store sends, with the values bound to it in placeholder order: what the
+/// load harness times directly beside the server, so that it measures the store's own SQL rather
+/// than a copy (`SqliteStore::invoice_page_statement` and friends).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BoundStatement {
+    /// The text, with `$1`, `$2` ... placeholders.
+    pub sql: String,
+    /// The values, in placeholder order.
+    pub values: Vec<BoundValue>,
+}
+
+/// A value bound to a statement.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BoundValue {
+    /// An integer, or NULL.
+    Int(Option<i64>),
+    /// A boolean.
+    Bool(bool),
+    /// Text, or NULL.
+    Text(Option<String>),
+}
+
 /// How a backend looks search terms up (see `common/search.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum SearchIndex {

@@ -25,26 +25,81 @@ pub enum InvoiceStatus {
     Canceled,
 }
 
+/// Whether an invoice whose pending amount (`amount - paid`) is `pending` still owes something:
+/// pending above zero (D10). An invoice that does, while active, is open: Overdue or
+/// PartiallyPaid. The one definition; stores select such invoices by [`StatusTerm::Owes`].
+pub fn owes(pending: Decimal) -> bool {
+    pending > Decimal::ZERO
+}
+
+/// One condition of the status table (D10), over what a store keeps of an invoice: whether it
+/// is active, whether it still owes something ([`owes`]) and whether its due date falls before
+/// today. Each status is the conjunction of its terms ([`InvoiceStatus::terms`]); a store that
+/// selects or counts invoices by status renders these terms in its own query language, so the
+/// table has this one definition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StatusTerm {
+    /// The invoice is active (`true`) or canceled (`false`).
+    Active(bool),
+    /// The invoice still owes something (`true`, [`owes`]) or not.
+    Owes(bool),
+    /// Its due date is before the first instant of today in the business time zone (D3), or
+    /// not.
+    DueBeforeToday(bool),
+}
+
+impl StatusTerm {
+    /// Whether an invoice meets the term, given whether it is active, still owes something and
+    /// falls due before today.
+    pub fn holds(self, is_active: bool, owing: bool, due_before_today: bool) -> bool {
+        match self {
+            StatusTerm::Active(wanted) => is_active == wanted,
+            StatusTerm::Owes(wanted) => owing == wanted,
+            StatusTerm::DueBeforeToday(wanted) => due_before_today == wanted,
+        }
+    }
+}
+
+/// The terms of an open invoice: active and still owing something (Overdue or PartiallyPaid,
+/// D10). What falls due soon (D32), the kept open-invoice figures (D41) and a vendor payment's
+/// invoices (D31) are open invoices.
+pub const OPEN: &[StatusTerm] = &[StatusTerm::Active(true), StatusTerm::Owes(true)];
+
+/// Whether an invoice, active or not and with `pending` still to pay, is open: meets [`OPEN`].
+pub fn is_open(is_active: bool, pending: Decimal) -> bool {
+    OPEN.iter().all(|term| term.holds(is_active, owes(pending), false))
+}
+
 impl InvoiceStatus {
     /// Every status.
     pub const ALL: [InvoiceStatus; 4] =
         [InvoiceStatus::PartiallyPaid, InvoiceStatus::FullyPaid, InvoiceStatus::Overdue, InvoiceStatus::Canceled];
 
-    /// The status table, first matching row wins (spec; D10):
-    /// 1. Canceled when inactive; 2. FullyPaid when `pending <= 0`;
-    /// 3. Overdue when the due date's calendar day is before today, that is, when `due_date`
-    ///    is earlier than `today_start`, the first instant of today in the business zone (D3);
-    /// 4. PartiallyPaid otherwise.
-    pub fn compute(is_active: bool, pending: Decimal, due_date: Timestamp, today_start: Timestamp) -> Self {
-        if !is_active {
-            InvoiceStatus::Canceled
-        } else if pending <= Decimal::ZERO {
-            InvoiceStatus::FullyPaid
-        } else if due_date < today_start {
-            InvoiceStatus::Overdue
-        } else {
-            InvoiceStatus::PartiallyPaid
+    /// The status table (spec; D10), each row the terms an invoice of that status meets:
+    /// 1. Canceled when inactive; 2. FullyPaid when active and owing nothing (`pending <= 0`);
+    /// 3. Overdue when active, owing something and due before today, that is, with `due_date`
+    ///    earlier than the first instant of today in the business zone (D3);
+    /// 4. PartiallyPaid when active, owing something and due today or later.
+    ///
+    /// The rows exclude each other, so an invoice meets exactly one.
+    pub fn terms(self) -> &'static [StatusTerm] {
+        use StatusTerm::{Active, DueBeforeToday, Owes};
+        match self {
+            InvoiceStatus::Canceled => &[Active(false)],
+            InvoiceStatus::FullyPaid => &[Active(true), Owes(false)],
+            InvoiceStatus::Overdue => &[Active(true), Owes(true), DueBeforeToday(true)],
+            InvoiceStatus::PartiallyPaid => &[Active(true), Owes(true), DueBeforeToday(false)],
         }
+    }
+
+    /// The status of an invoice, the one whose [`InvoiceStatus::terms`] it meets: `pending` is
+    /// `amount - paid`, and today begins at `today_start` in the business time zone (D3, D10).
+    pub fn compute(is_active: bool, pending: Decimal, due_date: Timestamp, today_start: Timestamp) -> Self {
+        let (owing, late) = (owes(pending), due_date < today_start);
+        Self::ALL
+            .into_iter()
+            .find(|status| status.terms().iter().all(|term| term.holds(is_active, owing, late)))
+            .unwrap_or(InvoiceStatus::PartiallyPaid)
     }
 
     /// Parses a status name in any case (D7).
@@ -374,6 +429,23 @@ mod tests {
         for (label, is_active, pending, due, expected) in rows {
             assert_eq!(InvoiceStatus::compute(is_active, pending, due, today), expected, "{label}");
         }
+    }
+
+    #[test]
+    fn every_invoice_meets_the_terms_of_exactly_one_status() {
+        for is_active in [true, false] {
+            for owing in [true, false] {
+                for late in [true, false] {
+                    let met: Vec<InvoiceStatus> = InvoiceStatus::ALL
+                        .into_iter()
+                        .filter(|status| status.terms().iter().all(|term| term.holds(is_active, owing, late)))
+                        .collect();
+                    assert_eq!(met.len(), 1, "active {is_active}, owing {owing}, late {late}: {met:?}");
+                }
+            }
+        }
+        assert!(owes(dec("0.0001")) && !owes(dec("0")) && !owes(dec("-1")), "pending above zero, and only that");
+        assert!(OPEN.iter().all(|term| term.holds(true, true, false)), "an open invoice is active and owes");
     }
 
     #[test]

@@ -66,7 +66,8 @@ impl VendorType {
     }
 }
 
-/// A vendor's computed totals over its active invoices (D11).
+/// A vendor's computed totals over its active invoices (D11), as
+/// `figures::VendorFigures::totals` makes them from the figures a store keeps.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct VendorTotals {
     /// Sum of `amount` over active invoices.
@@ -75,17 +76,6 @@ pub struct VendorTotals {
     pub total_paid_amount: Decimal,
     /// `total_invoice_value - total_paid_amount`.
     pub outstanding_balance: Decimal,
-}
-
-impl VendorTotals {
-    /// Totals from the two sums; the balance is derived.
-    pub fn new(total_invoice_value: Decimal, total_paid_amount: Decimal) -> Self {
-        Self {
-            total_invoice_value: total_invoice_value.normalize(),
-            total_paid_amount: total_paid_amount.normalize(),
-            outstanding_balance: (total_invoice_value - total_paid_amount).normalize(),
-        }
-    }
 }
 
 /// A vendor with its computed totals.

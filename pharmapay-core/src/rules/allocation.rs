@@ -13,6 +13,7 @@
 //! locked in the payment's own transaction, so two payments racing for one invoice can never
 //! both take what it owes.
 
+use crate::domain::invoice::is_open;
 use jiff::Timestamp;
 use rust_decimal::Decimal;
 
@@ -147,7 +148,10 @@ fn allocate_oldest_first(
 ) -> StoreResult<Vec<Allocation>> {
     let mut owing: Vec<&PayableInvoice> = invoices
         .iter()
-        .filter(|invoice| invoice.is_active && invoice.vendor_id == vendor_id && invoice.pending > Decimal::ZERO)
+        .filter(|invoice| {
+            // D31: the vendor's open invoices, as the status table has them.
+            is_open(invoice.is_active, invoice.pending) && invoice.vendor_id == vendor_id
+        })
         .collect();
     owing.sort_by_key(|invoice| (invoice.due_date, invoice.invoice_date, invoice.id));
     let owed: Decimal = owing.iter().map(|invoice| invoice.pending).sum();

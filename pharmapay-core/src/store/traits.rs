@@ -36,6 +36,7 @@ use super::{Credentials, LoginOutcome, NewUserRecord, PolicyHolder, SessionState
 use crate::access::Permission;
 use crate::auth::Secret;
 use crate::clock::BusinessCalendar;
+use crate::dashboard::SummaryFigures;
 use crate::dashboard::TopVendor;
 use crate::domain::aging::{Aging, AgingBounds};
 use crate::domain::licence::LicenceHolder;
@@ -45,7 +46,7 @@ use crate::domain::{
     NewRole, NewTransaction, NewVendor, NewVendorPayment, Policy, ProfileUpdate, Role, Setting, Transaction,
     TransactionFilter, TransactionQuery, User, UserUpdate, Vendor, VendorFilter, VendorPayment, VendorQuery,
 };
-use crate::figures::{DayFigures, OpenFigures, SummaryFigures};
+use crate::figures::{DayFigures, OpenFigures};
 use crate::idempotency::{ClaimOutcome, IdempotencyClaim, IdempotencyKey};
 use crate::ids::{InvoiceId, PermissionId, PolicyId, RoleId, TransactionId, UserId, VendorId, VendorPaymentId};
 use crate::paging::Page;

@@ -14,12 +14,7 @@ use super::{Conn, DbRow, IN_ORDER_PLACEHOLDER, LOOKUP_CHUNK, Query, Result, SCRI
 
 // Binding values to statements built at run time.
 
-/// A value bound to a statement built at run time.
-pub(super) enum Arg {
-    Int(Option<i64>),
-    Bool(bool),
-    Text(Option<String>),
-}
+use crate::BoundValue as Arg;
 
 /// The values of a statement built at run time; each `bind` answers the placeholder to write.
 #[derive(Default)]
@@ -58,6 +53,11 @@ impl Binds {
 
     pub(super) fn opt_text(&mut self, value: Option<String>) -> String {
         self.push(Arg::Text(value))
+    }
+
+    /// The statement `sql` with its values, as a benchmark times it.
+    pub(super) fn statement(self, sql: String) -> crate::BoundStatement {
+        crate::BoundStatement { sql, values: self.args }
     }
 
     /// The statement `sql` with every bound value. `sql` is assembled only from this file's

@@ -336,12 +336,11 @@ pub(super) async fn kept(conn: &mut Conn) -> Result<KeptFigures> {
     .fetch_all(&mut *conn)
     .await?;
     for row in &vendors {
-        let invoiced = pair_of(row, pair_columns!("invoiced"))?;
-        let vendor = VendorFigures {
-            active_invoices: row.try_get("active_invoices")?,
-            invoiced,
-            paid: invoiced - pair_of(row, pair_columns!("outstanding"))?,
-        };
+        let vendor = VendorFigures::of_balance(
+            row.try_get("active_invoices")?,
+            pair_of(row, pair_columns!("invoiced"))?,
+            pair_of(row, pair_columns!("outstanding"))?,
+        );
         if vendor != VendorFigures::default() {
             figures.vendors.insert(VendorId(row.try_get("id")?), vendor);
         }

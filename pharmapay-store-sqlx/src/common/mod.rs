@@ -48,8 +48,8 @@ mod vendor_payments;
 mod vendors;
 
 use pharmapay_core::BusinessCalendar;
-use pharmapay_core::domain::NewAuditEntry;
 use pharmapay_core::domain::setting::TIME_ZONE;
+use pharmapay_core::domain::{InvoiceQuery, NewAuditEntry, VendorQuery};
 use pharmapay_core::figures::FigureChange;
 use pharmapay_core::ids::UserId;
 use pharmapay_core::jiff::Timestamp;
@@ -305,6 +305,20 @@ impl SqlStore {
     /// [`StoreError::Backend`] when a migration fails or an applied one was edited.
     pub async fn migrate(&self) -> StoreResult<()> {
         migrate(self.writer()).await.map_err(StoreError::from)
+    }
+
+    /// The statement this store reads a page of vendors with for `query` (as the engine passes
+    /// it on), with its values: for benchmarks that time the store's own SQL.
+    pub fn vendor_page_statement(query: &VendorQuery) -> crate::BoundStatement {
+        let (binds, sql) = vendors::vendor_page(query);
+        binds.statement(sql)
+    }
+
+    /// The statement this store reads a page of invoices with for `query`, today starting at
+    /// `today_start`, with its values: for benchmarks that time the store's own SQL.
+    pub fn invoice_page_statement(query: &InvoiceQuery, today_start: Timestamp) -> crate::BoundStatement {
+        let (binds, sql) = invoices::invoice_page(query, today_start);
+        binds.statement(sql)
     }
 
     /// The pool write transactions use.

@@ -4,6 +4,7 @@
 //! are keyset pages in id order (D26).
 
 use pharmapay_core::BusinessCalendar;
+use pharmapay_core::dashboard::SummaryFigures;
 use pharmapay_core::dashboard::TopVendor;
 use pharmapay_core::domain::aging::{Aging, AgingBounds, AgingBucket, AgingBuilder};
 use pharmapay_core::domain::licence::LicenceHolder;
@@ -11,7 +12,7 @@ use pharmapay_core::domain::statement::{StatementEntry, StatementLineKind, State
 use pharmapay_core::domain::{
     AuditEntry, AuditQuery, Invoice, InvoiceFilter, Setting, Transaction, TransactionFilter, Vendor, VendorFilter,
 };
-use pharmapay_core::figures::{DayFigures, OpenFigures, SummaryFigures, day_key};
+use pharmapay_core::figures::{DayFigures, OpenFigures, day_key};
 use pharmapay_core::ids::{InvoiceId, TransactionId, VendorId};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::jiff::civil::Date;

@@ -9,8 +9,9 @@ use pharmapay_core::access::Permission;
 use pharmapay_core::domain::licence::LicenseStatus;
 use pharmapay_core::domain::{
     AuditEntry, Invoice, InvoiceBrief, InvoiceStatus, Policy, Role, Setting, Transaction, TransactionType, User,
-    Vendor, VendorTotals, VendorType,
+    Vendor, VendorType,
 };
+use pharmapay_core::figures::VendorFigures;
 use pharmapay_core::ids::{
     AuditId, InvoiceId, PermissionId, PolicyId, RoleId, TransactionId, UserId, VendorId, VendorPaymentId,
 };
@@ -90,8 +91,11 @@ pub(super) fn licences_json(numbers: &[String]) -> String {
 
 pub(super) fn vendor_from(row: &DbRow) -> Result<Vendor> {
     let licences: &str = row.try_get("additional_drug_license_numbers")?;
-    let total_value = pair_of(row, pair_columns!("invoiced"))?;
-    let total_paid = total_value - pair_of(row, pair_columns!("outstanding"))?;
+    let figures = VendorFigures::of_balance(
+        0,
+        pair_of(row, pair_columns!("invoiced"))?,
+        pair_of(row, pair_columns!("outstanding"))?,
+    );
     Ok(Vendor {
         id: VendorId(row.try_get("id")?),
         name: row.try_get("name")?,
@@ -111,7 +115,7 @@ pub(super) fn vendor_from(row: &DbRow) -> Result<Vendor> {
         license_status: LicenseStatus::Unknown,
         gstin: row.try_get("gstin")?,
         is_active: row.try_get("is_active")?,
-        totals: VendorTotals::new(total_value, total_paid),
+        totals: figures.totals(),
         created_at: instant(row.try_get("created_at")?)?,
         updated_at: instant(row.try_get("updated_at")?)?,
     })

@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 
+use pharmapay_core::domain::invoice::OPEN;
 use pharmapay_core::domain::{NewTransaction, NewVendorPayment, PaymentReference, Transaction, VendorPayment};
 use pharmapay_core::figures::{FigureChange, InvoiceFacts, PaymentFacts};
 use pharmapay_core::ids::{InvoiceId, VendorId, VendorPaymentId};
@@ -19,6 +20,7 @@ use sqlx::Row;
 use super::binds::rows_in;
 use super::figures::invoice_facts;
 use super::guards::{check_reference, lock_reference, lock_vendors_of};
+use super::invoices::terms_condition;
 use super::payments::{insert_payment_row, payment_for_change, take_paid_from};
 use super::rows::{amount, instant, micros, transaction_from, transaction_type};
 use super::{Conn, Result, SqlStore, answer, commit_moving, refused, row_by_id};
@@ -37,14 +39,13 @@ async fn payable_invoices(conn: &mut Conn, vendor_id: i64, ids: Option<Vec<i64>>
             rows_in(conn, &ids, sql).await?
         }
         None => {
-            sqlx::query(concat!(
-                "SELECT id, vendor_id, is_active, amount, paid, due_date, invoice_date FROM invoices \
-                 WHERE vendor_id = $1 AND is_active AND amount > paid ORDER BY id",
+            // The vendor's open invoices (D31): active and still owing something.
+            let sql = format!(
+                "SELECT {columns} FROM invoices WHERE invoices.vendor_id = $1 AND {} ORDER BY id{}",
+                terms_condition("invoices", OPEN, None),
                 for_update!()
-            ))
-            .bind(vendor_id)
-            .fetch_all(&mut *conn)
-            .await?
+            );
+            sqlx::query(sqlx::AssertSqlSafe(sql)).bind(vendor_id).fetch_all(&mut *conn).await?
         }
     };
     rows.iter().map(|row| Ok((row.try_get::<i64, _>("id")?, invoice_facts(row, "amount", "paid")?))).collect()

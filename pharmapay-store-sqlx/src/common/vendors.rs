@@ -197,58 +197,69 @@ impl VendorStore for SqlStore {
 
     async fn list_vendors(&self, query: &VendorQuery) -> StoreResult<Page<Vendor>> {
         self.answer_read(|| async move {
-            let mut binds = Binds::default();
-            let searched = query.filter.search.as_deref().and_then(|term| vendor_matches(&mut binds, term));
-            let (source, filter) = match searched {
-                Some((matches, condition)) => {
-                    let rest = VendorFilter { search: None, ..query.filter.clone() };
-                    (matches, format!("{} AND {condition}", vendor_conditions(&mut binds, &rest)))
-                }
-                None => ("vendors v", vendor_conditions(&mut binds, &query.filter)),
-            };
-            let dir = direction(query.sort.dir);
-            // Every sort reads an index: by name, by type, or by the kept balance (D41).
-            let (order, sorted_by) = match query.sort.key {
-                VendorSortKey::Name => (format!("v.name_key {dir}"), "v.name_key"),
-                VendorSortKey::VendorType => (format!("v.vendor_type {dir}"), "v.vendor_type"),
-                VendorSortKey::OutstandingBalance => (
-                    format!("v.outstanding_high {dir}, v.outstanding_low {dir}"),
-                    "v.outstanding_high, v.outstanding_low",
-                ),
-            };
-            let total = |binds: &mut Binds, filter: &str| match KeptCount::of_vendors(&query.filter) {
-                Some(kept) => kept_count(binds, kept, None),
-                None => format!("SELECT COUNT(*) FROM vendors v WHERE {filter}"),
-            };
-            let sql = if query.filter.search.is_some() {
-                // A search is looked up once, for the count and the page alike: its matches are
-                // kept with the columns this sort reads (fewer to copy: a fifth off a term one name
-                // in eight holds, at a chain's scale), and only the page's rows are read whole.
-                let (limit, offset) = page_limits(query.page);
-                format!(
-                    "WITH matched AS MATERIALIZED (SELECT v.id, {sorted_by} FROM {source} WHERE {filter}) \
-                     SELECT (SELECT COUNT(*) FROM matched) AS total_count, {columns} FROM \
-                     (SELECT v.id FROM matched v ORDER BY {order}, v.id {dir} LIMIT {limit} OFFSET {offset}) p \
-                     JOIN vendors v ON v.id = p.id ORDER BY {order}, v.id {dir}",
-                    columns = vendor_columns!(),
-                )
-            } else {
-                let count = total(&mut binds, &filter);
-                let (limit, offset) = page_limits(query.page);
-                format!(
-                    "SELECT ({count}) AS total_count, {columns} FROM vendors v WHERE {filter} \
-                     ORDER BY {order}, v.id {dir} LIMIT {limit} OFFSET {offset}",
-                    columns = vendor_columns!(),
-                )
-            };
+            let (binds, sql) = vendor_page(query);
             let recount = || {
                 let mut binds = Binds::default();
                 let filter = vendor_conditions(&mut binds, &query.filter);
-                let count = total(&mut binds, &filter);
+                let count = vendor_count(&mut binds, &query.filter, &filter);
                 binds.query(count)
             };
             self.page(binds, sql, query.page, vendor_from, recount).await
         })
         .await
+    }
+}
+
+/// The statement a page of vendors is read with, and its values: the page and, in the same
+/// statement, the list's total count (from the kept figures when the filter allows, D41).
+pub(super) fn vendor_page(query: &VendorQuery) -> (Binds, String) {
+    let mut binds = Binds::default();
+    let searched = query.filter.search.as_deref().and_then(|term| vendor_matches(&mut binds, term));
+    let (source, filter) = match searched {
+        Some((matches, condition)) => {
+            let rest = VendorFilter { search: None, ..query.filter.clone() };
+            (matches, format!("{} AND {condition}", vendor_conditions(&mut binds, &rest)))
+        }
+        None => ("vendors v", vendor_conditions(&mut binds, &query.filter)),
+    };
+    let dir = direction(query.sort.dir);
+    // Every sort reads an index: by name, by type, or by the kept balance (D41).
+    let (order, sorted_by) = match query.sort.key {
+        VendorSortKey::Name => (format!("v.name_key {dir}"), "v.name_key"),
+        VendorSortKey::VendorType => (format!("v.vendor_type {dir}"), "v.vendor_type"),
+        VendorSortKey::OutstandingBalance => {
+            (format!("v.outstanding_high {dir}, v.outstanding_low {dir}"), "v.outstanding_high, v.outstanding_low")
+        }
+    };
+    let sql = if query.filter.search.is_some() {
+        // A search is looked up once, for the count and the page alike: its matches are
+        // kept with the columns this sort reads (fewer to copy: a fifth off a term one name
+        // in eight holds, at a chain's scale), and only the page's rows are read whole.
+        let (limit, offset) = page_limits(query.page);
+        format!(
+            "WITH matched AS MATERIALIZED (SELECT v.id, {sorted_by} FROM {source} WHERE {filter}) \
+             SELECT (SELECT COUNT(*) FROM matched) AS total_count, {columns} FROM \
+             (SELECT v.id FROM matched v ORDER BY {order}, v.id {dir} LIMIT {limit} OFFSET {offset}) p \
+             JOIN vendors v ON v.id = p.id ORDER BY {order}, v.id {dir}",
+            columns = vendor_columns!(),
+        )
+    } else {
+        let count = vendor_count(&mut binds, &query.filter, &filter);
+        let (limit, offset) = page_limits(query.page);
+        format!(
+            "SELECT ({count}) AS total_count, {columns} FROM vendors v WHERE {filter} \
+             ORDER BY {order}, v.id {dir} LIMIT {limit} OFFSET {offset}",
+            columns = vendor_columns!(),
+        )
+    };
+    (binds, sql)
+}
+
+/// The statement counting the vendors `filter` selects, whose conditions are `conditions`: from
+/// the kept figures when the filter allows (D41), else row by row.
+fn vendor_count(binds: &mut Binds, filter: &VendorFilter, conditions: &str) -> String {
+    match KeptCount::of_vendors(filter) {
+        Some(kept) => kept_count(binds, kept, None),
+        None => format!("SELECT COUNT(*) FROM vendors v WHERE {conditions}"),
     }
 }

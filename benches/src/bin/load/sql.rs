@@ -2,9 +2,9 @@
 //! through sqlx with the store's connection settings, and nothing else (no HTTP, no JSON, no
 //! engine, no decoding of the rows into domain values).
 //!
-//! The fixed statements are the store's own texts (`pharmapay_store_sqlx::statements`); the
-//! pages built from filters are copies of what `pharmapay-store-sqlx/src/common/` sends (as
-//! sqlx logs them). The harness checks at every run that the server really sent each of them,
+//! The fixed statements are the store's own texts (`pharmapay_store_sqlx::statements`), and the
+//! pages built from filters the store's own statements for the same queries ([`store_page`]).
+//! The harness checks at every run that the server really sent each of them,
 //! so a change in the store cannot silently leave a ceiling measuring another query. Reads run on
 //! the reader settings (`query_only`, WAL), writes on the writer's (WAL, `synchronous = FULL`,
 //! a 64 MiB page cache, `BEGIN IMMEDIATE`) for SQLite; PostgreSQL uses plain connections at
@@ -16,10 +16,13 @@ use std::time::{Duration, Instant};
 use pharmapay_benches::stats::{Latencies, per_second};
 use pharmapay_core::BusinessCalendar;
 use pharmapay_core::domain::aging::AgingBounds;
+use pharmapay_core::domain::{InvoiceQuery, VendorQuery};
 use pharmapay_core::figures::day_key;
 use pharmapay_core::jiff::civil::Date;
 use pharmapay_core::jiff::{Timestamp, ToSpan};
-use pharmapay_store_sqlx::{StoreOptions, statements};
+use pharmapay_store_sqlx::{BoundStatement, BoundValue, PostgresStore, SqliteStore, StoreOptions, statements};
+
+use crate::setup::Backend;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{PgPool, SqlitePool};
@@ -30,51 +33,71 @@ pub const SESSION: &str = statements::SESSION_STATE;
 /// One vendor with its totals (`VendorStore::get_vendor`).
 pub const GET_VENDOR: &str = statements::VENDOR_BY_ID;
 
-/// The default invoice page: every invoice, newest invoice date first, 15 a page, counted from
-/// the kept totals (D41).
-pub const INVOICES_DEFAULT: &str = "SELECT (SELECT (1) * t.invoices FROM ledger_totals t WHERE t.id = 1) AS total_count, \
-i.id, i.vendor_id, v.name AS vendor_name, i.invoice_number, i.amount, i.paid, i.invoice_date, i.due_date, i.description, \
-i.is_active, i.created_at, i.updated_at FROM invoices i JOIN vendors v ON v.id = i.vendor_id WHERE TRUE \
-ORDER BY i.invoice_date DESC, i.id DESC LIMIT 15 OFFSET 0";
+/// A list page the harness times: the query string the endpoint sends, from which the store
+/// builds its statement ([`store_page`]), so the ceiling is the store's own SQL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ListPage {
+    /// Every invoice, newest invoice date first, 15 a page, counted from the kept totals (D41).
+    InvoicesDefault,
+    /// Overdue invoices by pending amount, largest first, counted from the kept open-invoice
+    /// counts per due date.
+    InvoicesOverdue,
+    /// Active vendors by outstanding balance, largest first (10 a page), along the index of the
+    /// kept balances.
+    VendorsByBalance,
+}
 
-/// Overdue invoices by pending amount, largest first, with their total count summed from the
-/// kept open-invoice counts per due date (binds: today's start twice).
-pub const INVOICES_OVERDUE: &str = "SELECT (SELECT (1) * (SELECT CAST(COALESCE(SUM(c.open_count), 0) AS BIGINT) \
-FROM invoice_open_counts c WHERE c.due_date < $2) FROM ledger_totals t WHERE t.id = 1) AS total_count, i.id, i.vendor_id, \
-v.name AS vendor_name, i.invoice_number, i.amount, i.paid, i.invoice_date, i.due_date, i.description, i.is_active, \
-i.created_at, i.updated_at FROM invoices i JOIN vendors v ON v.id = i.vendor_id \
-WHERE i.is_active AND i.amount - i.paid > 0 AND i.due_date < $1 ORDER BY (i.amount - i.paid) DESC, i.id DESC LIMIT 15 OFFSET 0";
+impl ListPage {
+    /// Every page the harness times.
+    pub const ALL: [ListPage; 3] = [ListPage::InvoicesDefault, ListPage::InvoicesOverdue, ListPage::VendorsByBalance];
 
-/// The page of overdue invoices alone, without the total count (shown for the diagnosis, not
-/// a ceiling).
-pub const INVOICES_OVERDUE_PAGE_ONLY: &str = "SELECT i.id, i.vendor_id, v.name AS vendor_name, i.invoice_number, \
-i.amount, i.paid, i.invoice_date, i.due_date, i.description, i.is_active, i.created_at, i.updated_at FROM invoices i \
-JOIN vendors v ON v.id = i.vendor_id WHERE i.is_active AND i.amount - i.paid > 0 AND i.due_date < $1 \
-ORDER BY (i.amount - i.paid) DESC, i.id DESC LIMIT 15 OFFSET 0";
+    /// The path and query string the endpoint sends.
+    pub fn path(self) -> &'static str {
+        match self {
+            ListPage::InvoicesDefault => "/api/invoices",
+            ListPage::InvoicesOverdue => "/api/invoices?sortBy=pendingAmount&sortDir=desc&status=Overdue",
+            ListPage::VendorsByBalance => "/api/vendors?sortBy=outstandingBalance&sortDir=desc",
+        }
+    }
 
-/// The total count of overdue invoices counted over the invoices themselves, as a store without
-/// the kept counts would (shown for the diagnosis, not a ceiling).
-pub const INVOICES_OVERDUE_ROW_COUNT: &str =
-    "SELECT COUNT(*) FROM invoices i WHERE i.is_active AND i.amount - i.paid > 0 AND i.due_date < $1";
+    fn params(self) -> Vec<(String, String)> {
+        let query = self.path().split_once('?').map_or("", |(_, query)| query);
+        query
+            .split('&')
+            .filter_map(|pair| pair.split_once('='))
+            .map(|(name, value)| (name.to_owned(), value.to_owned()))
+            .collect()
+    }
+}
 
-/// The vendor page sorted by outstanding balance, largest first (10 a page), along the index of
-/// the kept balances.
-pub fn vendors_by_balance() -> String {
-    "SELECT (SELECT (1) * t.active_vendors FROM ledger_totals t WHERE t.id = 1) AS total_count, v.id, v.name, \
-v.vendor_type, v.address, v.phone, v.email, v.drug_license_number1, v.drug_license_number2, \
-v.additional_drug_license_numbers, v.drug_license_valid_until, v.gstin, v.is_active, v.created_at, v.updated_at, \
-v.active_invoices, v.invoiced_high, v.invoiced_low, v.outstanding_high, v.outstanding_low FROM vendors v WHERE v.is_active = TRUE \
-ORDER BY v.outstanding_high DESC, v.outstanding_low DESC, v.id DESC LIMIT 10 OFFSET 0"
-        .to_owned()
+/// The statement the store of `backend` reads `page` with, today starting at `today_start`, as
+/// the store builds it.
+pub fn store_page(backend: Backend, page: ListPage, today_start: Timestamp) -> Statement {
+    let params = page.params();
+    let bound = match page {
+        ListPage::VendorsByBalance => {
+            let query = VendorQuery::from_params(&params).expect("the harness's own parameters are valid");
+            match backend {
+                Backend::Postgres => PostgresStore::vendor_page_statement(&query),
+                _ => SqliteStore::vendor_page_statement(&query),
+            }
+        }
+        _ => {
+            let query = InvoiceQuery::from_params(&params).expect("the harness's own parameters are valid");
+            match backend {
+                Backend::Postgres => PostgresStore::invoice_page_statement(&query, today_start),
+                _ => SqliteStore::invoice_page_statement(&query, today_start),
+            }
+        }
+    };
+    Statement::bound(bound)
 }
 
 /// The dashboard summary: the kept totals and the recent days' figures in one row.
 pub const SUMMARY: &str = statements::DASHBOARD_FIGURES;
 
 /// The five active vendors with the largest balances.
-pub fn top_vendors() -> String {
-    statements::TOP_VENDORS.to_owned()
-}
+pub const TOP_VENDORS: &str = statements::TOP_VENDORS;
 
 /// The five newest invoices.
 pub const RECENT_INVOICES: &str = statements::RECENT_INVOICES;
@@ -106,14 +129,22 @@ pub struct Statement {
     /// The SQL text.
     pub sql: &'static str,
     /// The values of `$1`, `$2` ... in order.
-    pub binds: Vec<i64>,
+    pub binds: Vec<BoundValue>,
 }
 
 impl Statement {
-    /// A statement; the text is kept for the whole run (sqlx caches its prepared form per
-    /// connection, keyed by the text, as it does for the store's).
+    /// A statement of integer values; the text is kept for the whole run (sqlx caches its
+    /// prepared form per connection, keyed by the text, as it does for the store's).
     pub fn new(sql: impl Into<String>, binds: Vec<i64>) -> Self {
-        Self { sql: String::leak(sql.into()), binds }
+        Self {
+            sql: String::leak(sql.into()),
+            binds: binds.into_iter().map(|value| BoundValue::Int(Some(value))).collect(),
+        }
+    }
+
+    /// A statement as the store builds it.
+    pub fn bound(statement: BoundStatement) -> Self {
+        Self { sql: String::leak(statement.sql), binds: statement.values }
     }
 }
 
@@ -137,8 +168,8 @@ impl Context {
     }
 
     /// The first instant of today in the business calendar.
-    pub fn today_start(&self) -> i64 {
-        Self::micros(self.calendar.start_of(self.calendar.date_of(self.now)))
+    pub fn today_start(&self) -> Timestamp {
+        self.calendar.start_of(self.calendar.date_of(self.now))
     }
 
     /// The key of the first of the dashboard's thirty recent days.
@@ -398,7 +429,11 @@ macro_rules! run_statements {
         for statement in $statements {
             let mut query = sqlx::query(statement.sql);
             for value in &statement.binds {
-                query = query.bind(*value);
+                query = match value {
+                    BoundValue::Int(value) => query.bind(*value),
+                    BoundValue::Bool(value) => query.bind(*value),
+                    BoundValue::Text(value) => query.bind(value.clone()),
+                };
             }
             query.fetch_all(&mut *$conn).await.map_err(|error| format!("{error} in {}", statement.sql))?;
         }
@@ -649,8 +684,16 @@ mod tests {
         let aging = context.aging_statement().expect("the logged aging statement");
         assert!(aging.sql.starts_with(AGING_PREFIX));
         let day = |text: &str| text.parse::<Timestamp>().unwrap().as_microsecond();
+        let ints: Vec<i64> = aging
+            .binds
+            .iter()
+            .map(|value| match value {
+                BoundValue::Int(Some(value)) => *value,
+                other => panic!("an aging bound is an integer: {other:?}"),
+            })
+            .collect();
         assert_eq!(
-            aging.binds,
+            ints,
             [
                 day("2023-05-22T00:00:00Z"),
                 day("2023-05-21T00:00:00Z"),

@@ -1,0 +1,307 @@
+//! What each row contributes to the kept figures (D41): the facts of a vendor, an invoice and a
+//! payment a write loads under its lock, and the [`FigureChange`] a write applies.
+
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+use jiff::civil::Date;
+use rust_decimal::Decimal;
+
+use super::kinds::{DayFigures, LedgerTotals, OpenFigures, VendorFigures};
+use crate::clock::BusinessCalendar;
+use crate::domain::invoice::is_open;
+use crate::ids::VendorId;
+
+/// What the figures depend on of a vendor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VendorFacts {
+    /// Whether it is active.
+    pub is_active: bool,
+}
+
+/// What the figures depend on of an invoice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InvoiceFacts {
+    /// Its vendor.
+    pub vendor_id: VendorId,
+    /// Whether it is active (not canceled).
+    pub is_active: bool,
+    /// Its amount.
+    pub amount: Decimal,
+    /// Its paid total: the sum of its active payments.
+    pub paid: Decimal,
+    /// When it falls due.
+    pub due_date: Timestamp,
+}
+
+impl InvoiceFacts {
+    /// Whether it still owes something and counts as open (Overdue or PartiallyPaid, D10).
+    pub fn is_open(&self) -> bool {
+        is_open(self.is_active, self.amount - self.paid)
+    }
+}
+
+/// What the figures depend on of a payment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PaymentFacts {
+    /// Whether it is active.
+    pub is_active: bool,
+    /// Its amount.
+    pub amount: Decimal,
+    /// The business day of its `transactionDate` (D3).
+    pub day: Date,
+}
+
+impl PaymentFacts {
+    /// The facts of a payment of `amount` dated `transaction_date`, in `calendar`'s days.
+    pub fn new(is_active: bool, amount: Decimal, transaction_date: Timestamp, calendar: &BusinessCalendar) -> Self {
+        Self { is_active, amount, day: calendar.date_of(transaction_date) }
+    }
+}
+
+/// What one row adds to the kept figures.
+pub trait Contribution {
+    /// Adds what this row contributes, times `sign` (1 or -1), to `change`.
+    fn add_to(&self, change: &mut FigureChange, sign: i64);
+}
+
+impl<R: Contribution> Contribution for &R {
+    fn add_to(&self, change: &mut FigureChange, sign: i64) {
+        (*self).add_to(change, sign);
+    }
+}
+
+impl Contribution for VendorFacts {
+    fn add_to(&self, change: &mut FigureChange, sign: i64) {
+        change.totals.vendors += sign;
+        change.totals.active_vendors += sign * i64::from(self.is_active);
+    }
+}
+
+impl Contribution for InvoiceFacts {
+    fn add_to(&self, change: &mut FigureChange, sign: i64) {
+        change.totals.invoices += sign;
+        if !self.is_active {
+            return;
+        }
+        let factor = Decimal::from(sign);
+        let vendor = VendorFigures { active_invoices: sign, invoiced: self.amount * factor, paid: self.paid * factor };
+        change.vendors.entry(self.vendor_id).or_default().apply(&vendor);
+        change.totals.active_invoices += sign;
+        change.totals.invoiced += vendor.invoiced;
+        change.totals.invoice_paid += vendor.paid;
+        if self.is_open() {
+            change.totals.open_invoices += sign;
+            let open = OpenFigures { invoices: sign, pending: (self.amount - self.paid) * factor };
+            change.open_by_due_date.entry(self.due_date).or_default().apply(&open);
+        }
+    }
+}
+
+impl Contribution for PaymentFacts {
+    fn add_to(&self, change: &mut FigureChange, sign: i64) {
+        change.totals.payments += sign;
+        if !self.is_active {
+            return;
+        }
+        let day = DayFigures { payments: sign, amount: self.amount * Decimal::from(sign) };
+        change.days.entry(self.day).or_default().apply(&day);
+        change.totals.active_payments += sign;
+        change.totals.paid_out += day.amount;
+    }
+}
+
+/// How one write changes the kept figures: what its rows contribute after it, less what they
+/// contributed before. Build it with [`FigureChange::row`] once per row the write touches (a
+/// row it creates has no `before`; none is ever removed), then apply each part; every part
+/// lists only what changes, in ascending key order, so stores lock figure rows in one order and
+/// concurrent writes cannot wait on each other in a cycle.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FigureChange {
+    pub(super) vendors: BTreeMap<VendorId, VendorFigures>,
+    pub(super) open_by_due_date: BTreeMap<Timestamp, OpenFigures>,
+    pub(super) days: BTreeMap<Date, DayFigures>,
+    pub(super) totals: LedgerTotals,
+}
+
+impl FigureChange {
+    /// No change yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds the change of one row from `before` to `after`.
+    pub fn row<R: Contribution>(&mut self, before: Option<&R>, after: Option<&R>) -> &mut Self {
+        if let Some(before) = before {
+            before.add_to(self, -1);
+        }
+        if let Some(after) = after {
+            after.add_to(self, 1);
+        }
+        self
+    }
+
+    /// The change of each vendor's figures, by vendor id; vendors whose figures stay are left
+    /// out.
+    pub fn vendors(&self) -> impl Iterator<Item = (VendorId, &VendorFigures)> {
+        self.vendors.iter().filter(|(_, change)| !change.is_zero()).map(|(id, change)| (*id, change))
+    }
+
+    /// The change of each due date's open invoices, by due date; due dates whose figures stay
+    /// are left out.
+    pub fn open_by_due_date(&self) -> impl Iterator<Item = (Timestamp, &OpenFigures)> {
+        self.open_by_due_date.iter().filter(|(_, change)| !change.is_zero()).map(|(due, change)| (*due, change))
+    }
+
+    /// The change of each business day's payments, by day; days that stay are left out.
+    pub fn days(&self) -> impl Iterator<Item = (Date, &DayFigures)> {
+        self.days.iter().filter(|(_, change)| !change.is_zero()).map(|(day, change)| (*day, change))
+    }
+
+    /// The change of the installation's totals, unless they stay.
+    pub fn totals(&self) -> Option<&LedgerTotals> {
+        (!self.totals.is_zero()).then_some(&self.totals)
+    }
+
+    /// True when the write changes no figure.
+    pub fn is_empty(&self) -> bool {
+        self.vendors().next().is_none()
+            && self.open_by_due_date().next().is_none()
+            && self.days().next().is_none()
+            && self.totals().is_none()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dec(text: &str) -> Decimal {
+        text.parse().unwrap()
+    }
+
+    fn ts(text: &str) -> Timestamp {
+        text.parse().unwrap()
+    }
+
+    fn invoice(vendor: i64, is_active: bool, amount: &str, paid: &str, due: &str) -> InvoiceFacts {
+        InvoiceFacts { vendor_id: VendorId(vendor), is_active, amount: dec(amount), paid: dec(paid), due_date: ts(due) }
+    }
+
+    fn payment(is_active: bool, amount: &str, day: &str) -> PaymentFacts {
+        PaymentFacts { is_active, amount: dec(amount), day: day.parse().unwrap() }
+    }
+
+    #[test]
+    fn a_new_invoice_adds_to_its_vendor_the_totals_and_its_due_date() {
+        let due = "2024-06-01T00:00:00Z";
+        let mut change = FigureChange::new();
+        change.row(None, Some(&invoice(7, true, "100", "0", due)));
+        let vendors: Vec<_> = change.vendors().collect();
+        assert_eq!(
+            vendors,
+            [(VendorId(7), &VendorFigures { active_invoices: 1, invoiced: dec("100"), paid: dec("0") })]
+        );
+        let open = OpenFigures { invoices: 1, pending: dec("100") };
+        assert_eq!(change.open_by_due_date().collect::<Vec<_>>(), [(ts(due), &open)]);
+        let totals = change.totals().unwrap();
+        assert_eq!((totals.invoices, totals.active_invoices, totals.open_invoices), (1, 1, 1));
+        assert_eq!(totals.total_due(), dec("100"));
+        assert_eq!(change.days().count(), 0);
+    }
+
+    #[test]
+    fn a_payment_moves_paid_and_closes_the_invoice_it_settles() {
+        let due = "2024-06-01T00:00:00Z";
+        let before = invoice(7, true, "100", "40", due);
+        let after = invoice(7, true, "100", "100", due);
+        let mut change = FigureChange::new();
+        change.row(Some(&before), Some(&after)).row(None, Some(&payment(true, "60", "2024-05-20")));
+        assert_eq!(
+            change.vendors().collect::<Vec<_>>(),
+            [(VendorId(7), &VendorFigures { active_invoices: 0, invoiced: dec("0"), paid: dec("60") })]
+        );
+        let closed = OpenFigures { invoices: -1, pending: dec("-60") };
+        assert_eq!(change.open_by_due_date().collect::<Vec<_>>(), [(ts(due), &closed)], "settled: no longer open");
+        let day: Date = "2024-05-20".parse().unwrap();
+        assert_eq!(change.days().collect::<Vec<_>>(), [(day, &DayFigures { payments: 1, amount: dec("60") })]);
+        let totals = change.totals().unwrap();
+        assert_eq!((totals.payments, totals.active_payments, totals.open_invoices), (1, 1, -1));
+        assert_eq!((totals.invoice_paid, totals.paid_out), (dec("60"), dec("60")));
+    }
+
+    #[test]
+    fn a_payment_on_a_canceled_invoice_counts_only_as_paid_out() {
+        // D12: totalPaid sums active payments whatever their invoice's state; D11 counts only
+        // active invoices.
+        let due = "2024-06-01T00:00:00Z";
+        let mut change = FigureChange::new();
+        change
+            .row(Some(&invoice(7, false, "100", "0", due)), Some(&invoice(7, false, "100", "10", due)))
+            .row(None, Some(&payment(true, "10", "2024-05-20")));
+        assert_eq!(change.vendors().count(), 0);
+        assert_eq!(change.open_by_due_date().count(), 0);
+        let totals = change.totals().unwrap();
+        assert_eq!((totals.invoice_paid, totals.paid_out), (dec("0"), dec("10")));
+    }
+
+    #[test]
+    fn moving_an_invoice_to_another_vendor_moves_its_figures_in_vendor_order() {
+        let due = "2024-06-01T00:00:00Z";
+        let mut change = FigureChange::new();
+        change.row(Some(&invoice(9, true, "100", "30", due)), Some(&invoice(3, true, "120", "30", due)));
+        let vendors: Vec<_> = change.vendors().map(|(id, figures)| (id.get(), *figures)).collect();
+        assert_eq!(
+            vendors,
+            [
+                (3, VendorFigures { active_invoices: 1, invoiced: dec("120"), paid: dec("30") }),
+                (9, VendorFigures { active_invoices: -1, invoiced: dec("-100"), paid: dec("-30") }),
+            ],
+            "ascending ids: the order stores lock vendor rows in"
+        );
+        let moved = OpenFigures { invoices: 0, pending: dec("20") };
+        assert_eq!(
+            change.open_by_due_date().collect::<Vec<_>>(),
+            [(ts(due), &moved)],
+            "open before and after on the same due date: only what it owes changes"
+        );
+        assert_eq!(change.totals().unwrap().invoiced, dec("20"));
+    }
+
+    #[test]
+    fn cancel_and_restore_cancel_out() {
+        let due = "2024-06-01T00:00:00Z";
+        let active = invoice(7, true, "100", "40", due);
+        let canceled = InvoiceFacts { is_active: false, ..active };
+        let mut change = FigureChange::new();
+        change.row(Some(&active), Some(&canceled)).row(Some(&canceled), Some(&active));
+        assert!(change.is_empty(), "{change:?}");
+    }
+
+    #[test]
+    fn moving_a_payment_between_days_moves_its_day_figures() {
+        let mut change = FigureChange::new();
+        change.row(Some(&payment(true, "10", "2024-05-20")), Some(&payment(true, "15", "2024-05-21")));
+        let days: Vec<_> = change.days().map(|(day, figures)| (day.to_string(), *figures)).collect();
+        assert_eq!(
+            days,
+            [
+                ("2024-05-20".to_owned(), DayFigures { payments: -1, amount: dec("-10") }),
+                ("2024-05-21".to_owned(), DayFigures { payments: 1, amount: dec("15") }),
+            ]
+        );
+        assert_eq!(change.totals().unwrap().paid_out, dec("5"));
+        assert_eq!(change.totals().unwrap().payments, 0);
+    }
+
+    #[test]
+    fn vendors_count_in_the_totals_only() {
+        let mut change = FigureChange::new();
+        change.row(None, Some(&VendorFacts { is_active: true }));
+        assert_eq!((change.totals().unwrap().vendors, change.totals().unwrap().active_vendors), (1, 1));
+        let mut deleted = FigureChange::new();
+        deleted.row(Some(&VendorFacts { is_active: true }), Some(&VendorFacts { is_active: false }));
+        assert_eq!((deleted.totals().unwrap().vendors, deleted.totals().unwrap().active_vendors), (0, -1));
+        assert_eq!(deleted.vendors().count(), 0);
+    }
+}
