@@ -26,7 +26,8 @@ use pharmapay_core::store::ReportStore;
 use pharmapay_core::store::{StoreResult, WriteContext};
 use pharmapay_core::{Entity, StoreError};
 
-use crate::ledger::{transaction_matches, vendor_matches};
+use crate::payments::transaction_matches;
+use crate::vendors::vendor_matches;
 use crate::{InvoiceRow, MemoryStore, VendorRow};
 
 /// One batch of an export (D26): up to `limit` of `rows` with ids above `after` that `matches`,
