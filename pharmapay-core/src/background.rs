@@ -25,6 +25,18 @@ pub fn lower_priority() {
 #[cfg(not(target_os = "linux"))]
 pub fn lower_priority() {}
 
+/// The calling thread's name and, on Linux, its nice value: what tests of background threads
+/// look at.
+#[cfg(test)]
+pub(crate) fn this_thread() -> (Option<String>, Option<i32>) {
+    let name = std::thread::current().name().map(str::to_owned);
+    #[cfg(target_os = "linux")]
+    let niceness = rustix::process::getpriority_process(None).ok();
+    #[cfg(not(target_os = "linux"))]
+    let niceness = None::<i32>;
+    (name, niceness)
+}
+
 /// Why background work gave no answer.
 #[derive(Debug, thiserror::Error)]
 pub enum BackgroundError {
@@ -78,16 +90,7 @@ mod tests {
 
     #[tokio::test]
     async fn background_work_answers_from_a_thread_of_lower_priority() {
-        let (name, niceness) = run("pharmapay-test-background", || {
-            let name = std::thread::current().name().map(str::to_owned);
-            #[cfg(target_os = "linux")]
-            let niceness = rustix::process::getpriority_process(None).ok();
-            #[cfg(not(target_os = "linux"))]
-            let niceness = None::<i32>;
-            (name, niceness)
-        })
-        .await
-        .expect("the work answers");
+        let (name, niceness) = run("pharmapay-test-background", this_thread).await.expect("the work answers");
         assert_eq!(name.as_deref(), Some("pharmapay-test-background"));
         #[cfg(target_os = "linux")]
         {

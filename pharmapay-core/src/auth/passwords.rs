@@ -289,16 +289,7 @@ mod tests {
     #[tokio::test]
     async fn hashing_runs_on_its_own_threads_below_the_normal_priority() {
         let passwords = Passwords::new(PasswordOptions { max_concurrent: 2, ..PasswordOptions::default() });
-        let (name, niceness) = passwords
-            .run_bounded(|_| {
-                let name = std::thread::current().name().map(str::to_owned);
-                #[cfg(target_os = "linux")]
-                let niceness = rustix::process::getpriority_process(None).ok();
-                #[cfg(not(target_os = "linux"))]
-                let niceness = None::<i32>;
-                (name, niceness)
-            })
-            .await;
+        let (name, niceness) = passwords.run_bounded(|_| crate::background::this_thread()).await;
         assert!(name.as_deref().is_some_and(|name| name.starts_with("pharmapay-hash-")), "{name:?}");
         if cfg!(target_os = "linux") {
             // Raising one's own nice value needs no privilege, so this holds for any user

@@ -175,14 +175,7 @@ impl FigureChange {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn dec(text: &str) -> Decimal {
-        text.parse().unwrap()
-    }
-
-    fn ts(text: &str) -> Timestamp {
-        text.parse().unwrap()
-    }
+    use crate::figures::test_values::{dec, ts};
 
     fn invoice(vendor: i64, is_active: bool, amount: &str, paid: &str, due: &str) -> InvoiceFacts {
         InvoiceFacts { vendor_id: VendorId(vendor), is_active, amount: dec(amount), paid: dec(paid), due_date: ts(due) }

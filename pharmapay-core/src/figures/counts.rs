@@ -157,16 +157,8 @@ impl KeptFigures {
 mod tests {
     use super::*;
     use crate::domain::InvoiceStatus;
+    use crate::figures::test_values::{dec, ts};
     use crate::figures::{LedgerTotals, OpenFigures};
-    use rust_decimal::Decimal;
-
-    fn dec(text: &str) -> Decimal {
-        text.parse().unwrap()
-    }
-
-    fn ts(text: &str) -> Timestamp {
-        text.parse().unwrap()
-    }
 
     #[test]
     fn status_and_state_filters_are_counted_from_kept_figures() {

@@ -145,15 +145,7 @@ pub fn day_of_key(key: i64) -> Option<Date> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rust_decimal::Decimal;
-
-    fn dec(text: &str) -> Decimal {
-        text.parse().unwrap()
-    }
-
-    fn ts(text: &str) -> Timestamp {
-        text.parse().unwrap()
-    }
+    use crate::figures::test_values::{dec, ts};
 
     #[test]
     fn day_keys_round_trip_and_order_like_days() {

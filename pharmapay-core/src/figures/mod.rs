@@ -35,3 +35,18 @@ pub use contribution::{Contribution, FigureChange, InvoiceFacts, PaymentFacts, V
 pub use counts::{KeptCount, KeptTerm};
 pub use kept::{KeptFigures, day_key, day_of_key, days_of};
 pub use kinds::{DayFigures, LedgerTotals, OpenFigures, VendorFigures};
+
+/// Decimals and instants from text, for the tests of this module's files.
+#[cfg(test)]
+mod test_values {
+    use jiff::Timestamp;
+    use rust_decimal::Decimal;
+
+    pub(super) fn dec(text: &str) -> Decimal {
+        text.parse().unwrap()
+    }
+
+    pub(super) fn ts(text: &str) -> Timestamp {
+        text.parse().unwrap()
+    }
+}

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use crate::helpers::{ADMIN_EMAIL, Backend, TestApp, statuses_at_once};
+use crate::helpers::{ADMIN_EMAIL, TestApp, statuses_at_once};
 
 /// Thirty concurrent payments of 1.00 on one invoice sum to exactly 30.
 pub async fn parallel_payments_sum_exactly(app: Arc<TestApp>) {
@@ -49,44 +49,8 @@ pub async fn parallel_failed_logins_stop_at_the_limit(app: Arc<TestApp>) {
     assert_eq!(statuses, expected);
 }
 
-macro_rules! races {
-    ($backend:ident, $spawn:path) => {
-        mod $backend {
-            use std::sync::Arc;
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn parallel_payments_sum_exactly() {
-                let Some(app) = $spawn().await else { return };
-                super::parallel_payments_sum_exactly(Arc::new(app)).await;
-            }
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn parallel_invoice_numbers_have_one_winner() {
-                let Some(app) = $spawn().await else { return };
-                super::parallel_invoice_numbers_have_one_winner(Arc::new(app)).await;
-            }
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn parallel_failed_logins_stop_at_the_limit() {
-                let Some(app) = $spawn().await else { return };
-                super::parallel_failed_logins_stop_at_the_limit(Arc::new(app)).await;
-            }
-        }
-    };
-}
-
-async fn memory_app() -> Option<TestApp> {
-    crate::helpers::spawn_app_on(Backend::Memory).await
-}
-
-async fn sqlite_app() -> Option<TestApp> {
-    crate::helpers::spawn_app_on(Backend::Sqlite).await
-}
-
-async fn postgres_app() -> Option<TestApp> {
-    crate::helpers::spawn_app_on(Backend::Postgres).await
-}
-
-races!(memory, super::memory_app);
-races!(sqlite, super::sqlite_app);
-races!(postgres, super::postgres_app);
+crate::helpers::on_every_backend!(
+    parallel_payments_sum_exactly,
+    parallel_invoice_numbers_have_one_winner,
+    parallel_failed_logins_stop_at_the_limit
+);

@@ -265,38 +265,7 @@ async fn a_commit_cut_off_by_a_lost_connection_is_answered_as_unknown_and_keeps_
     assert_eq!(references_on(&app, invoice).await.into_iter().collect::<Vec<_>>(), ["UTRLOST1"]);
 }
 
-macro_rules! faults {
-    ($backend:ident, $spawn:path) => {
-        mod $backend {
-            use std::sync::Arc;
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn clients_that_go_away_change_no_other_answer() {
-                let Some(app) = $spawn().await else { return };
-                super::clients_that_go_away_change_no_other_answer(Arc::new(app)).await;
-            }
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn vendor_payments_beside_single_payments_on_one_vendor_all_succeed() {
-                let Some(app) = $spawn().await else { return };
-                super::vendor_payments_beside_single_payments_on_one_vendor_all_succeed(Arc::new(app)).await;
-            }
-        }
-    };
-}
-
-async fn memory_app() -> Option<TestApp> {
-    crate::helpers::spawn_app_on(Backend::Memory).await
-}
-
-async fn sqlite_app() -> Option<TestApp> {
-    crate::helpers::spawn_app_on(Backend::Sqlite).await
-}
-
-async fn postgres_app() -> Option<TestApp> {
-    crate::helpers::spawn_app_on(Backend::Postgres).await
-}
-
-faults!(memory, super::memory_app);
-faults!(sqlite, super::sqlite_app);
-faults!(postgres, super::postgres_app);
+crate::helpers::on_every_backend!(
+    clients_that_go_away_change_no_other_answer,
+    vendor_payments_beside_single_payments_on_one_vendor_all_succeed
+);

@@ -463,3 +463,27 @@ pub fn fill(template: &str, value: &str) -> String {
 pub fn claims(token: &str) -> Value {
     jsonwebtoken::dangerous::insecure_decode_claims(token).unwrap()
 }
+
+/// Runs each of the named async functions, which take an onboarded `Arc<TestApp>`, as a test
+/// on every backend: a module per backend (`memory`, `sqlite`, `postgres`) with one test per
+/// function, the PostgreSQL ones skipping when no server is configured.
+macro_rules! on_every_backend {
+    ($($case:ident),* $(,)?) => {
+        $crate::helpers::on_every_backend!(@backend memory, Memory; $($case),*);
+        $crate::helpers::on_every_backend!(@backend sqlite, Sqlite; $($case),*);
+        $crate::helpers::on_every_backend!(@backend postgres, Postgres; $($case),*);
+    };
+    (@backend $module:ident, $backend:ident; $($case:ident),*) => {
+        mod $module {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    let backend = crate::helpers::Backend::$backend;
+                    let Some(app) = crate::helpers::spawn_app_on(backend).await else { return };
+                    super::$case(std::sync::Arc::new(app)).await;
+                }
+            )*
+        }
+    };
+}
+pub(crate) use on_every_backend;
