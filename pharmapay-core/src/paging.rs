@@ -202,6 +202,40 @@ impl PageRequest {
     }
 }
 
+impl PageRequest {
+    /// Reads `page` and `pageSize` for a screen that answers whole unless asked for a page
+    /// (D43): `None` when neither is given, else as [`from_params`](Self::from_params) reads
+    /// them, `page` alone taking `default_size`.
+    pub fn optional_from_params(
+        params: &(impl Params + ?Sized),
+        default_size: u32,
+        errors: &mut FieldErrors,
+    ) -> Option<Self> {
+        (params.get("page").is_some() || params.get("pageSize").is_some())
+            .then(|| Self::from_params(params, default_size, errors))
+    }
+
+    /// Keeps only this page of a whole, already sorted list, and says where it sits (D43).
+    pub fn cut<T>(self, items: &mut Vec<T>) -> PagePlace {
+        let total_count = items.len() as u64;
+        let offset = usize::try_from(self.offset()).unwrap_or(usize::MAX).min(items.len());
+        items.drain(..offset);
+        items.truncate(self.page_size as usize);
+        PagePlace { page: self.page, page_size: self.page_size, total_count }
+    }
+}
+
+/// Where one page of a screen that can also answer whole sits in that whole answer (D43).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PagePlace {
+    /// The 1-based page number.
+    pub page: u32,
+    /// Rows per page, as clamped.
+    pub page_size: u32,
+    /// How many rows the whole answer holds.
+    pub total_count: u64,
+}
+
 fn read_positive(params: &(impl Params + ?Sized), name: &str, errors: &mut FieldErrors) -> Option<u64> {
     let value = params.get(name)?;
     match value.trim().parse::<i64>() {

@@ -125,6 +125,14 @@ fn recount_statement(
     (opening, lines, balance)
 }
 
+/// The pages of a whole answer of `rows` rows, of a size `seed` picks from 1 to 4, and one page
+/// past the end.
+fn pages_of(rows: usize, seed: u64) -> Vec<PageRequest> {
+    let size = u32::try_from(seed % 4).expect("small") + 1;
+    let pages = u32::try_from(rows).expect("a model-sized answer").div_ceil(size);
+    (1..=pages + 1).map(|page| PageRequest::new(page, size)).collect()
+}
+
 /// A licence's status on `today`, recounted from its date (D36).
 fn status_on(calendar: &BusinessCalendar, vendor: &Vendor, today: Date) -> LicenseStatus {
     match vendor.drug_license_valid_until.map(|until| calendar.date_of(until)) {
@@ -154,7 +162,7 @@ pub(super) async fn check<S: Store>(
     let past = today.saturating_sub(days(i64::try_from(seed % 45).expect("small")));
     let vendor = (!vendors.is_empty()).then(|| vendors[usize::try_from(seed).unwrap_or(0) % vendors.len()].id);
     for (as_of, only) in [(today, None), (past, None), (today, vendor)] {
-        let query = AgingQuery { as_of: Some(as_of), vendor_id: only };
+        let query = AgingQuery { as_of: Some(as_of), vendor_id: only, page: None };
         let aging = engine.aging(admin, &query).await.expect("aging");
         let got: Vec<AgingLine> = aging
             .vendors
@@ -171,6 +179,15 @@ pub(super) async fn check<S: Store>(
         }
         let count: u64 = aging.vendors.iter().map(|row| row.figures.invoice_count).sum();
         assert_eq!(aging.totals.invoice_count, count, "the invoice count total");
+        // D43: its pages, put together, are the whole answer, and never change its totals.
+        let mut joined = Vec::new();
+        for page in pages_of(aging.vendors.len(), seed) {
+            let part = engine.aging(admin, &AgingQuery { page: Some(page), ..query }).await.expect("a page of aging");
+            assert_eq!(part.totals, aging.totals, "the totals of page {} of the aging on {as_of}", page.page());
+            assert_eq!(part.page.map(|place| place.total_count), Some(aging.vendors.len() as u64));
+            joined.extend(part.vendors);
+        }
+        assert_eq!(joined, aging.vendors, "the aging's pages on {as_of} put together (D43)");
         if as_of == today {
             for row in &aging.vendors {
                 let balance = vendors.iter().find(|v| v.id == row.vendor_id).expect("a known vendor");
@@ -194,7 +211,7 @@ pub(super) async fn check<S: Store>(
         let from = to.saturating_sub(days(i64::try_from(seed % 40).expect("small")));
         let earliest: Date = "2000-01-01".parse().expect("a date");
         for range in [(from, to), (earliest, today)] {
-            let query = StatementQuery { from_date: Some(range.0), to_date: Some(range.1) };
+            let query = StatementQuery { from_date: Some(range.0), to_date: Some(range.1), page: None };
             let statement = engine.vendor_statement(admin, vendor, &query).await.expect("statement");
             let figures = &statement.figures;
             let got: Vec<StatementLine> = figures
@@ -220,6 +237,16 @@ pub(super) async fn check<S: Store>(
                 "{range:?}"
             );
             assert_eq!(figures.closing_balance, figures.opening_balance + figures.total_invoiced - figures.total_paid);
+            let mut joined = Vec::new();
+            for page in pages_of(figures.lines.len(), seed) {
+                let part = engine.vendor_statement(admin, vendor, &StatementQuery { page: Some(page), ..query }).await;
+                let part = part.expect("a page of a statement").figures;
+                let whole =
+                    (figures.opening_balance, figures.total_invoiced, figures.total_paid, figures.closing_balance);
+                assert_eq!((part.opening_balance, part.total_invoiced, part.total_paid, part.closing_balance), whole);
+                joined.extend(part.lines);
+            }
+            assert_eq!(joined, figures.lines, "the statement's pages over {range:?} put together (D43)");
             if range.0 == earliest {
                 let balance = vendors.iter().find(|v| v.id == vendor).expect("known").totals.outstanding_balance;
                 assert_eq!(figures.closing_balance, balance, "a statement of everything closes at the balance (D35)");
@@ -276,7 +303,8 @@ pub(super) async fn snapshot<S: Store>(
         let _ = writeln!(out, "aging v{} {} {:?}", vendor_ordinal(row.vendor_id), row.vendor_name, row.figures);
     }
     let _ = writeln!(out, "aging totals {:?}", aging.totals);
-    let everything = StatementQuery { from_date: Some("2000-01-01".parse().expect("a date")), to_date: None };
+    let everything =
+        StatementQuery { from_date: Some("2000-01-01".parse().expect("a date")), to_date: None, page: None };
     for vendor in vendors {
         let statement = engine.vendor_statement(admin, *vendor, &everything).await.expect("statement");
         let figures = &statement.figures;

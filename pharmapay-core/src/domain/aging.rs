@@ -20,20 +20,27 @@ use rust_decimal::Decimal;
 use crate::clock::BusinessCalendar;
 use crate::error::FieldErrors;
 use crate::ids::VendorId;
-use crate::paging::{Params, read_day, read_id};
+use crate::paging::{PagePlace, PageRequest, Params, read_day, read_id};
 use crate::text;
 
-/// The parameters of an aging (D34): the day, today when absent, and one vendor or all.
+/// Vendor rows on a page of the aging when `page` comes without `pageSize` (D43).
+pub const AGING_PAGE_SIZE: u32 = 25;
+
+/// The parameters of an aging (D34): the day, today when absent, and one vendor or all; and
+/// the page of vendor rows, or all of them (D43).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct AgingQuery {
     /// The aging day; `None` is today in the business time zone.
     pub as_of: Option<Date>,
     /// Only this vendor.
     pub vendor_id: Option<VendorId>,
+    /// One page of the vendor rows (D43); `None` answers them all.
+    pub page: Option<PageRequest>,
 }
 
 impl AgingQuery {
-    /// Reads `asOf` and `vendorId`; a day after today is the engine's to refuse.
+    /// Reads `asOf`, `vendorId`, `page` and `pageSize`; a day after today is the engine's to
+    /// refuse.
     ///
     /// # Errors
     /// The messages by parameter name.
@@ -42,6 +49,7 @@ impl AgingQuery {
         let query = Self {
             as_of: read_day(params, "asOf", &mut errors),
             vendor_id: read_id(params, "vendorId", &mut errors).map(VendorId),
+            page: PageRequest::optional_from_params(params, AGING_PAGE_SIZE, &mut errors),
         };
         if errors.is_empty() { Ok(query) } else { Err(errors) }
     }
@@ -201,8 +209,10 @@ pub struct Aging {
     pub as_of: Date,
     /// Vendors with a positive total, by total descending, then name, then id.
     pub vendors: Vec<AgingRow>,
-    /// The sums over every vendor.
+    /// The sums over every vendor, whatever the page (D43).
     pub totals: AgingFigures,
+    /// Where `vendors` sits among all the rows, when a page was asked for (D43).
+    pub page: Option<PagePlace>,
 }
 
 /// Adds up what a store found, invoice by invoice or already summed by vendor and bucket.
@@ -264,7 +274,7 @@ impl AgingBuilder {
             }
             totals.invoice_count += row.figures.invoice_count;
         }
-        Aging { as_of, vendors, totals: totals.normalized() }
+        Aging { as_of, vendors, totals: totals.normalized(), page: None }
     }
 }
 

@@ -13,19 +13,26 @@ use rust_decimal::Decimal;
 
 use crate::error::FieldErrors;
 use crate::ids::{InvoiceId, TransactionId};
-use crate::paging::{Params, read_day};
+use crate::paging::{PagePlace, PageRequest, Params, read_day};
 
-/// The range of a statement (D35): business days, both included.
+/// Lines on a page of a statement when `page` comes without `pageSize` (D43).
+pub const STATEMENT_PAGE_SIZE: u32 = 100;
+
+/// The range of a statement (D35): business days, both included; and the page of its lines, or
+/// all of them (D43).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StatementQuery {
     /// The first day; `None` is the first day of the current month.
     pub from_date: Option<Date>,
     /// The last day; `None` is today.
     pub to_date: Option<Date>,
+    /// One page of the lines (D43); `None` answers them all.
+    pub page: Option<PageRequest>,
 }
 
 impl StatementQuery {
-    /// Reads `fromDate` and `toDate` (`YYYY-MM-DD`); `fromDate` after `toDate` is an error, and
+    /// Reads `fromDate` and `toDate` (`YYYY-MM-DD`), `page` and `pageSize`; `fromDate` after
+    /// `toDate` is an error, and
     /// so is either missing when the other makes the range empty, which the engine checks.
     ///
     /// # Errors
@@ -35,6 +42,7 @@ impl StatementQuery {
         let query = Self {
             from_date: read_day(params, "fromDate", &mut errors),
             to_date: read_day(params, "toDate", &mut errors),
+            page: PageRequest::optional_from_params(params, STATEMENT_PAGE_SIZE, &mut errors),
         };
         if let (Some(from), Some(to)) = (query.from_date, query.to_date)
             && from > to
@@ -54,8 +62,12 @@ pub struct Statement {
     pub from_date: Date,
     /// The last day.
     pub to_date: Date,
-    /// The opening balance, the lines and the totals.
+    /// The opening balance, the lines and the totals; with a page, its lines alone, each
+    /// still with the running balance from the range's opening, and the totals of the whole
+    /// range (D43).
     pub figures: StatementFigures,
+    /// Where the lines sit among all the range's lines, when a page was asked for (D43).
+    pub page: Option<PagePlace>,
 }
 
 /// What a store finds for a statement (D35): what was invoiced and paid before the range, and

@@ -27,7 +27,8 @@ pub struct LicenceAlert {
 
 impl<S: Store> PharmaPay<S> {
     /// The payables aging as of a day (D34), today when the query names none: what each vendor
-    /// was owed on that day, by how late it was; later payments never shrink it.
+    /// was owed on that day, by how late it was; later payments never shrink it. With a page,
+    /// that page of the vendor rows and the totals of them all (D43).
     ///
     /// # Errors
     /// [`Error::Forbidden`] without `Invoice:Read`; [`Error::Validation`] for a day after
@@ -44,11 +45,15 @@ impl<S: Store> PharmaPay<S> {
             self.store.get_vendor(vendor_id).await.map_err(store_error)?.ok_or(Error::not_found(Entity::Vendor))?;
         }
         let bounds = AgingBounds::for_day(&calendar, as_of);
-        self.store.aging(&bounds, query.vendor_id).await.map_err(store_error)
+        let mut aging = self.store.aging(&bounds, query.vendor_id).await.map_err(store_error)?;
+        // D43: the page is cut from the whole answer, whose totals stay.
+        aging.page = query.page.map(|page| page.cut(&mut aging.vendors));
+        Ok(aging)
     }
 
     /// A vendor's statement over a range of days (D35): by default from the first day of the
-    /// current month to today. A deleted vendor's statement is still served.
+    /// current month to today. A deleted vendor's statement is still served. With a page, that
+    /// page of the lines, balances running from the range's opening (D43).
     ///
     /// # Errors
     /// [`Error::Forbidden`] without `Vendor:Read`, `Invoice:Read` and `Transaction:Read` (D48);
@@ -78,8 +83,10 @@ impl<S: Store> PharmaPay<S> {
         let from = calendar.start_of(from_date);
         let before = calendar.start_of(to_date.saturating_add(Span::new().days(1)));
         let rows = self.store.statement_rows(vendor_id, from, before, &calendar).await.map_err(store_error)?;
-        let figures = statement::build(rows.invoiced_before - rows.paid_before, rows.entries);
-        Ok(Statement { vendor, from_date, to_date, figures })
+        let mut figures = statement::build(rows.invoiced_before - rows.paid_before, rows.entries);
+        // D43: balances run over the whole range before a page is cut from it.
+        let page = query.page.map(|page| page.cut(&mut figures.lines));
+        Ok(Statement { vendor, from_date, to_date, figures, page })
     }
 
     /// Active vendors whose drug licence has expired or expires within `within_days` days

@@ -1,6 +1,6 @@
 //! Conformance cases for the vendor master and what a pharmacy reconciles with: GSTINs (D37),
 //! drug licence validity and its policy (D36), the payables aging (D34) and a vendor's
-//! statement (D35).
+//! statement (D35), and their pages (D43).
 
 use jiff::SignedDuration;
 use jiff::civil::Date;
@@ -15,6 +15,7 @@ use crate::domain::statement::{StatementLineKind, StatementQuery};
 use crate::domain::{NewInvoice, NewTransaction, NewVendor, Vendor, VendorQuery, VendorType};
 use crate::error::{Entity, Error};
 use crate::ids::{InvoiceId, VendorId};
+use crate::paging::PagePlace;
 use crate::store::{Store, UniqueKey};
 
 const GSTIN_A: &str = "27AAPFU0939F1ZV";
@@ -295,7 +296,8 @@ pub async fn aging_buckets_what_was_owed_on_the_day<S: Store>(store: S) {
 
     // On 14 April: A-0 and Z-1 were not yet invoiced, A-1's 50 was not yet paid, and A-paid was
     // owed in full and not yet due.
-    let past = fx.engine.aging(&fx.admin, &AgingQuery { as_of: Some(day("2024-04-14")), vendor_id: None }).await;
+    let past =
+        fx.engine.aging(&fx.admin, &AgingQuery { as_of: Some(day("2024-04-14")), vendor_id: None, page: None }).await;
     let past = past.unwrap();
     assert_eq!(past.vendors.iter().map(|row| row.vendor_id).collect::<Vec<_>>(), [acme.id, zen.id, quiet.id]);
     let acme_then = &past.vendors[0].figures;
@@ -305,13 +307,13 @@ pub async fn aging_buckets_what_was_owed_on_the_day<S: Store>(store: S) {
     assert_eq!(acme_then.invoice_count, 5);
     assert_eq!(past.totals.total(), dec("1296.05"), "Acme 1281.05, Zen's Z-over 10, Quiet's Q-1 5");
 
-    let just_zen = AgingQuery { as_of: None, vendor_id: Some(zen.id) };
+    let just_zen = AgingQuery { as_of: None, vendor_id: Some(zen.id), page: None };
     let just_zen = fx.engine.aging(&fx.admin, &just_zen).await.unwrap();
     assert_eq!(just_zen.vendors.len(), 1);
     assert_eq!(just_zen.totals.total(), dec("2000"));
-    let tomorrow = AgingQuery { as_of: Some(day("2024-05-11")), vendor_id: None };
+    let tomorrow = AgingQuery { as_of: Some(day("2024-05-11")), vendor_id: None, page: None };
     field_error(fx.engine.aging(&fx.admin, &tomorrow).await, "asOf", "D34: not after today");
-    let unknown = AgingQuery { as_of: None, vendor_id: Some(VendorId(9_999)) };
+    let unknown = AgingQuery { as_of: None, vendor_id: Some(VendorId(9_999)), page: None };
     assert!(matches!(fx.engine.aging(&fx.admin, &unknown).await, Err(Error::NotFound { entity: Entity::Vendor })));
     let sum: Decimal = AgingBucket::ALL.iter().map(|bucket| today.totals.get(*bucket)).sum();
     assert_eq!(sum, today.totals.total(), "total is the buckets' sum");
@@ -381,7 +383,7 @@ pub async fn vendor_statements_open_run_and_close<S: Store>(store: S) {
     assert_eq!(figures.closing_balance, figures.opening_balance + figures.total_invoiced - figures.total_paid);
     assert_eq!(figures.closing_balance, dec("549.75"));
 
-    let everything = StatementQuery { from_date: Some(day("2020-01-01")), to_date: None };
+    let everything = StatementQuery { from_date: Some(day("2020-01-01")), to_date: None, page: None };
     let everything = fx.engine.vendor_statement(&fx.admin, vendor.id, &everything).await.unwrap();
     assert_eq!(everything.figures.opening_balance, Decimal::ZERO);
     let balance = fx.engine.get_vendor(&fx.admin, vendor.id).await.unwrap().totals.outstanding_balance;
@@ -391,13 +393,14 @@ pub async fn vendor_statements_open_run_and_close<S: Store>(store: S) {
     );
     assert_eq!(everything.figures.lines.len(), 5);
 
-    let april_only = StatementQuery { from_date: Some(day("2024-04-01")), to_date: Some(day("2024-04-30")) };
+    let april_only =
+        StatementQuery { from_date: Some(day("2024-04-01")), to_date: Some(day("2024-04-30")), page: None };
     let april_only = fx.engine.vendor_statement(&fx.admin, vendor.id, &april_only).await.unwrap();
     assert_eq!((april_only.figures.lines.len(), april_only.figures.closing_balance), (2, dec("400")));
 
-    let backwards = StatementQuery { from_date: Some(day("2024-05-10")), to_date: Some(day("2024-05-01")) };
+    let backwards = StatementQuery { from_date: Some(day("2024-05-10")), to_date: Some(day("2024-05-01")), page: None };
     field_error(fx.engine.vendor_statement(&fx.admin, vendor.id, &backwards).await, "fromDate", "D35: from after to");
-    let only_from = StatementQuery { from_date: Some(day("2024-06-01")), to_date: None };
+    let only_from = StatementQuery { from_date: Some(day("2024-06-01")), to_date: None, page: None };
     assert!(
         matches!(fx.engine.vendor_statement(&fx.admin, vendor.id, &only_from).await, Err(Error::Validation(_))),
         "a fromDate after the default toDate (today) is a 400 too"
@@ -409,4 +412,82 @@ pub async fn vendor_statements_open_run_and_close<S: Store>(store: S) {
     fx.engine.delete_vendor(&fx.admin, vendor.id, None).await.unwrap();
     let after_delete = fx.engine.vendor_statement(&fx.admin, vendor.id, &StatementQuery::default()).await.unwrap();
     assert_eq!(after_delete.figures, may_statement.figures, "an inactive vendor's statement is still served");
+}
+
+/// Asked for a page, the aging and a statement answer that page of their whole answer's rows,
+/// in its order, with the whole answer's totals, opening and closing; a statement line's
+/// balance runs on from the range's opening across pages; `page` alone takes the screen's page
+/// size, a larger `pageSize` is clamped and a page past the end is empty (D43, D8).
+pub async fn aging_and_statements_page_over_their_whole_answer<S: Store>(store: S) {
+    let fx = Fixture::new(store).await;
+    let mut vendors = Vec::new();
+    for owed in 1..=5 {
+        let vendor = fx.vendor(&format!("Paged {owed}")).await;
+        let number = format!("P-{owed}");
+        let invoice =
+            dated_invoice(&fx, vendor.id, &number, &format!("{owed}0"), "2024-05-01T00:00:00Z", "2024-05-05T00:00:00Z")
+                .await;
+        vendors.push((vendor, invoice));
+    }
+    let whole = fx.engine.aging(&fx.admin, &AgingQuery::default()).await.unwrap();
+    assert_eq!((whole.vendors.len(), whole.page), (5, None), "without page or pageSize the answer is whole");
+    let paged = |text: &'static [(&'static str, &'static str)]| AgingQuery::from_params(text).expect("parameters");
+    let second = fx.engine.aging(&fx.admin, &paged(&[("page", "2"), ("pageSize", "2")])).await.unwrap();
+    assert_eq!(second.vendors, whole.vendors[2..4], "the second page of two, in the whole answer's order");
+    assert_eq!(second.totals, whole.totals, "totals cover the whole answer");
+    assert_eq!(second.page, Some(PagePlace { page: 2, page_size: 2, total_count: 5 }));
+    let last = fx.engine.aging(&fx.admin, &paged(&[("page", "3"), ("pageSize", "2")])).await.unwrap();
+    assert_eq!(last.vendors, whole.vendors[4..]);
+    let beyond = fx.engine.aging(&fx.admin, &paged(&[("page", "9"), ("pageSize", "2")])).await.unwrap();
+    assert!(beyond.vendors.is_empty(), "a page past the end is empty");
+    assert_eq!((beyond.totals, beyond.page.map(|p| p.total_count)), (whole.totals, Some(5)));
+    let page_alone = fx.engine.aging(&fx.admin, &paged(&[("page", "1")])).await.unwrap();
+    assert_eq!((page_alone.vendors, page_alone.page.map(|p| p.page_size)), (whole.vendors.clone(), Some(25)));
+    let clamped = fx.engine.aging(&fx.admin, &paged(&[("pageSize", "1000")])).await.unwrap();
+    assert_eq!(clamped.page, Some(PagePlace { page: 1, page_size: 100, total_count: 5 }), "D8 clamps pageSize");
+    let errors = AgingQuery::from_params(&[("page", "0")]).expect_err("page 0");
+    assert!(errors.contains("page"), "{errors}");
+
+    let (vendor, invoice) = &vendors[4];
+    let again = dated_invoice(&fx, vendor.id, "P-again", "7.5", "2024-05-02T00:00:00Z", "2024-05-30T00:00:00Z").await;
+    paid_on(&fx, *invoice, "0.25", "2024-04-30T00:00:00Z").await;
+    for (paid, on) in
+        [("0.5", "2024-05-02"), ("1", "2024-05-03"), ("2.5", "2024-05-04"), ("3", "2024-05-04"), ("0.75", "2024-05-09")]
+    {
+        paid_on(&fx, again, paid, &format!("{on}T10:00:00Z")).await;
+    }
+    paid_on(&fx, *invoice, "4", "2024-05-06T00:00:00Z").await;
+    let range = |extra: &'static [(&'static str, &'static str)]| {
+        let mut text = vec![("fromDate", "2024-05-02")];
+        text.extend_from_slice(extra);
+        StatementQuery::from_params(text.as_slice()).expect("parameters")
+    };
+    let whole = fx.engine.vendor_statement(&fx.admin, vendor.id, &range(&[])).await.unwrap();
+    assert_eq!((whole.figures.lines.len(), whole.page), (7, None));
+    let mut joined = Vec::new();
+    for page in ["1", "2", "3"] {
+        let params: &'static [(&str, &str)] = match page {
+            "1" => &[("page", "1"), ("pageSize", "3")],
+            "2" => &[("page", "2"), ("pageSize", "3")],
+            _ => &[("page", "3"), ("pageSize", "3")],
+        };
+        let part = fx.engine.vendor_statement(&fx.admin, vendor.id, &range(params)).await.unwrap();
+        assert_eq!(part.page.map(|p| (p.page_size, p.total_count)), Some((3, 7)), "page {page}");
+        assert_eq!(
+            (part.figures.opening_balance, part.figures.total_invoiced, part.figures.total_paid),
+            (whole.figures.opening_balance, whole.figures.total_invoiced, whole.figures.total_paid),
+            "page {page}: opening and totals of the whole range"
+        );
+        assert_eq!(part.figures.closing_balance, whole.figures.closing_balance, "page {page}");
+        joined.extend(part.figures.lines);
+    }
+    assert_eq!(joined, whole.figures.lines, "the pages put together are the whole statement, balances and all");
+    assert_eq!(whole.figures.opening_balance, dec("49.75"), "50 invoiced, 0.25 paid before May");
+    assert_eq!(
+        joined[3].balance,
+        dec("49.75") + dec("7.5") - dec("0.5") - dec("1") - dec("2.5"),
+        "a page's first line"
+    );
+    let page_alone = fx.engine.vendor_statement(&fx.admin, vendor.id, &range(&[("page", "1")])).await.unwrap();
+    assert_eq!(page_alone.page.map(|p| p.page_size), Some(100), "D43: page alone takes pageSize 100");
 }
