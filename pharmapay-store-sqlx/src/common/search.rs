@@ -10,8 +10,7 @@
 //! the index may be asked for a part of the term: invoice numbers are looked up by the term's tail
 //! (see [`NUMBER_TAIL`]). A shorter term has no trigram to look up: it is matched by [`holds`]
 //! alone, which scans the keys (the vendors' names, or the invoices' numbers joined to their
-//! vendors' names); at a chain's scale that scan is bounded by the size of the two tables and
-//! measured in BENCHMARKS.md.
+//! vendors' names), so its cost grows with the two tables.
 
 use super::binds::{Binds, contains_pattern};
 use super::{SEARCH_INDEX, SearchIndex};
