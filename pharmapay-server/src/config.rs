@@ -11,7 +11,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 use pharmapay_store_sqlx::StoreOptions;
 
-use crate::routes::reports::DownloadLimits;
+use crate::download::DownloadLimits;
 
 /// The pharmapay command line.
 #[derive(Debug, Parser)]

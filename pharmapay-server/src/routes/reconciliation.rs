@@ -1,15 +1,62 @@
-//! The answers of the reconciliation routes: the aging (D34), a vendor's statement (D35) and
-//! the licence alerts (D36).
+//! What a pharmacy reconciles with: the payables aging (D34), a vendor's statement (D35) and the
+//! drug licence alerts (D36), with their DTOs. Their Excel downloads are the reports'.
 
-use pharmapay_core::domain::aging::{Aging, AgingBucket, AgingFigures};
-use pharmapay_core::domain::statement::Statement;
+use pharmapay_core::Action::Read;
+use pharmapay_core::Collection::{Dashboard, Invoice, Transaction, Vendor};
+use pharmapay_core::domain::aging::{Aging, AgingBucket, AgingFigures, AgingQuery};
+use pharmapay_core::domain::statement::{Statement, StatementQuery};
 use pharmapay_core::engine::LicenceAlert;
+use pharmapay_core::ids::VendorId;
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::jiff::civil::Date;
+use pharmapay_core::paging::read_days;
 use pharmapay_core::rust_decimal::Decimal;
+use pharmapay_core::{Access, FieldErrors, PharmaPay, Store};
 use serde::Serialize;
 
-use super::{day, instant, money};
+use super::{Call, Route};
+use crate::app::{needs, needs_all};
+use crate::dto::{day, instant, money};
+use crate::http::Reply;
+use crate::problem::ApiError;
+
+/// D35, D48: a statement shows the vendor, its invoices and its payments with their references,
+/// so it needs the three permissions to read them.
+pub const STATEMENT: &[Access] =
+    &[Access::new(Vendor, Read), Access::new(Invoice, Read), Access::new(Transaction, Read)];
+
+/// The reconciliation routes.
+pub fn routes<S: Store>() -> Vec<Route<S>> {
+    vec![
+        Route::get("/api/dashboard/license-alerts", needs(Dashboard, Read), |call| Box::pin(licence_alerts(call))),
+        Route::get("/api/payables/aging", needs(Invoice, Read), |call| {
+            Box::pin(call.page_like(AgingQuery::from_params, PharmaPay::aging, AgingDto::from))
+        }),
+        Route::get("/api/vendors/{id}/statement", needs_all(STATEMENT), |call| Box::pin(statement(call))),
+    ]
+}
+
+/// Vendors whose drug licence has expired or expires within `withinDays` (default 30, 0..366),
+/// soonest first (D36).
+async fn licence_alerts<S: Store>(call: Call<'_, S>) -> Result<Reply, ApiError> {
+    let principal = call.caller()?;
+    let mut errors = FieldErrors::new();
+    let within_days = read_days(&call.req.query, "withinDays", &mut errors).unwrap_or(30);
+    if !errors.is_empty() {
+        return Err(ApiError::Invalid(errors));
+    }
+    let alerts = call.app.engine.licence_alerts(principal, within_days).await?;
+    Ok(super::ok(&alerts.into_iter().map(LicenceAlertDto::from).collect::<Vec<_>>()))
+}
+
+/// A vendor's statement over `fromDate` to `toDate` (D35).
+async fn statement<S: Store>(call: Call<'_, S>) -> Result<Reply, ApiError> {
+    let principal = call.caller()?;
+    let vendor_id = VendorId(call.req.id("id")?);
+    let query = StatementQuery::from_params(&call.req.query)?;
+    let statement = call.app.engine.vendor_statement(principal, vendor_id, &query).await?;
+    Ok(super::ok(&StatementDto::from(statement)))
+}
 
 /// One aging row's buckets (D34).
 #[derive(Serialize)]
