@@ -22,6 +22,7 @@ pub mod demo;
 pub mod download;
 pub mod dto;
 pub mod http;
+pub mod openapi;
 pub mod problem;
 pub mod routes;
 pub mod server;

@@ -20,24 +20,34 @@ use serde::de::{self, DeserializeOwned, Deserializer, IgnoredAny, SeqAccess, Vis
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
+use crate::openapi::schema;
 use crate::problem::ApiError;
 
 mod fields;
+mod shapes;
 
 pub use fields::Fields;
+pub use shapes::Shapes;
 
 /// Declares request bodies. Each is a struct with one optional slot per field, which serde
 /// names in camelCase as the spec does, and a [`Body`] that reads every field with its
 /// [`Fields`] reader under that same name and builds the core input from them; the input names
 /// the body as its [`Input`]. Each resource declares its bodies in its file under `routes/`.
 ///
+/// The body also describes itself in the API document, under the schema name and description
+/// after `as`: each field's reader has a [`Shapes`] method of the same name, which states what
+/// the reader accepts, given what follows the reader's `as` (see each method for what it takes).
+///
 /// Fields are read, and serialised for idempotency fingerprints (D23), in the order they are
 /// declared, so a field keeps its place.
 macro_rules! bodies {
     ($(
         $(#[$doc:meta])*
-        $body:ident => $input:ident {
-            $($(#[$attr:meta])* $field:ident: $slot:ty => $read:ident($name:literal $(, $arg:expr)*),)*
+        $body:ident => $input:ident as $schema_name:literal : $description:literal {
+            $(
+                $(#[$attr:meta])*
+                $field:ident: $slot:ty => $read:ident($name:literal $(, $arg:expr)*) $(as $shape:expr)?,
+            )*
         }
     )*) => {$(
         $(#[$doc])*
@@ -58,6 +68,16 @@ macro_rules! bodies {
 
         impl $crate::decode::Input for $input {
             type Body = $body;
+        }
+
+        impl $crate::openapi::Schema for $body {
+            const NAME: &'static str = $schema_name;
+
+            fn schema() -> $crate::openapi::Json {
+                let mut shapes = $crate::decode::Shapes::default();
+                $(shapes.$read($name, None::<$slot> $(, $shape)?);)*
+                shapes.into_schema($description)
+            }
         }
     )*};
 }
@@ -354,19 +374,18 @@ pub trait Input: Sized {
     type Body: Body<Input = Self>;
 }
 
-/// The optional body of every delete: `{reason}` (D16).
-#[derive(Debug, Deserialize, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ReasonBody {
-    reason: Option<Slot>,
+bodies! {
+    /// The optional body of every delete: `{reason}` (D16).
+    ReasonBody => DeleteReason as "DeleteReason":
+        "Optional body of a delete; the reason is kept in the audit log (D16, D22). Unknown fields are ignored." {
+        reason: Slot => optional_string("reason") as schema::free_text("Why the record is deleted."),
+    }
 }
 
-impl Body for ReasonBody {
-    type Input = Option<String>;
-
-    fn read(self, fields: &mut Fields<'_>) -> Option<Self::Input> {
-        fields.optional_string("reason", self.reason)
-    }
+/// The reason a delete gives (D16).
+pub struct DeleteReason {
+    /// Why the record is deleted; none when blank or absent.
+    pub reason: Option<String>,
 }
 
 /// The reason of a delete whose body is optional: none without a body (D16).
@@ -374,7 +393,7 @@ impl Body for ReasonBody {
 /// # Errors
 /// A 400 when `reason` is not a string.
 pub fn reason(body: Option<ReasonBody>) -> Result<Option<String>, ApiError> {
-    Ok(body.map(Body::decode).transpose()?.flatten())
+    Ok(body.map(Body::decode).transpose()?.and_then(|body| body.reason))
 }
 
 #[cfg(test)]

@@ -8,9 +8,12 @@
 use pharmapay_core::Page;
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::jiff::civil::Date;
+use pharmapay_core::paging::MAX_PAGE_SIZE;
 use pharmapay_core::rust_decimal::Decimal;
 use serde::Serialize;
 use serde::ser::{Error as _, Serializer};
+
+use crate::openapi::{Json, Property, Schema, dto_schema, object, schema, schema_ref};
 
 /// Writes a decimal as an exact JSON number, without trailing fractional zeros.
 pub(crate) fn money<S: Serializer>(value: &Decimal, serializer: S) -> Result<S::Ok, S::Error> {
@@ -106,6 +109,38 @@ impl<T> PageDto<T> {
             items: page.items.into_iter().map(convert).collect(),
         }
     }
+}
+
+/// The schema of a page of `T`, which each list names and describes (`VendorPage`).
+pub fn page_schema<T: Schema>(description: &'static str) -> Json {
+    let _every_field_once = |page: &PageDto<T>| {
+        let PageDto { items: _, total_count: _, page: _, page_size: _ } = page;
+    };
+    let fields = [
+        (
+            "items",
+            object! {
+                "type": "array",
+                "items": schema_ref::<T>(),
+                "maxItems": MAX_PAGE_SIZE,
+                "description": "This page's items.",
+            },
+        ),
+        ("totalCount", schema::count("How many items the whole filtered list holds.")),
+        ("page", object! { "type": "integer", "minimum": 1, "description": "The 1-based page number." }),
+        (
+            "pageSize",
+            object! {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_PAGE_SIZE,
+                "description": format!(
+                    "Items per page as applied: a requested size above {MAX_PAGE_SIZE} reports {MAX_PAGE_SIZE} (D8)."
+                ),
+            },
+        ),
+    ];
+    dto_schema(description, fields.into_iter().map(|(name, schema)| (name.to_owned(), Property::One(schema))).collect())
 }
 
 #[cfg(test)]

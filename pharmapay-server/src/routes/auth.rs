@@ -1,94 +1,142 @@
-//! `POST /api/auth/login` (spec, Auth; D21): signing in, its body and the session it answers,
-//! which onboarding and a password change answer too.
+//! `POST /api/auth/login` (spec, Auth; D21): signing in, its body, and the session it answers,
+//! which a password change answers too.
 
 use hyper::header;
+use pharmapay_core::jiff::Timestamp;
+use pharmapay_core::rules::login;
 use pharmapay_core::{Session, Store};
 use serde::Serialize;
 
+use super::onboarding::OnboardingUserDto;
 use super::{Call, Route};
 use crate::app::Guard;
-use crate::decode::{Body, Fields, Slot};
+use crate::decode::{Body, Slot, bodies};
 use crate::dto::instant;
 use crate::http::Reply;
+use crate::openapi::{
+    CACHE_CONTROL, Component, Json, Operation, describe, flatten, json_content, json_response, named_schema, object,
+    schema, schema_ref,
+};
 use crate::problem::ApiError;
 
 /// The sign-in route.
 pub fn routes<S: Store>() -> Vec<Route<S>> {
-    vec![Route::post("/api/auth/login", Guard::Public, |call| Box::pin(login(call)))]
+    vec![Route::post("/api/auth/login", Guard::Public, login_operation, |call| Box::pin(login(call)))]
 }
 
 /// Signs a user in; 401 `{message}` for bad credentials, 429 when throttled.
 async fn login<S: Store>(mut call: Call<'_, S>) -> Result<Reply, ApiError> {
-    let (email, password) = call.req.json::<LoginBody>()?.decode()?;
+    let Credentials { email, password } = call.req.json::<LoginBody>()?.decode()?;
     let session = call.app.engine.login(&email, &password).await?;
-    Ok(super::ok(&SessionDto::login(session)).with_header(header::CACHE_CONTROL, "no-store"))
+    Ok(super::ok(&SessionDto::from(session)).with_header(header::CACHE_CONTROL, "no-store"))
 }
 
-/// Login: `{email, password}`.
-#[derive(Debug, serde::Deserialize, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct LoginBody {
-    email: Option<Slot>,
-    password: Option<Slot>,
+fn login_operation() -> Operation {
+    Operation::new(
+        "login",
+        "Auth",
+        "Sign in",
+        format!(
+            "Checks an email and password and returns a bearer token. Unknown emails, inactive users and wrong \
+             passwords all get the same 401 `{{message}}` body (plain JSON, not problem details). After {} failed \
+             logins for one email within {} minutes, further attempts for that email answer 429 with `Retry-After` \
+             until the window passes; a success resets the count (D21). Recorded in the audit log (D22).",
+            login::LIMIT,
+            login::WINDOW.as_mins()
+        ),
+    )
+    .body::<LoginBody>()
+    .response("200", session_response("Signed in."))
+    .response(
+        "401",
+        object! {
+            "description": "Invalid email or password (also an inactive user).",
+            "content": json_content(LOGIN_FAILURE),
+        },
+    )
+    .errors(&[400, 413, 415, 429, 503])
 }
 
-impl Body for LoginBody {
-    type Input = (String, String);
+/// A 200 with a fresh session, which is not to be cached.
+pub fn session_response(description: &'static str) -> Json {
+    json_response(description, schema_ref::<SessionDto>()).with("headers", object! { "Cache-Control": CACHE_CONTROL })
+}
 
-    fn read(self, fields: &mut Fields<'_>) -> Option<Self::Input> {
-        let email = fields.string("email", self.email);
-        let password = fields.string("password", self.password);
-        Some((email?, password?))
+/// The body of a failed sign-in, which `crate::problem` writes (spec, Auth).
+const LOGIN_FAILURE: Component = named_schema("LoginFailure", || {
+    object! {
+        "type": "object",
+        "description": "The body of a failed login (401); plain `application/json`, not problem details.",
+        "required": ["message"],
+        "properties": object! {
+            "message": schema::text(
+                "Always the same text, whether the email is unknown, the user inactive or the password wrong (D21).",
+            ),
+        },
+        "additionalProperties": false,
+    }
+});
+
+bodies! {
+    /// Login: `{email, password}`.
+    LoginBody => Credentials as "LoginRequest": "Credentials. Unknown fields are ignored." {
+        email: Slot => string("email") as schema::text("Email of an active user (compared case-insensitively)."),
+        password: Slot => string("password") as schema::text("Password."),
     }
 }
 
-/// The login and onboarding result: token, expiry and user (spec).
+/// An email and password to sign in with, as the body gives them.
+pub struct Credentials {
+    /// The email, not yet checked.
+    pub email: String,
+    /// The password.
+    pub password: String,
+}
+
+/// The login result: token, expiry and user (spec).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionDto {
     token: String,
     #[serde(serialize_with = "instant")]
-    expires_at: pharmapay_core::jiff::Timestamp,
-    user: LoginUserDto,
+    expires_at: Timestamp,
+    user: SessionUserDto,
 }
 
-/// The user inside a login result: also `isActive` (spec).
+/// The user inside a login result: the onboarding result's user and `isActive` (spec).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct LoginUserDto {
-    id: i64,
-    first_name: String,
-    last_name: String,
-    email: String,
-    role_id: i64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    is_active: Option<bool>,
+pub struct SessionUserDto {
+    #[serde(flatten)]
+    user: OnboardingUserDto,
+    is_active: bool,
 }
 
-impl SessionDto {
-    /// The login result; its user carries `isActive`.
-    pub fn login(session: Session) -> Self {
-        Self::new(session, true)
-    }
-
-    /// The onboarding result; its user has no `isActive` (spec).
-    pub fn onboarding(session: Session) -> Self {
-        Self::new(session, false)
-    }
-
-    fn new(session: Session, with_active: bool) -> Self {
-        let user = session.user;
+impl From<Session> for SessionDto {
+    fn from(session: Session) -> Self {
+        let is_active = session.user.is_active;
         Self {
             token: session.token.token,
             expires_at: session.token.expires_at,
-            user: LoginUserDto {
-                id: user.id.get(),
-                first_name: user.first_name,
-                last_name: user.last_name,
-                email: user.email,
-                role_id: user.role_id.get(),
-                is_active: with_active.then_some(user.is_active),
-            },
+            user: SessionUserDto { user: OnboardingUserDto::from(session.user), is_active },
         }
+    }
+}
+
+/// What a token is, in every session's description.
+pub const TOKEN: &str = "Signed JWT (HS256) to send as `Authorization: Bearer <token>`.";
+
+describe! {
+    SessionDto as "Session": "Login result: a bearer token and the signed-in user." {
+        token: schema::text(TOKEN),
+        expires_at: schema::instant("When the token expires (24 hours by default, configurable)."),
+        user: schema_ref::<SessionUserDto>(),
+    }
+}
+
+describe! {
+    SessionUserDto as "SessionUser": "The signed-in user inside a login result." {
+        user: flatten::<OnboardingUserDto>(),
+        is_active: schema::boolean("Whether the account is active."),
     }
 }

@@ -44,6 +44,7 @@ use crate::app::{App, Guard};
 use crate::decode::{self, Body, Input};
 use crate::dto::PageDto;
 use crate::http::{Reply, Req};
+use crate::openapi::Operation;
 use crate::problem::ApiError;
 
 /// The header that marks a replayed create (D23).
@@ -66,8 +67,8 @@ pub fn table<S: Store>() -> Vec<Route<S>> {
         policies::routes,
         settings::routes,
         dashboard::routes,
-        reconciliation::routes,
         profile::routes,
+        reconciliation::routes,
         audit::routes,
         reports::routes,
     ];
@@ -82,7 +83,7 @@ pub type Answer<'a> = Pin<Box<dyn Future<Output = Result<Reply, ApiError>> + Sen
 pub type Handler<S> = for<'a> fn(Call<'a, S>) -> Answer<'a>;
 
 /// One row of the route table: a method and path template (parameters in braces), what the
-/// route requires of its caller, and its handler.
+/// route requires of its caller, its operation in the API document, and its handler.
 pub struct Route<S> {
     /// The method.
     pub method: Method,
@@ -90,29 +91,31 @@ pub struct Route<S> {
     pub path: &'static str,
     /// What the caller must hold; checked before anything else about the request is read.
     pub guard: Guard,
+    /// The route in the API document; the document adds what the guard requires.
+    pub operation: fn() -> Operation,
     /// Serves the request.
     pub handler: Handler<S>,
 }
 
 impl<S> Route<S> {
     /// A `GET` route.
-    pub fn get(path: &'static str, guard: Guard, handler: Handler<S>) -> Self {
-        Self { method: Method::GET, path, guard, handler }
+    pub fn get(path: &'static str, guard: Guard, operation: fn() -> Operation, handler: Handler<S>) -> Self {
+        Self { method: Method::GET, path, guard, operation, handler }
     }
 
     /// A `POST` route.
-    pub fn post(path: &'static str, guard: Guard, handler: Handler<S>) -> Self {
-        Self { method: Method::POST, path, guard, handler }
+    pub fn post(path: &'static str, guard: Guard, operation: fn() -> Operation, handler: Handler<S>) -> Self {
+        Self { method: Method::POST, path, guard, operation, handler }
     }
 
     /// A `PUT` route.
-    pub fn put(path: &'static str, guard: Guard, handler: Handler<S>) -> Self {
-        Self { method: Method::PUT, path, guard, handler }
+    pub fn put(path: &'static str, guard: Guard, operation: fn() -> Operation, handler: Handler<S>) -> Self {
+        Self { method: Method::PUT, path, guard, operation, handler }
     }
 
     /// A `DELETE` route.
-    pub fn delete(path: &'static str, guard: Guard, handler: Handler<S>) -> Self {
-        Self { method: Method::DELETE, path, guard, handler }
+    pub fn delete(path: &'static str, guard: Guard, operation: fn() -> Operation, handler: Handler<S>) -> Self {
+        Self { method: Method::DELETE, path, guard, operation, handler }
     }
 }
 

@@ -1,5 +1,5 @@
 //! `GET /api/reports/{vendors,invoices,transactions}` (spec, Reports; D26), `aging` (D34) and
-//! `vendor-statement` (D35): Excel downloads.
+//! `vendor-statement` (D35): Excel downloads, and their operations.
 //!
 //! Each report accepts its list's filters (not paging) and holds active records only. How a
 //! finished report reaches its client, and how downloads share the server (D48), is
@@ -14,22 +14,139 @@ use pharmapay_core::ids::VendorId;
 use pharmapay_core::paging::read_id;
 use pharmapay_core::{FieldErrors, Store};
 
-use super::reconciliation::STATEMENT;
+use super::reconciliation::{STATEMENT, aging_parameters, statement_range};
 use super::{Call, Route};
 use crate::app::{needs, needs_all};
-use crate::download::generate;
+use crate::download::{XLSX, generate};
 use crate::http::{Reply, Req};
+use crate::openapi::{CACHE_CONTROL, Component, Json, Operation, Section, object, query};
 use crate::problem::ApiError;
 
 /// The report routes.
 pub fn routes<S: Store>() -> Vec<Route<S>> {
     vec![
-        Route::get("/api/reports/vendors", needs(Vendor, Read), |call| Box::pin(vendors(call))),
-        Route::get("/api/reports/invoices", needs(Invoice, Read), |call| Box::pin(invoices(call))),
-        Route::get("/api/reports/transactions", needs(Transaction, Read), |call| Box::pin(transactions(call))),
-        Route::get("/api/reports/aging", needs(Invoice, Read), |call| Box::pin(aging(call))),
-        Route::get("/api/reports/vendor-statement", needs_all(STATEMENT), |call| Box::pin(vendor_statement(call))),
+        Route::get("/api/reports/vendors", needs(Vendor, Read), vendors_operation, |call| Box::pin(vendors(call))),
+        Route::get("/api/reports/invoices", needs(Invoice, Read), invoices_operation, |call| Box::pin(invoices(call))),
+        Route::get("/api/reports/transactions", needs(Transaction, Read), transactions_operation, |call| {
+            Box::pin(transactions(call))
+        }),
+        Route::get("/api/reports/aging", needs(Invoice, Read), aging_operation, |call| Box::pin(aging(call))),
+        Route::get("/api/reports/vendor-statement", needs_all(STATEMENT), statement_operation, |call| {
+            Box::pin(vendor_statement(call))
+        }),
     ]
+}
+
+/// What a report says of the list's `isActive` filter (D26).
+pub const ACTIVE_ONLY: &str =
+    "Validated (`true` or `false`, else 400) but ignored: reports hold active records only (D26).";
+
+/// The name of a download's file (D3, D26).
+const CONTENT_DISPOSITION: Component = Component {
+    section: Section::Headers,
+    name: "ContentDisposition",
+    build: || {
+        object! {
+            "description": "`attachment; filename=\"<name>_YYYYMMDD.xlsx\"`, the date taken in the business time zone \
+                 (D3, D26).",
+            "required": true,
+            "schema": object! { "type": "string" },
+        }
+    },
+};
+
+/// A 200 whose body is a workbook.
+fn workbook() -> Json {
+    object! {
+        "description": "The workbook.",
+        "headers": object! { "Content-Disposition": CONTENT_DISPOSITION, "Cache-Control": CACHE_CONTROL },
+        "content": Json::object().with(
+            XLSX,
+            object! { "schema": object! { "type": "string", "format": "binary", "contentMediaType": XLSX } },
+        ),
+    }
+}
+
+/// The download of a list's active records.
+fn list_report(id: &'static str, summary: &'static str, name: &str, columns: &str, filters: Vec<Json>) -> Operation {
+    Operation::new(
+        id,
+        "Reports",
+        summary,
+        format!(
+            ". An Excel workbook, generated on demand, of the active records the matching list would show with these \
+             filters (no paging, D26): file `{name}_YYYYMMDD.xlsx`, columns {columns}. Amount cells are numbers, date \
+             cells real dates; the bold header row is frozen with an autofilter. Invalid filters answer problem details \
+             before any byte of the file is sent."
+        ),
+    )
+    .response("200", workbook())
+    .parameters(filters)
+    .errors(&[400, 401, 403, 503])
+}
+
+fn vendors_operation() -> Operation {
+    list_report(
+        "downloadVendorsReport",
+        "Vendors as an Excel file",
+        "vendors",
+        "ID, Name, Type, Address, Phone, Email, Drug License 1, Drug License 2, License Valid Until, License Status, \
+         GSTIN, Outstanding Balance, Total Invoice Value, Total Paid, Created At",
+        super::vendors::filters(false),
+    )
+}
+
+fn invoices_operation() -> Operation {
+    list_report(
+        "downloadInvoicesReport",
+        "Invoices as an Excel file",
+        "invoices",
+        "ID, Invoice Number, Vendor, Amount, Paid Amount, Pending Amount, Status, Invoice Date, Due Date, Description",
+        super::invoices::filters(false),
+    )
+}
+
+fn transactions_operation() -> Operation {
+    list_report(
+        "downloadTransactionsReport",
+        "Transactions as an Excel file",
+        "transactions",
+        "ID, Invoice Number, Vendor, Amount, Type (Cash / UPI / Net Banking), Transaction Date, Reference, Description",
+        super::transactions::filters(false),
+    )
+}
+
+fn aging_operation() -> Operation {
+    Operation::new(
+        "downloadAgingReport",
+        "Reports",
+        "The aging as an Excel file",
+        ". The aging of `GET /api/payables/aging` with the same parameters (D34) as a workbook `aging_YYYYMMDD.xlsx` \
+         named after `asOf`: columns Vendor ID, Vendor, Not Due, 1-30 Days, 31-60 Days, 61-90 Days, 91-180 Days, Over \
+         180 Days, Total, Invoices, one row per vendor and a totals row last.",
+    )
+    .response("200", workbook())
+    .parameters(aging_parameters())
+    .errors(&[400, 401, 403, 404, 503])
+}
+
+fn statement_operation() -> Operation {
+    Operation::new(
+        "downloadVendorStatementReport",
+        "Reports",
+        "A vendor's statement as an Excel file",
+        " (D48). The statement of `GET /api/vendors/{id}/statement` (D35) as a workbook \
+         `statement_<vendorId>_YYYYMMDD.xlsx` dated today: an opening balance row, the lines (Date, Kind, Invoice \
+         Number, Transaction ID, Reference, Description, Invoiced, Paid, Balance) and a closing balance row.",
+    )
+    .response("200", workbook())
+    .parameter(query(
+        "vendorId",
+        "The vendor; required, a positive integer, else 400; an unknown vendor is a 404.",
+        object! { "type": "integer", "minimum": 1, "maximum": i64::MAX },
+    ))
+    .parameters(statement_range())
+    .errors(&[400, 401, 403, 404, 503])
 }
 
 fn filter<T>(req: &Req, read: impl FnOnce(&Vec<(String, String)>, &mut FieldErrors) -> T) -> Result<T, ApiError> {
