@@ -127,11 +127,21 @@ pub fn page_schema<T: Schema>(description: &'static str) -> Json {
             },
         ),
         ("totalCount", schema::count("How many items the whole filtered list holds.")),
-        ("page", object! { "type": "integer", "minimum": 1, "description": "The 1-based page number." }),
+        (
+            "page",
+            object! {
+                "type": "integer",
+                "format": "int64",
+                "minimum": 1,
+                "maximum": u32::MAX,
+                "description": "The 1-based page number.",
+            },
+        ),
         (
             "pageSize",
             object! {
                 "type": "integer",
+                "format": "int32",
                 "minimum": 1,
                 "maximum": MAX_PAGE_SIZE,
                 "description": format!(

@@ -10,6 +10,20 @@ use pharmapay_core::rules::login;
 use super::json::{Component, Section};
 use super::{Json, object, schema};
 use crate::http::MAX_BODY_BYTES;
+use crate::problem::{self, UNAVAILABLE_RETRY_AFTER_SECS};
+
+/// The longest `Location` a create answers: the longest collection path and the largest id.
+const LOCATION_MAX: usize = "/api/vendor-payments/".len() + "9223372036854775807".len();
+
+/// A bound on the text problem details write (`detail` and each message under `errors`): each
+/// is one of the server's sentences, the longest (the unknown outcome of a write) under 300
+/// characters, with at most a few ids or names in it.
+const DETAIL_MAX: usize = 1_000;
+
+/// The statuses of problem answers.
+fn statuses() -> [hyper::StatusCode; problem::STATUSES.len()] {
+    problem::STATUSES.map(|status| hyper::StatusCode::from_u16(status).expect("a problem's status is valid"))
+}
 
 const fn parameter(name: &'static str, build: fn() -> Json) -> Component {
     Component { section: Section::Parameters, name, build }
@@ -67,7 +81,7 @@ pub const LOCATION: Component = header("Location", || {
     object! {
         "description": "Where the new resource lives: `/api/<collection>/<id>` (D9).",
         "required": true,
-        "schema": object! { "type": "string", "format": "uri-reference" },
+        "schema": object! { "type": "string", "format": "uri-reference", "maxLength": LOCATION_MAX },
     }
 });
 
@@ -82,7 +96,11 @@ pub const IDEMPOTENT_REPLAYED: Component = header("IdempotentReplayed", || {
 
 /// The challenge of a 401 (D6).
 pub const WWW_AUTHENTICATE: Component = header("WWWAuthenticate", || {
-    object! { "description": "Always `Bearer` (D6).", "required": true, "schema": object! { "type": "string" } }
+    object! {
+        "description": "Always `Bearer` (D6).",
+        "required": true,
+        "schema": object! { "type": "string", "enum": ["Bearer"] },
+    }
 });
 
 /// When sign-ins for a throttled email are accepted again (D21).
@@ -90,7 +108,12 @@ pub const RETRY_AFTER: Component = header("RetryAfter", || {
     object! {
         "description": "Seconds until login attempts for this email are accepted again (D21).",
         "required": true,
-        "schema": object! { "type": "integer", "minimum": 1 },
+        "schema": object! {
+            "type": "integer",
+            "format": "int32",
+            "minimum": 1,
+            "maximum": login::WINDOW.as_secs(),
+        },
     }
 });
 
@@ -100,7 +123,12 @@ pub const RETRY_AFTER_UNAVAILABLE: Component = header("RetryAfterUnavailable", |
         "description": "Seconds after which the request may be sent again: a busy connection pool frees up within them, \
              and a lost database is not retried faster than requests fail.",
         "required": true,
-        "schema": object! { "type": "integer", "minimum": 1 },
+        "schema": object! {
+            "type": "integer",
+            "format": "int32",
+            "minimum": 1,
+            "maximum": UNAVAILABLE_RETRY_AFTER_SECS,
+        },
     }
 });
 
@@ -109,7 +137,7 @@ pub const CACHE_CONTROL: Component = header("CacheControl", || {
     object! {
         "description": "`no-store`: tokens are not to be cached.",
         "required": true,
-        "schema": object! { "type": "string" },
+        "schema": object! { "type": "string", "enum": ["no-store"] },
     }
 });
 
@@ -126,25 +154,34 @@ fn problem() -> Json {
             "type": object! {
                 "type": "string",
                 "format": "uri",
+                "enum": statuses().map(problem::type_url).to_vec(),
                 "description": "A URI naming the kind of problem (the RFC 9110 section of the status).",
             },
-            "title": schema::text("Short summary of the status, e.g. `Bad Request`."),
+            "title": schema::one_of(
+                &statuses().map(problem::title),
+                "Short summary of the status, e.g. `Bad Request`.",
+            ),
             "status": object! {
                 "type": "integer",
+                "format": "int32",
                 "minimum": 400,
                 "maximum": 599,
                 "description": "The HTTP status code.",
             },
-            "detail": schema::text("A sentence about this occurrence; present on most problems."),
+            "detail": schema::text(DETAIL_MAX, "A sentence about this occurrence; present on most problems."),
             "errors": object! {
                 "type": "object",
                 "description": "Validation (400) and duplicate (409) problems only: field path (camelCase, dotted for \
                      nested fields such as `adminUser.password`, query parameters by name, `body` for a body that is \
                      not an object) to its messages.",
-                "additionalProperties": object! { "type": "array", "items": object! { "type": "string" } },
+                "additionalProperties": object! {
+                    "type": "array",
+                    "items": object! { "type": "string", "maxLength": DETAIL_MAX },
+                },
             },
             "traceId": object! {
                 "type": "string",
+                "maxLength": 32,
                 "pattern": "^[0-9a-f]{32}$",
                 "description": "Identifies the request in the server log; also sent as the `X-Trace-Id` header.",
             },

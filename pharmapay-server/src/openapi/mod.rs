@@ -21,6 +21,7 @@ pub mod schema;
 use std::borrow::Cow;
 use std::sync::OnceLock;
 
+use pharmapay_core::auth::MIN_SECRET_CHARS;
 use pharmapay_core::money::MAX_AMOUNT;
 use pharmapay_core::paging::MAX_PAGE_SIZE;
 use pharmapay_store_memory::MemoryStore;
@@ -30,7 +31,7 @@ pub(crate) use json::object;
 pub use json::{Component, Json, Section};
 pub use operation::{
     Crud, Operation, created, get_link, id_links, json_content, json_response, link_by_id, no_content, page_size,
-    path_id, query, query_date, query_id, restore_link, search, sort_by,
+    path_id, positive_id, query, query_date, query_id, restore_link, search, sort_by,
 };
 
 use crate::http::MAX_BODY_BYTES;
@@ -261,8 +262,12 @@ fn components_of(paths: &Json) -> Json {
         "type": "http",
         "scheme": "bearer",
         "bearerFormat": "JWT",
-        "description": "HS256 JWT from `POST /api/auth/login`, `POST /api/onboarding/setup` or `PUT \
-             /api/profile/password`.",
+        "description": format!(
+            "HS256 JWT from `POST /api/auth/login`, `POST /api/onboarding/setup` or `PUT /api/profile/password`. \
+             Tokens follow the JWT best current practices of RFC8725: the algorithm is pinned to HS256 and never read \
+             from a token, `exp`, `iat`, `iss` and `aud` are required and checked, and the signing secret has at least \
+             {MIN_SECRET_CHARS} characters."
+        ),
     };
     let mut components = object! { "securitySchemes": object! { "bearerAuth": security } };
     for section in [Section::Parameters, Section::Headers, Section::Responses, Section::Schemas] {

@@ -244,7 +244,7 @@ pub fn path_id(name: &'static str, description: &str) -> Json {
         "in": "path",
         "required": true,
         "description": format!("{description} A positive integer; anything else is a 400."),
-        "schema": object! { "type": "integer", "minimum": 1, "maximum": i64::MAX },
+        "schema": positive_id(),
     }
 }
 
@@ -255,11 +255,12 @@ pub fn query(name: &'static str, description: impl Into<Json>, schema: Json) -> 
 
 /// An optional query parameter naming a record by its positive integer id.
 pub fn query_id(name: &'static str, description: &str) -> Json {
-    query(
-        name,
-        format!("{description} A positive integer, else 400."),
-        object! { "type": "integer", "minimum": 1, "maximum": i64::MAX },
-    )
+    query(name, format!("{description} A positive integer, else 400."), positive_id())
+}
+
+/// A positive 64-bit integer, as ids are.
+pub fn positive_id() -> Json {
+    object! { "type": "integer", "format": "int64", "minimum": 1, "maximum": i64::MAX }
 }
 
 /// An optional query parameter holding a date (D2).

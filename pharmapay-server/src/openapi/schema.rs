@@ -7,9 +7,13 @@
 //! surrounding whitespace (Rust's `char::is_whitespace`, the Unicode White_Space set) is
 //! allowed, the rest must not be blank where required, stays within its length in characters
 //! and holds no control characters (`char::is_control`), except line breaks and tabs in free
-//! text.
+//! text. Such request text has no `maxLength`: the server counts characters after trimming, so
+//! it accepts a name of 200 characters with spaces around it, which `maxLength: 200` would call
+//! invalid (and the fuzzer's negative tests would send). Text in answers, which the server
+//! wrote, states its `maxLength`.
 
 use pharmapay_core::money::{MAX_AMOUNT, MAX_FRACTION_DIGITS};
+use pharmapay_core::paging::MAX_DAYS;
 use pharmapay_core::text::{CODE_MAX, EMAIL_MAX, NAME_MAX, PASSWORD_MAX_BYTES, PASSWORD_MIN, TEXT_MAX};
 
 use super::{Json, object};
@@ -24,6 +28,13 @@ const SPACE: &str = r"\t-\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u2
 const TEXT_INNER: &str = r"[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]";
 /// What a request date starts with: a year from 1900 to 9999 (D2).
 pub const YEAR_PATTERN: &str = "^(?:19|[2-9][0-9])[0-9]{2}-";
+
+/// The longest instant an answer writes: RFC 3339 in UTC, years 1900 to 9999, at most
+/// nanoseconds (D2).
+pub const INSTANT_MAX: usize = "9999-12-31T23:59:59.999999999Z".len();
+
+/// The length of a calendar day, `YYYY-MM-DD` (D34).
+pub const DAY_LEN: usize = "9999-12-31".len();
 
 /// What text descriptions say about trimming.
 pub const TRIM_NOTE: &str = "Surrounding whitespace is trimmed first; the rest may not contain control characters";
@@ -114,14 +125,20 @@ pub fn gstin_pattern() -> String {
     )
 }
 
-/// A string.
-pub fn text(description: impl Into<Json>) -> Json {
+/// Request text the server trims before reading, bounded by what reads it, not by a length of
+/// its own (see the module's note).
+pub fn trimmed_text(description: impl Into<Json>) -> Json {
     object! { "type": "string", "description": description.into() }
 }
 
-/// A string or `null`.
-pub fn nullable_text(description: impl Into<Json>) -> Json {
-    object! { "type": ["string", "null"], "description": description.into() }
+/// A string of at most `max` characters.
+pub fn text(max: usize, description: impl Into<Json>) -> Json {
+    object! { "type": "string", "maxLength": max, "description": description.into() }
+}
+
+/// A string of at most `max` characters, or `null`.
+pub fn nullable_text(max: usize, description: impl Into<Json>) -> Json {
+    text(max, description).with("type", vec!["string", "null"])
 }
 
 /// A boolean.
@@ -129,29 +146,41 @@ pub fn boolean(description: impl Into<Json>) -> Json {
     object! { "type": "boolean", "description": description.into() }
 }
 
-/// A count, zero or more.
+/// A count, zero or more. Counts are of stored rows, which every store counts in 64 bits.
 pub fn count(description: impl Into<Json>) -> Json {
-    object! { "type": "integer", "minimum": 0, "description": description.into() }
+    object! {
+        "type": "integer",
+        "format": "int64",
+        "minimum": 0,
+        "maximum": i64::MAX,
+        "description": description.into(),
+    }
 }
 
-/// An id in an answer.
+/// An id in an answer: a positive 64-bit integer.
 pub fn id(description: impl Into<Json>) -> Json {
-    object! { "type": "integer", "minimum": 1, "description": description.into() }
+    object! {
+        "type": "integer",
+        "format": "int64",
+        "minimum": 1,
+        "maximum": i64::MAX,
+        "description": description.into(),
+    }
 }
 
 /// An id or `null` in an answer.
 pub fn nullable_id(description: impl Into<Json>) -> Json {
-    object! { "type": ["integer", "null"], "minimum": 1, "description": description.into() }
+    id(description).with("type", vec!["integer", "null"])
 }
 
 /// An id in a request: a positive integer that fits 64 bits.
 pub fn id_input(description: &str) -> Json {
-    object! {
-        "type": "integer",
-        "minimum": 1,
-        "maximum": i64::MAX,
-        "description": format!("{description} A positive integer."),
-    }
+    id(format!("{description} A positive integer."))
+}
+
+/// A whole number of days from 0 to [`MAX_DAYS`] (D32, D36).
+pub fn days() -> Json {
+    object! { "type": "integer", "format": "int32", "minimum": 0, "maximum": MAX_DAYS }
 }
 
 /// The largest amount, as its exact text.
@@ -210,6 +239,7 @@ pub fn instant(description: &str) -> Json {
     object! {
         "type": "string",
         "format": "date-time",
+        "maxLength": INSTANT_MAX,
         "description": format!("{description} RFC 3339 UTC timestamp ending in `Z` (D2)."),
     }
 }
@@ -233,6 +263,7 @@ pub fn day() -> Json {
     object! {
         "type": "string",
         "format": "date",
+        "maxLength": DAY_LEN,
         "description": "A calendar day `YYYY-MM-DD` in the business time zone (D34).",
     }
 }

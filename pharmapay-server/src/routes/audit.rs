@@ -5,6 +5,7 @@ use pharmapay_core::Action::Read;
 use pharmapay_core::Collection::AuditLog;
 use pharmapay_core::domain::{AuditEntry, AuditQuery};
 use pharmapay_core::jiff::Timestamp;
+use pharmapay_core::text::TEXT_MAX;
 use pharmapay_core::{PharmaPay, Store};
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -24,7 +25,8 @@ pub fn routes<S: Store>() -> Vec<Route<S>> {
     })]
 }
 
-/// The longest `entity` filter, after trimming.
+/// The longest `entity` filter, after trimming; an entry's action and kind of record, which the
+/// server names itself (`login_throttled`, `VendorPayment`), are shorter.
 const ENTITY_MAX: usize = 50;
 
 fn list() -> Operation {
@@ -37,6 +39,8 @@ fn list() -> Operation {
          newest first, paginated (D8).",
     )
     .ok("A page of audit entries.", schema_ref::<PageDto<AuditEntryDto>>())
+    .parameter(PAGE)
+    .parameter(page_size(15))
     .parameter(query(
         "entity",
         format!(
@@ -52,8 +56,6 @@ fn list() -> Operation {
     .parameter(query_id("userId", "Only this user's actions."))
     .parameter(query_date("fromDate", "At or after."))
     .parameter(query_date("toDate", "At or before."))
-    .parameter(PAGE)
-    .parameter(page_size(15))
     .errors(&[400, 401, 403, 503])
 }
 
@@ -93,16 +95,15 @@ describe! {
         at: schema::instant("When it happened."),
         user_id: schema::nullable_id("Who did it, or null when unknown (e.g. a failed login)."),
         action: schema::text(
+            ENTITY_MAX,
             "What was done: `create`, `update`, `delete`, `restore`, `login`, `login_failed`, `login_throttled` ...",
         ),
         entity: schema::text(
+            ENTITY_MAX,
             "The kind of record: `Vendor`, `Invoice`, `Transaction`, `User`, `Role`, `Policy`, `Setting` ...",
         ),
-        entity_id: object! {
-            "type": ["integer", "null"],
-            "description": "The record's id, or null when it has no numeric id.",
-        },
-        reason: schema::nullable_text("The reason given for a delete (D16), or null."),
+        entity_id: schema::nullable_id("The record's id, or null when it has no numeric id."),
+        reason: schema::nullable_text(TEXT_MAX, "The reason given for a delete (D16), or null."),
         changes: object! {
             "type": ["object", "null"],
             "description": "The values written, as a JSON object (never a password or hash), or null.",

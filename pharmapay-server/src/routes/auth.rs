@@ -4,6 +4,7 @@
 use hyper::header;
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::rules::login;
+use pharmapay_core::text::PASSWORD_MAX_BYTES;
 use pharmapay_core::{Session, Store};
 use serde::Serialize;
 
@@ -17,7 +18,7 @@ use crate::openapi::{
     CACHE_CONTROL, Component, Json, Operation, describe, flatten, json_content, json_response, named_schema, object,
     schema, schema_ref,
 };
-use crate::problem::ApiError;
+use crate::problem::{ApiError, INVALID_CREDENTIALS};
 
 /// The sign-in route.
 pub fn routes<S: Store>() -> Vec<Route<S>> {
@@ -69,9 +70,12 @@ const LOGIN_FAILURE: Component = named_schema("LoginFailure", || {
         "description": "The body of a failed login (401); plain `application/json`, not problem details.",
         "required": ["message"],
         "properties": object! {
-            "message": schema::text(
-                "Always the same text, whether the email is unknown, the user inactive or the password wrong (D21).",
-            ),
+            "message": object! {
+                "type": "string",
+                "const": INVALID_CREDENTIALS,
+                "description": "Always the same text, whether the email is unknown, the user inactive or the password \
+                     wrong (D21).",
+            },
         },
         "additionalProperties": false,
     }
@@ -80,8 +84,9 @@ const LOGIN_FAILURE: Component = named_schema("LoginFailure", || {
 bodies! {
     /// Login: `{email, password}`.
     LoginBody => Credentials as "LoginRequest": "Credentials. Unknown fields are ignored." {
-        email: Slot => string("email") as schema::text("Email of an active user (compared case-insensitively)."),
-        password: Slot => string("password") as schema::text("Password."),
+        email: Slot => string("email")
+            as schema::trimmed_text("Email of an active user (compared case-insensitively)."),
+        password: Slot => string("password") as schema::text(PASSWORD_MAX_BYTES, "Password."),
     }
 }
 
@@ -128,7 +133,7 @@ pub const TOKEN: &str = "Signed JWT (HS256) to send as `Authorization: Bearer <t
 
 describe! {
     SessionDto as "Session": "Login result: a bearer token and the signed-in user." {
-        token: schema::text(TOKEN),
+        token: object! { "type": "string", "description": TOKEN },
         expires_at: schema::instant("When the token expires (24 hours by default, configurable)."),
         user: schema_ref::<SessionUserDto>(),
     }

@@ -11,6 +11,7 @@ use pharmapay_core::engine::RECENT_DAYS;
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::paging::{MAX_PAGE_SIZE, read_limit};
 use pharmapay_core::rust_decimal::Decimal;
+use pharmapay_core::text::{CODE_MAX, NAME_MAX};
 use pharmapay_core::{Amount, FieldErrors, PharmaPay, Store};
 use serde::Serialize;
 
@@ -19,7 +20,7 @@ use crate::app::needs;
 use crate::dto::{amount, instant, money};
 use crate::http::{Reply, Req};
 use crate::openapi::schema::{self, names};
-use crate::openapi::{Json, Operation, describe, object, query, schema_ref};
+use crate::openapi::{Component, Operation, Section, describe, object, query, schema_ref};
 use crate::problem::ApiError;
 
 /// The dashboard routes.
@@ -67,14 +68,19 @@ fn summary_operation() -> Operation {
         .errors(&[401, 403, 503])
 }
 
-/// The `limit` of the dashboard's short lists (D8).
-fn limit_parameter() -> Json {
-    query(
-        "limit",
-        format!("How many rows; default 5. Clamped to 1..{MAX_PAGE_SIZE} (D8); not an integer is a 400."),
-        object! { "type": "integer" },
-    )
-}
+/// The `limit` of the dashboard's short lists (D8): clamped, never refused, so it has no
+/// bounds to state.
+const LIMIT: Component = Component {
+    section: Section::Parameters,
+    name: "Limit",
+    build: || {
+        query(
+            "limit",
+            format!("How many rows; default 5. Clamped to 1..{MAX_PAGE_SIZE} (D8); not an integer is a 400."),
+            object! { "type": "integer" },
+        )
+    },
+};
 
 fn top_vendors_operation() -> Operation {
     Operation::new(
@@ -84,7 +90,7 @@ fn top_vendors_operation() -> Operation {
         ". Active vendors ranked by outstanding balance, descending, then name (D12).",
     )
     .ok("The top vendors.", schema::array(schema_ref::<TopVendorDto>()).with("maxItems", MAX_PAGE_SIZE))
-    .parameter(limit_parameter())
+    .parameter(LIMIT)
     .errors(&[400, 401, 403, 503])
 }
 
@@ -96,7 +102,7 @@ fn recent_invoices_operation() -> Operation {
         ". Active and canceled invoices, newest `createdAt` first (D12).",
     )
     .ok("The newest invoices.", schema::array(schema_ref::<RecentInvoiceDto>()).with("maxItems", MAX_PAGE_SIZE))
-    .parameter(limit_parameter())
+    .parameter(LIMIT)
     .errors(&[400, 401, 403, 503])
 }
 
@@ -286,7 +292,7 @@ describe! {
 describe! {
     TopVendorDto as "TopVendor": "One active vendor ranked by outstanding balance (descending, then name)." {
         vendor_id: schema::id("Vendor id."),
-        vendor_name: schema::text("Vendor name."),
+        vendor_name: schema::text(NAME_MAX, "Vendor name."),
         outstanding_balance: schema::money("Outstanding balance (D11)."),
         total_invoices: schema::count("Count of the vendor's active invoices."),
     }
@@ -295,8 +301,8 @@ describe! {
 describe! {
     RecentInvoiceDto as "RecentInvoice": "One of the newest invoices (active and canceled), newest `createdAt` first." {
         id: schema::id("Invoice id."),
-        invoice_number: schema::text("Invoice number."),
-        vendor_name: schema::text("Vendor name."),
+        invoice_number: schema::text(CODE_MAX, "Invoice number."),
+        vendor_name: schema::text(NAME_MAX, "Vendor name."),
         amount: schema::amount("Total amount."),
         pending_amount: schema::money("Amount still unpaid; negative when overpaid."),
         status: schema::one_of(&names(InvoiceStatus::ALL, InvoiceStatus::name), "Computed status."),
@@ -309,6 +315,7 @@ describe! {
     MonthlyDto as "MonthlyTotal": "Payments of one month (D12)." {
         month: object! {
             "type": "string",
+            "maxLength": "YYYY-MM".len(),
             "pattern": "^[0-9]{4}-[0-9]{2}$",
             "description": "Month `YYYY-MM` in the business time zone (D3).",
         },

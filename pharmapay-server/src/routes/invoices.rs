@@ -7,7 +7,7 @@ use pharmapay_core::domain::{InvoiceDetail, InvoiceQuery, InvoiceStatus, NewInvo
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::paging::MAX_DAYS;
 use pharmapay_core::rust_decimal::Decimal;
-use pharmapay_core::text::CODE_MAX;
+use pharmapay_core::text::{CODE_MAX, EMAIL_MAX, NAME_MAX, TEXT_MAX};
 use pharmapay_core::{PharmaPay, Store};
 use serde::Serialize;
 
@@ -126,7 +126,7 @@ pub fn filters(listing: bool) -> Vec<Json> {
                 "Only active invoices still owing something, due from today to today plus this many days in the \
                  business time zone (D32); 0 to {MAX_DAYS}, else 400."
             ),
-            object! { "type": "integer", "minimum": 0, "maximum": MAX_DAYS },
+            schema::days(),
         ),
         query(
             "overpaid",
@@ -254,8 +254,8 @@ describe! {
     InvoiceDto as "Invoice": "InvoiceDto, as lists, creates, updates and restores return it (no nested vendor)." {
         id: schema::id("Invoice id."),
         vendor_id: schema::id("The vendor billed by."),
-        vendor_name: schema::text("That vendor's name."),
-        invoice_number: schema::text("Invoice number."),
+        vendor_name: schema::text(NAME_MAX, "That vendor's name."),
+        invoice_number: schema::text(CODE_MAX, "Invoice number."),
         amount: schema::amount("Total amount."),
         paid_amount: schema::money("Sum of the invoice's active transactions (D10)."),
         pending_amount: schema::money("`amount - paidAmount` (D10); negative when overpaid."),
@@ -266,7 +266,7 @@ describe! {
         ),
         invoice_date: schema::instant("Invoice date."),
         due_date: schema::instant("Due date."),
-        description: schema::nullable_text("Free text, or null."),
+        description: schema::nullable_text(TEXT_MAX, "Free text, or null."),
         is_active: schema::boolean("False once canceled (soft-deleted)."),
         created_at: schema::instant("When created."),
     }
@@ -283,13 +283,13 @@ describe! {
 describe! {
     VendorBriefDto as "VendorBrief": "The vendor nested in a single-invoice read (D13)." {
         id: schema::id("Vendor id."),
-        name: schema::text("Name."),
+        name: schema::text(NAME_MAX, "Name."),
         vendor_type: schema::one_of(&names(VendorType::ALL, VendorType::name), "Kind of business."),
-        address: schema::nullable_text("Postal address, or null."),
-        phone: schema::nullable_text("Phone number, or null."),
-        email: schema::nullable_text("Email, or null."),
-        drug_license_number1: schema::nullable_text("Primary drug licence, or null."),
-        drug_license_number2: schema::nullable_text("Secondary drug licence, or null."),
+        address: schema::nullable_text(TEXT_MAX, "Postal address, or null."),
+        phone: schema::nullable_text(CODE_MAX, "Phone number, or null."),
+        email: schema::nullable_text(EMAIL_MAX, "Email, or null."),
+        drug_license_number1: schema::nullable_text(CODE_MAX, "Primary drug licence, or null."),
+        drug_license_number2: schema::nullable_text(CODE_MAX, "Secondary drug licence, or null."),
         is_active: schema::boolean("False once soft-deleted."),
     }
 }

@@ -5,6 +5,7 @@ use hyper::header;
 use pharmapay_core::domain::User;
 use pharmapay_core::engine::{AdminAccount, Onboarding, PharmacyDetails};
 use pharmapay_core::jiff::Timestamp;
+use pharmapay_core::text::{EMAIL_MAX, NAME_MAX};
 use pharmapay_core::{Session, Store};
 use serde::Serialize;
 
@@ -156,7 +157,7 @@ describe! {
 
 describe! {
     OnboardingSessionDto as "OnboardingSession": "Onboarding result: the first admin is signed in at once." {
-        token: schema::text(TOKEN),
+        token: object! { "type": "string", "description": TOKEN },
         expires_at: schema::instant("When the token expires."),
         user: schema_ref::<OnboardingUserDto>(),
     }
@@ -166,9 +167,9 @@ describe! {
     OnboardingUserDto as "OnboardingUser":
         "The admin user inside the onboarding result: no `isActive`, no `createdAt` (spec)." {
         id: schema::id("User id."),
-        first_name: schema::text("First name."),
-        last_name: schema::text("Last name."),
-        email: schema::text("Email."),
+        first_name: schema::text(NAME_MAX, "First name."),
+        last_name: schema::text(NAME_MAX, "Last name."),
+        email: schema::text(EMAIL_MAX, "Email."),
         role_id: schema::id("Role id."),
     }
 }

@@ -5,9 +5,11 @@ use pharmapay_core::Action::{Create, Delete, Read, Update};
 use pharmapay_core::Collection::Policy;
 use pharmapay_core::domain::NewPolicy;
 use pharmapay_core::domain::policy::MAX_POLICY_PERMISSIONS;
+use pharmapay_core::text::{NAME_MAX, TEXT_MAX};
 use pharmapay_core::{PharmaPay, Store};
 use serde::Serialize;
 
+use super::permissions::{action_names, collection_names, permission_count};
 use super::{Route, each};
 use crate::app::needs;
 use crate::decode::{List, ReasonBody, Slot, bodies};
@@ -213,17 +215,19 @@ pub struct PolicyPermissionDto {
 describe! {
     PolicyDto as "Policy": "PolicyDto." {
         id: schema::id("Policy id."),
-        name: schema::text("Name."),
-        description: schema::text("Description (may be empty)."),
+        name: schema::text(NAME_MAX, "Name."),
+        description: schema::text(TEXT_MAX, "Description (may be empty)."),
         is_active: schema::boolean("False once soft-deleted."),
-        permissions: schema::array(schema_ref::<PolicyPermissionDto>()).with("description", "Its permissions."),
+        permissions: schema::array(schema_ref::<PolicyPermissionDto>())
+            .with("maxItems", permission_count())
+            .with("description", "Its permissions."),
     }
 }
 
 describe! {
     PolicyPermissionDto as "PolicyPermission": "A permission inside a policy." {
         id: schema::id("Permission id."),
-        collection: schema::text("Collection."),
-        action: schema::text("Action."),
+        collection: schema::one_of(&collection_names(), "Collection."),
+        action: schema::one_of(&action_names(), "Action."),
     }
 }

@@ -4,11 +4,12 @@
 use hyper::header;
 use pharmapay_core::domain::{PasswordChange, Profile, ProfileUpdate};
 use pharmapay_core::jiff::Timestamp;
-use pharmapay_core::text::PASSWORD_MIN;
+use pharmapay_core::text::{EMAIL_MAX, NAME_MAX, PASSWORD_MAX_BYTES, PASSWORD_MIN};
 use pharmapay_core::{PharmaPay, Store};
 use serde::Serialize;
 
 use super::auth::{SessionDto, session_response};
+use super::permissions::{longest_code, permission_count};
 use super::{Call, Route};
 use crate::app::Guard;
 use crate::decode::{Body, Slot, bodies};
@@ -90,7 +91,7 @@ bodies! {
     PasswordChangeBody => PasswordChange as "PasswordChange":
         "A password change by the user themself (D24). Unknown fields are ignored." {
         current_password: Slot => string("currentPassword")
-            as schema::text("The password in use now; a wrong one is a 400."),
+            as schema::text(PASSWORD_MAX_BYTES, "The password in use now; a wrong one is a 400."),
         new_password: Slot => password("newPassword") as "The new password.",
     }
 }
@@ -133,15 +134,16 @@ impl From<Profile> for ProfileDto {
 describe! {
     ProfileDto as "Profile": "The caller's own profile (D24)." {
         id: schema::id("User id."),
-        first_name: schema::text("First name."),
-        last_name: schema::text("Last name."),
-        email: schema::text("Email."),
+        first_name: schema::text(NAME_MAX, "First name."),
+        last_name: schema::text(NAME_MAX, "Last name."),
+        email: schema::text(EMAIL_MAX, "Email."),
         role_id: schema::id("Role id."),
-        role_name: schema::text("The role's name."),
+        role_name: schema::text(NAME_MAX, "The role's name."),
         is_admin: schema::boolean("True for users of the Admin role (D18)."),
         is_active: schema::boolean("Whether the account is active."),
         created_at: schema::instant("When created."),
-        permissions: schema::array(schema::text("`Collection:Action`."))
+        permissions: schema::array(schema::text(longest_code(), "`Collection:Action`."))
+            .with("maxItems", permission_count())
             .with("description", "Resolved permissions as `Collection:Action` (D19); `[\"*:*\"]` for an admin."),
     }
 }

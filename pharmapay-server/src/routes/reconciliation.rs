@@ -6,7 +6,9 @@ use pharmapay_core::Action::Read;
 use pharmapay_core::Collection::{Dashboard, Invoice, Transaction, Vendor};
 use pharmapay_core::domain::VendorType;
 use pharmapay_core::domain::aging::{Aging, AgingBucket, AgingFigures, AgingQuery};
+use pharmapay_core::domain::gstin::GSTIN_LEN;
 use pharmapay_core::domain::licence::LicenseStatus;
+use pharmapay_core::domain::reference::REFERENCE_MAX;
 use pharmapay_core::domain::statement::StatementLineKind;
 use pharmapay_core::domain::statement::{Statement, StatementQuery};
 use pharmapay_core::engine::LicenceAlert;
@@ -15,6 +17,7 @@ use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::jiff::civil::Date;
 use pharmapay_core::paging::{MAX_DAYS, read_days};
 use pharmapay_core::rust_decimal::Decimal;
+use pharmapay_core::text::{CODE_MAX, NAME_MAX, TEXT_MAX};
 use pharmapay_core::{Access, FieldErrors, PharmaPay, Store};
 use serde::Serialize;
 
@@ -57,7 +60,7 @@ fn licence_alerts_operation() -> Operation {
     .parameter(query(
         "withinDays",
         format!("The window in days from today: 0 to {MAX_DAYS}, default 30; anything else is a 400."),
-        object! { "type": "integer", "minimum": 0, "maximum": MAX_DAYS },
+        schema::days(),
     ))
     .errors(&[400, 401, 403, 503])
 }
@@ -84,7 +87,7 @@ pub fn aging_parameters() -> Vec<Json> {
             "asOf",
             "The aging day, `YYYY-MM-DD` in the business time zone; default today; after today or malformed is a 400 \
              (D34).",
-            object! { "type": "string", "format": "date" },
+            day_parameter(),
         ),
         query_id("vendorId", "Only this vendor; an unknown vendor is a 404."),
     ]
@@ -105,6 +108,19 @@ fn statement_operation() -> Operation {
     .errors(&[400, 401, 403, 404, 503])
 }
 
+/// A day in a query, `YYYY-MM-DD` (D34).
+fn day_parameter() -> Json {
+    object! { "type": "string", "format": "date" }
+}
+
+/// How many days lie between the first and the last day a date may fall on (D2: years 1900 to
+/// 9999), which bounds how long ago a licence may have expired.
+fn days_between_years() -> i64 {
+    let first = Date::constant(1900, 1, 1);
+    let last = Date::constant(9999, 12, 31);
+    first.until(last).map(|span| i64::from(span.get_days())).unwrap_or(i64::MAX)
+}
+
 /// The days of a statement, which its download reads too.
 pub fn statement_range() -> Vec<Json> {
     vec![
@@ -112,9 +128,9 @@ pub fn statement_range() -> Vec<Json> {
             "fromDate",
             "The first day, `YYYY-MM-DD` in the business time zone; default the first day of this month. After `toDate` \
              is a 400.",
-            object! { "type": "string", "format": "date" },
+            day_parameter(),
         ),
-        query("toDate", "The last day, `YYYY-MM-DD`; default today.", object! { "type": "string", "format": "date" }),
+        query("toDate", "The last day, `YYYY-MM-DD`; default today.", day_parameter()),
     ]
 }
 
@@ -344,7 +360,7 @@ describe! {
 describe! {
     AgingRowDto as "AgingRow": "One vendor owed something on the day (D34)." {
         vendor_id: schema::id("Vendor id."),
-        vendor_name: schema::text("Vendor name."),
+        vendor_name: schema::text(NAME_MAX, "Vendor name."),
         figures: flatten::<AgingFiguresDto>(),
     }
 }
@@ -364,10 +380,10 @@ describe! {
 describe! {
     StatementVendorDto as "StatementVendor": "The vendor at the head of a statement (D35)." {
         id: schema::id("Vendor id."),
-        name: schema::text("Name."),
+        name: schema::text(NAME_MAX, "Name."),
         vendor_type: schema::one_of(&names(VendorType::ALL, VendorType::name), "Kind of business."),
-        gstin: schema::nullable_text("GSTIN, or null (D37)."),
-        drug_license_number1: schema::nullable_text("Primary drug licence, or null."),
+        gstin: schema::nullable_text(GSTIN_LEN, "GSTIN, or null (D37)."),
+        drug_license_number1: schema::nullable_text(CODE_MAX, "Primary drug licence, or null."),
     }
 }
 
@@ -379,10 +395,10 @@ describe! {
             "What the line records.",
         ),
         invoice_id: schema::id("The invoice (the one paid, for a payment)."),
-        invoice_number: schema::text("Its number."),
+        invoice_number: schema::text(CODE_MAX, "Its number."),
         transaction_id: schema::nullable_id("The payment, or null for an invoice."),
-        reference: schema::nullable_text("The payment's reference, or null (D30)."),
-        description: schema::nullable_text("Free text, or null."),
+        reference: schema::nullable_text(REFERENCE_MAX, "The payment's reference, or null (D30)."),
+        description: schema::nullable_text(TEXT_MAX, "Free text, or null."),
         invoiced: schema::money("Invoiced on this line (0 for payments)."),
         paid: schema::money("Paid on this line (0 for invoices)."),
         balance: schema::money("The running balance after this line."),
@@ -410,12 +426,15 @@ describe! {
     LicenceAlertDto as "LicenceAlert":
         "An active vendor whose drug licence has expired or expires within the window (D36)." {
         vendor_id: schema::id("Vendor id."),
-        vendor_name: schema::text("Vendor name."),
-        drug_license_number1: schema::nullable_text("Primary drug licence, or null."),
+        vendor_name: schema::text(NAME_MAX, "Vendor name."),
+        drug_license_number1: schema::nullable_text(CODE_MAX, "Primary drug licence, or null."),
         drug_license_valid_until: schema::instant("The day the licence is valid until."),
         license_status: schema::one_of(&alert_statuses(), "The licence as of today (D36)."),
         days_left: object! {
             "type": "integer",
+            "format": "int32",
+            "minimum": -days_between_years(),
+            "maximum": MAX_DAYS,
             "description": "Whole days from today to that day: 0 on its last day, negative once expired.",
         },
     }

@@ -19,7 +19,7 @@ use super::{Call, Route};
 use crate::app::{needs, needs_all};
 use crate::download::{XLSX, generate};
 use crate::http::{Reply, Req};
-use crate::openapi::{CACHE_CONTROL, Component, Json, Operation, Section, object, query};
+use crate::openapi::{CACHE_CONTROL, Component, Json, Operation, Section, object, positive_id, query};
 use crate::problem::ApiError;
 
 /// The report routes.
@@ -41,6 +41,9 @@ pub fn routes<S: Store>() -> Vec<Route<S>> {
 pub const ACTIVE_ONLY: &str =
     "Validated (`true` or `false`, else 400) but ignored: reports hold active records only (D26).";
 
+/// The longest `Content-Disposition` a download has: a statement's, of the largest vendor id.
+const CONTENT_DISPOSITION_MAX: usize = r#"attachment; filename="statement_9223372036854775807_YYYYMMDD.xlsx""#.len();
+
 /// The name of a download's file (D3, D26).
 const CONTENT_DISPOSITION: Component = Component {
     section: Section::Headers,
@@ -50,7 +53,7 @@ const CONTENT_DISPOSITION: Component = Component {
             "description": "`attachment; filename=\"<name>_YYYYMMDD.xlsx\"`, the date taken in the business time zone \
                  (D3, D26).",
             "required": true,
-            "schema": object! { "type": "string" },
+            "schema": object! { "type": "string", "maxLength": CONTENT_DISPOSITION_MAX },
         }
     },
 };
@@ -143,7 +146,7 @@ fn statement_operation() -> Operation {
     .parameter(query(
         "vendorId",
         "The vendor; required, a positive integer, else 400; an unknown vendor is a 404.",
-        object! { "type": "integer", "minimum": 1, "maximum": i64::MAX },
+        positive_id(),
     ))
     .parameters(statement_range())
     .errors(&[400, 401, 403, 404, 503])

@@ -5,6 +5,7 @@ use pharmapay_core::Action::{Create, Delete, Update};
 use pharmapay_core::Collection::Role;
 use pharmapay_core::domain::NewRole;
 use pharmapay_core::jiff::Timestamp;
+use pharmapay_core::text::{NAME_MAX, TEXT_MAX};
 use pharmapay_core::{PharmaPay, Store};
 use serde::Serialize;
 
@@ -181,8 +182,8 @@ impl From<pharmapay_core::domain::Role> for RoleDto {
 describe! {
     RoleDto as "Role": "RoleDto." {
         id: schema::id("Role id."),
-        name: schema::text("Name."),
-        description: schema::text("Description (may be empty)."),
+        name: schema::text(NAME_MAX, "Name."),
+        description: schema::text(TEXT_MAX, "Description (may be empty)."),
         is_system: schema::boolean("True only for the seeded `Admin` and `Pharmacist` roles."),
         is_active: schema::boolean("False once soft-deleted."),
         created_at: schema::instant("When created."),

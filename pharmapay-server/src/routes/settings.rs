@@ -4,7 +4,7 @@
 use pharmapay_core::Action::{Read, Update};
 use pharmapay_core::Collection::Setting;
 use pharmapay_core::text::CODE_MAX;
-use pharmapay_core::{PharmaPay, Store};
+use pharmapay_core::{PharmaPay, Store, seed};
 use serde::Serialize;
 
 use super::{Call, Route, each};
@@ -47,7 +47,7 @@ fn list() -> Operation {
         "List settings",
         ". Settings are seeded (D27) and cannot be created or deleted.",
     )
-    .ok("Every setting.", schema::array(schema_ref::<SettingDto>()))
+    .ok("Every setting.", schema::array(schema_ref::<SettingDto>()).with("maxItems", seed::settings().len()))
     .errors(&[401, 403, 503])
 }
 
@@ -57,8 +57,8 @@ fn key() -> Json {
         "name": "key",
         "in": "path",
         "required": true,
-        "description": "Setting key, e.g. `Currency` or `TimeZone`.",
-        "schema": object! { "type": "string" },
+        "description": "Setting key, e.g. `Currency` or `TimeZone`; a key no setting has is a 404.",
+        "schema": object! { "type": "string", "maxLength": longest_key() },
     }
 }
 
@@ -125,8 +125,23 @@ impl From<pharmapay_core::domain::Setting> for SettingDto {
 
 describe! {
     SettingDto as "Setting": "AppSettingDto." {
-        key: schema::text("Key; immutable (seeded: `Currency`, `TimeZone`, D27)."),
-        value: schema::text("Value; the only updatable part."),
-        description: schema::text("What it is for; immutable."),
+        key: schema::one_of(&keys(), "Key; immutable (seeded, D27, D36)."),
+        value: schema::text(CODE_MAX, "Value; the only updatable part."),
+        description: schema::text(longest_description(), "What it is for; immutable."),
     }
+}
+
+/// The keys of the settings: the seeded ones, which are never added to (D27).
+fn keys() -> Vec<&'static str> {
+    seed::settings().into_iter().map(|setting| setting.key).collect()
+}
+
+/// The longest key a setting has; a longer one names no setting.
+fn longest_key() -> usize {
+    keys().into_iter().map(|key| key.chars().count()).max().unwrap_or(0)
+}
+
+/// The longest description a setting has, all of them seeded.
+fn longest_description() -> usize {
+    seed::settings().into_iter().map(|setting| setting.description.chars().count()).max().unwrap_or(0)
 }

@@ -52,7 +52,8 @@ fn openapi_operation() -> Operation {
         "getOpenApi",
         "System",
         "This OpenAPI document",
-        "Public (D25): the OpenAPI 3.1 document describing every route, served as kept in the repository.",
+        "Public (D25): the OpenAPI 3.1 document describing every route, built from the route table when first asked \
+         for.",
     )
     .ok("The OpenAPI document.", object! { "type": "object" })
 }

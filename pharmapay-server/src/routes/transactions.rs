@@ -7,6 +7,7 @@ use pharmapay_core::domain::reference::REFERENCE_MAX;
 use pharmapay_core::domain::{InvoiceBrief, NewTransaction, TransactionQuery, TransactionType};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::rust_decimal::Decimal;
+use pharmapay_core::text::{CODE_MAX, NAME_MAX, TEXT_MAX};
 use pharmapay_core::{Amount, PharmaPay, Store};
 use serde::Serialize;
 
@@ -219,8 +220,8 @@ describe! {
             &names(TransactionType::ALL, TransactionType::name),
             "How the payment was made, in canonical case.",
         ),
-        reference: schema::nullable_text("The payment's reference as recorded (trimmed), or null (D30)."),
-        description: schema::nullable_text("Free text, or null."),
+        reference: schema::nullable_text(REFERENCE_MAX, "The payment's reference as recorded (trimmed), or null (D30)."),
+        description: schema::nullable_text(TEXT_MAX, "Free text, or null."),
         vendor_payment_id: schema::nullable_id(
             "The vendor payment this payment is a part of, or null for a payment recorded on its own (D31).",
         ),
@@ -233,9 +234,9 @@ describe! {
 describe! {
     InvoiceBriefDto as "InvoiceBrief": "The invoice nested in a transaction (spec; D13)." {
         id: schema::id("Invoice id."),
-        invoice_number: schema::text("Invoice number."),
+        invoice_number: schema::text(CODE_MAX, "Invoice number."),
         vendor_id: schema::id("Vendor id (D13)."),
-        vendor_name: schema::text("Vendor name."),
+        vendor_name: schema::text(NAME_MAX, "Vendor name."),
         amount: schema::amount("Total amount."),
         pending_amount: schema::money("Amount still unpaid as of now; negative when overpaid."),
     }

@@ -5,10 +5,11 @@ use pharmapay_core::Action::{Create, Delete, Update};
 use pharmapay_core::Collection::User;
 use pharmapay_core::domain::{NewUser, UserUpdate};
 use pharmapay_core::jiff::Timestamp;
+use pharmapay_core::text::{EMAIL_MAX, NAME_MAX};
 use pharmapay_core::{PharmaPay, Store};
 use serde::Serialize;
 
-use super::permissions::PermissionDto;
+use super::permissions::{PermissionDto, permission_count};
 use super::policies::PolicyDto;
 use super::{Route, each};
 use crate::app::{Guard, needs};
@@ -88,7 +89,7 @@ fn my_permissions() -> Operation {
          active policies, deduplicated and sorted (D19). For an admin: \
          `[{\"id\":0,\"collection\":\"*\",\"action\":\"*\",\"description\":\"Full access\"}]`.",
     )
-    .ok("The caller's permissions.", schema::array(schema_ref::<PermissionDto>()))
+    .ok("The caller's permissions.", schema::array(schema_ref::<PermissionDto>()).with("maxItems", permission_count()))
     .errors(&[401, 503])
 }
 
@@ -228,9 +229,9 @@ impl From<pharmapay_core::domain::User> for UserDto {
 describe! {
     UserDto as "User": "UserDto; the password hash is never returned." {
         id: schema::id("User id."),
-        first_name: schema::text("First name."),
-        last_name: schema::text("Last name."),
-        email: schema::text("Email."),
+        first_name: schema::text(NAME_MAX, "First name."),
+        last_name: schema::text(NAME_MAX, "Last name."),
+        email: schema::text(EMAIL_MAX, "Email."),
         role_id: schema::id("Role id."),
         is_active: schema::boolean("False once soft-deleted."),
         created_at: schema::instant("When created."),

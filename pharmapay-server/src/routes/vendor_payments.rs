@@ -3,11 +3,13 @@
 
 use pharmapay_core::Action::{Create, Delete, Read};
 use pharmapay_core::Collection::Transaction;
+use pharmapay_core::domain::reference::REFERENCE_MAX;
 use pharmapay_core::domain::{NewVendorPayment, TransactionType, VendorPayment};
 use pharmapay_core::idempotency::IdempotencyRequest;
 use pharmapay_core::ids::VendorId;
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::rules::allocation::{MAX_ALLOCATIONS, RequestedAllocation};
+use pharmapay_core::text::{NAME_MAX, TEXT_MAX};
 use pharmapay_core::{Amount, PharmaPay, Principal, Store};
 use serde::Serialize;
 
@@ -183,15 +185,15 @@ describe! {
     VendorPaymentDto as "VendorPayment": "A vendor payment with its active payments (D31)." {
         id: schema::id("Vendor payment id."),
         vendor_id: schema::id("The vendor paid."),
-        vendor_name: schema::text("The vendor's name."),
+        vendor_name: schema::text(NAME_MAX, "The vendor's name."),
         amount: schema::amount("The amount recorded; it stays so when one of its payments is deleted on its own."),
         transaction_date: schema::instant("When the payment was made."),
         transaction_type: schema::one_of(
             &names(TransactionType::ALL, TransactionType::name),
             "How the payment was made, in canonical case.",
         ),
-        reference: schema::nullable_text("The reference, or null (D30)."),
-        description: schema::nullable_text("Free text, or null."),
+        reference: schema::nullable_text(REFERENCE_MAX, "The reference, or null (D30)."),
+        description: schema::nullable_text(TEXT_MAX, "Free text, or null."),
         created_at: schema::instant("When recorded."),
         transactions: schema::array(schema_ref::<TransactionDto>())
             .with("description", "Its active payments, one per invoice, by id."),

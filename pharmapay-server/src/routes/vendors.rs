@@ -3,12 +3,13 @@
 
 use pharmapay_core::Action::{Create, Delete, Read, Update};
 use pharmapay_core::Collection::Vendor;
+use pharmapay_core::domain::gstin::GSTIN_LEN;
 use pharmapay_core::domain::licence::{EXPIRING_SOON_DAYS, LicenseStatus};
 use pharmapay_core::domain::vendor::MAX_EXTRA_LICENSES;
 use pharmapay_core::domain::{NewVendor, VendorQuery, VendorType};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::rust_decimal::Decimal;
-use pharmapay_core::text::CODE_MAX;
+use pharmapay_core::text::{CODE_MAX, EMAIL_MAX, NAME_MAX, TEXT_MAX};
 use pharmapay_core::{PharmaPay, Store};
 use serde::Serialize;
 
@@ -229,14 +230,15 @@ impl From<pharmapay_core::domain::Vendor> for VendorDto {
 describe! {
     VendorDto as "Vendor": "VendorDto: a vendor with its computed totals." {
         id: schema::id("Vendor id."),
-        name: schema::text("Name."),
-        address: schema::nullable_text("Postal address, or null."),
-        phone: schema::nullable_text("Phone number, or null."),
-        email: schema::nullable_text("Email, or null."),
+        name: schema::text(NAME_MAX, "Name."),
+        address: schema::nullable_text(TEXT_MAX, "Postal address, or null."),
+        phone: schema::nullable_text(CODE_MAX, "Phone number, or null."),
+        email: schema::nullable_text(EMAIL_MAX, "Email, or null."),
         vendor_type: schema::one_of(&names(VendorType::ALL, VendorType::name), "Kind of business, in canonical case."),
-        drug_license_number1: schema::nullable_text("Primary drug licence, or null."),
-        drug_license_number2: schema::nullable_text("Secondary drug licence, or null."),
-        additional_drug_license_numbers: schema::array(object! { "type": "string" })
+        drug_license_number1: schema::nullable_text(CODE_MAX, "Primary drug licence, or null."),
+        drug_license_number2: schema::nullable_text(CODE_MAX, "Secondary drug licence, or null."),
+        additional_drug_license_numbers: schema::array(object! { "type": "string", "maxLength": CODE_MAX })
+            .with("maxItems", MAX_EXTRA_LICENSES)
             .with("description", "Further licences (empty when none)."),
         is_active: schema::boolean("False once soft-deleted."),
         outstanding_balance: schema::money("`totalInvoiceValue - totalPaidAmount` (D11); may be negative when overpaid."),
@@ -247,6 +249,7 @@ describe! {
         drug_license_valid_until: object! {
             "type": ["string", "null"],
             "format": "date-time",
+            "maxLength": schema::INSTANT_MAX,
             "description": "The day the drug licence is valid until, as an RFC 3339 UTC timestamp, or null (D36).",
         },
         license_status: schema::one_of(
@@ -256,7 +259,7 @@ describe! {
                  ExpiringSoon from today to today + {EXPIRING_SOON_DAYS}, Valid after that."
             ),
         ),
-        gstin: schema::nullable_text("GSTIN, upper-cased, or null (D37)."),
+        gstin: schema::nullable_text(GSTIN_LEN, "GSTIN, upper-cased, or null (D37)."),
     }
 }
 
