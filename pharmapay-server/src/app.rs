@@ -7,7 +7,7 @@
 //! read (its path parameters, query and body), so a caller without access gets 401 or 403 and
 //! never learns the parameter rules from a 400; it then runs the row's handler. A path that
 //! exists with another method answers 405 with `Allow` (D7); an unknown path answers 404. The
-//! OpenAPI document is checked against the table by a test, so the two cannot drift apart.
+//! OpenAPI document is built from the same table ([`crate::openapi`]).
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -11,6 +11,8 @@
 //! - [`app`]: the router and dispatch; [`routes`]: the route table, one file per resource with
 //!   its rows, bodies and DTOs, and the handlers routes share.
 //! - [`download`]: how report downloads stream and share the server.
+//! - [`openapi`]: the OpenAPI document, built from the route table and served at
+//!   `GET /api/openapi.json`.
 //! - [`demo`]: the deterministic demo-data generator behind `pharmapay seed-demo`.
 //! - [`decode`] and [`dto`]: what every body and DTO shares; [`problem`]: errors as RFC 9457
 //!   problem details; [`http`]: request and reply plumbing, CORS, trace ids.

@@ -4,13 +4,13 @@
 //! Each row of [`crate::routes::table`] names its [`Operation`]; the document adds what the
 //! row's guard requires, gathers a path's methods, and collects every component an operation
 //! refers to, each written once: a body's schema comes from its `bodies!` declaration, where each
-//! field's reader yields its part, a DTO's from its [`describe!`] beside the struct, and the
+//! field's reader yields its part, a DTO's from its `describe!` beside the struct, and the
 //! limits in both from the constants the validation reads.
 //!
 //! The decoding is hand-written (it collects every field error at once and keeps money exact
 //! from the request's number text), so a schema derived from serde attributes would describe
 //! other types than the ones requests are read into; the document is written in the small model
-//! of [`json`] instead. `pharmapay-server/openapi.json` keeps a copy, which `pharmapay openapi`
+//! of `json.rs` instead. `pharmapay-server/openapi.json` keeps a copy, which `pharmapay openapi`
 //! writes and a test compares with what the code builds.
 
 mod components;

@@ -1,10 +1,10 @@
 //! The route table, resource by resource, and the handlers most routes share.
 //!
 //! Each file below holds everything of one resource's wire: its rows of the route table (method,
-//! path, [`Guard`] and handler), the bodies it decodes, the DTOs it answers with, and the
-//! handlers that read something of their own (a setting's key, a dashboard limit, report
-//! filters) or answer in their own way (sessions, downloads). [`table`] lists the resources; a
-//! new resource is a new file here and its line there.
+//! path, [`Guard`], OpenAPI operation and handler), the bodies it decodes, the DTOs it answers
+//! with and their schemas, and the handlers that read something of their own (a setting's key,
+//! a dashboard limit, report filters) or answer in their own way (sessions, downloads).
+//! [`table`] lists the resources; a new resource is a new file here and its line there.
 //!
 //! Most routes only read their parameters, call one engine method and encode its result in one
 //! of a few ways: a page of a list, one record by `{id}`, a create, a replacement, a delete with
