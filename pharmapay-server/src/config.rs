@@ -11,7 +11,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 use pharmapay_store_sqlx::StoreOptions;
 
-use crate::routes::reports::DownloadLimits;
+use crate::download::DownloadLimits;
 
 /// The pharmapay command line.
 #[derive(Debug, Parser)]
@@ -42,6 +42,16 @@ pub enum Command {
     /// years, for trying the product and for benchmarks. Onboards a demo pharmacy first when the
     /// database is empty (admin: admin@demo.example, password: demo-password).
     SeedDemo(SeedDemoArgs),
+    /// Write the OpenAPI document the server serves at /api/openapi.json, as it builds it from
+    /// the route table; the repository keeps a copy in pharmapay-server/openapi.json.
+    Openapi(OpenapiArgs),
+}
+
+/// Where to write the API document.
+#[derive(Clone, Debug, Args)]
+pub struct OpenapiArgs {
+    /// The file to write; standard output without one.
+    pub path: Option<std::path::PathBuf>,
 }
 
 /// How much demo data to write.

@@ -2,23 +2,29 @@
 //!
 //! A thin layer over [`pharmapay_core::PharmaPay`]: each route decodes its request into a core
 //! input, calls one engine method and encodes the answer as the spec's JSON. No web framework:
-//! hyper serves HTTP/1.1, [`app::ROUTES`] is the route table and `matchit` matches paths.
+//! hyper serves HTTP/1.1, [`routes::table`] is the route table and `matchit` matches paths.
 //!
 //! # Layout
 //! - [`config`]: the command line and environment (D28).
 //! - [`server`]: accepting connections, body limits and timeouts, request logs, graceful
 //!   shutdown; [`start`] is the one start-up path, used by `main` and by the tests.
-//! - [`app`]: the route table and dispatch; [`routes`]: one handler file per resource.
+//! - [`app`]: the router and dispatch; [`routes`]: the route table, one file per resource with
+//!   its rows, bodies and DTOs, and the handlers routes share.
+//! - [`download`]: how report downloads stream and share the server.
+//! - [`openapi`]: the OpenAPI document, built from the route table and served at
+//!   `GET /api/openapi.json`.
 //! - [`demo`]: the deterministic demo-data generator behind `pharmapay seed-demo`.
-//! - [`decode`] and [`dto`]: the wire format in and out; [`problem`]: errors as RFC 9457
+//! - [`decode`] and [`dto`]: what every body and DTO shares; [`problem`]: errors as RFC 9457
 //!   problem details; [`http`]: request and reply plumbing, CORS, trace ids.
 
 pub mod app;
 pub mod config;
 pub mod decode;
 pub mod demo;
+pub mod download;
 pub mod dto;
 pub mod http;
+pub mod openapi;
 pub mod problem;
 pub mod routes;
 pub mod server;

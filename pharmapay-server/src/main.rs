@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use pharmapay_core::SystemClock;
-use pharmapay_server::config::{Cli, Command, Config, SeedDemoArgs};
+use pharmapay_server::config::{Cli, Command, Config, OpenapiArgs, SeedDemoArgs};
 use pharmapay_server::demo::DemoSize;
 use pharmapay_server::with_causes;
 use tracing::{error, info};
@@ -13,6 +13,9 @@ use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some(Command::Openapi(args)) = &cli.command {
+        return write_openapi(args);
+    }
     // A demo load builds indexes over millions of rows on purpose: sqlx's warnings about slow
     // statements would only alarm, unless the filter asks for sqlx's logs itself.
     let filter = match &cli.command {
@@ -33,6 +36,7 @@ fn main() -> ExitCode {
         match cli.command.unwrap_or(Command::Serve) {
             Command::Serve => serve(cli.config).await,
             Command::SeedDemo(args) => seed_demo(cli.config, args).await,
+            Command::Openapi(args) => write_openapi(&args),
         }
     })
 }
@@ -94,6 +98,22 @@ async fn seed_demo(config: Config, args: SeedDemoArgs) -> ExitCode {
             error!("{seed_error}");
             eprintln!("pharmapay: {seed_error}");
             ExitCode::from(2)
+        }
+    }
+}
+
+/// Writes the API document to the file `args` names, or to standard output.
+fn write_openapi(args: &OpenapiArgs) -> ExitCode {
+    let document = pharmapay_server::openapi::document_bytes();
+    let written = match &args.path {
+        Some(path) => std::fs::write(path, document),
+        None => std::io::Write::write_all(&mut std::io::stdout().lock(), document),
+    };
+    match written {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(write_error) => {
+            eprintln!("pharmapay: could not write the OpenAPI document: {write_error}");
+            ExitCode::FAILURE
         }
     }
 }

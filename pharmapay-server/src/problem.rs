@@ -23,7 +23,7 @@ use crate::http::{Reply, TraceId};
 
 /// The `Retry-After` of a 503: a busy pool frees a connection within a request's time, and a
 /// database that went away is retried no faster than the acquire timeout lets a request fail.
-const UNAVAILABLE_RETRY_AFTER_SECS: u64 = 1;
+pub const UNAVAILABLE_RETRY_AFTER_SECS: u64 = 1;
 
 /// Picks, out of many like events, the ones to log in full: the first of each second, with how
 /// many went by unlogged since the last one. A database that is down, or a pool that stays
@@ -59,6 +59,9 @@ impl OncePerSecond {
         self.admit(STARTED.elapsed().as_secs() + 1)
     }
 }
+
+/// The one message of a failed sign-in (spec, Auth; D21).
+pub const INVALID_CREDENTIALS: &str = "Invalid email or password.";
 
 /// The store-unavailable answers (503) logged in full.
 static UNAVAILABLE_LOGGED: OncePerSecond = OncePerSecond::new();
@@ -161,7 +164,7 @@ impl ApiError {
         let status = self.status();
         if let ApiError::Core(Error::InvalidCredentials) = self {
             // Spec, Auth: a failed login answers 401 with a single `message` field.
-            return Reply::json(status, &json!({ "message": "Invalid email or password." }))
+            return Reply::json(status, &json!({ "message": INVALID_CREDENTIALS }))
                 .with_header(header::CACHE_CONTROL, "no-store")
                 .with_header(header::WWW_AUTHENTICATE, "Bearer");
         }
@@ -318,7 +321,12 @@ fn errors_json(errors: &FieldErrors) -> Value {
     Value::Object(map)
 }
 
-fn type_url(status: StatusCode) -> &'static str {
+/// Every status a problem answer has, its title and type named below; any other is answered as
+/// a 500.
+pub const STATUSES: [u16; 13] = [400, 401, 403, 404, 405, 408, 409, 413, 415, 422, 429, 500, 503];
+
+/// The URI of a problem's `type`: the RFC section of its status.
+pub fn type_url(status: StatusCode) -> &'static str {
     match status.as_u16() {
         400 => "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.1",
         401 => "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.2",
@@ -336,7 +344,8 @@ fn type_url(status: StatusCode) -> &'static str {
     }
 }
 
-fn title(status: StatusCode) -> &'static str {
+/// A problem's `title`: its status's reason phrase.
+pub fn title(status: StatusCode) -> &'static str {
     match status.as_u16() {
         400 => "Bad Request",
         401 => "Unauthorized",

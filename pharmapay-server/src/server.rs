@@ -191,8 +191,8 @@ async fn respond<S: Store>(
     body: Incoming,
     trace_id: TraceId,
 ) -> Result<Reply, ApiError> {
-    let (route, guard, params) = match app.router.find(&parts.method, parts.uri.path()) {
-        Matched::Route(route, guard, params) => (route, guard, params),
+    let (route, params) = match app.router.find(&parts.method, parts.uri.path()) {
+        Matched::Route(route, params) => (route, params),
         Matched::WrongMethod(allow) => return Err(ApiError::MethodNotAllowed(allow)),
         Matched::Unknown => return Err(ApiError::RouteNotFound),
     };
@@ -226,7 +226,7 @@ async fn respond<S: Store>(
         params,
         trace_id,
     };
-    app.dispatch(route, guard, parts.uri.query().unwrap_or(""), req).await
+    app.dispatch(route, parts.uri.query().unwrap_or(""), req).await
 }
 
 /// A connection whose writes fail once they make no progress for `timeout`: a client that

@@ -1,11 +1,18 @@
 //! Fuzzing the request decoders: arbitrary bytes and arbitrary JSON into every body type must
 //! end in a value or a 4xx error, never a panic; valid JSON never counts as malformed.
 
-use pharmapay_server::decode::{
-    self, Body, InvoiceBody, LoginBody, NewUserBody, OnboardingBody, PasswordChangeBody, PolicyBody, ProfileBody,
-    ReasonBody, RoleBody, SettingBody, TransactionBody, UserUpdateBody, VendorBody,
-};
+use pharmapay_server::decode::{self, Body, ReasonBody};
 use pharmapay_server::problem::ApiError;
+use pharmapay_server::routes::auth::LoginBody;
+use pharmapay_server::routes::invoices::InvoiceBody;
+use pharmapay_server::routes::onboarding::OnboardingBody;
+use pharmapay_server::routes::policies::PolicyBody;
+use pharmapay_server::routes::profile::{PasswordChangeBody, ProfileBody};
+use pharmapay_server::routes::roles::RoleBody;
+use pharmapay_server::routes::settings::SettingBody;
+use pharmapay_server::routes::transactions::TransactionBody;
+use pharmapay_server::routes::users::{NewUserBody, UserUpdateBody};
+use pharmapay_server::routes::vendors::VendorBody;
 use proptest::prelude::*;
 use serde_json::Value;
 

@@ -1,42 +1,38 @@
-//! The wire format: core records as the spec's JSON objects (`VendorDto`, `InvoiceDto` ...).
+//! What every DTO shares: how amounts, instants and days are written, and the page envelope of
+//! lists. The DTOs themselves, core records as the spec's JSON objects (`VendorDto`,
+//! `InvoiceDto` ...), sit with their resources in `routes/`.
 //!
-//! Only this module knows field names and JSON shapes. Amounts are written as exact JSON
-//! numbers from their decimal text, never through a float (D1); instants as RFC 3339 UTC
-//! strings ending in `Z` (D2); enums in their canonical case (D7).
+//! Amounts are written as exact JSON numbers from their decimal text, never through a float
+//! (D1); instants as RFC 3339 UTC strings ending in `Z` (D2); enums in their canonical case (D7).
 
-use pharmapay_core::access::Permission;
-use pharmapay_core::dashboard::{DueFigures, MonthlyTotal, Payables, Summary, TopVendor};
-use pharmapay_core::domain::{
-    AuditEntry, Invoice, InvoiceBrief, InvoiceDetail, Policy, Profile, Role, Setting, Transaction, User, Vendor,
-    VendorBrief, VendorPayment,
-};
+use pharmapay_core::Page;
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::jiff::civil::Date;
+use pharmapay_core::paging::MAX_PAGE_SIZE;
 use pharmapay_core::rust_decimal::Decimal;
-use pharmapay_core::{Page, Session};
 use serde::Serialize;
 use serde::ser::{Error as _, Serializer};
-use serde_json::value::RawValue;
 
-mod reconciliation;
-
-pub use reconciliation::{AgingDto, LicenceAlertDto, StatementDto};
+use crate::openapi::{Json, Property, Schema, dto_schema, object, schema, schema_ref};
 
 /// Writes a decimal as an exact JSON number, without trailing fractional zeros.
-fn money<S: Serializer>(value: &Decimal, serializer: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn money<S: Serializer>(value: &Decimal, serializer: S) -> Result<S::Ok, S::Error> {
     let number: serde_json::Number = value.normalize().to_string().parse().map_err(S::Error::custom)?;
     number.serialize(serializer)
 }
 
-fn amount<S: Serializer>(value: &pharmapay_core::Amount, serializer: S) -> Result<S::Ok, S::Error> {
+/// Writes an amount as an exact JSON number (D1).
+pub(crate) fn amount<S: Serializer>(value: &pharmapay_core::Amount, serializer: S) -> Result<S::Ok, S::Error> {
     money(&value.get(), serializer)
 }
 
-fn instant<S: Serializer>(value: &Timestamp, serializer: S) -> Result<S::Ok, S::Error> {
+/// Writes an instant as RFC 3339 UTC text ending in `Z` (D2).
+pub(crate) fn instant<S: Serializer>(value: &Timestamp, serializer: S) -> Result<S::Ok, S::Error> {
     short_text(value, serializer)
 }
 
-fn optional_instant<S: Serializer>(value: &Option<Timestamp>, serializer: S) -> Result<S::Ok, S::Error> {
+/// Writes an optional instant as [`instant`] does, or `null`.
+pub(crate) fn optional_instant<S: Serializer>(value: &Option<Timestamp>, serializer: S) -> Result<S::Ok, S::Error> {
     match value {
         Some(value) => short_text(value, serializer),
         None => serializer.serialize_none(),
@@ -44,7 +40,7 @@ fn optional_instant<S: Serializer>(value: &Option<Timestamp>, serializer: S) -> 
 }
 
 /// A calendar day, written `YYYY-MM-DD` (D34).
-fn day<S: Serializer>(value: &Date, serializer: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn day<S: Serializer>(value: &Date, serializer: S) -> Result<S::Ok, S::Error> {
     short_text(value, serializer)
 }
 
@@ -115,625 +111,46 @@ impl<T> PageDto<T> {
     }
 }
 
-/// `VendorDto`.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct VendorDto {
-    id: i64,
-    name: String,
-    address: Option<String>,
-    phone: Option<String>,
-    email: Option<String>,
-    vendor_type: &'static str,
-    drug_license_number1: Option<String>,
-    drug_license_number2: Option<String>,
-    additional_drug_license_numbers: Vec<String>,
-    /// D36.
-    #[serde(serialize_with = "optional_instant")]
-    drug_license_valid_until: Option<Timestamp>,
-    license_status: &'static str,
-    /// D37.
-    gstin: Option<String>,
-    is_active: bool,
-    #[serde(serialize_with = "money")]
-    outstanding_balance: Decimal,
-    #[serde(serialize_with = "money")]
-    total_invoice_value: Decimal,
-    #[serde(serialize_with = "money")]
-    total_paid_amount: Decimal,
-    #[serde(serialize_with = "instant")]
-    created_at: Timestamp,
-    #[serde(serialize_with = "instant")]
-    updated_at: Timestamp,
-}
-
-impl From<Vendor> for VendorDto {
-    fn from(vendor: Vendor) -> Self {
-        Self {
-            id: vendor.id.get(),
-            name: vendor.name,
-            address: vendor.address,
-            phone: vendor.phone,
-            email: vendor.email,
-            vendor_type: vendor.vendor_type.name(),
-            drug_license_number1: vendor.drug_license_number1,
-            drug_license_number2: vendor.drug_license_number2,
-            additional_drug_license_numbers: vendor.additional_drug_license_numbers,
-            drug_license_valid_until: vendor.drug_license_valid_until,
-            license_status: vendor.license_status.name(),
-            gstin: vendor.gstin,
-            is_active: vendor.is_active,
-            outstanding_balance: vendor.totals.outstanding_balance,
-            total_invoice_value: vendor.totals.total_invoice_value,
-            total_paid_amount: vendor.totals.total_paid_amount,
-            created_at: vendor.created_at,
-            updated_at: vendor.updated_at,
-        }
-    }
-}
-
-/// The vendor nested in a single invoice (D13).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct VendorBriefDto {
-    id: i64,
-    name: String,
-    vendor_type: &'static str,
-    address: Option<String>,
-    phone: Option<String>,
-    email: Option<String>,
-    drug_license_number1: Option<String>,
-    drug_license_number2: Option<String>,
-    is_active: bool,
-}
-
-impl From<VendorBrief> for VendorBriefDto {
-    fn from(vendor: VendorBrief) -> Self {
-        Self {
-            id: vendor.id.get(),
-            name: vendor.name,
-            vendor_type: vendor.vendor_type.name(),
-            address: vendor.address,
-            phone: vendor.phone,
-            email: vendor.email,
-            drug_license_number1: vendor.drug_license_number1,
-            drug_license_number2: vendor.drug_license_number2,
-            is_active: vendor.is_active,
-        }
-    }
-}
-
-/// `InvoiceDto`; the single-invoice read adds `vendor`.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct InvoiceDto {
-    id: i64,
-    vendor_id: i64,
-    vendor_name: String,
-    invoice_number: String,
-    #[serde(serialize_with = "money")]
-    amount: Decimal,
-    #[serde(serialize_with = "money")]
-    paid_amount: Decimal,
-    #[serde(serialize_with = "money")]
-    pending_amount: Decimal,
-    status: &'static str,
-    #[serde(serialize_with = "instant")]
-    invoice_date: Timestamp,
-    #[serde(serialize_with = "instant")]
-    due_date: Timestamp,
-    description: Option<String>,
-    is_active: bool,
-    #[serde(serialize_with = "instant")]
-    created_at: Timestamp,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    vendor: Option<VendorBriefDto>,
-}
-
-impl From<Invoice> for InvoiceDto {
-    fn from(invoice: Invoice) -> Self {
-        Self {
-            id: invoice.id.get(),
-            vendor_id: invoice.vendor_id.get(),
-            pending_amount: invoice.pending_amount(),
-            vendor_name: invoice.vendor_name,
-            invoice_number: invoice.invoice_number,
-            amount: invoice.amount.get(),
-            paid_amount: invoice.paid_amount,
-            status: invoice.status.name(),
-            invoice_date: invoice.invoice_date,
-            due_date: invoice.due_date,
-            description: invoice.description,
-            is_active: invoice.is_active,
-            created_at: invoice.created_at,
-            vendor: None,
-        }
-    }
-}
-
-impl From<InvoiceDetail> for InvoiceDto {
-    fn from(detail: InvoiceDetail) -> Self {
-        let mut dto = InvoiceDto::from(detail.invoice);
-        dto.vendor = Some(detail.vendor.into());
-        dto
-    }
-}
-
-/// The invoice nested in a transaction (spec; D13).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct InvoiceBriefDto {
-    id: i64,
-    invoice_number: String,
-    vendor_id: i64,
-    vendor_name: String,
-    #[serde(serialize_with = "amount")]
-    amount: pharmapay_core::Amount,
-    #[serde(serialize_with = "money")]
-    pending_amount: Decimal,
-}
-
-impl From<InvoiceBrief> for InvoiceBriefDto {
-    fn from(invoice: InvoiceBrief) -> Self {
-        Self {
-            id: invoice.id.get(),
-            invoice_number: invoice.invoice_number,
-            vendor_id: invoice.vendor_id.get(),
-            vendor_name: invoice.vendor_name,
-            amount: invoice.amount,
-            pending_amount: invoice.pending_amount,
-        }
-    }
-}
-
-/// `TransactionDto`.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TransactionDto {
-    id: i64,
-    invoice_id: i64,
-    #[serde(serialize_with = "amount")]
-    amount: pharmapay_core::Amount,
-    #[serde(serialize_with = "instant")]
-    transaction_date: Timestamp,
-    transaction_type: &'static str,
-    /// D30: null when absent.
-    reference: Option<String>,
-    description: Option<String>,
-    /// D31: null for a payment recorded on its own.
-    vendor_payment_id: Option<i64>,
-    is_active: bool,
-    #[serde(serialize_with = "instant")]
-    created_at: Timestamp,
-    invoice: InvoiceBriefDto,
-}
-
-impl From<Transaction> for TransactionDto {
-    fn from(transaction: Transaction) -> Self {
-        Self {
-            id: transaction.id.get(),
-            invoice_id: transaction.invoice_id.get(),
-            amount: transaction.amount,
-            transaction_date: transaction.transaction_date,
-            transaction_type: transaction.transaction_type.name(),
-            reference: transaction.reference,
-            description: transaction.description,
-            vendor_payment_id: transaction.vendor_payment_id.map(|id| id.get()),
-            is_active: transaction.is_active,
-            created_at: transaction.created_at,
-            invoice: transaction.invoice.into(),
-        }
-    }
-}
-
-/// A vendor payment with its active payments (D31).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct VendorPaymentDto {
-    id: i64,
-    vendor_id: i64,
-    vendor_name: String,
-    #[serde(serialize_with = "amount")]
-    amount: pharmapay_core::Amount,
-    #[serde(serialize_with = "instant")]
-    transaction_date: Timestamp,
-    transaction_type: &'static str,
-    reference: Option<String>,
-    description: Option<String>,
-    #[serde(serialize_with = "instant")]
-    created_at: Timestamp,
-    transactions: Vec<TransactionDto>,
-}
-
-impl From<VendorPayment> for VendorPaymentDto {
-    fn from(payment: VendorPayment) -> Self {
-        Self {
-            id: payment.id.get(),
-            vendor_id: payment.vendor_id.get(),
-            vendor_name: payment.vendor_name,
-            amount: payment.amount,
-            transaction_date: payment.transaction_date,
-            transaction_type: payment.transaction_type.name(),
-            reference: payment.reference,
-            description: payment.description,
-            created_at: payment.created_at,
-            transactions: payment.transactions.into_iter().map(TransactionDto::from).collect(),
-        }
-    }
-}
-
-/// `UserDto`.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct UserDto {
-    id: i64,
-    first_name: String,
-    last_name: String,
-    email: String,
-    role_id: i64,
-    is_active: bool,
-    #[serde(serialize_with = "instant")]
-    created_at: Timestamp,
-}
-
-impl From<User> for UserDto {
-    fn from(user: User) -> Self {
-        Self {
-            id: user.id.get(),
-            first_name: user.first_name,
-            last_name: user.last_name,
-            email: user.email,
-            role_id: user.role_id.get(),
-            is_active: user.is_active,
-            created_at: user.created_at,
-        }
-    }
-}
-
-/// The user inside a login result: also `isActive` (spec).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct LoginUserDto {
-    id: i64,
-    first_name: String,
-    last_name: String,
-    email: String,
-    role_id: i64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    is_active: Option<bool>,
-}
-
-/// The login and onboarding result: token, expiry and user (spec).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionDto {
-    token: String,
-    #[serde(serialize_with = "instant")]
-    expires_at: Timestamp,
-    user: LoginUserDto,
-}
-
-impl SessionDto {
-    /// The login result; its user carries `isActive`.
-    pub fn login(session: Session) -> Self {
-        Self::new(session, true)
-    }
-
-    /// The onboarding result; its user has no `isActive` (spec).
-    pub fn onboarding(session: Session) -> Self {
-        Self::new(session, false)
-    }
-
-    fn new(session: Session, with_active: bool) -> Self {
-        let user = session.user;
-        Self {
-            token: session.token.token,
-            expires_at: session.token.expires_at,
-            user: LoginUserDto {
-                id: user.id.get(),
-                first_name: user.first_name,
-                last_name: user.last_name,
-                email: user.email,
-                role_id: user.role_id.get(),
-                is_active: with_active.then_some(user.is_active),
+/// The schema of a page of `T`, which each list names and describes (`VendorPage`).
+pub fn page_schema<T: Schema>(description: &'static str) -> Json {
+    let _every_field_once = |page: &PageDto<T>| {
+        let PageDto { items: _, total_count: _, page: _, page_size: _ } = page;
+    };
+    let fields = [
+        (
+            "items",
+            object! {
+                "type": "array",
+                "items": schema_ref::<T>(),
+                "maxItems": MAX_PAGE_SIZE,
+                "description": "This page's items.",
             },
-        }
-    }
-}
-
-/// `RoleDto`.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RoleDto {
-    id: i64,
-    name: String,
-    description: String,
-    is_system: bool,
-    is_active: bool,
-    #[serde(serialize_with = "instant")]
-    created_at: Timestamp,
-}
-
-impl From<Role> for RoleDto {
-    fn from(role: Role) -> Self {
-        Self {
-            id: role.id.get(),
-            name: role.name,
-            description: role.description,
-            is_system: role.is_system,
-            is_active: role.is_active,
-            created_at: role.created_at,
-        }
-    }
-}
-
-/// A permission.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PermissionDto {
-    id: i64,
-    collection: String,
-    action: String,
-    description: String,
-}
-
-impl From<Permission> for PermissionDto {
-    fn from(permission: Permission) -> Self {
-        Self {
-            id: permission.id.get(),
-            collection: permission.collection,
-            action: permission.action,
-            description: permission.description,
-        }
-    }
-}
-
-/// A permission inside a policy: id, collection, action (spec).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct PolicyPermissionDto {
-    id: i64,
-    collection: String,
-    action: String,
-}
-
-/// `PolicyDto`.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PolicyDto {
-    id: i64,
-    name: String,
-    description: String,
-    is_active: bool,
-    permissions: Vec<PolicyPermissionDto>,
-}
-
-impl From<Policy> for PolicyDto {
-    fn from(policy: Policy) -> Self {
-        Self {
-            id: policy.id.get(),
-            name: policy.name,
-            description: policy.description,
-            is_active: policy.is_active,
-            permissions: policy
-                .permissions
-                .into_iter()
-                .map(|p| PolicyPermissionDto { id: p.id.get(), collection: p.collection, action: p.action })
-                .collect(),
-        }
-    }
-}
-
-/// `AppSettingDto`.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SettingDto {
-    key: String,
-    value: String,
-    description: String,
-}
-
-impl From<Setting> for SettingDto {
-    fn from(setting: Setting) -> Self {
-        Self { key: setting.key, value: setting.value, description: setting.description }
-    }
-}
-
-/// The dashboard summary (spec; D12).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SummaryDto {
-    total_vendors: u64,
-    total_invoices: u64,
-    #[serde(serialize_with = "money")]
-    total_due: Decimal,
-    #[serde(serialize_with = "money")]
-    total_paid: Decimal,
-    recent_transactions: u64,
-}
-
-impl From<Summary> for SummaryDto {
-    fn from(summary: Summary) -> Self {
-        Self {
-            total_vendors: summary.total_vendors,
-            total_invoices: summary.total_invoices,
-            total_due: summary.total_due,
-            total_paid: summary.total_paid,
-            recent_transactions: summary.recent_transactions,
-        }
-    }
-}
-
-/// What falls due in one window (D32).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct DueDto {
-    #[serde(serialize_with = "money")]
-    amount: Decimal,
-    invoice_count: u64,
-}
-
-impl From<DueFigures> for DueDto {
-    fn from(due: DueFigures) -> Self {
-        Self { amount: due.amount, invoice_count: due.invoice_count }
-    }
-}
-
-/// The dashboard's payables (D32).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PayablesDto {
-    overdue: DueDto,
-    due_today: DueDto,
-    due_in7_days: DueDto,
-    due_in30_days: DueDto,
-}
-
-impl From<Payables> for PayablesDto {
-    fn from(payables: Payables) -> Self {
-        Self {
-            overdue: payables.overdue.into(),
-            due_today: payables.due_today.into(),
-            due_in7_days: payables.due_in_7_days.into(),
-            due_in30_days: payables.due_in_30_days.into(),
-        }
-    }
-}
-
-/// One top vendor.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TopVendorDto {
-    vendor_id: i64,
-    vendor_name: String,
-    #[serde(serialize_with = "money")]
-    outstanding_balance: Decimal,
-    total_invoices: u64,
-}
-
-impl From<TopVendor> for TopVendorDto {
-    fn from(top: TopVendor) -> Self {
-        Self {
-            vendor_id: top.vendor_id.get(),
-            vendor_name: top.vendor_name,
-            outstanding_balance: top.outstanding_balance,
-            total_invoices: top.total_invoices,
-        }
-    }
-}
-
-/// One recent invoice (spec, Dashboard).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RecentInvoiceDto {
-    id: i64,
-    invoice_number: String,
-    vendor_name: String,
-    #[serde(serialize_with = "amount")]
-    amount: pharmapay_core::Amount,
-    #[serde(serialize_with = "money")]
-    pending_amount: Decimal,
-    status: &'static str,
-    #[serde(serialize_with = "instant")]
-    invoice_date: Timestamp,
-    #[serde(serialize_with = "instant")]
-    due_date: Timestamp,
-}
-
-impl From<Invoice> for RecentInvoiceDto {
-    fn from(invoice: Invoice) -> Self {
-        Self {
-            id: invoice.id.get(),
-            pending_amount: invoice.pending_amount(),
-            invoice_number: invoice.invoice_number,
-            vendor_name: invoice.vendor_name,
-            amount: invoice.amount,
-            status: invoice.status.name(),
-            invoice_date: invoice.invoice_date,
-            due_date: invoice.due_date,
-        }
-    }
-}
-
-/// One month of payments.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct MonthlyDto {
-    month: String,
-    #[serde(serialize_with = "money")]
-    total_amount: Decimal,
-    transaction_count: u64,
-}
-
-impl From<MonthlyTotal> for MonthlyDto {
-    fn from(month: MonthlyTotal) -> Self {
-        Self { month: month.month, total_amount: month.total_amount, transaction_count: month.transaction_count }
-    }
-}
-
-/// The caller's profile (D24).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ProfileDto {
-    id: i64,
-    first_name: String,
-    last_name: String,
-    email: String,
-    role_id: i64,
-    role_name: String,
-    is_admin: bool,
-    is_active: bool,
-    #[serde(serialize_with = "instant")]
-    created_at: Timestamp,
-    permissions: Vec<String>,
-}
-
-impl From<Profile> for ProfileDto {
-    fn from(profile: Profile) -> Self {
-        let user = profile.user;
-        Self {
-            id: user.id.get(),
-            first_name: user.first_name,
-            last_name: user.last_name,
-            email: user.email,
-            role_id: user.role_id.get(),
-            role_name: profile.role_name,
-            is_admin: profile.is_admin,
-            is_active: user.is_active,
-            created_at: user.created_at,
-            permissions: profile.permissions,
-        }
-    }
-}
-
-/// One audit-log entry (D22); `changes` is the JSON object that was recorded.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AuditEntryDto {
-    id: i64,
-    #[serde(serialize_with = "instant")]
-    at: Timestamp,
-    user_id: Option<i64>,
-    action: String,
-    entity: String,
-    entity_id: Option<i64>,
-    reason: Option<String>,
-    changes: Option<Box<RawValue>>,
-}
-
-impl From<AuditEntry> for AuditEntryDto {
-    fn from(entry: AuditEntry) -> Self {
-        Self {
-            id: entry.id.get(),
-            at: entry.at,
-            user_id: entry.user_id.map(|id| id.get()),
-            action: entry.action,
-            entity: entry.entity,
-            entity_id: entry.entity_id,
-            reason: entry.reason,
-            changes: entry.changes.and_then(|changes| RawValue::from_string(changes).ok()),
-        }
-    }
+        ),
+        ("totalCount", schema::count("How many items the whole filtered list holds.")),
+        (
+            "page",
+            object! {
+                "type": "integer",
+                "format": "int64",
+                "minimum": 1,
+                "maximum": u32::MAX,
+                "description": "The 1-based page number.",
+            },
+        ),
+        (
+            "pageSize",
+            object! {
+                "type": "integer",
+                "format": "int32",
+                "minimum": 1,
+                "maximum": MAX_PAGE_SIZE,
+                "description": format!(
+                    "Items per page as applied: a requested size above {MAX_PAGE_SIZE} reports {MAX_PAGE_SIZE} (D8)."
+                ),
+            },
+        ),
+    ];
+    dto_schema(description, fields.into_iter().map(|(name, schema)| (name.to_owned(), Property::One(schema))).collect())
 }
 
 #[cfg(test)]

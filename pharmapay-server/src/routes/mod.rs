@@ -1,35 +1,123 @@
-//! The handlers. Most routes only read their parameters, call one engine method and encode
-//! its result in one of a few ways: a page of a list, one record by `{id}`, a create, a
-//! replacement, a delete with an optional reason, a link between two records. [`Call`] holds
-//! those ways once, each taking the engine method to call and the DTO to answer with, so such a
-//! route is one line of the dispatch in [`crate::app`]. The files below hold the handlers that
-//! read something of their own (a setting's key, a dashboard limit, report filters) or answer
-//! in their own way (sessions, downloads); the rules live in the engine.
+//! The route table, resource by resource, and the handlers most routes share.
+//!
+//! Each file below holds everything of one resource's wire: its rows of the route table (method,
+//! path, [`Guard`], OpenAPI operation and handler), the bodies it decodes, the DTOs it answers
+//! with and their schemas, and the handlers that read something of their own (a setting's key,
+//! a dashboard limit, report filters) or answer in their own way (sessions, downloads).
+//! [`table`] lists the resources; a new resource is a new file here and its line there.
+//!
+//! Most routes only read their parameters, call one engine method and encode its result in one
+//! of a few ways: a page of a list, one record by `{id}`, a create, a replacement, a delete with
+//! an optional reason, a link between two records. [`Call`] holds those ways once, each taking
+//! the engine method to call and the DTO to answer with, so such a route's handler is one line
+//! of its row. The rules live in the engine.
 
+pub mod audit;
 pub mod auth;
 pub mod dashboard;
+pub mod invoices;
 pub mod onboarding;
+pub mod permissions;
+pub mod policies;
 pub mod profile;
+pub mod reconciliation;
 pub mod reports;
+pub mod roles;
 pub mod settings;
 pub mod system;
+pub mod transactions;
+pub mod users;
+pub mod vendor_payments;
+pub mod vendors;
 
-use hyper::StatusCode;
+use std::pin::Pin;
+
 use hyper::header::{self, HeaderName};
+use hyper::{Method, StatusCode};
 use pharmapay_core::idempotency::{Created, IdempotencyKey, IdempotencyRequest, Replay};
 use pharmapay_core::paging::Page;
 use pharmapay_core::{Error, FieldErrors, PharmaPay, Principal, Store};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::app::App;
+use crate::app::{App, Guard};
 use crate::decode::{self, Body, Input};
 use crate::dto::PageDto;
 use crate::http::{Reply, Req};
+use crate::openapi::Operation;
 use crate::problem::ApiError;
 
 /// The header that marks a replayed create (D23).
 pub const REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
+
+/// Every route of the API, resource by resource, in the order the router tries them for a
+/// path's `Allow` list. A new resource adds its `routes` here.
+pub fn table<S: Store>() -> Vec<Route<S>> {
+    let resources: [fn() -> Vec<Route<S>>; 17] = [
+        auth::routes,
+        onboarding::routes,
+        system::routes,
+        vendors::routes,
+        invoices::routes,
+        transactions::routes,
+        vendor_payments::routes,
+        users::routes,
+        roles::routes,
+        permissions::routes,
+        policies::routes,
+        settings::routes,
+        dashboard::routes,
+        profile::routes,
+        reconciliation::routes,
+        audit::routes,
+        reports::routes,
+    ];
+    resources.into_iter().flat_map(|routes| routes()).collect()
+}
+
+/// What a handler answers: the future of its reply, boxed so that every row's handler has the
+/// same type (the one allocation a request pays for the table).
+pub type Answer<'a> = Pin<Box<dyn Future<Output = Result<Reply, ApiError>> + Send + 'a>>;
+
+/// A route's handler: serves a request that passed the route's guard.
+pub type Handler<S> = for<'a> fn(Call<'a, S>) -> Answer<'a>;
+
+/// One row of the route table: a method and path template (parameters in braces), what the
+/// route requires of its caller, its operation in the API document, and its handler.
+pub struct Route<S> {
+    /// The method.
+    pub method: Method,
+    /// The path template, such as `/api/vendors/{id}`.
+    pub path: &'static str,
+    /// What the caller must hold; checked before anything else about the request is read.
+    pub guard: Guard,
+    /// The route in the API document; the document adds what the guard requires.
+    pub operation: fn() -> Operation,
+    /// Serves the request.
+    pub handler: Handler<S>,
+}
+
+impl<S> Route<S> {
+    /// A `GET` route.
+    pub fn get(path: &'static str, guard: Guard, operation: fn() -> Operation, handler: Handler<S>) -> Self {
+        Self { method: Method::GET, path, guard, operation, handler }
+    }
+
+    /// A `POST` route.
+    pub fn post(path: &'static str, guard: Guard, operation: fn() -> Operation, handler: Handler<S>) -> Self {
+        Self { method: Method::POST, path, guard, operation, handler }
+    }
+
+    /// A `PUT` route.
+    pub fn put(path: &'static str, guard: Guard, operation: fn() -> Operation, handler: Handler<S>) -> Self {
+        Self { method: Method::PUT, path, guard, operation, handler }
+    }
+
+    /// A `DELETE` route.
+    pub fn delete(path: &'static str, guard: Guard, operation: fn() -> Operation, handler: Handler<S>) -> Self {
+        Self { method: Method::DELETE, path, guard, operation, handler }
+    }
+}
 
 impl<S: Store> App<S> {
     /// The caller proven by the request's bearer token.
@@ -51,13 +139,21 @@ impl<S: Store> App<S> {
 pub struct Call<'a, S> {
     /// The application.
     pub app: &'a App<S>,
-    /// The caller, already checked against the route's guard.
-    pub principal: &'a Principal,
+    /// The caller, already checked against the route's guard; `None` on a public route.
+    pub principal: Option<&'a Principal>,
     /// The request, its query string read.
     pub req: Req,
 }
 
-impl<S: Store> Call<'_, S> {
+impl<'a, S: Store> Call<'a, S> {
+    /// The caller a guarded route acts for.
+    ///
+    /// # Errors
+    /// 401 on a public route, which has no caller.
+    pub fn caller(&self) -> Result<&'a Principal, ApiError> {
+        self.principal.ok_or(ApiError::Core(Error::Unauthenticated))
+    }
+
     /// A page of a list: the query string read by `parse` (filter, sort and page, D8); 200.
     ///
     /// # Errors
@@ -68,8 +164,9 @@ impl<S: Store> Call<'_, S> {
         list: impl AsyncFnOnce(&PharmaPay<S>, &Principal, &Q) -> Result<Page<T>, Error>,
         to_dto: impl FnMut(T) -> D,
     ) -> Result<Reply, ApiError> {
+        let principal = self.caller()?;
         let query = parse(&self.req.query)?;
-        let page = list(&self.app.engine, self.principal, &query).await?;
+        let page = list(&self.app.engine, principal, &query).await?;
         Ok(ok(&PageDto::from_page(page, to_dto)))
     }
 
@@ -83,8 +180,9 @@ impl<S: Store> Call<'_, S> {
         read: impl AsyncFnOnce(&PharmaPay<S>, &Principal, &Q) -> Result<T, Error>,
         to_dto: impl FnOnce(T) -> D,
     ) -> Result<Reply, ApiError> {
+        let principal = self.caller()?;
         let query = parse(&self.req.query)?;
-        let value = read(&self.app.engine, self.principal, &query).await?;
+        let value = read(&self.app.engine, principal, &query).await?;
         Ok(ok(&to_dto(value)))
     }
 
@@ -97,7 +195,8 @@ impl<S: Store> Call<'_, S> {
         read: impl AsyncFnOnce(&PharmaPay<S>, &Principal) -> Result<T, Error>,
         to_dto: impl FnOnce(T) -> D,
     ) -> Result<Reply, ApiError> {
-        let value = read(&self.app.engine, self.principal).await?;
+        let principal = self.caller()?;
+        let value = read(&self.app.engine, principal).await?;
         Ok(ok(&to_dto(value)))
     }
 
@@ -110,8 +209,9 @@ impl<S: Store> Call<'_, S> {
         call: impl AsyncFnOnce(&PharmaPay<S>, &Principal, I) -> Result<T, Error>,
         to_dto: impl FnOnce(T) -> D,
     ) -> Result<Reply, ApiError> {
+        let principal = self.caller()?;
         let id = I::from(self.req.id("id")?);
-        let value = call(&self.app.engine, self.principal, id).await?;
+        let value = call(&self.app.engine, principal, id).await?;
         Ok(ok(&to_dto(value)))
     }
 
@@ -128,11 +228,12 @@ impl<S: Store> Call<'_, S> {
         id_of: impl Fn(&T) -> i64,
         to_dto: impl Fn(T) -> D,
     ) -> Result<Reply, ApiError> {
+        let principal = self.caller()?;
         let body: N::Body = self.req.json()?;
         let idempotency = idempotency(&self.req, &body)?;
         let input = body.decode()?;
-        let result = create(&self.app.engine, self.principal, input, idempotency.as_ref()).await?;
-        Ok(created(self.app, self.principal, idempotency.as_ref(), result, collection, id_of, to_dto).await)
+        let result = create(&self.app.engine, principal, input, idempotency.as_ref()).await?;
+        Ok(created(self.app, principal, idempotency.as_ref(), result, collection, id_of, to_dto).await)
     }
 
     /// A replacement of the record `{id}` from the body its input is decoded from (D14): 200.
@@ -144,9 +245,10 @@ impl<S: Store> Call<'_, S> {
         update: impl AsyncFnOnce(&PharmaPay<S>, &Principal, I, N) -> Result<T, Error>,
         to_dto: impl FnOnce(T) -> D,
     ) -> Result<Reply, ApiError> {
+        let principal = self.caller()?;
         let id = I::from(self.req.id("id")?);
         let input = self.req.json::<N::Body>()?.decode()?;
-        let value = update(&self.app.engine, self.principal, id, input).await?;
+        let value = update(&self.app.engine, principal, id, input).await?;
         Ok(ok(&to_dto(value)))
     }
 
@@ -158,9 +260,10 @@ impl<S: Store> Call<'_, S> {
         mut self,
         delete: impl AsyncFnOnce(&PharmaPay<S>, &Principal, I, Option<String>) -> Result<(), Error>,
     ) -> Result<Reply, ApiError> {
+        let principal = self.caller()?;
         let id = I::from(self.req.id("id")?);
         let reason = decode::reason(self.req.optional_json()?)?;
-        delete(&self.app.engine, self.principal, id, reason).await?;
+        delete(&self.app.engine, principal, id, reason).await?;
         Ok(Reply::no_content())
     }
 
@@ -174,8 +277,9 @@ impl<S: Store> Call<'_, S> {
         other: &str,
         link: impl AsyncFnOnce(&PharmaPay<S>, &Principal, I, J) -> Result<(), Error>,
     ) -> Result<Reply, ApiError> {
+        let principal = self.caller()?;
         let (id, other) = (I::from(self.req.id("id")?), J::from(self.req.id(other)?));
-        link(&self.app.engine, self.principal, id, other).await?;
+        link(&self.app.engine, principal, id, other).await?;
         Ok(Reply::no_content())
     }
 }

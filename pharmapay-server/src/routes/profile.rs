@@ -1,25 +1,149 @@
-//! `PUT /api/profile` and `PUT /api/profile/password` (D24): changes to the caller's own account;
-//! a valid token is all they need.
+//! `/api/profile` and `PUT /api/profile/password` (D24): the caller's own account, its bodies,
+//! its DTO and its operations; a valid token is all they need.
 
 use hyper::header;
-use pharmapay_core::{Principal, Store};
+use pharmapay_core::domain::{PasswordChange, Profile, ProfileUpdate};
+use pharmapay_core::jiff::Timestamp;
+use pharmapay_core::text::{EMAIL_MAX, NAME_MAX, PASSWORD_MAX_BYTES, PASSWORD_MIN};
+use pharmapay_core::{PharmaPay, Store};
+use serde::Serialize;
 
-use crate::app::App;
-use crate::decode::{self, Body};
-use crate::dto::{ProfileDto, SessionDto};
-use crate::http::{Reply, Req};
+use super::auth::{SessionDto, session_response};
+use super::permissions::{longest_code, permission_count};
+use super::{Call, Route};
+use crate::app::Guard;
+use crate::decode::{Body, Slot, bodies};
+use crate::dto::instant;
+use crate::http::Reply;
+use crate::openapi::{Operation, describe, schema, schema_ref};
 use crate::problem::ApiError;
 
+/// The profile routes.
+pub fn routes<S: Store>() -> Vec<Route<S>> {
+    vec![
+        Route::get("/api/profile", Guard::Token, get_operation, |call| {
+            Box::pin(call.read(PharmaPay::profile, ProfileDto::from))
+        }),
+        Route::put("/api/profile", Guard::Token, update_operation, |call| Box::pin(update(call))),
+        Route::put("/api/profile/password", Guard::Token, password_operation, |call| Box::pin(change_password(call))),
+    ]
+}
+
 /// Changes the caller's names and email; 409 for a taken email.
-pub async fn update<S: Store>(app: &App<S>, principal: &Principal, mut req: Req) -> Result<Reply, ApiError> {
-    let update = req.json::<decode::ProfileBody>()?.decode()?;
-    let profile = app.engine.update_profile(principal, update).await?;
+async fn update<S: Store>(mut call: Call<'_, S>) -> Result<Reply, ApiError> {
+    let principal = call.caller()?;
+    let update = call.req.json::<ProfileBody>()?.decode()?;
+    let profile = call.app.engine.update_profile(principal, update).await?;
     Ok(super::ok(&ProfileDto::from(profile)))
 }
 
 /// Changes the caller's password and answers a fresh login result (D20, D24).
-pub async fn change_password<S: Store>(app: &App<S>, principal: &Principal, mut req: Req) -> Result<Reply, ApiError> {
-    let change = req.json::<decode::PasswordChangeBody>()?.decode()?;
-    let session = app.engine.change_password(principal, change).await?;
-    Ok(super::ok(&SessionDto::login(session)).with_header(header::CACHE_CONTROL, "no-store"))
+async fn change_password<S: Store>(mut call: Call<'_, S>) -> Result<Reply, ApiError> {
+    let principal = call.caller()?;
+    let change = call.req.json::<PasswordChangeBody>()?.decode()?;
+    let session = call.app.engine.change_password(principal, change).await?;
+    Ok(super::ok(&SessionDto::from(session)).with_header(header::CACHE_CONTROL, "no-store"))
+}
+
+fn get_operation() -> Operation {
+    Operation::new("getProfile", "Profile", "The caller's profile", " (D24).")
+        .ok("The caller's profile.", schema_ref::<ProfileDto>())
+        .errors(&[401, 503])
+}
+
+fn update_operation() -> Operation {
+    Operation::new(
+        "updateProfile",
+        "Profile",
+        "Update the caller's profile",
+        " (D24). Changes first name, last name and email; a taken email is a 409.",
+    )
+    .body::<ProfileBody>()
+    .ok("The updated profile.", schema_ref::<ProfileDto>())
+    .errors(&[400, 401, 409, 413, 415, 503])
+}
+
+fn password_operation() -> Operation {
+    Operation::new(
+        "changePassword",
+        "Profile",
+        "Change the caller's password",
+        format!(
+            " (D24). A wrong current password or a new one under {PASSWORD_MIN} characters is a 400. Answers a fresh \
+             login result; every older token of the user stops working (D20)."
+        ),
+    )
+    .body::<PasswordChangeBody>()
+    .response("200", session_response("Password changed; a fresh session."))
+    .errors(&[400, 401, 413, 415, 503])
+}
+
+bodies! {
+    /// Profile update (D24): `{firstName, lastName, email}`.
+    ProfileBody => ProfileUpdate as "ProfileUpdate":
+        "What a user may change of their own profile (D24). Unknown fields are ignored." {
+        first_name: Slot => string("firstName") as schema::name("First name."),
+        last_name: Slot => string("lastName") as schema::name("Last name."),
+        email: Slot => string("email") as schema::email("Email, unique among active users; a taken email is a 409."),
+    }
+
+    /// Password change (D24): `{currentPassword, newPassword}`.
+    PasswordChangeBody => PasswordChange as "PasswordChange":
+        "A password change by the user themself (D24). Unknown fields are ignored." {
+        current_password: Slot => string("currentPassword")
+            as schema::text(PASSWORD_MAX_BYTES, "The password in use now; a wrong one is a 400."),
+        new_password: Slot => password("newPassword") as "The new password.",
+    }
+}
+
+/// The caller's profile (D24).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProfileDto {
+    id: i64,
+    first_name: String,
+    last_name: String,
+    email: String,
+    role_id: i64,
+    role_name: String,
+    is_admin: bool,
+    is_active: bool,
+    #[serde(serialize_with = "instant")]
+    created_at: Timestamp,
+    permissions: Vec<String>,
+}
+
+impl From<Profile> for ProfileDto {
+    fn from(profile: Profile) -> Self {
+        let user = profile.user;
+        Self {
+            id: user.id.get(),
+            first_name: user.first_name,
+            last_name: user.last_name,
+            email: user.email,
+            role_id: user.role_id.get(),
+            role_name: profile.role_name,
+            is_admin: profile.is_admin,
+            is_active: user.is_active,
+            created_at: user.created_at,
+            permissions: profile.permissions,
+        }
+    }
+}
+
+describe! {
+    ProfileDto as "Profile": "The caller's own profile (D24)." {
+        id: schema::id("User id."),
+        first_name: schema::text(NAME_MAX, "First name."),
+        last_name: schema::text(NAME_MAX, "Last name."),
+        email: schema::text(EMAIL_MAX, "Email."),
+        role_id: schema::id("Role id."),
+        role_name: schema::text(NAME_MAX, "The role's name."),
+        is_admin: schema::boolean("True for users of the Admin role (D18)."),
+        is_active: schema::boolean("Whether the account is active."),
+        created_at: schema::instant("When created."),
+        permissions: schema::array(schema::text(longest_code(), "`Collection:Action`."))
+            .with("maxItems", permission_count())
+            .with("description", "Resolved permissions as `Collection:Action` (D19); `[\"*:*\"]` for an admin."),
+    }
 }

@@ -2,30 +2,80 @@
 
 use hyper::StatusCode;
 use pharmapay_core::Store;
-use serde_json::json;
+use serde::Serialize;
 
-use crate::app::App;
-use crate::http::{Reply, Req};
+use super::{Call, Route};
+use crate::app::Guard;
+use crate::http::Reply;
+use crate::openapi::{Operation, describe, json_response, object, schema_ref};
 use crate::problem::ApiError;
 
-/// The OpenAPI 3.1 document of every route, served as kept in the repository.
-pub const OPENAPI: &str = include_str!("../../openapi.json");
+/// The system routes.
+pub fn routes<S: Store>() -> Vec<Route<S>> {
+    vec![
+        Route::get("/api/health", Guard::Public, health_operation, |call| Box::pin(health(call))),
+        Route::get("/api/openapi.json", Guard::Public, openapi_operation, |_call| Box::pin(openapi())),
+    ]
+}
 
 /// 200 `{status: "ok", database}` when the store answers, else 503 `{status: "unavailable"}`.
-pub async fn health<S: Store>(app: &App<S>, _req: Req) -> Result<Reply, ApiError> {
-    match app.engine.health().await {
-        Ok(()) => Ok(super::ok(&json!({ "status": "ok", "database": app.backend }))),
+async fn health<S: Store>(call: Call<'_, S>) -> Result<Reply, ApiError> {
+    let database = call.app.backend;
+    match call.app.engine.health().await {
+        Ok(()) => Ok(super::ok(&HealthDto { database, status: "ok" })),
         Err(error) => {
             tracing::warn!(%error, "health check failed");
-            Ok(Reply::json(
-                StatusCode::SERVICE_UNAVAILABLE,
-                &json!({ "status": "unavailable", "database": app.backend }),
-            ))
+            Ok(Reply::json(StatusCode::SERVICE_UNAVAILABLE, &HealthDto { database, status: "unavailable" }))
         }
     }
 }
 
-/// The OpenAPI document.
-pub async fn openapi<S: Store>(_app: &App<S>, _req: Req) -> Result<Reply, ApiError> {
-    Ok(Reply::bytes(StatusCode::OK, "application/json", OPENAPI))
+/// The OpenAPI document, built once.
+async fn openapi() -> Result<Reply, ApiError> {
+    Ok(Reply::bytes(StatusCode::OK, "application/json", crate::openapi::document_bytes()))
+}
+
+fn health_operation() -> Operation {
+    Operation::new(
+        "getHealth",
+        "System",
+        "Health check",
+        "Public and cheap (D25): 200 `{status: \"ok\", database}` when the store answers, 503 `{status: \
+         \"unavailable\", database}` when it does not. Plain JSON, not problem details.",
+    )
+    .response("200", json_response("The store answers.", schema_ref::<HealthDto>()))
+    .response("503", json_response("The store is unreachable.", schema_ref::<HealthDto>()))
+}
+
+fn openapi_operation() -> Operation {
+    Operation::new(
+        "getOpenApi",
+        "System",
+        "This OpenAPI document",
+        "Public (D25): the OpenAPI 3.1 document describing every route, built from the route table when first asked \
+         for.",
+    )
+    .ok("The OpenAPI document.", object! { "type": "object" })
+}
+
+/// The health of the service and its store (D25).
+#[derive(Serialize)]
+pub struct HealthDto {
+    database: &'static str,
+    status: &'static str,
+}
+
+describe! {
+    HealthDto as "Health": "Health of the service and its store (D25). Plain `application/json`, not problem details." {
+        status: object! {
+            "type": "string",
+            "enum": ["ok", "unavailable"],
+            "description": "`ok` when the store answers, `unavailable` (with status 503) when it does not.",
+        },
+        database: object! {
+            "type": "string",
+            "enum": ["sqlite", "postgres", "memory"],
+            "description": "The store's kind.",
+        },
+    }
 }

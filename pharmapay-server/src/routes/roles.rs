@@ -1,0 +1,191 @@
+//! `/api/roles` (spec, Roles; D17-D19): roles and the policies attached to them, their body,
+//! their DTO and their operations.
+
+use pharmapay_core::Action::{Create, Delete, Update};
+use pharmapay_core::Collection::Role;
+use pharmapay_core::domain::NewRole;
+use pharmapay_core::jiff::Timestamp;
+use pharmapay_core::text::{NAME_MAX, TEXT_MAX};
+use pharmapay_core::{PharmaPay, Store};
+use serde::Serialize;
+
+use super::{Route, each};
+use crate::app::{Guard, needs};
+use crate::decode::{ReasonBody, Slot, bodies};
+use crate::dto::instant;
+use crate::openapi::{
+    IDEMPOTENCY_KEY, Json, Operation, created, describe, get_link, id_links, json_response, no_content, path_id,
+    restore_link, schema, schema_ref,
+};
+
+/// The role routes.
+pub fn routes<S: Store>() -> Vec<Route<S>> {
+    vec![
+        Route::get("/api/roles", Guard::Token, list, |call| {
+            Box::pin(call.read(PharmaPay::list_roles, each(RoleDto::from)))
+        }),
+        Route::post("/api/roles", needs(Role, Create), create, |call| {
+            Box::pin(call.create("roles", PharmaPay::create_role, |role| role.id.get(), RoleDto::from))
+        }),
+        Route::get("/api/roles/{id}", Guard::Token, get, |call| {
+            Box::pin(call.by_id(PharmaPay::get_role, RoleDto::from))
+        }),
+        Route::put("/api/roles/{id}", needs(Role, Update), update, |call| {
+            Box::pin(call.replace(PharmaPay::update_role, RoleDto::from))
+        }),
+        Route::delete("/api/roles/{id}", needs(Role, Delete), delete, |call| {
+            Box::pin(call.delete(PharmaPay::delete_role))
+        }),
+        Route::post("/api/roles/{id}/restore", needs(Role, Update), restore, |call| {
+            Box::pin(call.by_id(PharmaPay::restore_role, RoleDto::from))
+        }),
+        Route::post("/api/roles/{id}/policies/{policyId}", needs(Role, Update), attach_policy, |call| {
+            Box::pin(call.link("policyId", PharmaPay::attach_role_policy))
+        }),
+        Route::delete("/api/roles/{id}/policies/{policyId}", needs(Role, Update), detach_policy, |call| {
+            Box::pin(call.link("policyId", PharmaPay::detach_role_policy))
+        }),
+    ]
+}
+
+fn id() -> Json {
+    path_id("id", "Role id.")
+}
+
+fn list() -> Operation {
+    Operation::new("listRoles", "Roles", "List roles", ". Active and inactive roles (D17).")
+        .ok("Every role.", schema::array(schema_ref::<RoleDto>()))
+        .errors(&[401, 503])
+}
+
+fn create() -> Operation {
+    Operation::new(
+        "createRole",
+        "Roles",
+        "Create a role",
+        ". The new role has `isSystem = false`. A taken name is a 409 (D5). Answers 201 with `Location: \
+         /api/roles/<id>` (D9). Accepts an `Idempotency-Key` (D23).",
+    )
+    .parameter(IDEMPOTENCY_KEY)
+    .body::<RoleBody>()
+    .response("201", created("The role was created.", schema_ref::<RoleDto>(), id_links("Role")))
+    .errors(&[400, 401, 403, 409, 413, 415, 422, 503])
+}
+
+fn get() -> Operation {
+    Operation::new("getRole", "Roles", "Get a role", ". 404 when missing or soft-deleted (D17).")
+        .path_parameter(id())
+        .ok("The role.", schema_ref::<RoleDto>())
+        .errors(&[400, 401, 404, 503])
+}
+
+fn update() -> Operation {
+    Operation::new(
+        "updateRole",
+        "Roles",
+        "Update a role",
+        ". Changes name and description; `isSystem` and `isActive` cannot change here. System roles cannot be renamed \
+         (400); a taken name is a 409 (D5).",
+    )
+    .path_parameter(id())
+    .body::<RoleBody>()
+    .ok("The updated role.", schema_ref::<RoleDto>())
+    .errors(&[400, 401, 403, 404, 409, 413, 415, 503])
+}
+
+fn delete() -> Operation {
+    Operation::new(
+        "deleteRole",
+        "Roles",
+        "Delete a role",
+        ". Soft delete; a system role answers 400. The optional body `{reason}` is kept in the audit log (D16).",
+    )
+    .path_parameter(id())
+    .optional_body::<ReasonBody>()
+    .response("204", no_content("Deleted; no body.").with("links", restore_link("Role")))
+    .errors(&[400, 401, 403, 404, 413, 415, 503])
+}
+
+fn restore() -> Operation {
+    Operation::new(
+        "restoreRole",
+        "Roles",
+        "Restore a deleted role",
+        ". Turns a soft-deleted role active again (D15). 404 when missing or already active.",
+    )
+    .path_parameter(id())
+    .response("200", json_response("The restored role.", schema_ref::<RoleDto>()).with("links", get_link("Role")))
+    .errors(&[400, 401, 403, 404, 503])
+}
+
+fn attach_policy() -> Operation {
+    Operation::new(
+        "attachRolePolicy",
+        "Roles",
+        "Attach a policy to a role",
+        ". 404 for a missing role or policy. Takes effect in tokens issued afterwards (D19).",
+    )
+    .path_parameter(id())
+    .path_parameter(path_id("policyId", "Policy id."))
+    .response("204", no_content("Attached; no body."))
+    .errors(&[400, 401, 403, 404, 503])
+}
+
+fn detach_policy() -> Operation {
+    Operation::new("detachRolePolicy", "Roles", "Detach a policy from a role", ". 404 for a missing role.")
+        .path_parameter(id())
+        .path_parameter(path_id("policyId", "Policy id."))
+        .response("204", no_content("Detached; no body."))
+        .errors(&[400, 401, 403, 404, 503])
+}
+
+bodies! {
+    /// Role create and update: `{name, description}`.
+    RoleBody => NewRole as "RoleInput":
+        "Role create and update. `isSystem` and `isActive` cannot be set here. Unknown fields are ignored." {
+        name: Slot => string("name")
+            as schema::name(
+                "Name, unique among all roles, compared case-insensitively (D4); a taken name is a 409 (D5). System \
+                 roles cannot be renamed (400).",
+            ),
+        description: Slot => string_or_empty("description")
+            as schema::free_text("Description; absent, null or blank means empty."),
+    }
+}
+
+/// `RoleDto`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RoleDto {
+    id: i64,
+    name: String,
+    description: String,
+    is_system: bool,
+    is_active: bool,
+    #[serde(serialize_with = "instant")]
+    created_at: Timestamp,
+}
+
+impl From<pharmapay_core::domain::Role> for RoleDto {
+    fn from(role: pharmapay_core::domain::Role) -> Self {
+        Self {
+            id: role.id.get(),
+            name: role.name,
+            description: role.description,
+            is_system: role.is_system,
+            is_active: role.is_active,
+            created_at: role.created_at,
+        }
+    }
+}
+
+describe! {
+    RoleDto as "Role": "RoleDto." {
+        id: schema::id("Role id."),
+        name: schema::text(NAME_MAX, "Name."),
+        description: schema::text(TEXT_MAX, "Description (may be empty)."),
+        is_system: schema::boolean("True only for the seeded `Admin` and `Pharmacist` roles."),
+        is_active: schema::boolean("False once soft-deleted."),
+        created_at: schema::instant("When created."),
+    }
+}
