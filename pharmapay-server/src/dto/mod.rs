@@ -8,12 +8,12 @@
 use pharmapay_core::Page;
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::jiff::civil::Date;
-use pharmapay_core::paging::MAX_PAGE_SIZE;
+use pharmapay_core::paging::{MAX_PAGE_SIZE, PagePlace};
 use pharmapay_core::rust_decimal::Decimal;
 use serde::Serialize;
 use serde::ser::{Error as _, Serializer};
 
-use crate::openapi::{Json, Property, Schema, dto_schema, object, schema, schema_ref};
+use crate::openapi::{Json, Property, Schema, describe, dto_schema, object, schema, schema_ref};
 
 /// Writes a decimal as an exact JSON number, without trailing fractional zeros.
 pub(crate) fn money<S: Serializer>(value: &Decimal, serializer: S) -> Result<S::Ok, S::Error> {
@@ -127,30 +127,58 @@ pub fn page_schema<T: Schema>(description: &'static str) -> Json {
             },
         ),
         ("totalCount", schema::count("How many items the whole filtered list holds.")),
-        (
-            "page",
-            object! {
-                "type": "integer",
-                "format": "int64",
-                "minimum": 1,
-                "maximum": u32::MAX,
-                "description": "The 1-based page number.",
-            },
-        ),
-        (
-            "pageSize",
-            object! {
-                "type": "integer",
-                "format": "int32",
-                "minimum": 1,
-                "maximum": MAX_PAGE_SIZE,
-                "description": format!(
-                    "Items per page as applied: a requested size above {MAX_PAGE_SIZE} reports {MAX_PAGE_SIZE} (D8)."
-                ),
-            },
-        ),
+        ("page", page_number()),
+        ("pageSize", page_size_applied("Items")),
     ];
     dto_schema(description, fields.into_iter().map(|(name, schema)| (name.to_owned(), Property::One(schema))).collect())
+}
+
+/// The 1-based number of a page in an answer (D8).
+fn page_number() -> Json {
+    object! {
+        "type": "integer",
+        "format": "int64",
+        "minimum": 1,
+        "maximum": u32::MAX,
+        "description": "The 1-based page number.",
+    }
+}
+
+/// The size of a page in an answer, of `what` (D8).
+fn page_size_applied(what: &str) -> Json {
+    object! {
+        "type": "integer",
+        "format": "int32",
+        "minimum": 1,
+        "maximum": MAX_PAGE_SIZE,
+        "description": format!(
+            "{what} per page as applied: a requested size above {MAX_PAGE_SIZE} reports {MAX_PAGE_SIZE} (D8)."
+        ),
+    }
+}
+
+/// Where a page of an answer that can also be whole sits in it (D43): written into the answer
+/// beside its rows when a page was asked for.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PagePlaceDto {
+    page: u32,
+    page_size: u32,
+    total_count: u64,
+}
+
+impl From<PagePlace> for PagePlaceDto {
+    fn from(place: PagePlace) -> Self {
+        Self { page: place.page, page_size: place.page_size, total_count: place.total_count }
+    }
+}
+
+describe! {
+    PagePlaceDto as "PagePlace": "Where a page sits in the whole answer; only on answers asked for a page (D43)." {
+        page: page_number(),
+        page_size: page_size_applied("Rows"),
+        total_count: schema::count("How many rows the whole answer holds."),
+    }
 }
 
 #[cfg(test)]

@@ -62,6 +62,9 @@ pub enum Property {
     One(Json),
     /// Every property of `T`, flattened into the DTO (`#[serde(flatten)]`).
     Flatten(fn() -> Json),
+    /// Every property of `T`, flattened into the DTO from an `Option` and so written on some
+    /// answers only: none of them required.
+    FlattenSometimes(fn() -> Json),
 }
 
 impl<T: Into<Json>> From<T> for Property {
@@ -75,19 +78,27 @@ pub fn flatten<T: Schema>() -> Property {
     Property::Flatten(T::schema)
 }
 
-/// The schema of a DTO: every property required, none other allowed.
+/// The properties of `T`, for an `Option<T>` field that `#[serde(flatten)]` writes into its DTO
+/// when it holds a value.
+pub fn flatten_sometimes<T: Schema>() -> Property {
+    Property::FlattenSometimes(T::schema)
+}
+
+/// The schema of a DTO: every property required but those flattened from an `Option`, none
+/// other allowed.
 pub fn dto_schema(description: &'static str, fields: Vec<(String, Property)>) -> Json {
     let mut properties = Json::object();
     let mut required: Vec<Json> = Vec::new();
     for (name, property) in fields {
-        match property {
+        match &property {
             Property::One(schema) => {
                 required.push(Json::from(name.clone()));
-                properties.set(name, schema);
+                properties.set(name, schema.clone());
             }
-            Property::Flatten(build) => {
+            Property::Flatten(build) | Property::FlattenSometimes(build) => {
+                let always = matches!(property, Property::Flatten(_));
                 let inner = build();
-                if let Some(Json::Array(names)) = inner.get("required") {
+                if let (true, Some(Json::Array(names))) = (always, inner.get("required")) {
                     required.extend(names.iter().cloned());
                 }
                 if let Some(Json::Object(entries)) = inner.get("properties") {

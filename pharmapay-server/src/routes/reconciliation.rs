@@ -5,17 +5,19 @@
 use pharmapay_core::Action::Read;
 use pharmapay_core::Collection::{Dashboard, Invoice, Transaction, Vendor};
 use pharmapay_core::domain::VendorType;
+use pharmapay_core::domain::aging::AGING_PAGE_SIZE;
 use pharmapay_core::domain::aging::{Aging, AgingBucket, AgingFigures, AgingQuery};
 use pharmapay_core::domain::gstin::GSTIN_LEN;
 use pharmapay_core::domain::licence::LicenseStatus;
 use pharmapay_core::domain::reference::REFERENCE_MAX;
+use pharmapay_core::domain::statement::STATEMENT_PAGE_SIZE;
 use pharmapay_core::domain::statement::StatementLineKind;
 use pharmapay_core::domain::statement::{Statement, StatementQuery};
 use pharmapay_core::engine::LicenceAlert;
 use pharmapay_core::ids::VendorId;
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::jiff::civil::Date;
-use pharmapay_core::paging::{MAX_DAYS, read_days};
+use pharmapay_core::paging::{MAX_DAYS, MAX_PAGE_SIZE, read_days};
 use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::text::{CODE_MAX, NAME_MAX, TEXT_MAX};
 use pharmapay_core::{Access, FieldErrors, PharmaPay, Store};
@@ -23,10 +25,12 @@ use serde::Serialize;
 
 use super::{Call, Route};
 use crate::app::{needs, needs_all};
-use crate::dto::{day, instant, money};
+use crate::dto::{PagePlaceDto, day, instant, money};
 use crate::http::Reply;
 use crate::openapi::schema::{self, names};
-use crate::openapi::{Json, Operation, describe, flatten, object, path_id, query, query_id, schema_ref};
+use crate::openapi::{
+    Json, Operation, describe, flatten, flatten_sometimes, object, path_id, query, query_id, schema_ref,
+};
 use crate::problem::ApiError;
 
 /// D35, D48: a statement shows the vendor, its invoices and its payments with their references,
@@ -73,10 +77,11 @@ fn aging_operation() -> Operation {
         ". What each vendor was owed on a day, by how late it was (D34): over active invoices dated on or before `asOf`, \
          each invoice's amount less its active payments dated on or before `asOf`, positive remainders only, in the \
          buckets not due, 1-30, 31-60, 61-90, 91-180 and over 180 days past due. Payments made later never change a \
-         past aging.",
+         past aging. With `page` or `pageSize`, one page of the vendor rows and the totals of them all (D43).",
     )
     .ok("The aging.", schema_ref::<AgingDto>())
     .parameters(aging_parameters())
+    .parameters(paging("vendor rows", AGING_PAGE_SIZE))
     .errors(&[400, 401, 403, 404, 503])
 }
 
@@ -100,12 +105,38 @@ fn statement_operation() -> Operation {
         "A vendor's statement",
         " (D48: it shows payments and their references). The vendor's ledger over a range of days (D35): the opening \
          balance, its invoices and payments with the running balance, the totals and the closing balance. A deleted \
-         vendor's statement is still served; an unknown vendor is a 404.",
+         vendor's statement is still served; an unknown vendor is a 404. With `page` or `pageSize`, one page of the \
+         lines, each with the running balance from the range's opening, and the totals of the whole range (D43).",
     )
     .path_parameter(path_id("id", "Vendor id."))
     .ok("The statement.", schema_ref::<StatementDto>())
     .parameters(statement_range())
+    .parameters(paging("lines", STATEMENT_PAGE_SIZE))
     .errors(&[400, 401, 403, 404, 503])
+}
+
+/// `page` and `pageSize` of an answer that is whole unless a page of its `rows` is asked for
+/// (D43); `page` alone takes `default_size`.
+fn paging(rows: &str, default_size: u32) -> Vec<Json> {
+    let integer = || object! { "type": "integer", "minimum": 1 };
+    vec![
+        query(
+            "page",
+            format!(
+                "The 1-based page of {rows} (D43); without `page` and `pageSize` the answer is whole. Below 1 or not an \
+                 integer is a 400."
+            ),
+            integer(),
+        ),
+        query(
+            "pageSize",
+            format!(
+                "How many {rows} a page holds (D43); {default_size} when `page` comes alone. Below 1 or not an integer \
+                 is a 400; above {MAX_PAGE_SIZE} is clamped to {MAX_PAGE_SIZE} (D8)."
+            ),
+            integer(),
+        ),
+    ]
 }
 
 /// A day in a query, `YYYY-MM-DD` (D34).
@@ -210,6 +241,8 @@ pub struct AgingDto {
     as_of: Date,
     vendors: Vec<AgingRowDto>,
     totals: AgingFiguresDto,
+    #[serde(flatten)]
+    page: Option<PagePlaceDto>,
 }
 
 impl From<Aging> for AgingDto {
@@ -217,6 +250,7 @@ impl From<Aging> for AgingDto {
         Self {
             as_of: aging.as_of,
             totals: AgingFiguresDto::from(&aging.totals),
+            page: aging.page.map(PagePlaceDto::from),
             vendors: aging
                 .vendors
                 .into_iter()
@@ -279,6 +313,8 @@ pub struct StatementDto {
     total_paid: Decimal,
     #[serde(serialize_with = "money")]
     closing_balance: Decimal,
+    #[serde(flatten)]
+    page: Option<PagePlaceDto>,
 }
 
 impl From<Statement> for StatementDto {
@@ -314,6 +350,7 @@ impl From<Statement> for StatementDto {
             total_invoiced: figures.total_invoiced,
             total_paid: figures.total_paid,
             closing_balance: figures.closing_balance,
+            page: statement.page.map(PagePlaceDto::from),
         }
     }
 }
@@ -371,9 +408,12 @@ describe! {
          (its amount less its active payments dated on or before the day), positive remainders only, by days past \
          due." {
         as_of: schema::day(),
-        vendors: schema::array(schema_ref::<AgingRowDto>())
-            .with("description", "Vendors owed something, by total descending, then name, then id."),
+        vendors: schema::array(schema_ref::<AgingRowDto>()).with(
+            "description",
+            "Vendors owed something, by total descending, then name, then id: all of them, or the page asked for (D43).",
+        ),
         totals: schema_ref::<AgingFiguresDto>(),
+        page: flatten_sometimes::<PagePlaceDto>(),
     }
 }
 
@@ -414,11 +454,12 @@ describe! {
         lines: schema::array(schema_ref::<StatementLineDto>()).with(
             "description",
             "The vendor's active invoices and the active payments of those invoices dated in the range, by date, \
-             invoices before payments on the same day, then id.",
+             invoices before payments on the same day, then id: all of them, or the page asked for (D43).",
         ),
         total_invoiced: schema::money("Invoiced in the range."),
         total_paid: schema::money("Paid in the range."),
         closing_balance: schema::money("`openingBalance + totalInvoiced - totalPaid`."),
+        page: flatten_sometimes::<PagePlaceDto>(),
     }
 }
 

@@ -356,3 +356,54 @@ async fn libreoffice_opens_the_aging_and_the_statement() {
     assert!(statement.contains(",UTR/9,,₹0.00,₹234.25,\"₹1,000.25\""), "{statement}");
     assert!(statement.contains("2024-05-10,Closing balance,"), "{statement}");
 }
+
+#[tokio::test]
+async fn the_aging_and_a_statement_answer_a_page_with_the_whole_totals() {
+    let app = spawn_app().await;
+    let mut invoices = Vec::new();
+    for owed in 1..=3 {
+        let vendor = app.vendor(&format!("Paged {owed}")).await;
+        let amount = f64::from(owed) * 10.0;
+        invoices.push((
+            vendor,
+            invoice_dated(&app, vendor, &format!("P-{owed}"), amount, "2024-05-02", "2024-05-05").await,
+        ));
+    }
+    let whole = app.get("/api/payables/aging").await.expect(200).json();
+    assert!(whole.get("page").is_none() && whole.get("totalCount").is_none(), "D43: whole without page or pageSize");
+    let second = app.get("/api/payables/aging?page=2&pageSize=2").await.expect(200).json();
+    assert_eq!(second["vendors"], json!([whole["vendors"][2]]), "the third vendor, on the second page of two");
+    assert_eq!(second["totals"], whole["totals"], "totals cover every vendor");
+    assert_eq!((&second["page"], &second["pageSize"], &second["totalCount"]), (&json!(2), &json!(2), &json!(3)));
+    let alone = app.get("/api/payables/aging?page=1").await.expect(200).json();
+    assert_eq!((&alone["pageSize"], &alone["vendors"]), (&json!(25), &whole["vendors"]), "page alone: 25 rows");
+    let clamped = app.get("/api/payables/aging?pageSize=500").await.expect(200).json();
+    assert_eq!((&clamped["page"], &clamped["pageSize"]), (&json!(1), &json!(100)), "D8 clamps pageSize");
+    app.get("/api/payables/aging?page=0").await.invalid("page");
+    app.get("/api/payables/aging?pageSize=x").await.invalid("pageSize");
+
+    let (vendor, invoice) = invoices[2];
+    for (amount, on, reference) in
+        [(1.0, "2024-05-03", "UTR-P1"), (2.5, "2024-05-04", "UTR-P2"), (3.0, "2024-05-06", "UTR-P3")]
+    {
+        paid_on(&app, invoice, amount, on, reference).await;
+    }
+    let path = format!("/api/vendors/{vendor}/statement?fromDate=2024-05-01");
+    let whole = app.get(&path).await.expect(200).json();
+    assert!(whole.get("page").is_none());
+    let mut lines = Vec::new();
+    for page in 1..=3 {
+        let part = app.get(&format!("{path}&page={page}&pageSize=2")).await.expect(200).json();
+        for key in ["openingBalance", "totalInvoiced", "totalPaid", "closingBalance", "fromDate", "toDate", "vendor"] {
+            assert_eq!(part[key], whole[key], "page {page}: {key} covers the whole range");
+        }
+        assert_eq!(part["totalCount"], 4, "page {page}");
+        lines.extend(part["lines"].as_array().unwrap().iter().cloned());
+    }
+    assert_eq!(Value::Array(lines), whole["lines"], "the pages put together, running balances and all");
+    let second = app.get(&format!("{path}&page=2&pageSize=2")).await.json();
+    assert_eq!(second["lines"][0]["balance"], 26.5, "30 invoiced, 1 and 2.5 paid before this page's first line");
+    let alone = app.get(&format!("{path}&page=1")).await.json();
+    assert_eq!(alone["pageSize"], 100, "page alone: 100 lines");
+    app.get(&format!("{path}&pageSize=-1")).await.invalid("pageSize");
+}
