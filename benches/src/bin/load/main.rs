@@ -132,10 +132,11 @@ struct RunArgs {
     /// `throttling`: throttling-burst (32 parallel right-password sign-ins for one account, 5
     /// rounds), throttling-flood (1,000 attempts for a throttled email, with the audit entries
     /// and bytes on disk they wrote), throttling-payments (POST /api/transactions alone, then
-    /// beside 20 connections of throttled attempts). Attacks on shared resources (D48), both
-    /// with `attack`: attack-aging (8 clients opening the aging and going away after 100 ms),
-    /// attack-downloads (8 clients reading report downloads 64 KiB every 30 s); each measures
-    /// other users' profile fetches and sign-ins alone and beside it.
+    /// beside 20 connections of throttled attempts). Attacks on shared resources (D48), all
+    /// three with `attack`: attack-aging (8 clients opening the aging and going away after 100
+    /// ms), attack-downloads (8 clients reading report downloads 64 KiB every 30 s), and for
+    /// comparison attack-one-download (one client downloading the same report at full speed);
+    /// each measures other users' profile fetches and sign-ins alone and beside it.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// Also measure the memory store at L, whose in-process load takes very long.
