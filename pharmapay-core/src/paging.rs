@@ -171,11 +171,9 @@ impl PageRequest {
     }
 
     /// Cuts this page out of a whole, already sorted list.
-    pub fn slice<T>(self, items: Vec<T>) -> Page<T> {
-        let total_count = items.len() as u64;
-        let offset = usize::try_from(self.offset()).unwrap_or(usize::MAX);
-        let items = items.into_iter().skip(offset).take(self.page_size as usize).collect();
-        Page { items, total_count, page: self.page, page_size: self.page_size }
+    pub fn slice<T>(self, mut items: Vec<T>) -> Page<T> {
+        let place = self.cut(&mut items);
+        Page { items, total_count: place.total_count, page: place.page, page_size: place.page_size }
     }
 
     /// Cuts this page out of an unsorted list, in the order of `compare`: the page
@@ -200,9 +198,7 @@ impl PageRequest {
         }
         Page { items, total_count, page: self.page, page_size: self.page_size }
     }
-}
 
-impl PageRequest {
     /// Reads `page` and `pageSize` for a screen that answers whole unless asked for a page
     /// (D43): `None` when neither is given, else as [`from_params`](Self::from_params) reads
     /// them, `page` alone taking `default_size`.
