@@ -5,13 +5,12 @@
 //! `TimeZone` recounts the day figures under the same lock as the change. Exports read the
 //! filtered records in id order after a cursor (D26).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use pharmapay_core::BusinessCalendar;
-use pharmapay_core::Page;
 use pharmapay_core::dashboard::SummaryFigures;
 use pharmapay_core::dashboard::TopVendor;
-use pharmapay_core::domain::aging::{Aging, AgingBounds, AgingBuilder};
+use pharmapay_core::domain::aging::{Aging, AgingBounds, AgingBuilder, AgingFigures, KeptOwed, TodaysAgingPage};
 use pharmapay_core::domain::licence::LicenceHolder;
 use pharmapay_core::domain::statement::{StatementEntry, StatementLineKind, StatementRows};
 use pharmapay_core::domain::{
@@ -25,6 +24,7 @@ use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::store::ReportStore;
 use pharmapay_core::store::{StoreResult, WriteContext};
 use pharmapay_core::{Entity, StoreError};
+use pharmapay_core::{Page, PageRequest};
 
 use crate::payments::transaction_matches;
 use crate::vendors::vendor_matches;
@@ -138,25 +138,59 @@ impl ReportStore for MemoryStore {
 
     async fn aging(&self, bounds: &AgingBounds, vendor_id: Option<VendorId>) -> StoreResult<Aging> {
         let state = self.read();
-        // The payments dated after the aging day, by invoice, to take back off the kept paid
-        // totals: what each invoice owed then.
-        let mut later: HashMap<i64, Decimal> = HashMap::new();
+        let aging = state.aging_of(bounds, |vendor| vendor_id.is_none_or(|only| only == vendor));
+        Ok(aging.finish(bounds.as_of))
+    }
+
+    async fn todays_aging_page(&self, bounds: &AgingBounds, page: PageRequest) -> StoreResult<Aging> {
+        let state = self.read();
+        // Vendors with an invoice or a payment dated after today, which the kept figures count
+        // already (`TodaysAgingPage`).
+        let mut disturbed: BTreeSet<VendorId> = state
+            .invoices
+            .values()
+            .filter(|row| row.is_active && row.invoice_date >= bounds.counts_before)
+            .map(|row| VendorId(row.vendor_id))
+            .collect();
         for row in
             state.transactions.values().filter(|row| row.is_active && row.transaction_date >= bounds.counts_before)
         {
-            *later.entry(row.invoice_id).or_default() += row.amount.get();
+            disturbed.extend(state.invoices.get(&row.invoice_id).map(|invoice| VendorId(invoice.vendor_id)));
         }
-        let mut aging = AgingBuilder::new();
-        for (id, row) in &state.invoices {
-            let dated_by_then = row.is_active && row.invoice_date < bounds.counts_before;
-            if !dated_by_then || vendor_id.is_some_and(|vendor| vendor.get() != row.vendor_id) {
-                continue;
+        let mut plan = TodaysAgingPage::new(*bounds, page, disturbed);
+        let kept = |vendor_id: VendorId| KeptOwed {
+            vendor_id,
+            vendor_name: state.vendors.get(&vendor_id.get()).map(|row| row.name.clone()).unwrap_or_default(),
+            owed: state.figures.vendor(vendor_id).owed,
+        };
+        // Every vendor owed something: the plan orders them and keeps the page's.
+        let ranked: Vec<KeptOwed> = state
+            .figures
+            .vendors
+            .iter()
+            .filter(|(_, figures)| figures.owed > Decimal::ZERO)
+            .map(|(vendor_id, _)| kept(*vendor_id))
+            .collect();
+        let owing_vendors = ranked.len() as u64;
+        let exact = state.aging_of(bounds, |vendor| plan.disturbed().any(|disturbed| disturbed == vendor));
+        let mut read = plan.choose(ranked, exact);
+        read.extend(plan.disturbed());
+        let mut open = Vec::new();
+        for vendor_id in read {
+            for invoice_id in state.invoices_by_vendor.get(&vendor_id.get()).into_iter().flatten() {
+                let invoice = &state.invoices[invoice_id];
+                let pending = invoice.amount.get() - invoice.paid;
+                if invoice.is_active && pending > Decimal::ZERO {
+                    open.push((vendor_id, bounds.bucket(invoice.due_date), pending, 1));
+                }
             }
-            let owed = row.amount.get() - row.paid + later.get(id).copied().unwrap_or_default();
-            let name = state.vendors.get(&row.vendor_id).map(|vendor| vendor.name.as_str()).unwrap_or("");
-            aging.add_invoice(bounds, VendorId(row.vendor_id), name, row.due_date, owed);
         }
-        Ok(aging.finish(bounds.as_of))
+        let mut kept_totals = AgingFigures::default();
+        for (due_date, figures) in &state.figures.open_by_due_date {
+            kept_totals.add(bounds.bucket(*due_date), figures.pending, u64::try_from(figures.invoices).unwrap_or(0));
+        }
+        let disturbed_kept: Vec<KeptOwed> = plan.disturbed().map(kept).collect();
+        Ok(plan.finish(owing_vendors, &disturbed_kept, &open, kept_totals))
     }
 
     async fn statement_rows(
@@ -285,5 +319,31 @@ impl ReportStore for MemoryStore {
         let state = self.read();
         let batch = (after.map(TransactionId::get), limit);
         Ok(export(&state.transactions, batch, |_, row| transaction_matches(row, filter), |id| state.transaction(id)))
+    }
+}
+
+impl crate::State {
+    /// The aging of `bounds.as_of` over the vendors `of_vendor` keeps (D34): the kept paid
+    /// totals less the payments dated after the day, added up by vendor and bucket.
+    fn aging_of(&self, bounds: &AgingBounds, of_vendor: impl Fn(VendorId) -> bool) -> AgingBuilder {
+        // The payments dated after the aging day, by invoice, to take back off the kept paid
+        // totals: what each invoice owed then.
+        let mut later: HashMap<i64, Decimal> = HashMap::new();
+        for row in
+            self.transactions.values().filter(|row| row.is_active && row.transaction_date >= bounds.counts_before)
+        {
+            *later.entry(row.invoice_id).or_default() += row.amount.get();
+        }
+        let mut aging = AgingBuilder::new();
+        for (id, row) in &self.invoices {
+            let dated_by_then = row.is_active && row.invoice_date < bounds.counts_before;
+            if !dated_by_then || !of_vendor(VendorId(row.vendor_id)) {
+                continue;
+            }
+            let owed = row.amount.get() - row.paid + later.get(id).copied().unwrap_or_default();
+            let name = self.vendors.get(&row.vendor_id).map(|vendor| vendor.name.as_str()).unwrap_or("");
+            aging.add_invoice(bounds, VendorId(row.vendor_id), name, row.due_date, owed);
+        }
+        aging
     }
 }

@@ -166,6 +166,14 @@ macro_rules! migrations {
                 recounts_figures: false,
                 rekeys_references: true,
             },
+            Migration {
+                version: 13,
+                description: "what each vendor is owed",
+                sql: include_str!(concat!("../migrations/", $backend, "/0013_vendors_owed.sql")),
+                seeds: false,
+                recounts_figures: true,
+                rekeys_references: false,
+            },
         ]
     };
 }

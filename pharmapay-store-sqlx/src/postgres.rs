@@ -40,6 +40,13 @@ macro_rules! for_update {
         " FOR UPDATE"
     };
 }
+/// How text compares in byte order, as Rust compares strings, where a column's own collation
+/// may differ.
+macro_rules! byte_order {
+    () => {
+        " COLLATE \"C\""
+    };
+}
 macro_rules! for_share {
     () => {
         " FOR SHARE"

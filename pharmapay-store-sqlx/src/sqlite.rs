@@ -43,6 +43,13 @@ macro_rules! for_update {
         ""
     };
 }
+/// How text compares in byte order, as Rust compares strings, where a column's own collation
+/// may differ.
+macro_rules! byte_order {
+    () => {
+        ""
+    };
+}
 macro_rules! for_share {
     () => {
         ""

@@ -71,7 +71,7 @@ async fn a_sqlite_file_keeps_its_data_across_reopens_and_migrates_once() {
     let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
     let applied: i64 =
         sqlx::query("SELECT COUNT(*) FROM _pharmapay_migrations").fetch_one(&mut conn).await.unwrap().get(0);
-    assert_eq!(applied, 12, "each of the twelve migrations is recorded once");
+    assert_eq!(applied, 13, "each of the thirteen migrations is recorded once");
 }
 
 /// Writes a small ledger through `store`: an overdue, a fully paid and a partially paid
@@ -141,14 +141,16 @@ async fn sqlite_kept_figures_are_recounted_when_an_existing_database_upgrades() 
          DROP TRIGGER invoice_number_search_delete; DROP TRIGGER vendor_name_search_insert; \
          DROP TRIGGER vendor_name_search_update; DROP TRIGGER vendor_name_search_delete; \
          DROP TABLE invoice_number_search; DROP TABLE vendor_name_search; DROP TABLE invoice_open_counts; \
-         DELETE FROM _pharmapay_migrations WHERE version IN (2, 4)",
+         DROP INDEX vendors_by_owed; DROP INDEX invoices_open_by_vendor; ALTER TABLE vendors DROP COLUMN open_invoices; \
+         ALTER TABLE vendors DROP COLUMN owed_high; ALTER TABLE vendors DROP COLUMN owed_low; \
+         DELETE FROM _pharmapay_migrations WHERE version IN (2, 4, 13)",
     )
     .execute(&mut conn)
     .await
     .unwrap();
     conn.close().await.unwrap();
 
-    // Act: open it again, which applies migrations 2 and 4 over the existing rows.
+    // Act: open it again, which applies migrations 2, 4 and 13 over the existing rows.
     let store = SqliteStore::connect(&path).await.unwrap();
 
     // Assert: every figure is as the rows say.
@@ -166,7 +168,9 @@ async fn postgres_kept_figures_are_recounted_when_an_existing_database_upgrades(
         "ALTER TABLE vendors DROP COLUMN active_invoices, DROP COLUMN invoiced_high, DROP COLUMN invoiced_low, \
          DROP COLUMN outstanding_high, DROP COLUMN outstanding_low; DROP TABLE payment_days; \
          DROP TABLE ledger_totals; DROP INDEX invoices_number_trigrams; DROP INDEX vendors_name_trigrams; \
-         DROP TABLE invoice_open_counts; DELETE FROM _pharmapay_migrations WHERE version IN (2, 4)",
+         DROP TABLE invoice_open_counts; DROP INDEX invoices_open_by_vendor; ALTER TABLE vendors \
+         DROP COLUMN open_invoices, DROP COLUMN owed_high, DROP COLUMN owed_low; \
+         DELETE FROM _pharmapay_migrations WHERE version IN (2, 4, 13)",
     )
     .execute(&mut conn)
     .await

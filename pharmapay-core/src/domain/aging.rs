@@ -11,7 +11,8 @@
 //! stored dates with, and [`AgingBuilder`] adds up what a store found into the answer, exactly
 //! and in a stable order.
 
-use std::collections::BTreeMap;
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet};
 
 use jiff::Timestamp;
 use jiff::civil::Date;
@@ -178,9 +179,22 @@ impl AgingFigures {
         self.buckets.iter().copied().sum()
     }
 
-    fn add(&mut self, bucket: AgingBucket, owed: Decimal, invoices: u64) {
+    /// Adds `owed` over `invoices` invoices in `bucket`.
+    pub fn add(&mut self, bucket: AgingBucket, owed: Decimal, invoices: u64) {
         self.buckets[bucket.index()] += owed;
         self.invoice_count += invoices;
+    }
+
+    fn remove(&mut self, bucket: AgingBucket, owed: Decimal, invoices: u64) {
+        self.buckets[bucket.index()] -= owed;
+        self.invoice_count = self.invoice_count.saturating_sub(invoices);
+    }
+
+    fn add_figures(&mut self, other: &AgingFigures) {
+        for (sum, add) in self.buckets.iter_mut().zip(other.buckets) {
+            *sum += add;
+        }
+        self.invoice_count += other.invoice_count;
     }
 
     fn normalized(mut self) -> Self {
@@ -260,21 +274,175 @@ impl AgingBuilder {
             row.figures = row.figures.normalized();
         }
         vendors.sort_by(|a, b| {
-            b.figures
-                .total()
-                .cmp(&a.figures.total())
-                .then_with(|| text::key(&a.vendor_name).cmp(&text::key(&b.vendor_name)))
-                .then_with(|| a.vendor_name.cmp(&b.vendor_name))
-                .then(a.vendor_id.cmp(&b.vendor_id))
+            rank(a.figures.total(), &a.vendor_name, a.vendor_id, b.figures.total(), &b.vendor_name, b.vendor_id)
         });
         let mut totals = AgingFigures::default();
         for row in &vendors {
-            for bucket in AgingBucket::ALL {
-                totals.add(bucket, row.figures.get(bucket), 0);
-            }
-            totals.invoice_count += row.figures.invoice_count;
+            totals.add_figures(&row.figures);
         }
         Aging { as_of, vendors, totals: totals.normalized(), page: None }
+    }
+
+    fn into_rows(self) -> BTreeMap<VendorId, AgingRow> {
+        self.vendors
+    }
+}
+
+/// The order of an aging's vendor rows: total descending, then name without case, then name,
+/// then id.
+fn rank(a_total: Decimal, a_name: &str, a_id: VendorId, b_total: Decimal, b_name: &str, b_id: VendorId) -> Ordering {
+    b_total
+        .cmp(&a_total)
+        .then_with(|| text::key(a_name).cmp(&text::key(b_name)))
+        .then_with(|| a_name.cmp(b_name))
+        .then(a_id.cmp(&b_id))
+}
+
+/// A vendor as the kept figures rank it for today's aging (D41): what its open invoices still
+/// owe ([`VendorFigures::owed`](crate::figures::VendorFigures)), its aging total today unless
+/// it is disturbed (see [`TodaysAgingPage`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeptOwed {
+    /// The vendor.
+    pub vendor_id: VendorId,
+    /// Its name.
+    pub vendor_name: String,
+    /// What its open invoices owe, by the kept figures.
+    pub owed: Decimal,
+}
+
+/// A page of today's aging from the kept figures (D41, D43) rather than from every open
+/// invoice.
+///
+/// Today, what an open invoice owes is its amount less its kept paid total, except where a row
+/// is dated after today: an invoice dated in the future (D2 allows it) does not count yet, and a
+/// payment dated after today (possible once the `TimeZone` setting moves a day back) does not
+/// shrink it yet. A vendor with such a row is *disturbed*; the store names them, and adds up
+/// their rows exactly as it adds up the whole aging. Every other vendor's aging total is its
+/// kept `owed`, so the page comes from the kept ranking merged with the disturbed rows, and
+/// only the page's vendors' open invoices are read for their buckets. The totals are the kept
+/// open figures by due date, bucketed, less what the disturbed vendors' open invoices hold
+/// there, plus their exact rows. A store calls, in one snapshot: [`Self::new`] with the
+/// disturbed vendors, [`Self::choose`] with the first [`Self::ranked_needed`] vendors of the
+/// kept ranking and the disturbed vendors' exact rows, then [`Self::finish`].
+#[derive(Debug)]
+pub struct TodaysAgingPage {
+    bounds: AgingBounds,
+    page: PageRequest,
+    disturbed: BTreeSet<VendorId>,
+    exact: BTreeMap<VendorId, AgingRow>,
+    chosen: Vec<Slot>,
+}
+
+#[derive(Debug)]
+enum Slot {
+    Kept(KeptOwed),
+    Exact(VendorId),
+}
+
+impl TodaysAgingPage {
+    /// A page of the aging on `bounds`' day, which must be today, with the vendors the store
+    /// found disturbed.
+    pub fn new(bounds: AgingBounds, page: PageRequest, disturbed: impl IntoIterator<Item = VendorId>) -> Self {
+        Self { bounds, page, disturbed: disturbed.into_iter().collect(), exact: BTreeMap::new(), chosen: Vec::new() }
+    }
+
+    /// The disturbed vendors, in id order.
+    pub fn disturbed(&self) -> impl Iterator<Item = VendorId> + '_ {
+        self.disturbed.iter().copied()
+    }
+
+    /// How many vendors of the kept ranking (owed descending, then name without case, then
+    /// name, then id; only vendors owed something) the store must read: the page's end plus one
+    /// for each disturbed vendor, which may sit anywhere in that ranking.
+    pub fn ranked_needed(&self) -> u64 {
+        self.page.offset() + u64::from(self.page.page_size()) + self.disturbed.len() as u64
+    }
+
+    /// Picks the page's vendors from the first [`Self::ranked_needed`] of the kept ranking and
+    /// the disturbed vendors' exact rows (added up over them alone, as [`AgingBuilder`] does the
+    /// whole aging); answers the undisturbed ones, whose open invoices the store reads next.
+    pub fn choose(&mut self, ranked: Vec<KeptOwed>, exact: AgingBuilder) -> Vec<VendorId> {
+        self.exact = exact
+            .into_rows()
+            .into_iter()
+            .filter(|(id, _)| self.disturbed.contains(id))
+            .map(|(id, row)| (id, AgingRow { figures: row.figures.normalized(), ..row }))
+            .collect();
+        let mut slots: Vec<(Decimal, String, VendorId, Slot)> = ranked
+            .into_iter()
+            .filter(|kept| kept.owed > Decimal::ZERO && !self.disturbed.contains(&kept.vendor_id))
+            .map(|kept| (kept.owed, kept.vendor_name.clone(), kept.vendor_id, Slot::Kept(kept)))
+            .collect();
+        slots.extend(
+            self.exact
+                .values()
+                .map(|row| (row.figures.total(), row.vendor_name.clone(), row.vendor_id, Slot::Exact(row.vendor_id))),
+        );
+        slots.sort_by(|a, b| rank(a.0, &a.1, a.2, b.0, &b.1, b.2));
+        let offset = usize::try_from(self.page.offset()).unwrap_or(usize::MAX);
+        self.chosen =
+            slots.into_iter().skip(offset).take(self.page.page_size() as usize).map(|(.., slot)| slot).collect();
+        self.chosen
+            .iter()
+            .filter_map(|slot| match slot {
+                Slot::Kept(kept) => Some(kept.vendor_id),
+                Slot::Exact(_) => None,
+            })
+            .collect()
+    }
+
+    /// The page, from:
+    /// - `owing_vendors`, how many vendors the kept figures hold owed something;
+    /// - `disturbed_kept`, the kept ranking's entries of the disturbed vendors (those owed
+    ///   nothing may be left out);
+    /// - `open`, the open invoices (active, `amount > paid`, whatever their dates) of the
+    ///   chosen undisturbed vendors and of the disturbed ones, as (vendor, due date bucket,
+    ///   what they owe, how many);
+    /// - `kept_totals`, the kept open figures by due date, bucketed on this page's day.
+    pub fn finish(
+        self,
+        owing_vendors: u64,
+        disturbed_kept: &[KeptOwed],
+        open: &[(VendorId, AgingBucket, Decimal, u64)],
+        kept_totals: AgingFigures,
+    ) -> Aging {
+        let mut totals = kept_totals;
+        let mut chosen: BTreeMap<VendorId, AgingFigures> = BTreeMap::new();
+        for (vendor_id, bucket, owed, invoices) in open {
+            if self.disturbed.contains(vendor_id) {
+                totals.remove(*bucket, *owed, *invoices);
+            } else {
+                chosen.entry(*vendor_id).or_default().add(*bucket, *owed, *invoices);
+            }
+        }
+        for row in self.exact.values() {
+            totals.add_figures(&row.figures);
+        }
+        let disturbed_owing = disturbed_kept
+            .iter()
+            .filter(|kept| kept.owed > Decimal::ZERO && self.disturbed.contains(&kept.vendor_id))
+            .count() as u64;
+        let total_count = owing_vendors.saturating_sub(disturbed_owing) + self.exact.len() as u64;
+        let mut exact = self.exact;
+        let vendors = self
+            .chosen
+            .into_iter()
+            .filter_map(|slot| match slot {
+                Slot::Kept(kept) => Some(AgingRow {
+                    figures: chosen.remove(&kept.vendor_id).unwrap_or_default().normalized(),
+                    vendor_id: kept.vendor_id,
+                    vendor_name: kept.vendor_name,
+                }),
+                Slot::Exact(id) => exact.remove(&id),
+            })
+            .collect();
+        Aging {
+            as_of: self.bounds.as_of,
+            vendors,
+            totals: totals.normalized(),
+            page: Some(PagePlace { page: self.page.page(), page_size: self.page.page_size(), total_count }),
+        }
     }
 }
 

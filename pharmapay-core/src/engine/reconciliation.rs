@@ -45,6 +45,10 @@ impl<S: Store> PharmaPay<S> {
             self.store.get_vendor(vendor_id).await.map_err(store_error)?.ok_or(Error::not_found(Entity::Vendor))?;
         }
         let bounds = AgingBounds::for_day(&calendar, as_of);
+        if let (Some(page), None, true) = (query.page, query.vendor_id, as_of == today) {
+            // D43 with D41: today's first pages come from the kept figures.
+            return self.store.todays_aging_page(&bounds, page).await.map_err(store_error);
+        }
         let mut aging = self.store.aging(&bounds, query.vendor_id).await.map_err(store_error)?;
         // D43: the page is cut from the whole answer, whose totals stay.
         aging.page = query.page.map(|page| page.cut(&mut aging.vendors));

@@ -85,8 +85,12 @@ impl Contribution for InvoiceFacts {
             return;
         }
         let factor = Decimal::from(sign);
-        let vendor = VendorFigures { active_invoices: sign, invoiced: self.amount * factor, paid: self.paid * factor };
-        change.vendors.entry(self.vendor_id).or_default().apply(&vendor);
+        let mut vendor = VendorFigures {
+            active_invoices: sign,
+            invoiced: self.amount * factor,
+            paid: self.paid * factor,
+            ..VendorFigures::default()
+        };
         change.totals.active_invoices += sign;
         change.totals.invoiced += vendor.invoiced;
         change.totals.invoice_paid += vendor.paid;
@@ -94,7 +98,9 @@ impl Contribution for InvoiceFacts {
             change.totals.open_invoices += sign;
             let open = OpenFigures { invoices: sign, pending: (self.amount - self.paid) * factor };
             change.open_by_due_date.entry(self.due_date).or_default().apply(&open);
+            vendor = vendor.with_open(open.invoices, open.pending);
         }
+        change.vendors.entry(self.vendor_id).or_default().apply(&vendor);
     }
 }
 
@@ -193,7 +199,16 @@ mod tests {
         let vendors: Vec<_> = change.vendors().collect();
         assert_eq!(
             vendors,
-            [(VendorId(7), &VendorFigures { active_invoices: 1, invoiced: dec("100"), paid: dec("0") })]
+            [(
+                VendorId(7),
+                &VendorFigures {
+                    active_invoices: 1,
+                    invoiced: dec("100"),
+                    paid: dec("0"),
+                    open_invoices: 1,
+                    owed: dec("100")
+                }
+            )]
         );
         let open = OpenFigures { invoices: 1, pending: dec("100") };
         assert_eq!(change.open_by_due_date().collect::<Vec<_>>(), [(ts(due), &open)]);
@@ -212,7 +227,17 @@ mod tests {
         change.row(Some(&before), Some(&after)).row(None, Some(&payment(true, "60", "2024-05-20")));
         assert_eq!(
             change.vendors().collect::<Vec<_>>(),
-            [(VendorId(7), &VendorFigures { active_invoices: 0, invoiced: dec("0"), paid: dec("60") })]
+            [(
+                VendorId(7),
+                &VendorFigures {
+                    active_invoices: 0,
+                    invoiced: dec("0"),
+                    paid: dec("60"),
+                    open_invoices: -1,
+                    owed: dec("-60")
+                }
+            )],
+            "settled: no longer owing anything"
         );
         let closed = OpenFigures { invoices: -1, pending: dec("-60") };
         assert_eq!(change.open_by_due_date().collect::<Vec<_>>(), [(ts(due), &closed)], "settled: no longer open");
@@ -221,6 +246,20 @@ mod tests {
         let totals = change.totals().unwrap();
         assert_eq!((totals.payments, totals.active_payments, totals.open_invoices), (1, 1, -1));
         assert_eq!((totals.invoice_paid, totals.paid_out), (dec("60"), dec("60")));
+    }
+
+    #[test]
+    fn an_overpayment_lowers_the_balance_but_not_what_the_vendor_is_owed() {
+        // D33: a single payment may overpay; D11's balance goes below what the open invoices
+        // owe, which is what ranks today's aging (D34, D43).
+        let due = "2024-06-01T00:00:00Z";
+        let mut change = FigureChange::new();
+        change
+            .row(None, Some(&invoice(7, true, "100", "130", due)))
+            .row(None, Some(&invoice(7, true, "50", "20", due)));
+        let (_, vendor) = change.vendors().next().unwrap();
+        assert_eq!(vendor.outstanding(), dec("0"));
+        assert_eq!((vendor.open_invoices, vendor.owed), (1, dec("30")));
     }
 
     #[test]
@@ -247,8 +286,8 @@ mod tests {
         assert_eq!(
             vendors,
             [
-                (3, VendorFigures { active_invoices: 1, invoiced: dec("120"), paid: dec("30") }),
-                (9, VendorFigures { active_invoices: -1, invoiced: dec("-100"), paid: dec("-30") }),
+                (3, VendorFigures::of_balance(1, dec("120"), dec("90")).with_open(1, dec("90"))),
+                (9, VendorFigures::of_balance(-1, dec("-100"), dec("-70")).with_open(-1, dec("-70"))),
             ],
             "ascending ids: the order stores lock vendor rows in"
         );

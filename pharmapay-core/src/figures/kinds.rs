@@ -7,7 +7,8 @@ use rust_decimal::Decimal;
 
 use crate::domain::VendorTotals;
 
-/// A vendor's figures over its active invoices (D11).
+/// A vendor's figures over its active invoices (D11), and over those of them still owing
+/// something, which rank the vendors of today's aging (D34, D43).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct VendorFigures {
     /// How many of its invoices are active.
@@ -16,6 +17,11 @@ pub struct VendorFigures {
     pub invoiced: Decimal,
     /// The sum of their paid totals.
     pub paid: Decimal,
+    /// How many of its active invoices still owe something (`amount > paid`).
+    pub open_invoices: i64,
+    /// What those still owe: the sum of their positive pending amounts, so overpaid invoices
+    /// take nothing off it (unlike [`VendorFigures::outstanding`]).
+    pub owed: Decimal,
 }
 
 impl VendorFigures {
@@ -28,7 +34,12 @@ impl VendorFigures {
     /// The figures of a vendor as a store keeps them: its invoiced total and its outstanding
     /// balance ([`VendorFigures::outstanding`], which ranks vendors), rather than what was paid.
     pub fn of_balance(active_invoices: i64, invoiced: Decimal, outstanding: Decimal) -> Self {
-        Self { active_invoices, invoiced, paid: invoiced - outstanding }
+        Self { active_invoices, invoiced, paid: invoiced - outstanding, ..Self::default() }
+    }
+
+    /// These figures with the open invoices' part, as a store keeps it.
+    pub fn with_open(self, open_invoices: i64, owed: Decimal) -> Self {
+        Self { open_invoices, owed, ..self }
     }
 
     /// The vendor's totals as its reads show them (D11).
@@ -45,6 +56,8 @@ impl VendorFigures {
         self.active_invoices += change.active_invoices;
         self.invoiced += change.invoiced;
         self.paid += change.paid;
+        self.open_invoices += change.open_invoices;
+        self.owed += change.owed;
     }
 
     pub(super) fn is_zero(&self) -> bool {
@@ -56,7 +69,13 @@ impl Neg for VendorFigures {
     type Output = Self;
 
     fn neg(self) -> Self {
-        Self { active_invoices: -self.active_invoices, invoiced: -self.invoiced, paid: -self.paid }
+        Self {
+            active_invoices: -self.active_invoices,
+            invoiced: -self.invoiced,
+            paid: -self.paid,
+            open_invoices: -self.open_invoices,
+            owed: -self.owed,
+        }
     }
 }
 

@@ -49,7 +49,7 @@ use crate::domain::{
 use crate::figures::{DayFigures, OpenFigures};
 use crate::idempotency::{ClaimOutcome, IdempotencyClaim, IdempotencyKey};
 use crate::ids::{InvoiceId, PermissionId, PolicyId, RoleId, TransactionId, UserId, VendorId, VendorPaymentId};
-use crate::paging::Page;
+use crate::paging::{Page, PageRequest};
 use crate::rules::login::{Failure, LoginAttempts};
 
 /// Storage for the installation, sign-ins and idempotency claims.
@@ -518,6 +518,17 @@ pub trait ReportStore: Send + Sync + 'static {
         &self,
         bounds: &AgingBounds,
         vendor_id: Option<VendorId>,
+    ) -> impl Future<Output = StoreResult<Aging>> + Send;
+
+    /// One page of today's aging (D34, D43), `bounds` being today's, as [`aging`](Self::aging)
+    /// with no vendor would answer it cut to `page`, with the totals of the whole: from the kept
+    /// figures (D41), through [`TodaysAgingPage`], in one snapshot.
+    ///
+    /// [`TodaysAgingPage`]: crate::domain::aging::TodaysAgingPage
+    fn todays_aging_page(
+        &self,
+        bounds: &AgingBounds,
+        page: PageRequest,
     ) -> impl Future<Output = StoreResult<Aging>> + Send;
 
     /// The rows of a statement of vendor `vendor_id` (D35) over the instants `[from, before)`:

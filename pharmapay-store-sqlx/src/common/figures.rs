@@ -186,6 +186,7 @@ fn add_to_vendors(binds: &mut Binds, vendors: &[(VendorId, &VendorFigures)]) -> 
     for (vendor_id, vendor) in vendors {
         let (invoiced_high, invoiced_low) = pair(vendor.invoiced)?;
         let (outstanding_high, outstanding_low) = pair(vendor.outstanding())?;
+        let (owed_high, owed_low) = pair(vendor.owed)?;
         let values = [
             binds.int(vendor_id.get()),
             binds.int(vendor.active_invoices),
@@ -193,14 +194,19 @@ fn add_to_vendors(binds: &mut Binds, vendors: &[(VendorId, &VendorFigures)]) -> 
             binds.int(invoiced_low),
             binds.int(outstanding_high),
             binds.int(outstanding_low),
+            binds.int(vendor.open_invoices),
+            binds.int(owed_high),
+            binds.int(owed_low),
         ];
         rows.push(format!("({})", values.join(", ")));
     }
     Ok(format!(
-        "UPDATE vendors SET active_invoices = vendors.active_invoices + d.column2, {}, {} \
+        "UPDATE vendors SET active_invoices = vendors.active_invoices + d.column2, {}, {}, \
+         open_invoices = vendors.open_invoices + d.column7, {} \
          FROM (VALUES {}) AS d WHERE vendors.id = d.column1",
         add_pair("vendors", "invoiced", "d.column3", "d.column4"),
         add_pair("vendors", "outstanding", "d.column5", "d.column6"),
+        add_pair("vendors", "owed", "d.column8", "d.column9"),
         rows.join(", ")
     ))
 }
@@ -331,7 +337,8 @@ pub(super) async fn kept(conn: &mut Conn) -> Result<KeptFigures> {
         .await?;
     figures.totals = ledger_totals_from(&totals)?;
     let vendors = sqlx::query(
-        "SELECT id, active_invoices, invoiced_high, invoiced_low, outstanding_high, outstanding_low FROM vendors",
+        "SELECT id, active_invoices, invoiced_high, invoiced_low, outstanding_high, outstanding_low, open_invoices, \
+         owed_high, owed_low FROM vendors",
     )
     .fetch_all(&mut *conn)
     .await?;
@@ -340,7 +347,8 @@ pub(super) async fn kept(conn: &mut Conn) -> Result<KeptFigures> {
             row.try_get("active_invoices")?,
             pair_of(row, pair_columns!("invoiced"))?,
             pair_of(row, pair_columns!("outstanding"))?,
-        );
+        )
+        .with_open(row.try_get("open_invoices")?, pair_of(row, pair_columns!("owed"))?);
         if vendor != VendorFigures::default() {
             figures.vendors.insert(VendorId(row.try_get("id")?), vendor);
         }
@@ -419,7 +427,7 @@ pub(super) async fn recount(conn: &mut Conn, calendar: &BusinessCalendar) -> Res
 pub(super) async fn replace(conn: &mut Conn, figures: &KeptFigures) -> Result<()> {
     sqlx::query(
         "UPDATE vendors SET active_invoices = 0, invoiced_high = 0, invoiced_low = 0, outstanding_high = 0, \
-         outstanding_low = 0",
+         outstanding_low = 0, open_invoices = 0, owed_high = 0, owed_low = 0",
     )
     .execute(&mut *conn)
     .await?;

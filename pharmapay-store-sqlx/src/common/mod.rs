@@ -32,6 +32,7 @@
 //!   `ledger.rs` (vendors, invoices, payments), `access.rs`, `reports.rs` and `imports.rs`.
 
 mod access;
+mod aging;
 mod binds;
 mod bulk;
 mod figures;

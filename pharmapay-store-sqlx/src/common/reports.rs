@@ -6,7 +6,7 @@
 use pharmapay_core::BusinessCalendar;
 use pharmapay_core::dashboard::SummaryFigures;
 use pharmapay_core::dashboard::TopVendor;
-use pharmapay_core::domain::aging::{Aging, AgingBounds, AgingBucket, AgingBuilder};
+use pharmapay_core::domain::aging::{Aging, AgingBounds};
 use pharmapay_core::domain::licence::LicenceHolder;
 use pharmapay_core::domain::statement::{StatementEntry, StatementLineKind, StatementRows};
 use pharmapay_core::domain::{
@@ -17,9 +17,10 @@ use pharmapay_core::ids::{InvoiceId, TransactionId, VendorId};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::jiff::civil::Date;
 use pharmapay_core::store::{ReportStore, StoreResult, WriteContext};
-use pharmapay_core::{Entity, Page, StoreError};
+use pharmapay_core::{Entity, Page, PageRequest, StoreError};
 use sqlx::Row;
 
+use super::aging::AgingOf;
 use super::binds::{Binds, conditions, instant_range, page_limits};
 use super::figures::{self, pair_of};
 use super::invoices::invoice_conditions;
@@ -28,7 +29,9 @@ use super::rows::{
     amount, audit_from, count, instant, invoice_from, micros, setting_from, transaction_from, vendor_from,
 };
 use super::vendors::vendor_conditions;
-use super::{DbRow, LICENCE_HOLDERS, LICENCE_HOLDERS_PACKED, Result, SqlStore, answer, insert_audit, refused};
+use super::{
+    DbRow, LICENCE_HOLDERS, LICENCE_HOLDERS_PACKED, READ_SNAPSHOT, Result, SqlStore, answer, insert_audit, refused,
+};
 use crate::error::Error;
 use crate::statements;
 
@@ -208,63 +211,31 @@ impl ReportStore for SqlStore {
 
     async fn aging(&self, bounds: &AgingBounds, vendor_id: Option<VendorId>) -> StoreResult<Aging> {
         self.answer_read(|| async move {
-            let mut binds = Binds::default();
-            let counts_before = binds.int(micros(bounds.counts_before));
-            // A due date falls in the first bucket whose lower bound it reaches (`AgingBounds`).
-            let buckets: Vec<String> = bounds
-                .due_from
-                .iter()
-                .enumerate()
-                .map(|(index, from)| format!("WHEN x.due_date >= {} THEN {index}", binds.int(micros(*from))))
-                .collect();
-            let vendor = match vendor_id {
-                Some(vendor_id) => format!(" AND i.vendor_id = {}", binds.int(vendor_id.get())),
-                None => String::new(),
-            };
-            // What each invoice owed then is its kept paid total less the payments dated after
-            // the day; positive remainders are added up by vendor and bucket, in exact halves.
-            // The later payments are bounded on both sides (the upper bound is no bound at all):
-            // without statistics SQLite's planner takes a one-sided range for unselective and
-            // would read every payment through the invoice index instead of the day's few.
-            // Across all vendors, the invoices are read in table order: `vendor_id + 0` and
-            // `+i.invoice_date` keep SQLite from walking an index in vendor or date order and
-            // fetching each row from it (2.4 s instead of 0.6 s over a million invoices);
-            // PostgreSQL plans the same text with its statistics either way.
-            let no_later_bound = binds.int(i64::MAX);
-            let sql = format!(
-                "SELECT g.vendor_id, v.name, g.bucket, g.owed_high, g.owed_low, g.invoices FROM ( \
-                 SELECT x.vendor_id, CAST(CASE {cases} ELSE {over} END AS BIGINT) AS bucket, \
-                 CAST(SUM(x.owed / 4294967296) AS BIGINT) AS owed_high, \
-                 CAST(SUM(x.owed % 4294967296) AS BIGINT) AS owed_low, COUNT(*) AS invoices \
-                 FROM (SELECT i.vendor_id + 0 AS vendor_id, i.due_date, i.amount - i.paid + COALESCE(l.later, 0) AS owed \
-                 FROM invoices i LEFT JOIN (SELECT invoice_id, CAST(SUM(amount) AS BIGINT) AS later FROM transactions \
-                 WHERE is_active AND transaction_date >= {counts_before} AND transaction_date < {no_later_bound} \
-                 GROUP BY invoice_id) l ON l.invoice_id = i.id \
-                 WHERE i.is_active AND +i.invoice_date < {counts_before}{vendor}) x \
-                 WHERE x.owed > 0 GROUP BY x.vendor_id, bucket) g JOIN vendors v ON v.id = g.vendor_id",
-                cases = buckets.join(" "),
-                over = bounds.due_from.len(),
-            );
-            // Across every vendor of a chain this reads every open invoice: a long read.
-            let rows = match vendor_id {
-                Some(_) => binds.query(sql).fetch_all(&mut *self.read().await?).await?,
+            let aging = match vendor_id {
+                Some(vendor_id) => {
+                    Self::aging_rows(&mut *self.read().await?, bounds, AgingOf::These(&[vendor_id])).await?
+                }
                 None => {
+                    // Across every vendor of a chain this reads every open invoice: a long read.
                     let mut reader = self.read_long().await?;
                     let mut snapshot = Self::long_snapshot(&mut reader).await?;
-                    let rows = binds.query(sql).fetch_all(&mut *snapshot).await?;
+                    let aging = Self::aging_rows(&mut snapshot, bounds, AgingOf::Every).await?;
                     snapshot.commit().await?;
-                    rows
+                    aging
                 }
             };
-            let mut aging = AgingBuilder::new();
-            for row in &rows {
-                let bucket = usize::try_from(row.try_get::<i64, _>("bucket")?).unwrap_or(usize::MAX);
-                let bucket = AgingBucket::ALL.get(bucket).copied().ok_or_else(|| Error::corrupt("an aging bucket"))?;
-                let name: String = row.try_get("name")?;
-                let owed = pair_of(row, pair_columns!("owed"))?;
-                aging.add(VendorId(row.try_get("vendor_id")?), &name, bucket, owed, count(row.try_get("invoices")?));
-            }
             Ok(aging.finish(bounds.as_of))
+        })
+        .await
+    }
+
+    async fn todays_aging_page(&self, bounds: &AgingBounds, page: PageRequest) -> StoreResult<Aging> {
+        self.answer_read(|| async move {
+            let mut reader = self.read().await?;
+            let mut snapshot = reader.begin_snapshot(READ_SNAPSHOT).await?;
+            let aging = Self::todays_aging_page_in(&mut snapshot, bounds, page).await?;
+            snapshot.commit().await?;
+            Ok(aging)
         })
         .await
     }

@@ -491,3 +491,60 @@ pub async fn aging_and_statements_page_over_their_whole_answer<S: Store>(store: 
     let page_alone = fx.engine.vendor_statement(&fx.admin, vendor.id, &range(&[("page", "1")])).await.unwrap();
     assert_eq!(page_alone.page.map(|p| p.page_size), Some(100), "D43: page alone takes pageSize 100");
 }
+
+/// Today's aging, a page at a time, is the whole aging cut to that page even where the kept
+/// figures count rows the day does not (D43, D41): an invoice dated after today, a payment
+/// dated after today once the `TimeZone` setting moves a day back, and an overpaid invoice
+/// beside an open one, whose vendor's balance is below what it is owed.
+pub async fn todays_aging_pages_are_the_whole_aging_cut<S: Store>(store: S) {
+    let fx = Fixture::new(store).await;
+    let due = "2024-04-01T00:00:00Z";
+    for (name, owed) in [("Even A", "30"), ("even b", "30"), ("Plain", "45"), ("Small", "5")] {
+        let vendor = fx.vendor(name).await;
+        dated_invoice(&fx, vendor.id, &format!("T-{name}"), owed, "2024-03-01T00:00:00Z", due).await;
+    }
+    // Kept: 1,000 owed; today: 20, as the invoice dated next week does not count yet.
+    let future = fx.vendor("Future").await;
+    dated_invoice(&fx, future.id, "F-now", "20", "2024-03-01T00:00:00Z", due).await;
+    dated_invoice(&fx, future.id, "F-later", "980", "2024-05-17T00:00:00Z", "2024-06-17T00:00:00Z").await;
+    // Kept: owed 10 (its balance, 10 - 40 overpaid, is below zero); today: the same.
+    let overpaid = fx.vendor("Overpaid").await;
+    let over = dated_invoice(&fx, overpaid.id, "O-1", "10", "2024-03-01T00:00:00Z", due).await;
+    paid_on(&fx, over, "50", "2024-05-01T00:00:00Z").await;
+    dated_invoice(&fx, overpaid.id, "O-2", "10", "2024-03-01T00:00:00Z", "2024-05-20T00:00:00Z").await;
+    // Paid in full on 11 May in Kiritimati's day, so owed nothing by the kept figures; back on
+    // UTC that payment is dated tomorrow, and today it still owes 60.
+    let early = fx.vendor("Early Payer").await;
+    let early_invoice = dated_invoice(&fx, early.id, "E-1", "60", "2024-03-01T00:00:00Z", due).await;
+    fx.engine.update_setting(&fx.admin, "TimeZone", "Pacific/Kiritimati").await.unwrap();
+    paid_on(&fx, early_invoice, "60", "2024-05-11T05:00:00Z").await;
+    fx.engine.update_setting(&fx.admin, "TimeZone", "UTC").await.unwrap();
+
+    let whole = fx.engine.aging(&fx.admin, &AgingQuery::default()).await.unwrap();
+    let order: Vec<&str> = whole.vendors.iter().map(|row| row.vendor_name.as_str()).collect();
+    assert_eq!(
+        order,
+        ["Early Payer", "Plain", "Even A", "even b", "Future", "Overpaid", "Small"],
+        "the whole aging of today"
+    );
+    assert_eq!(whole.totals.total(), dec("200"));
+    for size in 1..=8 {
+        let pages = whole.vendors.len().div_ceil(size) + 1;
+        let mut joined = Vec::new();
+        for page in 1..=pages {
+            let query = AgingQuery {
+                page: Some(crate::paging::PageRequest::new(page as u32, size as u32)),
+                ..AgingQuery::default()
+            };
+            let part = fx.engine.aging(&fx.admin, &query).await.unwrap();
+            assert_eq!(part.totals, whole.totals, "size {size}, page {page}: the totals of the whole");
+            assert_eq!(
+                part.page,
+                Some(PagePlace { page: page as u32, page_size: size as u32, total_count: 7 }),
+                "size {size}, page {page}"
+            );
+            joined.extend(part.vendors);
+        }
+        assert_eq!(joined, whole.vendors, "pages of {size}, put together");
+    }
+}
