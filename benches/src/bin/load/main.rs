@@ -127,7 +127,8 @@ struct RunArgs {
     /// invoices-overdue, invoices-partly-paid, invoices-search, transactions-default,
     /// dashboard-summary, dashboard-top-vendors, dashboard-recent-invoices, dashboard-monthly,
     /// dashboard-payables, dashboard-license-alerts, aging-today, aging-year-back,
-    /// statement-year, create-payment, vendor-payment, login, get-vendor-during-logins,
+    /// statement-year, aging-today-page, statement-year-first-page, statement-year-last-page,
+    /// create-payment, vendor-payment, login, get-vendor-during-logins,
     /// get-vendor-during-aging. Sign-in throttling scenarios (D21, D40), all three with
     /// `throttling`: throttling-burst (32 parallel right-password sign-ins for one account, 5
     /// rounds), throttling-flood (1,000 attempts for a throttled email, with the audit entries

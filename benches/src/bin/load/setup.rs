@@ -13,6 +13,8 @@ use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 use hyper::{Method, StatusCode};
+use pharmapay_core::jiff::Timestamp;
+use pharmapay_core::jiff::civil::Date;
 use pharmapay_core::{BusinessCalendar, EngineOptions, PharmaPay, SystemClock};
 use pharmapay_server::demo::{self, DemoSize};
 use pharmapay_server::{DEMO_ADMIN_EMAIL, DEMO_ADMIN_PASSWORD};
@@ -313,6 +315,20 @@ pub struct Fixture {
     pub busiest_vendor_id: i64,
     /// Vendors with ten open invoices each, which vendor payments spread over (D31).
     pub vendor_payments: Vec<(i64, Vec<i64>)>,
+    /// Pages of 100 lines in that vendor's statement over the year to today (D43).
+    pub statement_pages: u64,
+}
+
+impl Fixture {
+    /// The path of the busiest vendor's statement over the year to `today`, with `extra`
+    /// parameters.
+    pub fn year_statement(&self, today: Date, extra: &str) -> String {
+        format!(
+            "/api/vendors/{}/statement?fromDate={}&toDate={today}{extra}",
+            self.busiest_vendor_id,
+            crate::sql::year_back(today)
+        )
+    }
 }
 
 /// Signs the demo admin in and gathers the [`Fixture`]; creates the twenty login users when
@@ -372,7 +388,22 @@ pub async fn fixture(addr: SocketAddr) -> Result<Fixture, String> {
     if vendor_payments.is_empty() {
         return Err("no vendor with ten open invoices for the vendor payments".into());
     }
-    let mut users = Vec::new();
+    let mut fixture = Fixture {
+        token: admin_token.clone(),
+        admin_id,
+        vendor_id,
+        invoice_ids,
+        users: Vec::new(),
+        calendar,
+        busiest_vendor_id,
+        vendor_payments,
+        statement_pages: 1,
+    };
+    let today = fixture.calendar.date_of(Timestamp::now());
+    let first = fixture.year_statement(today, "&page=1&pageSize=100");
+    let first = expect_ok(call(addr, Method::GET, &first, token, None).await?, "a statement's first page")?;
+    let lines = first["totalCount"].as_u64().ok_or("a statement page without totalCount")?;
+    fixture.statement_pages = lines.div_ceil(100).max(1);
     for n in 1..=20 {
         let (email, password) = bench_user(n);
         let body = json!({ "firstName": "Bench", "lastName": format!("Login {n:02}"), "email": email,
@@ -381,18 +412,9 @@ pub async fn fixture(addr: SocketAddr) -> Result<Fixture, String> {
         if status != StatusCode::CREATED && status != StatusCode::CONFLICT {
             return Err(format!("creating {email}: {status} {answer}"));
         }
-        users.push((email, password));
+        fixture.users.push((email, password));
     }
-    Ok(Fixture {
-        token: admin_token.clone(),
-        admin_id,
-        vendor_id,
-        invoice_ids,
-        users,
-        calendar,
-        busiest_vendor_id,
-        vendor_payments,
-    })
+    Ok(fixture)
 }
 
 /// Signs in and returns the token and the user's id.

@@ -50,6 +50,12 @@ pub enum Endpoint {
     AgingYearBack,
     /// `GET /api/vendors/:id/statement` of the vendor with the most invoices, over a year (D35).
     Statement,
+    /// The first page (25 vendors) of today's aging (D43).
+    AgingPage,
+    /// The first page (100 lines) of that year's statement (D43).
+    StatementFirstPage,
+    /// The last page of that year's statement (D43).
+    StatementLastPage,
     /// `POST /api/transactions`.
     CreatePayment,
     /// `POST /api/vendors/:id/payments` over ten invoices (D31).
@@ -64,7 +70,7 @@ pub enum Endpoint {
 
 impl Endpoint {
     /// Every endpoint, in measuring order.
-    pub const ALL: [Endpoint; 23] = [
+    pub const ALL: [Endpoint; 26] = [
         Endpoint::GetVendor,
         Endpoint::VendorsDefault,
         Endpoint::VendorsByBalance,
@@ -83,6 +89,9 @@ impl Endpoint {
         Endpoint::Aging,
         Endpoint::AgingYearBack,
         Endpoint::Statement,
+        Endpoint::AgingPage,
+        Endpoint::StatementFirstPage,
+        Endpoint::StatementLastPage,
         Endpoint::CreatePayment,
         Endpoint::VendorPayment,
         Endpoint::Login,
@@ -111,6 +120,9 @@ impl Endpoint {
             Endpoint::Aging => "aging-today",
             Endpoint::AgingYearBack => "aging-year-back",
             Endpoint::Statement => "statement-year",
+            Endpoint::AgingPage => "aging-today-page",
+            Endpoint::StatementFirstPage => "statement-year-first-page",
+            Endpoint::StatementLastPage => "statement-year-last-page",
             Endpoint::CreatePayment => "create-payment",
             Endpoint::VendorPayment => "vendor-payment",
             Endpoint::Login => "login",
@@ -140,6 +152,9 @@ impl Endpoint {
             Endpoint::Aging => "GET /api/payables/aging",
             Endpoint::AgingYearBack => "GET /api/payables/aging?asOf= (a year back)",
             Endpoint::Statement => "GET /api/vendors/:id/statement (most invoices, a year)",
+            Endpoint::AgingPage => "GET /api/payables/aging?page=1",
+            Endpoint::StatementFirstPage => "GET /api/vendors/:id/statement?page=1&pageSize=100 (a year)",
+            Endpoint::StatementLastPage => "GET /api/vendors/:id/statement?page=<last>&pageSize=100 (a year)",
             Endpoint::CreatePayment => "POST /api/transactions",
             Endpoint::VendorPayment => "POST /api/vendors/:id/payments (10 invoices)",
             Endpoint::Login => "POST /api/auth/login",

@@ -46,11 +46,12 @@ pub fn traffic_for(endpoint: Endpoint, addr: SocketAddr, fixture: &Fixture, conn
         Endpoint::LicenceAlerts => get("/api/dashboard/license-alerts".into()),
         Endpoint::Aging => get("/api/payables/aging".into()),
         Endpoint::AgingYearBack => get(format!("/api/payables/aging?asOf={}", sql::year_back(today))),
-        Endpoint::Statement => get(format!(
-            "/api/vendors/{}/statement?fromDate={}&toDate={today}",
-            fixture.busiest_vendor_id,
-            sql::year_back(today)
-        )),
+        Endpoint::Statement => get(fixture.year_statement(today, "")),
+        Endpoint::AgingPage => get("/api/payables/aging?page=1".into()),
+        Endpoint::StatementFirstPage => get(fixture.year_statement(today, "&page=1&pageSize=100")),
+        Endpoint::StatementLastPage => {
+            get(fixture.year_statement(today, &format!("&page={}&pageSize=100", fixture.statement_pages)))
+        }
         Endpoint::VendorPayment => {
             let plans: Arc<Vec<(i64, Bytes)>> = Arc::new(
                 fixture
