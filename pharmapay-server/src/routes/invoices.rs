@@ -18,8 +18,8 @@ use crate::decode::{Slot, bodies};
 use crate::dto::{PageDto, instant, money, page_schema};
 use crate::openapi::schema::{self, TRIM_NOTE, names};
 use crate::openapi::{
-    Crud, Json, Operation, PAGE, SORT_DIR, Schema, describe, flatten, object, page_size, query, query_date, query_id,
-    schema_ref, search, sort_by,
+    Crud, Json, Operation, SORT_DIR, Schema, describe, flatten, object, query, query_date, query_id, schema_ref,
+    search, sort_by,
 };
 
 /// The invoice routes.
@@ -76,19 +76,13 @@ const CRUD: Crud = Crud { base: "/api/invoices", tag: "Invoices", singular: "inv
 
 fn list() -> Operation {
     let defaults = InvoiceQuery::default();
-    Operation::new(
-        "listInvoices",
-        "Invoices",
-        "List invoices",
+    CRUD.page::<PageDto<InvoiceDto>>(
         ". Paginated (D8); items carry no nested vendor. Status is computed as of today (D3, D10).",
+        defaults.page.page_size(),
     )
-    .ok("A page of invoices.", schema_ref::<PageDto<InvoiceDto>>())
-    .parameter(PAGE)
-    .parameter(page_size(defaults.page.page_size()))
     .parameter(sort_by(defaults.sort.key))
     .parameter(SORT_DIR)
     .parameters(filters(true))
-    .errors(&[400, 401, 403, 503])
 }
 
 /// The filters of the invoice list, which the invoices report reads too (`listing` false).

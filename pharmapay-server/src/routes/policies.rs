@@ -12,11 +12,8 @@ use serde::Serialize;
 use super::permissions::{action_names, collection_names, permission_count};
 use super::{Route, each};
 use crate::app::needs;
-use crate::decode::{List, ReasonBody, Slot, bodies};
-use crate::openapi::{
-    IDEMPOTENCY_KEY, Json, Operation, created, describe, get_link, id_links, json_response, no_content, object,
-    path_id, restore_link, schema, schema_ref,
-};
+use crate::decode::{List, Slot, bodies};
+use crate::openapi::{Crud, Json, Operation, describe, no_content, object, path_id, schema, schema_ref};
 
 /// The policy routes.
 pub fn routes<S: Store>() -> Vec<Route<S>> {
@@ -51,81 +48,40 @@ pub fn routes<S: Store>() -> Vec<Route<S>> {
     ]
 }
 
-fn id() -> Json {
-    path_id("id", "Policy id.")
-}
+const CRUD: Crud = Crud { base: "/api/policies", tag: "Policies", singular: "policy", restore_parent: None };
 
 fn list() -> Operation {
-    Operation::new("listPolicies", "Policies", "List policies", ". Active policies only (D17).")
-        .ok("Active policies.", schema::array(schema_ref::<PolicyDto>()))
-        .errors(&[401, 403, 503])
+    CRUD.list::<PolicyDto>(". Active policies only (D17).", "Active policies.")
 }
 
 fn create() -> Operation {
-    Operation::new(
-        "createPolicy",
-        "Policies",
-        "Create a policy",
-        ". Unknown permission ids are a 400; a taken name is a 409 (D5). Answers 201 with `Location: \
-         /api/policies/<id>` (D9). Accepts an `Idempotency-Key` (D23).",
-    )
-    .parameter(IDEMPOTENCY_KEY)
-    .body::<PolicyBody>()
-    .response("201", created("The policy was created.", schema_ref::<PolicyDto>(), id_links("Policy")))
-    .errors(&[400, 401, 403, 409, 413, 415, 422, 503])
+    CRUD.create_after::<PolicyBody, PolicyDto>(". Unknown permission ids are a 400; a taken name is a 409 (D5).")
 }
 
 fn get() -> Operation {
-    Operation::new(
-        "getPolicy",
-        "Policies",
-        "Get a policy",
-        ". With its full permission list; 404 when missing or soft-deleted.",
-    )
-    .path_parameter(id())
-    .ok("The policy.", schema_ref::<PolicyDto>())
-    .errors(&[400, 401, 403, 404, 503])
+    CRUD.get_described::<PolicyDto>(". With its full permission list; 404 when missing or soft-deleted.")
 }
 
 fn update() -> Operation {
-    Operation::new(
-        "updatePolicy",
-        "Policies",
-        "Replace a policy",
+    CRUD.update_described::<PolicyBody, PolicyDto>(
         ". Replaces name, description and permission list. Unknown permission ids are a 400; a taken name is a 409 \
          (D5).",
     )
-    .path_parameter(id())
-    .body::<PolicyBody>()
-    .ok("The updated policy.", schema_ref::<PolicyDto>())
-    .errors(&[400, 401, 403, 404, 409, 413, 415, 503])
 }
 
 fn delete() -> Operation {
-    Operation::new(
-        "deletePolicy",
-        "Policies",
-        "Delete a policy",
+    CRUD.delete_described(
         ". Soft delete; it stops granting permissions to new tokens (D19). The optional body `{reason}` is kept in the \
          audit log (D16).",
     )
-    .path_parameter(id())
-    .optional_body::<ReasonBody>()
-    .response("204", no_content("Deleted; no body.").with("links", restore_link("Policy")))
-    .errors(&[400, 401, 403, 404, 413, 415, 503])
 }
 
 fn restore() -> Operation {
-    Operation::new(
-        "restorePolicy",
-        "Policies",
-        "Restore a deleted policy",
+    CRUD.restore_described::<PolicyDto>(
         ". Turns a soft-deleted policy active again (D15). 404 when missing or already active; 409 when its name is \
          now taken.",
     )
-    .path_parameter(id())
-    .response("200", json_response("The restored policy.", schema_ref::<PolicyDto>()).with("links", get_link("Policy")))
-    .errors(&[400, 401, 403, 404, 409, 503])
+    .errors(&[409])
 }
 
 fn add_permission() -> Operation {
@@ -135,7 +91,7 @@ fn add_permission() -> Operation {
         "Add a permission to a policy",
         ". 404 for a missing policy or permission.",
     )
-    .path_parameter(id())
+    .path_parameter(CRUD.id())
     .path_parameter(path_id("permissionId", "Permission id."))
     .response("204", no_content("Added; no body."))
     .errors(&[400, 401, 403, 404, 503])
@@ -148,7 +104,7 @@ fn remove_permission() -> Operation {
         "Remove a permission from a policy",
         ". 404 for a missing policy.",
     )
-    .path_parameter(id())
+    .path_parameter(CRUD.id())
     .path_parameter(path_id("permissionId", "Permission id."))
     .response("204", no_content("Removed; no body."))
     .errors(&[400, 401, 403, 404, 503])

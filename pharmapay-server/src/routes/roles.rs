@@ -11,12 +11,9 @@ use serde::Serialize;
 
 use super::{Route, each};
 use crate::app::{Guard, needs};
-use crate::decode::{ReasonBody, Slot, bodies};
+use crate::decode::{Slot, bodies};
 use crate::dto::instant;
-use crate::openapi::{
-    IDEMPOTENCY_KEY, Json, Operation, created, describe, get_link, id_links, json_response, no_content, path_id,
-    restore_link, schema, schema_ref,
-};
+use crate::openapi::{Crud, Operation, describe, no_content, path_id, schema};
 
 /// The role routes.
 pub fn routes<S: Store>() -> Vec<Route<S>> {
@@ -48,74 +45,38 @@ pub fn routes<S: Store>() -> Vec<Route<S>> {
     ]
 }
 
-fn id() -> Json {
-    path_id("id", "Role id.")
-}
+const CRUD: Crud = Crud { base: "/api/roles", tag: "Roles", singular: "role", restore_parent: None };
 
 fn list() -> Operation {
-    Operation::new("listRoles", "Roles", "List roles", ". Active and inactive roles (D17).")
-        .ok("Every role.", schema::array(schema_ref::<RoleDto>()))
-        .errors(&[401, 503])
+    CRUD.list::<RoleDto>(". Active and inactive roles (D17).", "Every role.")
 }
 
 fn create() -> Operation {
-    Operation::new(
-        "createRole",
-        "Roles",
-        "Create a role",
-        ". The new role has `isSystem = false`. A taken name is a 409 (D5). Answers 201 with `Location: \
-         /api/roles/<id>` (D9). Accepts an `Idempotency-Key` (D23).",
-    )
-    .parameter(IDEMPOTENCY_KEY)
-    .body::<RoleBody>()
-    .response("201", created("The role was created.", schema_ref::<RoleDto>(), id_links("Role")))
-    .errors(&[400, 401, 403, 409, 413, 415, 422, 503])
+    CRUD.create_after::<RoleBody, RoleDto>(". The new role has `isSystem = false`. A taken name is a 409 (D5).")
 }
 
 fn get() -> Operation {
-    Operation::new("getRole", "Roles", "Get a role", ". 404 when missing or soft-deleted (D17).")
-        .path_parameter(id())
-        .ok("The role.", schema_ref::<RoleDto>())
-        .errors(&[400, 401, 404, 503])
+    CRUD.get_described::<RoleDto>(". 404 when missing or soft-deleted (D17).")
 }
 
 fn update() -> Operation {
-    Operation::new(
-        "updateRole",
-        "Roles",
-        "Update a role",
+    CRUD.update_described::<RoleBody, RoleDto>(
         ". Changes name and description; `isSystem` and `isActive` cannot change here. System roles cannot be renamed \
          (400); a taken name is a 409 (D5).",
     )
-    .path_parameter(id())
-    .body::<RoleBody>()
-    .ok("The updated role.", schema_ref::<RoleDto>())
-    .errors(&[400, 401, 403, 404, 409, 413, 415, 503])
+    .with_summary("Update a role")
 }
 
 fn delete() -> Operation {
-    Operation::new(
-        "deleteRole",
-        "Roles",
-        "Delete a role",
+    CRUD.delete_described(
         ". Soft delete; a system role answers 400. The optional body `{reason}` is kept in the audit log (D16).",
     )
-    .path_parameter(id())
-    .optional_body::<ReasonBody>()
-    .response("204", no_content("Deleted; no body.").with("links", restore_link("Role")))
-    .errors(&[400, 401, 403, 404, 413, 415, 503])
 }
 
 fn restore() -> Operation {
-    Operation::new(
-        "restoreRole",
-        "Roles",
-        "Restore a deleted role",
+    CRUD.restore_described::<RoleDto>(
         ". Turns a soft-deleted role active again (D15). 404 when missing or already active.",
     )
-    .path_parameter(id())
-    .response("200", json_response("The restored role.", schema_ref::<RoleDto>()).with("links", get_link("Role")))
-    .errors(&[400, 401, 403, 404, 503])
 }
 
 fn attach_policy() -> Operation {
@@ -125,7 +86,7 @@ fn attach_policy() -> Operation {
         "Attach a policy to a role",
         ". 404 for a missing role or policy. Takes effect in tokens issued afterwards (D19).",
     )
-    .path_parameter(id())
+    .path_parameter(CRUD.id())
     .path_parameter(path_id("policyId", "Policy id."))
     .response("204", no_content("Attached; no body."))
     .errors(&[400, 401, 403, 404, 503])
@@ -133,7 +94,7 @@ fn attach_policy() -> Operation {
 
 fn detach_policy() -> Operation {
     Operation::new("detachRolePolicy", "Roles", "Detach a policy from a role", ". 404 for a missing role.")
-        .path_parameter(id())
+        .path_parameter(CRUD.id())
         .path_parameter(path_id("policyId", "Policy id."))
         .response("204", no_content("Detached; no body."))
         .errors(&[400, 401, 403, 404, 503])

@@ -18,8 +18,7 @@ use crate::decode::{Slot, bodies};
 use crate::dto::{PageDto, amount, instant, money, page_schema};
 use crate::openapi::schema::{self, either, names};
 use crate::openapi::{
-    Crud, Json, Operation, PAGE, SORT_DIR, Schema, describe, object, page_size, query, query_date, query_id,
-    schema_ref, sort_by,
+    Crud, Json, Operation, SORT_DIR, Schema, describe, object, query, query_date, query_id, schema_ref, sort_by,
 };
 
 /// The payment routes.
@@ -78,19 +77,10 @@ const CRUD: Crud =
 
 fn list() -> Operation {
     let defaults = TransactionQuery::default();
-    Operation::new(
-        "listTransactions",
-        "Transactions",
-        "List transactions",
-        ". Paginated (D8); each item carries its invoice.",
-    )
-    .ok("A page of transactions.", schema_ref::<PageDto<TransactionDto>>())
-    .parameter(PAGE)
-    .parameter(page_size(defaults.page.page_size()))
-    .parameter(sort_by(defaults.sort.key))
-    .parameter(SORT_DIR)
-    .parameters(filters(true))
-    .errors(&[400, 401, 403, 503])
+    CRUD.page::<PageDto<TransactionDto>>(". Paginated (D8); each item carries its invoice.", defaults.page.page_size())
+        .parameter(sort_by(defaults.sort.key))
+        .parameter(SORT_DIR)
+        .parameters(filters(true))
 }
 
 /// The filters of the payment list, which the transactions report reads too (`listing` false).

@@ -13,12 +13,9 @@ use super::permissions::{PermissionDto, permission_count};
 use super::policies::PolicyDto;
 use super::{Route, each};
 use crate::app::{Guard, needs};
-use crate::decode::{ReasonBody, Slot, bodies};
+use crate::decode::{Slot, bodies};
 use crate::dto::instant;
-use crate::openapi::{
-    IDEMPOTENCY_KEY, Json, Operation, created, describe, get_link, id_links, json_response, no_content, path_id,
-    restore_link, schema, schema_ref,
-};
+use crate::openapi::{Crud, Operation, describe, no_content, path_id, schema, schema_ref};
 
 /// The user routes.
 pub fn routes<S: Store>() -> Vec<Route<S>> {
@@ -56,28 +53,14 @@ pub fn routes<S: Store>() -> Vec<Route<S>> {
     ]
 }
 
-fn id() -> Json {
-    path_id("id", "User id.")
-}
+const CRUD: Crud = Crud { base: "/api/users", tag: "Users", singular: "user", restore_parent: None };
 
 fn list() -> Operation {
-    Operation::new("listUsers", "Users", "List users", ". Active users only (D17).")
-        .ok("Active users.", schema::array(schema_ref::<UserDto>()))
-        .errors(&[401, 503])
+    CRUD.list::<UserDto>(". Active users only (D17).", "Active users.")
 }
 
 fn create() -> Operation {
-    Operation::new(
-        "createUser",
-        "Users",
-        "Create a user",
-        ". The role must exist and be active (400); a taken email is a 409 (D5). Answers 201 with `Location: \
-         /api/users/<id>` (D9). Accepts an `Idempotency-Key` (D23).",
-    )
-    .parameter(IDEMPOTENCY_KEY)
-    .body::<NewUserBody>()
-    .response("201", created("The user was created.", schema_ref::<UserDto>(), id_links("User")))
-    .errors(&[400, 401, 403, 409, 413, 415, 422, 503])
+    CRUD.create_after::<NewUserBody, UserDto>(". The role must exist and be active (400); a taken email is a 409 (D5).")
 }
 
 fn my_permissions() -> Operation {
@@ -94,51 +77,29 @@ fn my_permissions() -> Operation {
 }
 
 fn get() -> Operation {
-    Operation::new("getUser", "Users", "Get a user", ". 404 when missing or soft-deleted.")
-        .path_parameter(id())
-        .ok("The user.", schema_ref::<UserDto>())
-        .errors(&[400, 401, 404, 503])
+    CRUD.get::<UserDto>("")
 }
 
 fn update() -> Operation {
-    Operation::new(
-        "updateUser",
-        "Users",
-        "Replace a user",
+    CRUD.update_described::<UserUpdateBody, UserDto>(
         ". Replaces names, email and role; a taken email is a 409 (D5); the last active admin cannot be moved off the \
          Admin role (400, D18).",
     )
-    .path_parameter(id())
-    .body::<UserUpdateBody>()
-    .ok("The updated user.", schema_ref::<UserDto>())
-    .errors(&[400, 401, 403, 404, 409, 413, 415, 503])
 }
 
 fn delete() -> Operation {
-    Operation::new(
-        "deleteUser",
-        "Users",
-        "Delete a user",
+    CRUD.delete_described(
         ". Soft delete; the user's tokens stop working (D20). A user cannot delete themself and the last active admin \
          cannot be deleted (400, D18). The optional body `{reason}` is kept in the audit log (D16).",
     )
-    .path_parameter(id())
-    .optional_body::<ReasonBody>()
-    .response("204", no_content("Deleted; no body.").with("links", restore_link("User")))
-    .errors(&[400, 401, 403, 404, 413, 415, 503])
 }
 
 fn restore() -> Operation {
-    Operation::new(
-        "restoreUser",
-        "Users",
-        "Restore a deleted user",
+    CRUD.restore_described::<UserDto>(
         ". Turns a soft-deleted user active again (D15). 404 when missing or already active; 409 when the email is now \
          taken; 400 while the user's role is inactive.",
     )
-    .path_parameter(id())
-    .response("200", json_response("The restored user.", schema_ref::<UserDto>()).with("links", get_link("User")))
-    .errors(&[400, 401, 403, 404, 409, 503])
+    .errors(&[409])
 }
 
 fn policies() -> Operation {
@@ -148,7 +109,7 @@ fn policies() -> Operation {
         "Policies attached to a user",
         ". The policies attached directly to the user (D19). 404 when the user is missing or soft-deleted.",
     )
-    .path_parameter(id())
+    .path_parameter(CRUD.id())
     .ok("The user's policies.", schema::array(schema_ref::<PolicyDto>()))
     .errors(&[400, 401, 404, 503])
 }
@@ -160,7 +121,7 @@ fn attach_policy() -> Operation {
         "Attach a policy to a user",
         " (D19). 404 for a missing user or policy. Takes effect in tokens issued afterwards.",
     )
-    .path_parameter(id())
+    .path_parameter(CRUD.id())
     .path_parameter(path_id("policyId", "Policy id."))
     .response("204", no_content("Attached; no body."))
     .errors(&[400, 401, 403, 404, 503])
@@ -168,7 +129,7 @@ fn attach_policy() -> Operation {
 
 fn detach_policy() -> Operation {
     Operation::new("detachUserPolicy", "Users", "Detach a policy from a user", " (D19). 404 for a missing user.")
-        .path_parameter(id())
+        .path_parameter(CRUD.id())
         .path_parameter(path_id("policyId", "Policy id."))
         .response("204", no_content("Detached; no body."))
         .errors(&[400, 401, 403, 404, 503])

@@ -19,9 +19,7 @@ use crate::app::needs;
 use crate::decode::{List, Slot, bodies};
 use crate::dto::{PageDto, instant, money, optional_instant, page_schema};
 use crate::openapi::schema::{self, either, names};
-use crate::openapi::{
-    Crud, Json, Operation, PAGE, SORT_DIR, Schema, describe, object, page_size, query, schema_ref, search, sort_by,
-};
+use crate::openapi::{Crud, Json, Operation, SORT_DIR, Schema, describe, object, query, search, sort_by};
 
 /// The vendor routes.
 pub fn routes<S: Store>() -> Vec<Route<S>> {
@@ -76,19 +74,13 @@ const CRUD: Crud = Crud { base: "/api/vendors", tag: "Vendors", singular: "vendo
 
 fn list() -> Operation {
     let defaults = VendorQuery::default();
-    Operation::new(
-        "listVendors",
-        "Vendors",
-        "List vendors",
+    CRUD.page::<PageDto<VendorDto>>(
         "; `isActive=false` (soft-deleted vendors) also needs an admin token, otherwise 403. Paginated (D8).",
+        defaults.page.page_size(),
     )
-    .ok("A page of vendors.", schema_ref::<PageDto<VendorDto>>())
-    .parameter(PAGE)
-    .parameter(page_size(defaults.page.page_size()))
     .parameters(filters(true))
     .parameter(sort_by(defaults.sort.key))
     .parameter(SORT_DIR)
-    .errors(&[400, 401, 403, 503])
 }
 
 /// The filters of the vendor list, which the vendors report reads too (`listing` false).
