@@ -32,9 +32,7 @@ pub struct Crud {
 impl Crud {
     /// The record's name in operation ids: `Vendor`.
     fn name(&self) -> String {
-        let mut name = self.singular.to_owned();
-        name[..1].make_ascii_uppercase();
-        name
+        capitalized(self.singular)
     }
 
     /// The `{id}` path parameter.
@@ -165,6 +163,56 @@ impl Crud {
             .response("200", ok)
             .errors(&[400, 401, 403, 404, 503])
     }
+}
+
+/// A change to the links between a record and records of another kind (D19): a user's or a
+/// role's policies, a policy's permissions.
+#[derive(Clone, Copy, Debug)]
+pub enum Link {
+    /// `POST`: attach a policy.
+    Attach,
+    /// `DELETE`: detach a policy.
+    Detach,
+    /// `POST`: add a permission.
+    Add,
+    /// `DELETE`: remove a permission.
+    Remove,
+}
+
+impl Link {
+    /// The verb, the preposition before the record and the answer's description.
+    fn words(self) -> (&'static str, &'static str, &'static str) {
+        match self {
+            Link::Attach => ("Attach", "to", "Attached; no body."),
+            Link::Detach => ("Detach", "from", "Detached; no body."),
+            Link::Add => ("Add", "to", "Added; no body."),
+            Link::Remove => ("Remove", "from", "Removed; no body."),
+        }
+    }
+}
+
+impl Crud {
+    /// `base/{id}/.../{other_id}`: `link` between the record and the one the path parameter
+    /// `other_id` (`policyId`) names; 204.
+    pub fn link(&self, link: Link, other_id: &'static str, description: &'static str) -> Operation {
+        let (verb, preposition, done) = link.words();
+        let other = other_id.trim_end_matches("Id");
+        let other_name = capitalized(other);
+        let (name, singular) = (self.name(), self.singular);
+        let id = format!("{}{name}{other_name}", verb.to_lowercase());
+        Operation::new(id, self.tag, format!("{verb} a {other} {preposition} a {singular}"), description)
+            .path_parameter(self.id())
+            .path_parameter(path_id(other_id, &format!("{other_name} id.")))
+            .response("204", no_content(done))
+            .errors(&[400, 401, 403, 404, 503])
+    }
+}
+
+/// `word` with its first letter upper-cased: `Vendor`.
+fn capitalized(word: &str) -> String {
+    let mut capitalized = word.to_owned();
+    capitalized[..1].make_ascii_uppercase();
+    capitalized
 }
 
 /// `text` followed by `note`, if there is one.

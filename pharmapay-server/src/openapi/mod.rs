@@ -28,7 +28,7 @@ use pharmapay_core::paging::MAX_PAGE_SIZE;
 use pharmapay_store_memory::MemoryStore;
 
 pub use components::{CACHE_CONTROL, IDEMPOTENCY_KEY, PAGE, SORT_DIR};
-pub use crud::Crud;
+pub use crud::{Crud, Link};
 pub(crate) use json::object;
 pub use json::{Component, Json, Section};
 pub use operation::{

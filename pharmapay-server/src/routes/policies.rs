@@ -1,7 +1,7 @@
 //! `/api/policies` (spec, Policies; D17, D19, D38): named sets of permissions, their body, their
 //! DTOs and their operations.
 
-use pharmapay_core::Action::{Create, Delete, Read, Update};
+use pharmapay_core::Action::Read;
 use pharmapay_core::Collection::Policy;
 use pharmapay_core::domain::NewPolicy;
 use pharmapay_core::domain::policy::MAX_POLICY_PERMISSIONS;
@@ -10,42 +10,20 @@ use pharmapay_core::{PharmaPay, Store};
 use serde::Serialize;
 
 use super::permissions::{action_names, collection_names, permission_count};
-use super::{Route, each};
+use super::{Route, each, kept_routes};
 use crate::app::needs;
 use crate::decode::{List, Slot, bodies};
-use crate::openapi::{Crud, Json, Operation, describe, no_content, object, path_id, schema, schema_ref};
+use crate::openapi::{Crud, Json, Link, Operation, describe, object, schema, schema_ref};
 
 /// The policy routes.
 pub fn routes<S: Store>() -> Vec<Route<S>> {
-    vec![
-        Route::get("/api/policies", needs(Policy, Read), list, |call| {
-            Box::pin(call.read(PharmaPay::list_policies, each(PolicyDto::from)))
-        }),
-        Route::post("/api/policies", needs(Policy, Create), create, |call| {
-            Box::pin(call.create("policies", PharmaPay::create_policy, |policy| policy.id.get(), PolicyDto::from))
-        }),
-        Route::get("/api/policies/{id}", needs(Policy, Read), get, |call| {
-            Box::pin(call.by_id(PharmaPay::get_policy, PolicyDto::from))
-        }),
-        Route::put("/api/policies/{id}", needs(Policy, Update), update, |call| {
-            Box::pin(call.replace(PharmaPay::update_policy, PolicyDto::from))
-        }),
-        Route::delete("/api/policies/{id}", needs(Policy, Delete), delete, |call| {
-            Box::pin(call.delete(PharmaPay::delete_policy))
-        }),
-        Route::post("/api/policies/{id}/restore", needs(Policy, Update), restore, |call| {
-            Box::pin(call.by_id(PharmaPay::restore_policy, PolicyDto::from))
-        }),
-        Route::post("/api/policies/{id}/permissions/{permissionId}", needs(Policy, Update), add_permission, |call| {
-            Box::pin(call.link("permissionId", PharmaPay::add_policy_permission))
-        }),
-        Route::delete(
-            "/api/policies/{id}/permissions/{permissionId}",
-            needs(Policy, Update),
-            remove_permission,
-            |call| Box::pin(call.link("permissionId", PharmaPay::remove_policy_permission)),
-        ),
-    ]
+    kept_routes! {
+        "/api/policies" as "policies", Policy, reads: needs(Policy, Read), dto: PolicyDto;
+        list: |call| Box::pin(call.read(PharmaPay::list_policies, each(PolicyDto::from)));
+        engine: create_policy, get_policy, update_policy, delete_policy, restore_policy;
+        links: "permissions/{permissionId}" as "permissionId", add_policy_permission => add_permission,
+            remove_policy_permission => remove_permission;
+    }
 }
 
 const CRUD: Crud = Crud { base: "/api/policies", tag: "Policies", singular: "policy", restore_parent: None };
@@ -85,29 +63,11 @@ fn restore() -> Operation {
 }
 
 fn add_permission() -> Operation {
-    Operation::new(
-        "addPolicyPermission",
-        "Policies",
-        "Add a permission to a policy",
-        ". 404 for a missing policy or permission.",
-    )
-    .path_parameter(CRUD.id())
-    .path_parameter(path_id("permissionId", "Permission id."))
-    .response("204", no_content("Added; no body."))
-    .errors(&[400, 401, 403, 404, 503])
+    CRUD.link(Link::Add, "permissionId", ". 404 for a missing policy or permission.")
 }
 
 fn remove_permission() -> Operation {
-    Operation::new(
-        "removePolicyPermission",
-        "Policies",
-        "Remove a permission from a policy",
-        ". 404 for a missing policy.",
-    )
-    .path_parameter(CRUD.id())
-    .path_parameter(path_id("permissionId", "Permission id."))
-    .response("204", no_content("Removed; no body."))
-    .errors(&[400, 401, 403, 404, 503])
+    CRUD.link(Link::Remove, "permissionId", ". 404 for a missing policy.")
 }
 
 bodies! {

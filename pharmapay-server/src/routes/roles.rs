@@ -1,7 +1,6 @@
 //! `/api/roles` (spec, Roles; D17-D19): roles and the policies attached to them, their body,
 //! their DTO and their operations.
 
-use pharmapay_core::Action::{Create, Delete, Update};
 use pharmapay_core::Collection::Role;
 use pharmapay_core::domain::NewRole;
 use pharmapay_core::jiff::Timestamp;
@@ -9,40 +8,21 @@ use pharmapay_core::text::{NAME_MAX, TEXT_MAX};
 use pharmapay_core::{PharmaPay, Store};
 use serde::Serialize;
 
-use super::{Route, each};
-use crate::app::{Guard, needs};
+use super::{Route, each, kept_routes};
+use crate::app::Guard;
 use crate::decode::{Slot, bodies};
 use crate::dto::instant;
-use crate::openapi::{Crud, Operation, describe, no_content, path_id, schema};
+use crate::openapi::{Crud, Link, Operation, describe, schema};
 
 /// The role routes.
 pub fn routes<S: Store>() -> Vec<Route<S>> {
-    vec![
-        Route::get("/api/roles", Guard::Token, list, |call| {
-            Box::pin(call.read(PharmaPay::list_roles, each(RoleDto::from)))
-        }),
-        Route::post("/api/roles", needs(Role, Create), create, |call| {
-            Box::pin(call.create("roles", PharmaPay::create_role, |role| role.id.get(), RoleDto::from))
-        }),
-        Route::get("/api/roles/{id}", Guard::Token, get, |call| {
-            Box::pin(call.by_id(PharmaPay::get_role, RoleDto::from))
-        }),
-        Route::put("/api/roles/{id}", needs(Role, Update), update, |call| {
-            Box::pin(call.replace(PharmaPay::update_role, RoleDto::from))
-        }),
-        Route::delete("/api/roles/{id}", needs(Role, Delete), delete, |call| {
-            Box::pin(call.delete(PharmaPay::delete_role))
-        }),
-        Route::post("/api/roles/{id}/restore", needs(Role, Update), restore, |call| {
-            Box::pin(call.by_id(PharmaPay::restore_role, RoleDto::from))
-        }),
-        Route::post("/api/roles/{id}/policies/{policyId}", needs(Role, Update), attach_policy, |call| {
-            Box::pin(call.link("policyId", PharmaPay::attach_role_policy))
-        }),
-        Route::delete("/api/roles/{id}/policies/{policyId}", needs(Role, Update), detach_policy, |call| {
-            Box::pin(call.link("policyId", PharmaPay::detach_role_policy))
-        }),
-    ]
+    kept_routes! {
+        "/api/roles" as "roles", Role, reads: Guard::Token, dto: RoleDto;
+        list: |call| Box::pin(call.read(PharmaPay::list_roles, each(RoleDto::from)));
+        engine: create_role, get_role, update_role, delete_role, restore_role;
+        links: "policies/{policyId}" as "policyId", attach_role_policy => attach_policy,
+            detach_role_policy => detach_policy;
+    }
 }
 
 const CRUD: Crud = Crud { base: "/api/roles", tag: "Roles", singular: "role", restore_parent: None };
@@ -80,24 +60,15 @@ fn restore() -> Operation {
 }
 
 fn attach_policy() -> Operation {
-    Operation::new(
-        "attachRolePolicy",
-        "Roles",
-        "Attach a policy to a role",
+    CRUD.link(
+        Link::Attach,
+        "policyId",
         ". 404 for a missing role or policy. Takes effect in tokens issued afterwards (D19).",
     )
-    .path_parameter(CRUD.id())
-    .path_parameter(path_id("policyId", "Policy id."))
-    .response("204", no_content("Attached; no body."))
-    .errors(&[400, 401, 403, 404, 503])
 }
 
 fn detach_policy() -> Operation {
-    Operation::new("detachRolePolicy", "Roles", "Detach a policy from a role", ". 404 for a missing role.")
-        .path_parameter(CRUD.id())
-        .path_parameter(path_id("policyId", "Policy id."))
-        .response("204", no_content("Detached; no body."))
-        .errors(&[400, 401, 403, 404, 503])
+    CRUD.link(Link::Detach, "policyId", ". 404 for a missing role.")
 }
 
 bodies! {

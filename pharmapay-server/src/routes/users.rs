@@ -1,7 +1,6 @@
 //! `/api/users` (spec, Users; D17-D20): user accounts, the policies attached to them and the
 //! caller's permissions, their bodies, their DTO and their operations.
 
-use pharmapay_core::Action::{Create, Delete, Update};
 use pharmapay_core::Collection::User;
 use pharmapay_core::domain::{NewUser, UserUpdate};
 use pharmapay_core::jiff::Timestamp;
@@ -11,46 +10,29 @@ use serde::Serialize;
 
 use super::permissions::{PermissionDto, permission_count};
 use super::policies::PolicyDto;
-use super::{Route, each};
-use crate::app::{Guard, needs};
+use super::{Route, each, kept_routes};
+use crate::app::Guard;
 use crate::decode::{Slot, bodies};
 use crate::dto::instant;
-use crate::openapi::{Crud, Operation, describe, no_content, path_id, schema, schema_ref};
+use crate::openapi::{Crud, Link, Operation, describe, schema, schema_ref};
 
 /// The user routes.
 pub fn routes<S: Store>() -> Vec<Route<S>> {
-    vec![
-        Route::get("/api/users", Guard::Token, list, |call| {
-            Box::pin(call.read(PharmaPay::list_users, each(UserDto::from)))
-        }),
-        Route::post("/api/users", needs(User, Create), create, |call| {
-            Box::pin(call.create("users", PharmaPay::create_user, |user| user.id.get(), UserDto::from))
-        }),
-        Route::get("/api/users/me/permissions", Guard::Token, my_permissions, |call| {
+    kept_routes! {
+        "/api/users" as "users", User, reads: Guard::Token, dto: UserDto;
+        list: |call| Box::pin(call.read(PharmaPay::list_users, each(UserDto::from)));
+        engine: create_user, get_user, update_user, delete_user, restore_user;
+        before: [Route::get("/api/users/me/permissions", Guard::Token, my_permissions, |call| {
             Box::pin(call.read(PharmaPay::my_permissions, each(PermissionDto::from)))
-        }),
-        Route::get("/api/users/{id}", Guard::Token, get, |call| {
-            Box::pin(call.by_id(PharmaPay::get_user, UserDto::from))
-        }),
-        Route::put("/api/users/{id}", needs(User, Update), update, |call| {
-            Box::pin(call.replace(PharmaPay::update_user, UserDto::from))
-        }),
-        Route::delete("/api/users/{id}", needs(User, Delete), delete, |call| {
-            Box::pin(call.delete(PharmaPay::delete_user))
-        }),
-        Route::post("/api/users/{id}/restore", needs(User, Update), restore, |call| {
-            Box::pin(call.by_id(PharmaPay::restore_user, UserDto::from))
-        }),
-        Route::get("/api/users/{id}/policies", Guard::Token, policies, |call| {
-            Box::pin(call.by_id(PharmaPay::list_user_policies, each(PolicyDto::from)))
-        }),
-        Route::post("/api/users/{id}/policies/{policyId}", needs(User, Update), attach_policy, |call| {
-            Box::pin(call.link("policyId", PharmaPay::attach_user_policy))
-        }),
-        Route::delete("/api/users/{id}/policies/{policyId}", needs(User, Update), detach_policy, |call| {
-            Box::pin(call.link("policyId", PharmaPay::detach_user_policy))
-        }),
-    ]
+        })];
+        after: [
+            Route::get("/api/users/{id}/policies", Guard::Token, policies, |call| {
+                Box::pin(call.by_id(PharmaPay::list_user_policies, each(PolicyDto::from)))
+            }),
+        ];
+        links: "policies/{policyId}" as "policyId", attach_user_policy => attach_policy,
+            detach_user_policy => detach_policy;
+    }
 }
 
 const CRUD: Crud = Crud { base: "/api/users", tag: "Users", singular: "user", restore_parent: None };
@@ -115,24 +97,15 @@ fn policies() -> Operation {
 }
 
 fn attach_policy() -> Operation {
-    Operation::new(
-        "attachUserPolicy",
-        "Users",
-        "Attach a policy to a user",
+    CRUD.link(
+        Link::Attach,
+        "policyId",
         " (D19). 404 for a missing user or policy. Takes effect in tokens issued afterwards.",
     )
-    .path_parameter(CRUD.id())
-    .path_parameter(path_id("policyId", "Policy id."))
-    .response("204", no_content("Attached; no body."))
-    .errors(&[400, 401, 403, 404, 503])
 }
 
 fn detach_policy() -> Operation {
-    Operation::new("detachUserPolicy", "Users", "Detach a policy from a user", " (D19). 404 for a missing user.")
-        .path_parameter(CRUD.id())
-        .path_parameter(path_id("policyId", "Policy id."))
-        .response("204", no_content("Detached; no body."))
-        .errors(&[400, 401, 403, 404, 503])
+    CRUD.link(Link::Detach, "policyId", " (D19). 404 for a missing user.")
 }
 
 /// What the user bodies say of an email: unique among active users (D4, D5).
