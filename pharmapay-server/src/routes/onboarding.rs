@@ -123,7 +123,8 @@ impl From<Session> for OnboardingSessionDto {
     }
 }
 
-/// The user inside the onboarding result, and the part of a login result's user they share.
+/// The user inside the onboarding result, and the part every other user DTO shares and flattens
+/// (a login result's user, a user, a profile).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OnboardingUserDto {

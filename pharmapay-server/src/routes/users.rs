@@ -4,17 +4,17 @@
 use pharmapay_core::Collection::User;
 use pharmapay_core::domain::{NewUser, UserUpdate};
 use pharmapay_core::jiff::Timestamp;
-use pharmapay_core::text::{EMAIL_MAX, NAME_MAX};
 use pharmapay_core::{PharmaPay, Store};
 use serde::Serialize;
 
+use super::onboarding::OnboardingUserDto;
 use super::permissions::{PermissionDto, permission_count};
 use super::policies::PolicyDto;
 use super::{Route, each, kept_routes};
 use crate::app::Guard;
 use crate::decode::{Slot, bodies};
 use crate::dto::instant;
-use crate::openapi::{Crud, Link, Operation, describe, schema, schema_ref};
+use crate::openapi::{Crud, Link, Operation, describe, flatten, schema, schema_ref};
 
 /// The user routes.
 pub fn routes<S: Store>() -> Vec<Route<S>> {
@@ -136,11 +136,8 @@ bodies! {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UserDto {
-    id: i64,
-    first_name: String,
-    last_name: String,
-    email: String,
-    role_id: i64,
+    #[serde(flatten)]
+    user: OnboardingUserDto,
     is_active: bool,
     #[serde(serialize_with = "instant")]
     created_at: Timestamp,
@@ -148,25 +145,14 @@ pub struct UserDto {
 
 impl From<pharmapay_core::domain::User> for UserDto {
     fn from(user: pharmapay_core::domain::User) -> Self {
-        Self {
-            id: user.id.get(),
-            first_name: user.first_name,
-            last_name: user.last_name,
-            email: user.email,
-            role_id: user.role_id.get(),
-            is_active: user.is_active,
-            created_at: user.created_at,
-        }
+        let (is_active, created_at) = (user.is_active, user.created_at);
+        Self { user: OnboardingUserDto::from(user), is_active, created_at }
     }
 }
 
 describe! {
     UserDto as "User": "UserDto; the password hash is never returned." {
-        id: schema::id("User id."),
-        first_name: schema::text(NAME_MAX, "First name."),
-        last_name: schema::text(NAME_MAX, "Last name."),
-        email: schema::text(EMAIL_MAX, "Email."),
-        role_id: schema::id("Role id."),
+        user: flatten::<OnboardingUserDto>(),
         is_active: schema::boolean("False once soft-deleted."),
         created_at: schema::instant("When created."),
     }
