@@ -6,7 +6,7 @@ use hyper::Method;
 use serde_json::{Value, json};
 
 use crate::helpers::{TestApp, spawn_app};
-use crate::reports::{as_csv, date, download, number, sheet, soffice, text};
+use crate::reports::{as_csv, attachment, date, download, number, sheet, soffice, text};
 
 const VENDOR_READ: i64 = 1;
 const INVOICE_READ: i64 = 5;
@@ -194,7 +194,7 @@ async fn the_aging_buckets_what_was_owed_then_as_json_and_xlsx() {
     let report = download(&app, "/api/reports/aging?asOf=2024-05-01").await;
     assert_eq!(
         report.header("content-disposition"),
-        Some("attachment; filename=\"aging_20240501.xlsx\""),
+        Some(attachment("aging_20240501.xlsx").as_str()),
         "named after asOf"
     );
     let rows = sheet(&report, "Aging");
@@ -219,7 +219,7 @@ async fn the_aging_buckets_what_was_owed_then_as_json_and_xlsx() {
     assert_eq!(text(&rows[3][1]), "Total");
     assert_eq!((number(&rows[3][2]), number(&rows[3][8])), (50.25, 1230.25));
     let today_report = download(&app, "/api/reports/aging").await;
-    assert_eq!(today_report.header("content-disposition"), Some("attachment; filename=\"aging_20240510.xlsx\""));
+    assert_eq!(today_report.header("content-disposition"), Some(attachment("aging_20240510.xlsx").as_str()));
     app.get("/api/reports/aging?asOf=2024-05-11").await.invalid("asOf");
 }
 
@@ -288,7 +288,7 @@ async fn a_statement_opens_runs_and_closes_as_json_and_xlsx() {
     let report = download(&app, &format!("/api/reports/vendor-statement?vendorId={id}&fromDate=2024-05-01")).await;
     assert_eq!(
         report.header("content-disposition"),
-        Some(format!("attachment; filename=\"statement_{id}_20240510.xlsx\"").as_str()),
+        Some(attachment(&format!("statement_{id}_20240510.xlsx")).as_str()),
         "dated today (D26)"
     );
     let rows = sheet(&report, "Statement");

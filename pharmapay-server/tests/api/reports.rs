@@ -73,11 +73,7 @@ async fn the_three_reports_hold_active_records_with_typed_cells() {
     app.delete(&format!("/api/transactions/{deleted}")).await.expect(204);
 
     let vendors = download(&app, "/api/reports/vendors").await;
-    assert_eq!(
-        vendors.header("content-disposition"),
-        Some("attachment; filename=\"vendors_20240510.xlsx\""),
-        "D3 date"
-    );
+    assert_eq!(vendors.header("content-disposition"), Some(attachment("vendors_20240510.xlsx").as_str()), "D3 date");
     let rows = sheet(&vendors, "Vendors");
     let headers: Vec<String> = rows[0].iter().map(text).collect();
     assert_eq!(
@@ -117,7 +113,7 @@ async fn the_three_reports_hold_active_records_with_typed_cells() {
     assert_eq!((text(&rows[1][12]), text(&rows[1][14])), (String::new(), "Unknown".to_owned()), "no GSTIN, no date");
 
     let invoices = download(&app, "/api/reports/invoices").await;
-    assert_eq!(invoices.header("content-disposition"), Some("attachment; filename=\"invoices_20240510.xlsx\""));
+    assert_eq!(invoices.header("content-disposition"), Some(attachment("invoices_20240510.xlsx").as_str()));
     let rows = sheet(&invoices, "Invoices");
     assert_eq!(
         rows[0].iter().map(text).collect::<Vec<_>>(),
@@ -213,6 +209,11 @@ async fn the_currency_setting_shapes_the_amount_format() {
         .unwrap();
     assert!(sheet_xml.contains("<autoFilter ref=\"A1:J2\""), "autofilter over header and rows: {sheet_xml}");
     assert!(sheet_xml.contains("state=\"frozen\""), "the header row is frozen");
+}
+
+/// The `Content-Disposition` of a download saved as `file`.
+pub(crate) fn attachment(file: &str) -> String {
+    format!("attachment; filename=\"{file}\"")
 }
 
 /// The workbook `body` as LibreOffice reads it, converted to CSV in `dir` under `name`; fails
