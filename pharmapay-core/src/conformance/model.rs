@@ -250,32 +250,20 @@ impl<S: Store> Model<S> {
     }
 
     async fn all_invoices(&self) -> Vec<Invoice> {
-        let mut all = Vec::new();
-        for page in 1.. {
-            let query = InvoiceQuery { page: PageRequest::new(page, 100), ..InvoiceQuery::default() };
-            let listed = self.fx.engine.list_invoices(&self.fx.admin, &query).await.expect("list invoices");
-            let done = listed.items.len() < 100;
-            all.extend(listed.items);
-            if done {
-                break;
-            }
-        }
-        all
+        every_page(async |page| {
+            let query = InvoiceQuery { page, ..InvoiceQuery::default() };
+            self.fx.engine.list_invoices(&self.fx.admin, &query).await.expect("list invoices").items
+        })
+        .await
     }
 
     async fn all_payments(&self, is_active: bool) -> Vec<Transaction> {
-        let mut all = Vec::new();
-        for page in 1.. {
-            let mut query = TransactionQuery { page: PageRequest::new(page, 100), ..TransactionQuery::default() };
+        every_page(async |page| {
+            let mut query = TransactionQuery { page, ..TransactionQuery::default() };
             query.filter.is_active = is_active;
-            let listed = self.fx.engine.list_transactions(&self.fx.admin, &query).await.expect("list payments");
-            let done = listed.items.len() < 100;
-            all.extend(listed.items);
-            if done {
-                break;
-            }
-        }
-        all
+            self.fx.engine.list_transactions(&self.fx.admin, &query).await.expect("list payments").items
+        })
+        .await
     }
 
     async fn all_vendors(&self, is_active: bool) -> Vec<Vendor> {
@@ -620,4 +608,18 @@ impl<S: Store> Model<S> {
         super::reconciled::snapshot(&self.fx, &self.vendors, &v, &invoice_ordinal, &mut out).await;
         out
     }
+}
+
+/// Every item of a list, read `list` a page of 100 at a time until a page comes back short.
+async fn every_page<T>(mut list: impl AsyncFnMut(PageRequest) -> Vec<T>) -> Vec<T> {
+    let mut all = Vec::new();
+    for page in 1.. {
+        let items = list(PageRequest::new(page, 100)).await;
+        let done = items.len() < 100;
+        all.extend(items);
+        if done {
+            break;
+        }
+    }
+    all
 }

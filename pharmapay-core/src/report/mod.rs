@@ -260,14 +260,17 @@ impl Row<'_> {
         Ok(())
     }
 
+    /// An empty cell.
+    fn empty(&mut self) -> Result<(), ReportError> {
+        self.next_column();
+        Ok(())
+    }
+
     /// Text that may be missing; missing or empty text leaves the cell empty.
     fn optional_text(&mut self, value: Option<&str>) -> Result<(), ReportError> {
         match value.filter(|value| !value.is_empty()) {
             Some(value) => self.text(value),
-            None => {
-                self.next_column();
-                Ok(())
-            }
+            None => self.empty(),
         }
     }
 
@@ -289,10 +292,7 @@ impl Row<'_> {
     fn optional_date(&mut self, value: Option<ExcelDateTime>) -> Result<(), ReportError> {
         match value {
             Some(value) => self.date(value),
-            None => {
-                self.next_column();
-                Ok(())
-            }
+            None => self.empty(),
         }
     }
 
