@@ -35,6 +35,16 @@ impl Crud {
         capitalized(self.singular)
     }
 
+    /// An operation of the resource's own `id` under its tag.
+    pub fn operation(
+        &self,
+        id: &'static str,
+        summary: &'static str,
+        description: impl Into<Cow<'static, str>>,
+    ) -> Operation {
+        Operation::new(id, self.tag, summary, description)
+    }
+
     /// The `{id}` path parameter.
     pub fn id(&self) -> Json {
         path_id("id", &format!("{} id.", self.name()))

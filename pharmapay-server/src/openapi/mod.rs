@@ -32,8 +32,8 @@ pub use crud::{Crud, Link};
 pub(crate) use json::object;
 pub use json::{Component, Json, Section};
 pub use operation::{
-    Operation, created, get_link, id_links, json_content, json_response, link_by_id, no_content, page_size, path_id,
-    positive_id, query, query_date, query_id, restore_link, search, sort_by,
+    Operation, Tag, created, get_link, id_links, json_content, json_response, link_by_id, no_content, page_size,
+    path_id, positive_id, query, query_date, query_id, restore_link, search, sort_by,
 };
 
 use crate::http::MAX_BODY_BYTES;

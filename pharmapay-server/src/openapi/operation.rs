@@ -13,6 +13,23 @@ use super::{Json, object, schema};
 use crate::app::Guard;
 use crate::openapi::{Schema, schema_ref};
 
+/// The tag a resource's operations are listed under, stated once by the resource: it makes
+/// them.
+#[derive(Clone, Copy, Debug)]
+pub struct Tag(pub &'static str);
+
+impl Tag {
+    /// An operation `id` under this tag; `description` follows the guard's sentence.
+    pub fn operation(
+        self,
+        id: impl Into<Cow<'static, str>>,
+        summary: impl Into<Cow<'static, str>>,
+        description: impl Into<Cow<'static, str>>,
+    ) -> Operation {
+        Operation::new(id, self.0, summary, description)
+    }
+}
+
 /// An operation of the API document, without what its route's guard says: the document adds
 /// that from the guard itself.
 #[derive(Clone, Debug)]

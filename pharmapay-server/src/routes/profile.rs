@@ -16,7 +16,7 @@ use crate::app::Guard;
 use crate::decode::{Body, Slot, bodies};
 use crate::dto::instant;
 use crate::http::Reply;
-use crate::openapi::{Operation, describe, flatten, schema, schema_ref};
+use crate::openapi::{Operation, Tag, describe, flatten, schema, schema_ref};
 use crate::problem::ApiError;
 
 /// The profile routes.
@@ -29,6 +29,9 @@ pub fn routes<S: Store>() -> Vec<Route<S>> {
         Route::put("/api/profile/password", Guard::Token, password_operation, |call| Box::pin(change_password(call))),
     ]
 }
+
+/// The tag these routes' operations are listed under.
+const TAG: Tag = Tag("Profile");
 
 /// Changes the caller's names and email; 409 for a taken email.
 async fn update<S: Store>(mut call: Call<'_, S>) -> Result<Reply, ApiError> {
@@ -47,15 +50,14 @@ async fn change_password<S: Store>(mut call: Call<'_, S>) -> Result<Reply, ApiEr
 }
 
 fn get_operation() -> Operation {
-    Operation::new("getProfile", "Profile", "The caller's profile", " (D24).")
+    TAG.operation("getProfile", "The caller's profile", " (D24).")
         .ok("The caller's profile.", schema_ref::<ProfileDto>())
         .errors(&[401, 503])
 }
 
 fn update_operation() -> Operation {
-    Operation::new(
+    TAG.operation(
         "updateProfile",
-        "Profile",
         "Update the caller's profile",
         " (D24). Changes first name, last name and email; a taken email is a 409.",
     )
@@ -65,9 +67,8 @@ fn update_operation() -> Operation {
 }
 
 fn password_operation() -> Operation {
-    Operation::new(
+    TAG.operation(
         "changePassword",
-        "Profile",
         "Change the caller's password",
         format!(
             " (D24). A wrong current password or a new one under {PASSWORD_MIN} characters is a 400. Answers a fresh \

@@ -46,9 +46,8 @@ fn create() -> Operation {
 }
 
 fn my_permissions() -> Operation {
-    Operation::new(
+    CRUD.operation(
         "getMyPermissions",
-        "Users",
         "The caller's permissions",
         ". The caller's permissions resolved from the active policies of their active role and their directly attached \
          active policies, deduplicated and sorted (D19). For an admin: \
@@ -85,9 +84,8 @@ fn restore() -> Operation {
 }
 
 fn policies() -> Operation {
-    Operation::new(
+    CRUD.operation(
         "listUserPolicies",
-        "Users",
         "Policies attached to a user",
         ". The policies attached directly to the user (D19). 404 when the user is missing or soft-deleted.",
     )
