@@ -344,6 +344,7 @@ async fn facts(store: &PostgresStore) -> Result<Vec<(&'static str, String)>, Err
 #[cfg(all(test, feature = "test-support"))]
 mod tests {
     use std::future::Future;
+    use std::ops::DerefMut;
     use std::task::Poll;
     use std::time::Duration;
 
@@ -359,6 +360,11 @@ mod tests {
         use sqlx::Row;
         let row = sqlx::raw_sql("SELECT now() = statement_timestamp()").fetch_one(conn).await.unwrap();
         row.get(0)
+    }
+
+    /// Fails with `message` unless `conn` runs outside any transaction, then gives it back.
+    async fn assert_outside_a_transaction(mut conn: impl DerefMut<Target = sqlx::PgConnection>, message: &str) {
+        assert!(outside_a_transaction(&mut conn).await, "{message}");
     }
 
     /// Polls `future` once and drops it: a caller that stops waiting, as a server does when the
@@ -394,9 +400,8 @@ mod tests {
             }
         }
         assert!(dropped_waiting, "BEGIN waits for the database");
-        let mut reader = pool.acquire().await.unwrap();
-        assert!(outside_a_transaction(&mut reader).await, "the next read runs in no transaction left open");
-        drop(reader);
+        assert_outside_a_transaction(pool.acquire().await.unwrap(), "the next read runs in no transaction left open")
+            .await;
         pool.close().await;
     }
 
@@ -409,9 +414,11 @@ mod tests {
             PgPoolOptions::new().max_connections(1).test_before_acquire(false).connect(database.url()).await.unwrap();
         let waited = poll_once_and_drop(begin_write_tx(&pool)).await;
         assert!(waited, "BEGIN waits for the database");
-        let mut conn = pool.acquire().await.unwrap();
-        assert!(outside_a_transaction(&mut conn).await, "the connection came back with no transaction open");
-        drop(conn);
+        assert_outside_a_transaction(
+            pool.acquire().await.unwrap(),
+            "the connection came back with no transaction open",
+        )
+        .await;
         pool.close().await;
     }
 
