@@ -339,6 +339,14 @@ mod tests {
         (dir, Pool::connect(options, size, timeout, ((size / 2).max(1), long_read_wait)).await.unwrap())
     }
 
+    /// Fails unless the pool lends nothing more while `lent` is out, and lends again once it
+    /// comes back.
+    async fn lent_until_returned<C>(pool: &Pool, lent: C, message: &str) {
+        assert_timed_out(pool.acquire().await);
+        drop(lent);
+        pool.acquire().await.expect(message);
+    }
+
     /// Fails unless `result` is the pool's timeout.
     fn assert_timed_out<T>(result: Result<T, sqlx::Error>) {
         assert!(matches!(result, Err(sqlx::Error::PoolTimedOut)), "{:?}", result.err());
@@ -369,9 +377,7 @@ mod tests {
         let mut a = pool.acquire().await.unwrap();
         let mut b = pool.acquire().await.unwrap();
         assert_ne!(connection_id(&mut a).await, connection_id(&mut b).await);
-        assert_timed_out(pool.acquire().await);
-        drop(a);
-        pool.acquire().await.expect("a connection came back");
+        lent_until_returned(&pool, a, "a connection came back").await;
     }
 
     #[tokio::test]
@@ -433,9 +439,7 @@ mod tests {
     async fn a_pool_of_one_lets_a_long_read_have_it() {
         let (_dir, pool) = pool(1, Duration::from_millis(200)).await;
         let long = pool.acquire_long().await.expect("the only connection");
-        assert_timed_out(pool.acquire().await);
-        drop(long);
-        pool.acquire().await.expect("back after the long read");
+        lent_until_returned(&pool, long, "back after the long read").await;
     }
 
     #[tokio::test]
