@@ -9,8 +9,8 @@ async fn dashboard_routes_answer_live_figures() {
     let app = spawn_app().await;
     let big = app.vendor("Big").await;
     let small = app.vendor("Small").await;
-    let [first, second] =
-        app.invoices([(big, "D-1", "1000", "2024-06-01"), (small, "D-2", "300.5", "2024-06-01")]).await;
+    let first = app.invoice(big, "D-1", "1000", "2024-06-01").await;
+    let second = app.invoice(small, "D-2", "300.5", "2024-06-01").await;
     app.pay(first, "100").await;
     let summary = app.get("/api/dashboard/summary").await.expect(200).json();
     assert_eq!(

@@ -348,11 +348,11 @@ impl TestApp {
         response.json()["id"].as_i64().unwrap()
     }
 
-    /// Creates invoices one after the other, each as [`Self::invoice`] does from its vendor,
+    /// Creates invoices of `vendor` one after the other, each as [`Self::invoice`] does from its
     /// number, amount and due date, and returns their ids in the same order.
-    pub async fn invoices<const N: usize>(&self, invoices: [(i64, &str, &str, &str); N]) -> [i64; N] {
+    pub async fn invoices<const N: usize>(&self, vendor: i64, invoices: [(&str, &str, &str); N]) -> [i64; N] {
         let mut ids = [0; N];
-        for (id, (vendor, number, amount, due)) in ids.iter_mut().zip(invoices) {
+        for (id, (number, amount, due)) in ids.iter_mut().zip(invoices) {
             *id = self.invoice(vendor, number, amount, due).await;
         }
         ids

@@ -62,7 +62,7 @@ async fn the_three_reports_hold_active_records_with_typed_cells() {
     let vendor = app.post("/api/vendors", &body).await.json()["id"].as_i64().unwrap();
     let gone = app.vendor("Gone Traders").await;
     let [invoice, canceled] =
-        app.invoices([(vendor, "INV-1", "1000.5", "2024-06-01"), (vendor, "INV-2", "50", "2024-06-01")]).await;
+        app.invoices(vendor, [("INV-1", "1000.5", "2024-06-01"), ("INV-2", "50", "2024-06-01")]).await;
     app.delete(&format!("/api/invoices/{canceled}")).await.expect(204);
     app.delete(&format!("/api/vendors/{gone}")).await.expect(204);
     let payment = app.pay(invoice, "200.25").await;

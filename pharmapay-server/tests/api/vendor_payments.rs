@@ -59,11 +59,7 @@ async fn one_payment_settles_several_invoices() {
     let app = spawn_app().await;
     let vendor = app.vendor("Mankind").await;
     let [late, soon, later] = app
-        .invoices([
-            (vendor, "M-1", "100", "2024-05-01"),
-            (vendor, "M-2", "200", "2024-05-20"),
-            (vendor, "M-3", "300", "2024-06-30"),
-        ])
+        .invoices(vendor, [("M-1", "100", "2024-05-01"), ("M-2", "200", "2024-05-20"), ("M-3", "300", "2024-06-30")])
         .await;
     app.pay(late, "40").await;
 
@@ -123,13 +119,8 @@ async fn every_malformed_allocation_names_its_field_and_writes_nothing() {
     let app = spawn_app().await;
     let vendor = app.vendor("Lupin").await;
     let other = app.vendor("Elsewhere").await;
-    let [a, b, foreign] = app
-        .invoices([
-            (vendor, "L-1", "100", "2024-05-20"),
-            (vendor, "L-2", "100", "2024-05-25"),
-            (other, "O-1", "100", "2024-05-20"),
-        ])
-        .await;
+    let [a, b] = app.invoices(vendor, [("L-1", "100", "2024-05-20"), ("L-2", "100", "2024-05-25")]).await;
+    let foreign = app.invoice(other, "O-1", "100", "2024-05-20").await;
     let path = format!("/api/vendors/{vendor}/payments");
     let with = |amount: Value, allocations: Value| json!({ "amount": amount, "transactionDate": "2024-05-10", "transactionType": "UPI", "allocations": allocations });
     let many: Vec<Value> = (0..201).map(|_| json!({ "invoiceId": a, "amount": 1 })).collect();
@@ -207,12 +198,15 @@ async fn due_soon_payables_and_overpaid_invoices() {
     let app = spawn_app().await;
     let vendor = app.vendor("Dues").await;
     let [overdue, today, week, overpaid] = app
-        .invoices([
-            (vendor, "D-1", "100", "2024-05-01"),
-            (vendor, "D-2", "200", "2024-05-10"),
-            (vendor, "D-3", "300", "2024-05-17"),
-            (vendor, "D-4", "50", "2024-05-12"),
-        ])
+        .invoices(
+            vendor,
+            [
+                ("D-1", "100", "2024-05-01"),
+                ("D-2", "200", "2024-05-10"),
+                ("D-3", "300", "2024-05-17"),
+                ("D-4", "50", "2024-05-12"),
+            ],
+        )
         .await;
     app.pay(overpaid, "60").await;
     let ids = |page: Value| -> Vec<i64> {
