@@ -3,7 +3,7 @@
 //! What a role or a policy gives (D38) and whose tokens a change revokes (D39) are read from
 //! the maps here; the decisions are [`grants`]', [`sessions`]' and [`people`]'.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use pharmapay_core::access::{ADMIN_ROLE_ID, Authority, Permission, PermissionSet};
 use pharmapay_core::domain::{NewPolicy, NewRole, Policy, ProfileUpdate, Role, User, UserUpdate};
@@ -243,8 +243,7 @@ impl AccessStore for MemoryStore {
 
     async fn update_user(&self, id: UserId, user: UserUpdate, ctx: WriteContext) -> StoreResult<User> {
         let mut state = self.write();
-        let current =
-            state.users.get(&id.get()).filter(|row| row.is_active).ok_or(StoreError::NotFound(Entity::User))?;
+        let current = active(&state.users, id.get(), Entity::User)?;
         let email_key = key(&user.email);
         let facts = UserFacts { id, role_id: RoleId(current.role_id) };
         let role_changes = user.role_id.get() != current.role_id;
@@ -274,7 +273,7 @@ impl AccessStore for MemoryStore {
 
     async fn delete_user(&self, id: UserId, ctx: WriteContext) -> StoreResult<()> {
         let mut state = self.write();
-        let row = state.users.get(&id.get()).filter(|row| row.is_active).ok_or(StoreError::NotFound(Entity::User))?;
+        let row = active(&state.users, id.get(), Entity::User)?;
         let facts = UserFacts { id, role_id: RoleId(row.role_id) };
         people::check_user_delete(facts, ctx.actor, state.active_admins())?;
         state.users.get_mut(&id.get()).expect("checked above").is_active = false;
@@ -285,7 +284,7 @@ impl AccessStore for MemoryStore {
 
     async fn restore_user(&self, id: UserId, ctx: WriteContext) -> StoreResult<User> {
         let mut state = self.write();
-        let row = state.users.get(&id.get()).filter(|row| !row.is_active).ok_or(StoreError::NotFound(Entity::User))?;
+        let row = deleted(&state.users, id.get(), Entity::User)?;
         let (role_id, email_key) = (row.role_id, row.email_key.clone());
         restore::check_parent(Entity::Role, state.active_role(role_id))?;
         // D48: the user gets back their role and the policies attached to them directly.
@@ -318,8 +317,7 @@ impl AccessStore for MemoryStore {
 
     async fn set_password(&self, id: UserId, password_hash: String, ctx: WriteContext) -> StoreResult<SignIn> {
         let mut state = self.write();
-        let row =
-            state.users.get_mut(&id.get()).filter(|row| row.is_active).ok_or(StoreError::NotFound(Entity::User))?;
+        let row = active_mut(&mut state.users, id.get(), Entity::User)?;
         row.password_hash = password_hash;
         // D20: older tokens stop working; the fresh one is issued after that revocation.
         let (issued_at, tokens) = sessions::issue(sessions::revoke(row.tokens, ctx.at), ctx.at);
@@ -374,8 +372,7 @@ impl AccessStore for MemoryStore {
 
     async fn update_role(&self, id: RoleId, role: NewRole, ctx: WriteContext) -> StoreResult<Role> {
         let mut state = self.write();
-        let current =
-            state.roles.get(&id.get()).filter(|row| row.is_active).ok_or(StoreError::NotFound(Entity::Role))?;
+        let current = active(&state.roles, id.get(), Entity::Role)?;
         let name_key = key(&role.name);
         people::check_role_update(RoleFacts { name: &current.name, is_system: current.is_system }, &role.name)?;
         if state.role_name_taken(&name_key, Some(id.get())) {
@@ -391,8 +388,7 @@ impl AccessStore for MemoryStore {
 
     async fn delete_role(&self, id: RoleId, ctx: WriteContext) -> StoreResult<()> {
         let mut state = self.write();
-        let row =
-            state.roles.get_mut(&id.get()).filter(|row| row.is_active).ok_or(StoreError::NotFound(Entity::Role))?;
+        let row = active_mut(&mut state.roles, id.get(), Entity::Role)?;
         people::check_role_delete(RoleFacts { name: &row.name, is_system: row.is_system })?;
         row.is_active = false;
         let holders = state.users_of_role(id.get());
@@ -512,11 +508,7 @@ impl AccessStore for MemoryStore {
 
     async fn delete_policy(&self, id: PolicyId, ctx: WriteContext) -> StoreResult<()> {
         let mut state = self.write();
-        let row = state
-            .policies
-            .get_mut(&id.get())
-            .filter(|row| row.is_active)
-            .ok_or(StoreError::NotFound(Entity::Policy))?;
+        let row = active_mut(&mut state.policies, id.get(), Entity::Policy)?;
         row.is_active = false;
         let holders = state.users_of_policy(id.get());
         state.revoke(holders, ctx.at);
@@ -526,8 +518,7 @@ impl AccessStore for MemoryStore {
 
     async fn restore_policy(&self, id: PolicyId, ctx: WriteContext) -> StoreResult<Policy> {
         let mut state = self.write();
-        let row =
-            state.policies.get(&id.get()).filter(|row| !row.is_active).ok_or(StoreError::NotFound(Entity::Policy))?;
+        let row = deleted(&state.policies, id.get(), Entity::Policy)?;
         let name_key = row.name_key.clone();
         grants::check(ctx.authority, state.policy_grant(&row.permission_ids))?;
         if state.policy_name_taken(&name_key, Some(id.get())) {
@@ -578,4 +569,39 @@ impl AccessStore for MemoryStore {
         state.finish_write(&ctx, "remove_permission", Entity::Policy, policy_id.get());
         Ok(())
     }
+}
+
+/// A row of the access tables, which a soft delete makes inactive (D15).
+trait SoftDeleted {
+    /// Whether the row is active.
+    fn is_active(&self) -> bool;
+}
+
+/// [`SoftDeleted`] for rows with an `is_active` field.
+macro_rules! soft_deleted {
+    ($($row:ty),*) => {$(
+        impl SoftDeleted for $row {
+            fn is_active(&self) -> bool {
+                self.is_active
+            }
+        }
+    )*};
+}
+
+soft_deleted!(UserRow, RoleRow, PolicyRow);
+
+/// The active row `id` of `rows`; a missing or soft-deleted one is an `entity` not found.
+fn active<R: SoftDeleted>(rows: &BTreeMap<i64, R>, id: i64, entity: Entity) -> StoreResult<&R> {
+    rows.get(&id).filter(|row| row.is_active()).ok_or(StoreError::NotFound(entity))
+}
+
+/// The active row `id` of `rows`, to change.
+fn active_mut<R: SoftDeleted>(rows: &mut BTreeMap<i64, R>, id: i64, entity: Entity) -> StoreResult<&mut R> {
+    rows.get_mut(&id).filter(|row| row.is_active()).ok_or(StoreError::NotFound(entity))
+}
+
+/// The soft-deleted row `id` of `rows`, to restore; a missing or active one is an `entity` not
+/// found.
+fn deleted<R: SoftDeleted>(rows: &BTreeMap<i64, R>, id: i64, entity: Entity) -> StoreResult<&R> {
+    rows.get(&id).filter(|row| !row.is_active()).ok_or(StoreError::NotFound(entity))
 }

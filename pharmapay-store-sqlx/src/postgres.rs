@@ -351,6 +351,7 @@ async fn facts(store: &PostgresStore) -> Result<Vec<(&'static str, String)>, Err
 #[cfg(all(test, feature = "test-support"))]
 mod tests {
     use std::future::Future;
+    use std::ops::DerefMut;
     use std::task::Poll;
     use std::time::Duration;
 
@@ -368,6 +369,16 @@ mod tests {
         row.get(0)
     }
 
+    /// A database of its own on the test server, or `None` (after saying why) when there is none.
+    async fn fresh_database() -> Option<PgDatabase> {
+        Some(PgDatabase::create(&postgres_admin_url()?).await)
+    }
+
+    /// Fails with `message` unless `conn` runs outside any transaction, then gives it back.
+    async fn assert_outside_a_transaction(mut conn: impl DerefMut<Target = sqlx::PgConnection>, message: &str) {
+        assert!(outside_a_transaction(&mut conn).await, "{message}");
+    }
+
     /// Polls `future` once and drops it: a caller that stops waiting, as a server does when the
     /// client of a request disconnects. Answers whether it was still waiting.
     async fn poll_once_and_drop<F: Future>(future: F) -> bool {
@@ -377,8 +388,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_read_snapshot_dropped_while_it_begins_leaves_no_transaction_on_the_next_read() {
-        let Some(admin_url) = postgres_admin_url() else { return };
-        let database = PgDatabase::create(&admin_url).await;
+        let Some(database) = fresh_database().await else { return };
         let options: sqlx::postgres::PgConnectOptions = database.url().parse().unwrap();
         // One connection, so the second borrower gets the first one's if it is kept.
         let pool = crate::read_pool::ReadPool::<sqlx::Postgres>::connect(
@@ -401,31 +411,30 @@ mod tests {
             }
         }
         assert!(dropped_waiting, "BEGIN waits for the database");
-        let mut reader = pool.acquire().await.unwrap();
-        assert!(outside_a_transaction(&mut reader).await, "the next read runs in no transaction left open");
-        drop(reader);
+        assert_outside_a_transaction(pool.acquire().await.unwrap(), "the next read runs in no transaction left open")
+            .await;
         pool.close().await;
     }
 
     #[tokio::test]
     async fn a_write_dropped_while_it_begins_leaves_no_transaction_on_the_next_write() {
-        let Some(admin_url) = postgres_admin_url() else { return };
-        let database = PgDatabase::create(&admin_url).await;
+        let Some(database) = fresh_database().await else { return };
         // One connection, lent without a ping, so that the first poll sends BEGIN.
         let pool =
             PgPoolOptions::new().max_connections(1).test_before_acquire(false).connect(database.url()).await.unwrap();
         let waited = poll_once_and_drop(begin_write_tx(&pool)).await;
         assert!(waited, "BEGIN waits for the database");
-        let mut conn = pool.acquire().await.unwrap();
-        assert!(outside_a_transaction(&mut conn).await, "the connection came back with no transaction open");
-        drop(conn);
+        assert_outside_a_transaction(
+            pool.acquire().await.unwrap(),
+            "the connection came back with no transaction open",
+        )
+        .await;
         pool.close().await;
     }
 
     #[tokio::test]
     async fn opening_the_store_warns_when_autovacuum_is_off_and_only_then() {
-        let Some(admin_url) = postgres_admin_url() else { return };
-        let database = PgDatabase::create(&admin_url).await;
+        let Some(database) = fresh_database().await else { return };
         let mut admin = <sqlx::PgConnection as sqlx::Connection>::connect(database.url()).await.unwrap();
         let setting: String =
             sqlx::query_scalar("SELECT current_setting('autovacuum')").fetch_one(&mut admin).await.unwrap();
@@ -442,8 +451,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_commit_whose_caller_stops_waiting_still_ends_its_transaction() {
-        let Some(admin_url) = postgres_admin_url() else { return };
-        let database = PgDatabase::create(&admin_url).await;
+        let Some(database) = fresh_database().await else { return };
         let notices = Notices::default();
         let _logged = tracing::dispatcher::set_default(&tracing::Dispatch::new(notices.clone()));
         // One connection: the read below gets the one the write used, once the write let go of it.

@@ -339,6 +339,19 @@ mod tests {
         (dir, Pool::connect(options, size, timeout, ((size / 2).max(1), long_read_wait)).await.unwrap())
     }
 
+    /// Fails unless the pool lends nothing more while `lent` is out, and lends again once it
+    /// comes back.
+    async fn lent_until_returned<C>(pool: &Pool, lent: C, message: &str) {
+        assert_timed_out(pool.acquire().await);
+        drop(lent);
+        pool.acquire().await.expect(message);
+    }
+
+    /// Fails unless `result` is the pool's timeout.
+    fn assert_timed_out<T>(result: Result<T, sqlx::Error>) {
+        assert!(matches!(result, Err(sqlx::Error::PoolTimedOut)), "{:?}", result.err());
+    }
+
     async fn connection_id(conn: &mut sqlx::SqliteConnection) -> i64 {
         // Each connection gets its own temporary schema: a table created there tells them apart.
         sqlx::query("CREATE TEMP TABLE IF NOT EXISTS me (id INTEGER)").execute(&mut *conn).await.unwrap();
@@ -364,10 +377,7 @@ mod tests {
         let mut a = pool.acquire().await.unwrap();
         let mut b = pool.acquire().await.unwrap();
         assert_ne!(connection_id(&mut a).await, connection_id(&mut b).await);
-        let waited = pool.acquire().await;
-        assert!(matches!(waited, Err(sqlx::Error::PoolTimedOut)), "{:?}", waited.err());
-        drop(a);
-        pool.acquire().await.expect("a connection came back");
+        lent_until_returned(&pool, a, "a connection came back").await;
     }
 
     #[tokio::test]
@@ -376,8 +386,7 @@ mod tests {
         let first = pool.acquire_long().await.unwrap();
         let second = pool.acquire_long().await.unwrap();
         // Two of four are out for long reads: a third long read waits for a turn, and gives up.
-        let third = pool.acquire_long().await;
-        assert!(matches!(third, Err(sqlx::Error::PoolTimedOut)), "{:?}", third.err());
+        assert_timed_out(pool.acquire_long().await);
         // Short reads (session checks) still get the other two at once.
         let mut short = [pool.acquire().await.unwrap(), pool.acquire().await.unwrap()];
         for conn in &mut short {
@@ -422,8 +431,7 @@ mod tests {
         let (_dir, pool) = pool_waiting(2, Duration::from_secs(5), Duration::from_millis(100)).await;
         let _running = pool.acquire_long().await.unwrap();
         let started = tokio::time::Instant::now();
-        let queued = pool.acquire_long().await;
-        assert!(matches!(queued, Err(sqlx::Error::PoolTimedOut)), "{:?}", queued.err());
+        assert_timed_out(pool.acquire_long().await);
         assert!(started.elapsed() < Duration::from_secs(5), "the turn's own wait, not the acquire timeout, ended it");
     }
 
@@ -431,10 +439,7 @@ mod tests {
     async fn a_pool_of_one_lets_a_long_read_have_it() {
         let (_dir, pool) = pool(1, Duration::from_millis(200)).await;
         let long = pool.acquire_long().await.expect("the only connection");
-        let short = pool.acquire().await;
-        assert!(matches!(short, Err(sqlx::Error::PoolTimedOut)), "{:?}", short.err());
-        drop(long);
-        pool.acquire().await.expect("back after the long read");
+        lent_until_returned(&pool, long, "back after the long read").await;
     }
 
     #[tokio::test]
@@ -486,8 +491,7 @@ mod tests {
         });
         assert!(tokio::time::timeout(Duration::from_millis(100), read).await.is_err(), "the statement outlasts it");
         // While the statement runs, neither its turn nor its connection is lent.
-        let turn = pool.acquire_long().await;
-        assert!(matches!(turn, Err(sqlx::Error::PoolTimedOut)), "{:?}", turn.err());
+        assert_timed_out(pool.acquire_long().await);
         let mut other = pool.acquire().await.unwrap();
         assert_ne!(connection_id(&mut other).await, busy, "the busy connection is not lent");
         drop(other);

@@ -37,6 +37,14 @@ fn pick<T: Copy>(items: &[T], index: u8) -> Option<T> {
     if items.is_empty() { None } else { Some(items[index as usize % items.len()]) }
 }
 
+/// What `act` answers for the record `index` picks from `ids`, or `skip` when there is none.
+async fn on_picked<I: Copy, T>(ids: &[I], index: u8, act: impl AsyncFnOnce(I) -> Result<T, Error>) -> String {
+    match pick(ids, index) {
+        Some(id) => outcome(act(id).await),
+        None => "skip".into(),
+    }
+}
+
 fn outcome<T>(result: Result<T, Error>) -> String {
     match result {
         Ok(_) => "ok".into(),
@@ -132,12 +140,11 @@ impl<S: Store> Model<S> {
                 outcome(engine.update_vendor(admin, id, input).await)
             }
             Op::DeleteVendor { vendor } => {
-                let Some(id) = pick(&self.vendors, vendor) else { return "skip".into() };
-                outcome(engine.delete_vendor(admin, id, Some("model".into())).await)
+                on_picked(&self.vendors, vendor, async |id| engine.delete_vendor(admin, id, Some("model".into())).await)
+                    .await
             }
             Op::RestoreVendor { vendor } => {
-                let Some(id) = pick(&self.vendors, vendor) else { return "skip".into() };
-                outcome(engine.restore_vendor(admin, id).await)
+                on_picked(&self.vendors, vendor, async |id| engine.restore_vendor(admin, id).await).await
             }
             Op::CreateInvoice { vendor, number, cents, due_days } => {
                 let Some(vendor_id) = pick(&self.vendors, vendor) else { return "skip".into() };
@@ -152,12 +159,10 @@ impl<S: Store> Model<S> {
                 outcome(engine.update_invoice(admin, id, input).await)
             }
             Op::DeleteInvoice { invoice } => {
-                let Some(id) = pick(&self.invoices, invoice) else { return "skip".into() };
-                outcome(engine.delete_invoice(admin, id, None).await)
+                on_picked(&self.invoices, invoice, async |id| engine.delete_invoice(admin, id, None).await).await
             }
             Op::RestoreInvoice { invoice } => {
-                let Some(id) = pick(&self.invoices, invoice) else { return "skip".into() };
-                outcome(engine.restore_invoice(admin, id).await)
+                on_picked(&self.invoices, invoice, async |id| engine.restore_invoice(admin, id).await).await
             }
             Op::Pay { invoice, units: paid, days_ago, kind, reference } => {
                 let Some(invoice_id) = pick(&self.invoices, invoice) else { return "skip".into() };
@@ -224,16 +229,16 @@ impl<S: Store> Model<S> {
                 }
             }
             Op::DeleteVendorPayment { payment } => {
-                let Some(id) = pick(&self.vendor_payments, payment) else { return "skip".into() };
-                outcome(engine.delete_vendor_payment(admin, id, None).await)
+                on_picked(&self.vendor_payments, payment, async |id| {
+                    engine.delete_vendor_payment(admin, id, None).await
+                })
+                .await
             }
             Op::DeletePayment { payment } => {
-                let Some(id) = pick(&self.payments, payment) else { return "skip".into() };
-                outcome(engine.delete_transaction(admin, id, None).await)
+                on_picked(&self.payments, payment, async |id| engine.delete_transaction(admin, id, None).await).await
             }
             Op::RestorePayment { payment } => {
-                let Some(id) = pick(&self.payments, payment) else { return "skip".into() };
-                outcome(engine.restore_transaction(admin, id).await)
+                on_picked(&self.payments, payment, async |id| engine.restore_transaction(admin, id).await).await
             }
             Op::AdvanceHours(hours) => {
                 self.fx.advance(SignedDuration::from_hours(i64::from(hours)));
@@ -250,32 +255,20 @@ impl<S: Store> Model<S> {
     }
 
     async fn all_invoices(&self) -> Vec<Invoice> {
-        let mut all = Vec::new();
-        for page in 1.. {
-            let query = InvoiceQuery { page: PageRequest::new(page, 100), ..InvoiceQuery::default() };
-            let listed = self.fx.engine.list_invoices(&self.fx.admin, &query).await.expect("list invoices");
-            let done = listed.items.len() < 100;
-            all.extend(listed.items);
-            if done {
-                break;
-            }
-        }
-        all
+        every_page(async |page| {
+            let query = InvoiceQuery { page, ..InvoiceQuery::default() };
+            self.fx.engine.list_invoices(&self.fx.admin, &query).await.expect("list invoices").items
+        })
+        .await
     }
 
     async fn all_payments(&self, is_active: bool) -> Vec<Transaction> {
-        let mut all = Vec::new();
-        for page in 1.. {
-            let mut query = TransactionQuery { page: PageRequest::new(page, 100), ..TransactionQuery::default() };
+        every_page(async |page| {
+            let mut query = TransactionQuery { page, ..TransactionQuery::default() };
             query.filter.is_active = is_active;
-            let listed = self.fx.engine.list_transactions(&self.fx.admin, &query).await.expect("list payments");
-            let done = listed.items.len() < 100;
-            all.extend(listed.items);
-            if done {
-                break;
-            }
-        }
-        all
+            self.fx.engine.list_transactions(&self.fx.admin, &query).await.expect("list payments").items
+        })
+        .await
     }
 
     async fn all_vendors(&self, is_active: bool) -> Vec<Vendor> {
@@ -620,4 +613,18 @@ impl<S: Store> Model<S> {
         super::reconciled::snapshot(&self.fx, &self.vendors, &v, &invoice_ordinal, &mut out).await;
         out
     }
+}
+
+/// Every item of a list, read `list` a page of 100 at a time until a page comes back short.
+async fn every_page<T>(mut list: impl AsyncFnMut(PageRequest) -> Vec<T>) -> Vec<T> {
+    let mut all = Vec::new();
+    for page in 1.. {
+        let items = list(PageRequest::new(page, 100)).await;
+        let done = items.len() < 100;
+        all.extend(items);
+        if done {
+            break;
+        }
+    }
+    all
 }

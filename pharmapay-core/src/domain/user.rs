@@ -40,17 +40,24 @@ pub struct NewUser {
     pub role_id: RoleId,
 }
 
-impl NewUser {
-    /// Trims and checks the text fields.
-    ///
-    /// # Errors
-    /// The messages by field path.
-    pub fn validate(mut self) -> Result<Self, FieldErrors> {
-        let mut errors = FieldErrors::new();
-        check_person(&mut self.first_name, &mut self.last_name, &mut self.email, &mut errors);
-        if errors.is_empty() { Ok(self) } else { Err(errors) }
-    }
+/// `validate` for the bodies that carry a person's names and email.
+macro_rules! validated_person {
+    ($($body:ty),*) => {$(
+        impl $body {
+            /// Trims and checks the text fields.
+            ///
+            /// # Errors
+            /// The messages by field path.
+            pub fn validate(mut self) -> Result<Self, FieldErrors> {
+                let mut errors = FieldErrors::new();
+                check_person(&mut self.first_name, &mut self.last_name, &mut self.email, &mut errors);
+                if errors.is_empty() { Ok(self) } else { Err(errors) }
+            }
+        }
+    )*};
 }
+
+validated_person!(NewUser, UserUpdate, ProfileUpdate);
 
 fn check_person(first_name: &mut String, last_name: &mut String, email: &mut String, errors: &mut FieldErrors) {
     super::tidy_required(first_name, "firstName", NAME_MAX, errors);
@@ -69,18 +76,6 @@ pub struct UserUpdate {
     pub email: String,
     /// The role; must be active.
     pub role_id: RoleId,
-}
-
-impl UserUpdate {
-    /// Trims and checks the text fields.
-    ///
-    /// # Errors
-    /// The messages by field path.
-    pub fn validate(mut self) -> Result<Self, FieldErrors> {
-        let mut errors = FieldErrors::new();
-        check_person(&mut self.first_name, &mut self.last_name, &mut self.email, &mut errors);
-        if errors.is_empty() { Ok(self) } else { Err(errors) }
-    }
 }
 
 /// The caller's own profile (D24).
@@ -105,18 +100,6 @@ pub struct ProfileUpdate {
     pub last_name: String,
     /// Email (D29).
     pub email: String,
-}
-
-impl ProfileUpdate {
-    /// Trims and checks the text fields.
-    ///
-    /// # Errors
-    /// The messages by field path.
-    pub fn validate(mut self) -> Result<Self, FieldErrors> {
-        let mut errors = FieldErrors::new();
-        check_person(&mut self.first_name, &mut self.last_name, &mut self.email, &mut errors);
-        if errors.is_empty() { Ok(self) } else { Err(errors) }
-    }
 }
 
 /// A password change by the user themself (D24).

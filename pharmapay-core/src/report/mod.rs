@@ -260,14 +260,17 @@ impl Row<'_> {
         Ok(())
     }
 
+    /// An empty cell.
+    fn empty(&mut self) -> Result<(), ReportError> {
+        self.next_column();
+        Ok(())
+    }
+
     /// Text that may be missing; missing or empty text leaves the cell empty.
     fn optional_text(&mut self, value: Option<&str>) -> Result<(), ReportError> {
         match value.filter(|value| !value.is_empty()) {
             Some(value) => self.text(value),
-            None => {
-                self.next_column();
-                Ok(())
-            }
+            None => self.empty(),
         }
     }
 
@@ -289,10 +292,7 @@ impl Row<'_> {
     fn optional_date(&mut self, value: Option<ExcelDateTime>) -> Result<(), ReportError> {
         match value {
             Some(value) => self.date(value),
-            None => {
-                self.next_column();
-                Ok(())
-            }
+            None => self.empty(),
         }
     }
 
@@ -615,19 +615,26 @@ mod tests {
         }
     }
 
+    /// A transactions report of the payments 1 to `count` in the money format of `symbol`,
+    /// three rows to a sheet.
+    fn payments_by_three(symbol: &str, count: i64) -> Report {
+        let now = "2024-05-10T10:00:00Z".parse().unwrap();
+        let mut writer =
+            SheetWriter::with_rows_per_sheet(ReportKind::Transactions, symbol, BusinessCalendar::utc(), now, 3)
+                .unwrap();
+        for id in 1..=count {
+            writer.transaction(&payment(id)).unwrap();
+        }
+        writer.finish().unwrap()
+    }
+
     fn sheet_names(report: &mut Report) -> Vec<String> {
         report.workbook.worksheets().iter().map(|sheet| sheet.name()).collect()
     }
 
     #[test]
     fn d42_a_full_sheet_continues_on_numbered_sheets_with_the_same_header() {
-        let now = "2024-05-10T10:00:00Z".parse().unwrap();
-        let mut writer =
-            SheetWriter::with_rows_per_sheet(ReportKind::Transactions, "₹", BusinessCalendar::utc(), now, 3).unwrap();
-        for id in 1..=7 {
-            writer.transaction(&payment(id)).unwrap();
-        }
-        let mut report = writer.finish().unwrap();
+        let mut report = payments_by_three("₹", 7);
         assert_eq!(report.rows(), 7, "every row is counted, whichever sheet holds it");
         assert_eq!(sheet_names(&mut report), ["Transactions", "Transactions (2)", "Transactions (3)"]);
         let mut bytes = Vec::new();
@@ -637,13 +644,7 @@ mod tests {
 
     #[test]
     fn exactly_full_sheets_need_no_empty_continuation() {
-        let now = "2024-05-10T10:00:00Z".parse().unwrap();
-        let mut writer =
-            SheetWriter::with_rows_per_sheet(ReportKind::Transactions, "", BusinessCalendar::utc(), now, 3).unwrap();
-        for id in 1..=6 {
-            writer.transaction(&payment(id)).unwrap();
-        }
-        let mut report = writer.finish().unwrap();
+        let mut report = payments_by_three("", 6);
         assert_eq!(sheet_names(&mut report), ["Transactions", "Transactions (2)"]);
     }
 

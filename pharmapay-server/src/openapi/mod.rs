@@ -14,6 +14,7 @@
 //! writes and a test compares with what the code builds.
 
 mod components;
+mod crud;
 mod json;
 mod operation;
 pub mod schema;
@@ -27,10 +28,11 @@ use pharmapay_core::paging::MAX_PAGE_SIZE;
 use pharmapay_store_memory::MemoryStore;
 
 pub use components::{CACHE_CONTROL, IDEMPOTENCY_KEY, PAGE, SORT_DIR};
+pub use crud::{Crud, Link};
 pub(crate) use json::object;
 pub use json::{Component, Json, Section};
 pub use operation::{
-    Crud, Operation, created, get_link, id_links, json_content, json_response, link_by_id, no_content, page_size,
+    Operation, Tag, created, get_link, id_links, json_content, json_response, link_by_id, no_content, page_size,
     path_id, positive_id, query, query_date, query_id, restore_link, search, sort_by,
 };
 

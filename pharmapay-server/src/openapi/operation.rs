@@ -1,17 +1,34 @@
 //! What one route's row says in the API document: its operation (id, tag, summary, the text
 //! after what its guard requires, parameters, body and answers), and the answers the shared
-//! handlers of [`crate::routes::Call`] give, written once.
+//! handlers of [`crate::routes::Call`] give, written once; [`super::Crud`] builds the operations of
+//! the resources those handlers keep.
 
 use std::borrow::Cow;
 
 use pharmapay_core::paging::{MAX_PAGE_SIZE, SortKey};
 use pharmapay_core::text::SEARCH_MAX;
 
-use super::components::{self, IDEMPOTENCY_KEY, IDEMPOTENT_REPLAYED, LOCATION, error_response};
+use super::components::{self, IDEMPOTENT_REPLAYED, LOCATION, error_response};
 use super::{Json, object, schema};
 use crate::app::Guard;
-use crate::decode::ReasonBody;
 use crate::openapi::{Schema, schema_ref};
+
+/// The tag a resource's operations are listed under, stated once by the resource: it makes
+/// them.
+#[derive(Clone, Copy, Debug)]
+pub struct Tag(pub &'static str);
+
+impl Tag {
+    /// An operation `id` under this tag; `description` follows the guard's sentence.
+    pub fn operation(
+        self,
+        id: impl Into<Cow<'static, str>>,
+        summary: impl Into<Cow<'static, str>>,
+        description: impl Into<Cow<'static, str>>,
+    ) -> Operation {
+        Operation::new(id, self.0, summary, description)
+    }
+}
 
 /// An operation of the API document, without what its route's guard says: the document adds
 /// that from the guard itself.
@@ -49,6 +66,13 @@ impl Operation {
             responses: Vec::new(),
             errors: Vec::new(),
         }
+    }
+
+    /// The same operation under another summary.
+    #[must_use]
+    pub fn with_summary(mut self, summary: impl Into<Cow<'static, str>>) -> Self {
+        self.summary = summary.into();
+        self
     }
 
     /// The operation's id.
@@ -116,7 +140,9 @@ impl Operation {
         self.response("200", json_response(description, schema))
     }
 
-    /// Adds the error answers with these statuses, each described once in `components`.
+    /// Adds the error answers with these statuses, each described once in `components`. The
+    /// document lists them in ascending order, and 403 only under a guard that asks for a
+    /// permission: a route any valid token (or none) may call never answers it.
     #[must_use]
     pub fn errors(mut self, statuses: &[u16]) -> Self {
         self.errors.extend_from_slice(statuses);
@@ -162,8 +188,12 @@ impl Operation {
         for (status, response) in &self.responses {
             responses.set(*status, response.clone());
         }
-        for status in &self.errors {
-            responses.set(status.to_string(), error_response(*status));
+        let forbids = matches!(guard, Guard::Permission(_) | Guard::AllOf(_));
+        let mut statuses = self.errors.clone();
+        statuses.sort_unstable();
+        statuses.dedup();
+        for status in statuses.into_iter().filter(|status| *status != 403 || forbids) {
+            responses.set(status.to_string(), error_response(status));
         }
         responses.set("default", components::ERROR);
         operation.with("responses", responses)
@@ -306,106 +336,4 @@ pub fn search(name: &'static str, description: &str) -> Json {
         ),
         object! { "type": "string", "pattern": schema::optional_line_pattern(SEARCH_MAX) },
     )
-}
-
-/// The operations of a resource whose records are created, read, replaced, deleted and
-/// restored by the shared handlers (spec: vendors, invoices, transactions).
-pub struct Crud {
-    /// The collection's path, such as `/api/vendors`.
-    pub base: &'static str,
-    /// The operations' tag.
-    pub tag: &'static str,
-    /// A record, in words: `vendor`.
-    pub singular: &'static str,
-    /// What must be active for a restore, if anything: `vendor` for an invoice.
-    pub restore_parent: Option<&'static str>,
-}
-
-impl Crud {
-    /// The record's name in operation ids: `Vendor`.
-    fn name(&self) -> String {
-        let mut name = self.singular.to_owned();
-        name[..1].make_ascii_uppercase();
-        name
-    }
-
-    /// The `{id}` path parameter.
-    fn id(&self) -> Json {
-        path_id("id", &format!("{} id.", self.name()))
-    }
-
-    /// `POST base`, answering `D` from the body `B`; `note` comes before the idempotency
-    /// sentence.
-    pub fn create<B: Schema, D: Schema>(&self, note: &str) -> Operation {
-        let (name, singular, base) = (self.name(), self.singular, self.base);
-        let description =
-            format!(". Answers 201 with `Location: {base}/<id>` (D9). {note}Accepts an `Idempotency-Key` (D23).");
-        Operation::new(format!("create{name}"), self.tag, format!("Create a {singular}"), description)
-            .parameter(IDEMPOTENCY_KEY)
-            .body::<B>()
-            .response("201", created(&format!("The {singular} was created."), schema_ref::<D>(), id_links(&name)))
-            .errors(&[400, 401, 403, 409, 413, 415, 422, 503])
-    }
-
-    /// `GET base/{id}`, answering `D`.
-    pub fn get<D: Schema>(&self, note: &str) -> Operation {
-        let (name, singular) = (self.name(), self.singular);
-        let description = with_note(". 404 when missing or soft-deleted.", note);
-        Operation::new(format!("get{name}"), self.tag, format!("Get a {singular}"), description)
-            .path_parameter(self.id())
-            .response("200", json_response(format!("The {singular}."), schema_ref::<D>()))
-            .errors(&[400, 401, 403, 404, 503])
-    }
-
-    /// `PUT base/{id}` from the body `B`, answering `D`.
-    pub fn update<B: Schema, D: Schema>(&self, note: &str) -> Operation {
-        let (name, singular) = (self.name(), self.singular);
-        let description = with_note(
-            ". Full replacement: the body is the create body, all fields as on create (D14). 404 when missing or \
-             soft-deleted.",
-            note,
-        );
-        Operation::new(format!("update{name}"), self.tag, format!("Replace a {singular}"), description)
-            .path_parameter(self.id())
-            .body::<B>()
-            .response("200", json_response(format!("The updated {singular}."), schema_ref::<D>()))
-            .errors(&[400, 401, 403, 404, 409, 413, 415, 503])
-    }
-
-    /// `DELETE base/{id}` with an optional reason.
-    pub fn delete(&self, note: &str) -> Operation {
-        let (name, singular) = (self.name(), self.singular);
-        let description = with_note(
-            ". Soft delete: the record gets `isActive = false`. The optional body `{reason}` is kept in the audit log \
-             (D16, D22).",
-            note,
-        );
-        Operation::new(format!("delete{name}"), self.tag, format!("Delete a {singular}"), description)
-            .path_parameter(self.id())
-            .optional_body::<ReasonBody>()
-            .response("204", no_content("Deleted; no body.").with("links", restore_link(&name)))
-            .errors(&[400, 401, 403, 404, 413, 415, 503])
-    }
-
-    /// `POST base/{id}/restore`, answering `D`.
-    pub fn restore<D: Schema>(&self) -> Operation {
-        let (name, singular) = (self.name(), self.singular);
-        let mut description = format!(
-            ". Turns a soft-deleted {singular} active again (D15). 404 when missing or already active. 409 when its \
-             unique value is now taken by an active record."
-        );
-        if let Some(parent) = self.restore_parent {
-            description.push_str(&format!(" 400 while its {parent} is inactive."));
-        }
-        let ok = json_response(format!("The restored {singular}."), schema_ref::<D>()).with("links", get_link(&name));
-        Operation::new(format!("restore{name}"), self.tag, format!("Restore a deleted {singular}"), description)
-            .path_parameter(self.id())
-            .response("200", ok)
-            .errors(&[400, 401, 403, 404, 409, 503])
-    }
-}
-
-/// `text` followed by `note`, if there is one.
-fn with_note(text: &str, note: &str) -> String {
-    if note.is_empty() { text.to_owned() } else { format!("{text} {note}") }
 }

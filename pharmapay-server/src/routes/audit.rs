@@ -15,7 +15,7 @@ use crate::app::needs;
 use crate::dto::{PageDto, instant, page_schema};
 use crate::openapi::schema::{self, not_space, space};
 use crate::openapi::{
-    Json, Operation, PAGE, Schema, describe, object, page_size, query, query_date, query_id, schema_ref,
+    Json, Operation, PAGE, Schema, Tag, describe, object, page_size, query, query_date, query_id, schema_ref,
 };
 
 /// The audit routes.
@@ -25,15 +25,17 @@ pub fn routes<S: Store>() -> Vec<Route<S>> {
     })]
 }
 
+/// The tag these routes' operations are listed under.
+const TAG: Tag = Tag("Audit");
+
 /// The longest `entity` filter, after trimming; an entry's action and kind of record, which the
 /// server names itself (`login_throttled`, `VendorPayment`), are shorter.
 const ENTITY_MAX: usize = 50;
 
 fn list() -> Operation {
     let (space, not_space) = (space(), not_space());
-    Operation::new(
+    TAG.operation(
         "listAuditLog",
-        "Audit",
         "Read the audit log",
         " (D22). Every create, update, delete (with its reason), restore, login, failed login and settings change, \
          newest first, paginated (D8).",

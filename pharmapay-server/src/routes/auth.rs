@@ -15,8 +15,8 @@ use crate::decode::{Body, Slot, bodies};
 use crate::dto::instant;
 use crate::http::Reply;
 use crate::openapi::{
-    CACHE_CONTROL, Component, Json, Operation, describe, flatten, json_content, json_response, named_schema, object,
-    schema, schema_ref,
+    CACHE_CONTROL, Component, Json, Operation, Tag, describe, flatten, json_content, json_response, named_schema,
+    object, schema, schema_ref,
 };
 use crate::problem::{ApiError, INVALID_CREDENTIALS};
 
@@ -24,6 +24,9 @@ use crate::problem::{ApiError, INVALID_CREDENTIALS};
 pub fn routes<S: Store>() -> Vec<Route<S>> {
     vec![Route::post("/api/auth/login", Guard::Public, login_operation, |call| Box::pin(login(call)))]
 }
+
+/// The tag these routes' operations are listed under.
+const TAG: Tag = Tag("Auth");
 
 /// Signs a user in; 401 `{message}` for bad credentials, 429 when throttled.
 async fn login<S: Store>(mut call: Call<'_, S>) -> Result<Reply, ApiError> {
@@ -33,9 +36,8 @@ async fn login<S: Store>(mut call: Call<'_, S>) -> Result<Reply, ApiError> {
 }
 
 fn login_operation() -> Operation {
-    Operation::new(
+    TAG.operation(
         "login",
-        "Auth",
         "Sign in",
         format!(
             "Checks an email and password and returns a bearer token. Unknown emails, inactive users and wrong \

@@ -20,7 +20,7 @@ use crate::app::needs;
 use crate::dto::{amount, instant, money};
 use crate::http::{Reply, Req};
 use crate::openapi::schema::{self, names};
-use crate::openapi::{Component, Operation, Section, describe, object, query, schema_ref};
+use crate::openapi::{Component, Operation, Section, Tag, describe, object, query, schema_ref};
 use crate::problem::ApiError;
 
 /// The dashboard routes.
@@ -44,6 +44,9 @@ pub fn routes<S: Store>() -> Vec<Route<S>> {
     ]
 }
 
+/// The tag these routes' operations are listed under.
+const TAG: Tag = Tag("Dashboard");
+
 fn limit(req: &Req) -> Result<u32, ApiError> {
     let mut errors = FieldErrors::new();
     let limit = read_limit(&req.query, &mut errors);
@@ -63,7 +66,7 @@ async fn recent_invoices<S: Store>(call: Call<'_, S>) -> Result<Reply, ApiError>
 }
 
 fn summary_operation() -> Operation {
-    Operation::new("getDashboardSummary", "Dashboard", "Summary figures", ". Computed live on every request (D12).")
+    TAG.operation("getDashboardSummary", "Summary figures", ". Computed live on every request (D12).")
         .ok("The summary.", schema_ref::<SummaryDto>())
         .errors(&[401, 403, 503])
 }
@@ -83,9 +86,8 @@ const LIMIT: Component = Component {
 };
 
 fn top_vendors_operation() -> Operation {
-    Operation::new(
+    TAG.operation(
         "getTopVendors",
-        "Dashboard",
         "Vendors with the largest outstanding balance",
         ". Active vendors ranked by outstanding balance, descending, then name (D12).",
     )
@@ -95,9 +97,8 @@ fn top_vendors_operation() -> Operation {
 }
 
 fn recent_invoices_operation() -> Operation {
-    Operation::new(
+    TAG.operation(
         "getRecentInvoices",
-        "Dashboard",
         "Most recently created invoices",
         ". Active and canceled invoices, newest `createdAt` first (D12).",
     )
@@ -107,9 +108,8 @@ fn recent_invoices_operation() -> Operation {
 }
 
 fn monthly_operation() -> Operation {
-    Operation::new(
+    TAG.operation(
         "getMonthlyTransactions",
-        "Dashboard",
         "Payments per month",
         ". Exactly 12 rows, current month first; months without payments are zero rows (D12).",
     )
@@ -118,9 +118,8 @@ fn monthly_operation() -> Operation {
 }
 
 fn payables_operation() -> Operation {
-    Operation::new(
+    TAG.operation(
         "getPayables",
-        "Dashboard",
         "What falls due when",
         ". Amount and count of active invoices still owing something: overdue, due today, within 7 and within 30 days \
          (D32).",

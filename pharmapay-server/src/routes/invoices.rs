@@ -1,7 +1,7 @@
 //! `/api/invoices` (spec, Invoices; D4, D10, D13, D14): the bills vendors send, their body,
 //! their DTOs and their operations.
 
-use pharmapay_core::Action::{Create, Delete, Read, Update};
+use pharmapay_core::Action::Read;
 use pharmapay_core::Collection::Invoice;
 use pharmapay_core::domain::{InvoiceDetail, InvoiceQuery, InvoiceStatus, NewInvoice, VendorBrief, VendorType};
 use pharmapay_core::jiff::Timestamp;
@@ -11,84 +11,59 @@ use pharmapay_core::text::{CODE_MAX, EMAIL_MAX, NAME_MAX, TEXT_MAX};
 use pharmapay_core::{PharmaPay, Store};
 use serde::Serialize;
 
-use super::Route;
 use super::reports::ACTIVE_ONLY;
+use super::{Route, kept_routes};
 use crate::app::needs;
 use crate::decode::{Slot, bodies};
 use crate::dto::{PageDto, instant, money, page_schema};
 use crate::openapi::schema::{self, TRIM_NOTE, names};
 use crate::openapi::{
-    Crud, Json, Operation, PAGE, SORT_DIR, Schema, describe, flatten, object, page_size, query, query_date, query_id,
-    schema_ref, search, sort_by,
+    Crud, Json, Operation, SORT_DIR, Schema, describe, flatten, object, query, query_date, query_id, schema_ref,
+    search, sort_by,
 };
 
 /// The invoice routes.
 pub fn routes<S: Store>() -> Vec<Route<S>> {
-    vec![
-        Route::get("/api/invoices", needs(Invoice, Read), list, |call| {
-            Box::pin(call.page(InvoiceQuery::from_params, PharmaPay::list_invoices, InvoiceDto::from))
-        }),
-        Route::post(
-            "/api/invoices",
-            needs(Invoice, Create),
-            || {
-                CRUD.create::<InvoiceBody, InvoiceDto>(
-                    "The vendor must exist and be active (400). A taken invoice number is a 409 (D5). ",
-                )
-            },
-            |call| {
-                Box::pin(call.create(
-                    "invoices",
-                    PharmaPay::create_invoice,
-                    |invoice| invoice.id.get(),
-                    InvoiceDto::from,
-                ))
-            },
-        ),
-        Route::get(
-            "/api/invoices/{id}",
-            needs(Invoice, Read),
-            || CRUD.get::<InvoiceDetailDto>("Carries the nested `vendor` (D13)."),
-            |call| Box::pin(call.by_id(PharmaPay::get_invoice, InvoiceDetailDto::from)),
-        ),
-        Route::put(
-            "/api/invoices/{id}",
-            needs(Invoice, Update),
-            || CRUD.update::<InvoiceBody, InvoiceDto>("A taken invoice number is a 409 (D5)."),
-            |call| Box::pin(call.replace(PharmaPay::update_invoice, InvoiceDto::from)),
-        ),
-        Route::delete(
-            "/api/invoices/{id}",
-            needs(Invoice, Delete),
-            || CRUD.delete("Its status becomes Canceled and its number is freed (D4)."),
-            |call| Box::pin(call.delete(PharmaPay::delete_invoice)),
-        ),
-        Route::post(
-            "/api/invoices/{id}/restore",
-            needs(Invoice, Update),
-            || CRUD.restore::<InvoiceDto>(),
-            |call| Box::pin(call.by_id(PharmaPay::restore_invoice, InvoiceDto::from)),
-        ),
-    ]
+    kept_routes! {
+        "/api/invoices" as "invoices", Invoice, reads: needs(Invoice, Read), dto: InvoiceDto, one: InvoiceDetailDto;
+        list: |call| Box::pin(call.page(InvoiceQuery::from_params, PharmaPay::list_invoices, InvoiceDto::from));
+        engine: create_invoice, get_invoice, update_invoice, delete_invoice, restore_invoice;
+    }
 }
 
 const CRUD: Crud = Crud { base: "/api/invoices", tag: "Invoices", singular: "invoice", restore_parent: Some("vendor") };
 
 fn list() -> Operation {
     let defaults = InvoiceQuery::default();
-    Operation::new(
-        "listInvoices",
-        "Invoices",
-        "List invoices",
+    CRUD.page::<PageDto<InvoiceDto>>(
         ". Paginated (D8); items carry no nested vendor. Status is computed as of today (D3, D10).",
+        defaults.page.page_size(),
     )
-    .ok("A page of invoices.", schema_ref::<PageDto<InvoiceDto>>())
-    .parameter(PAGE)
-    .parameter(page_size(defaults.page.page_size()))
     .parameter(sort_by(defaults.sort.key))
     .parameter(SORT_DIR)
     .parameters(filters(true))
-    .errors(&[400, 401, 403, 503])
+}
+
+fn create() -> Operation {
+    CRUD.create::<InvoiceBody, InvoiceDto>(
+        "The vendor must exist and be active (400). A taken invoice number is a 409 (D5). ",
+    )
+}
+
+fn get() -> Operation {
+    CRUD.get::<InvoiceDetailDto>("Carries the nested `vendor` (D13).")
+}
+
+fn update() -> Operation {
+    CRUD.update::<InvoiceBody, InvoiceDto>("A taken invoice number is a 409 (D5).")
+}
+
+fn delete() -> Operation {
+    CRUD.delete("Its status becomes Canceled and its number is freed (D4).")
+}
+
+fn restore() -> Operation {
+    CRUD.restore::<InvoiceDto>()
 }
 
 /// The filters of the invoice list, which the invoices report reads too (`listing` false).

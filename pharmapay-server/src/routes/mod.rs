@@ -75,6 +75,99 @@ pub fn table<S: Store>() -> Vec<Route<S>> {
     resources.into_iter().flat_map(|routes| routes()).collect()
 }
 
+/// The rows of a resource whose records the shared handlers keep, in the order the router
+/// tries them and the document lists them: the list and the create on the collection's path,
+/// the resource's own rows that must come before `{id}` (`before`), the read, replacement,
+/// delete and restore of `{id}`, the rest of the resource's own rows (`after`), then the link
+/// and unlink of `{id}` and the record the path `segment` names by the parameter `other`
+/// (`links`: `POST` and `DELETE`, each needing the collection's Update permission).
+///
+/// The list and the read of one record need the guard `reads`; a create needs the collection's
+/// Create permission, a replacement and a restore its Update and a delete its Delete. A create
+/// answers 201 with `Location` under the collection; every record is answered as `dto`, but the
+/// read of one as `one` where the resource names it. The operations are the resource's
+/// functions `list`, `create`, `get`, `update`, `delete` and `restore`; `engine` names the
+/// engine's methods from the create to the restore.
+///
+/// ```text
+/// kept_routes! {
+///     "/api/roles" as "roles", Role, reads: Guard::Token, dto: RoleDto;
+///     list: |call| Box::pin(call.read(PharmaPay::list_roles, each(RoleDto::from)));
+///     engine: create_role, get_role, update_role, delete_role, restore_role;
+/// }
+/// ```
+macro_rules! kept_routes {
+    (@one $first:ty $(, $rest:ty)*) => { $first };
+    (
+        $base:literal as $collection:literal, $kind:expr, reads: $reads:expr, dto: $dto:ty $(, one: $one:ty)?;
+        list: $list:expr;
+        engine: $create:ident, $get:ident, $update:ident, $delete:ident, $restore:ident;
+        $(before: [$($before:expr),* $(,)?];)?
+        $(after: [$($after:expr),* $(,)?];)?
+        $(links: $segment:literal as $other:literal, $link:ident => $link_operation:ident,
+            $unlink:ident => $unlink_operation:ident;)?
+    ) => {
+        vec![
+            $crate::routes::Route::get($base, $reads, list, $list),
+            $crate::routes::Route::post(
+                $base,
+                $crate::app::needs($kind, ::pharmapay_core::Action::Create),
+                create,
+                |call| {
+                    Box::pin(call.create(
+                        $collection,
+                        ::pharmapay_core::PharmaPay::$create,
+                        |record| record.id.get(),
+                        <$dto>::from,
+                    ))
+                },
+            ),
+            $($($before,)*)?
+            $crate::routes::Route::get(concat!($base, "/{id}"), $reads, get, |call| {
+                Box::pin(call.by_id(
+                    ::pharmapay_core::PharmaPay::$get,
+                    <$crate::routes::kept_routes!(@one $($one,)? $dto)>::from,
+                ))
+            }),
+            $crate::routes::Route::put(
+                concat!($base, "/{id}"),
+                $crate::app::needs($kind, ::pharmapay_core::Action::Update),
+                update,
+                |call| Box::pin(call.replace(::pharmapay_core::PharmaPay::$update, <$dto>::from)),
+            ),
+            $crate::routes::Route::delete(
+                concat!($base, "/{id}"),
+                $crate::app::needs($kind, ::pharmapay_core::Action::Delete),
+                delete,
+                |call| Box::pin(call.delete(::pharmapay_core::PharmaPay::$delete)),
+            ),
+            $crate::routes::Route::post(
+                concat!($base, "/{id}/restore"),
+                $crate::app::needs($kind, ::pharmapay_core::Action::Update),
+                restore,
+                |call| Box::pin(call.by_id(::pharmapay_core::PharmaPay::$restore, <$dto>::from)),
+            ),
+            $($($after,)*)?
+            $(
+                $crate::routes::Route::post(
+                    concat!($base, "/{id}/", $segment),
+                    $crate::app::needs($kind, ::pharmapay_core::Action::Update),
+                    $link_operation,
+                    |call| Box::pin(call.link($other, ::pharmapay_core::PharmaPay::$link)),
+                ),
+                $crate::routes::Route::delete(
+                    concat!($base, "/{id}/", $segment),
+                    $crate::app::needs($kind, ::pharmapay_core::Action::Update),
+                    $unlink_operation,
+                    |call| Box::pin(call.link($other, ::pharmapay_core::PharmaPay::$unlink)),
+                ),
+            )?
+        ]
+    };
+}
+
+pub(crate) use kept_routes;
+
 /// What a handler answers: the future of its reply, boxed so that every row's handler has the
 /// same type (the one allocation a request pays for the table).
 pub type Answer<'a> = Pin<Box<dyn Future<Output = Result<Reply, ApiError>> + Send + 'a>>;

@@ -15,7 +15,7 @@ use crate::app::Guard;
 use crate::decode::{Body, Nested, Slot, bodies};
 use crate::dto::instant;
 use crate::http::Reply;
-use crate::openapi::{CACHE_CONTROL, Operation, describe, json_response, object, schema, schema_ref};
+use crate::openapi::{CACHE_CONTROL, Operation, Tag, describe, json_response, object, schema, schema_ref};
 use crate::problem::ApiError;
 
 /// The onboarding routes.
@@ -25,6 +25,9 @@ pub fn routes<S: Store>() -> Vec<Route<S>> {
         Route::post("/api/onboarding/setup", Guard::Public, setup_operation, |call| Box::pin(setup(call))),
     ]
 }
+
+/// The tag these routes' operations are listed under.
+const TAG: Tag = Tag("Onboarding");
 
 /// Whether setup is complete.
 async fn status<S: Store>(call: Call<'_, S>) -> Result<Reply, ApiError> {
@@ -40,9 +43,8 @@ async fn setup<S: Store>(mut call: Call<'_, S>) -> Result<Reply, ApiError> {
 }
 
 fn status_operation() -> Operation {
-    Operation::new(
+    TAG.operation(
         "getOnboardingStatus",
-        "Onboarding",
         "Whether setup is complete",
         "Onboarded means an OwnPharmacy vendor exists and at least one user account exists.",
     )
@@ -51,9 +53,8 @@ fn status_operation() -> Operation {
 }
 
 fn setup_operation() -> Operation {
-    Operation::new(
+    TAG.operation(
         "completeOnboarding",
-        "Onboarding",
         "Create the pharmacy and the first admin",
         "One-time, public. Creates the OwnPharmacy vendor and the first admin user (role Admin) in one atomic step and \
          signs the admin in at once. 400 when setup is already complete or the body is invalid (paths such as \
@@ -123,7 +124,8 @@ impl From<Session> for OnboardingSessionDto {
     }
 }
 
-/// The user inside the onboarding result, and the part of a login result's user they share.
+/// The user inside the onboarding result, and the part every other user DTO shares and flattens
+/// (a login result's user, a user, a profile).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OnboardingUserDto {

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::{Route, each};
 use crate::app::needs;
 use crate::openapi::schema::{self, names};
-use crate::openapi::{Operation, describe, schema_ref};
+use crate::openapi::{Operation, Tag, describe, schema_ref};
 
 /// The permission routes.
 pub fn routes<S: Store>() -> Vec<Route<S>> {
@@ -18,8 +18,11 @@ pub fn routes<S: Store>() -> Vec<Route<S>> {
     })]
 }
 
+/// The tag these routes' operations are listed under.
+const TAG: Tag = Tag("Permissions");
+
 fn list() -> Operation {
-    Operation::new("listPermissions", "Permissions", "List permissions", ". Every seeded permission (D27); read-only.")
+    TAG.operation("listPermissions", "List permissions", ". Every seeded permission (D27); read-only.")
         .ok("Every permission.", schema::array(schema_ref::<PermissionDto>()).with("maxItems", permission_count()))
         .errors(&[401, 403, 503])
 }

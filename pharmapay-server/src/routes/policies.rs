@@ -1,7 +1,7 @@
 //! `/api/policies` (spec, Policies; D17, D19, D38): named sets of permissions, their body, their
 //! DTOs and their operations.
 
-use pharmapay_core::Action::{Create, Delete, Read, Update};
+use pharmapay_core::Action::Read;
 use pharmapay_core::Collection::Policy;
 use pharmapay_core::domain::NewPolicy;
 use pharmapay_core::domain::policy::MAX_POLICY_PERMISSIONS;
@@ -10,148 +10,64 @@ use pharmapay_core::{PharmaPay, Store};
 use serde::Serialize;
 
 use super::permissions::{action_names, collection_names, permission_count};
-use super::{Route, each};
+use super::{Route, each, kept_routes};
 use crate::app::needs;
-use crate::decode::{List, ReasonBody, Slot, bodies};
-use crate::openapi::{
-    IDEMPOTENCY_KEY, Json, Operation, created, describe, get_link, id_links, json_response, no_content, object,
-    path_id, restore_link, schema, schema_ref,
-};
+use crate::decode::{List, Slot, bodies};
+use crate::openapi::{Crud, Json, Link, Operation, describe, object, schema, schema_ref};
 
 /// The policy routes.
 pub fn routes<S: Store>() -> Vec<Route<S>> {
-    vec![
-        Route::get("/api/policies", needs(Policy, Read), list, |call| {
-            Box::pin(call.read(PharmaPay::list_policies, each(PolicyDto::from)))
-        }),
-        Route::post("/api/policies", needs(Policy, Create), create, |call| {
-            Box::pin(call.create("policies", PharmaPay::create_policy, |policy| policy.id.get(), PolicyDto::from))
-        }),
-        Route::get("/api/policies/{id}", needs(Policy, Read), get, |call| {
-            Box::pin(call.by_id(PharmaPay::get_policy, PolicyDto::from))
-        }),
-        Route::put("/api/policies/{id}", needs(Policy, Update), update, |call| {
-            Box::pin(call.replace(PharmaPay::update_policy, PolicyDto::from))
-        }),
-        Route::delete("/api/policies/{id}", needs(Policy, Delete), delete, |call| {
-            Box::pin(call.delete(PharmaPay::delete_policy))
-        }),
-        Route::post("/api/policies/{id}/restore", needs(Policy, Update), restore, |call| {
-            Box::pin(call.by_id(PharmaPay::restore_policy, PolicyDto::from))
-        }),
-        Route::post("/api/policies/{id}/permissions/{permissionId}", needs(Policy, Update), add_permission, |call| {
-            Box::pin(call.link("permissionId", PharmaPay::add_policy_permission))
-        }),
-        Route::delete(
-            "/api/policies/{id}/permissions/{permissionId}",
-            needs(Policy, Update),
-            remove_permission,
-            |call| Box::pin(call.link("permissionId", PharmaPay::remove_policy_permission)),
-        ),
-    ]
+    kept_routes! {
+        "/api/policies" as "policies", Policy, reads: needs(Policy, Read), dto: PolicyDto;
+        list: |call| Box::pin(call.read(PharmaPay::list_policies, each(PolicyDto::from)));
+        engine: create_policy, get_policy, update_policy, delete_policy, restore_policy;
+        links: "permissions/{permissionId}" as "permissionId", add_policy_permission => add_permission,
+            remove_policy_permission => remove_permission;
+    }
 }
 
-fn id() -> Json {
-    path_id("id", "Policy id.")
-}
+const CRUD: Crud = Crud { base: "/api/policies", tag: "Policies", singular: "policy", restore_parent: None };
 
 fn list() -> Operation {
-    Operation::new("listPolicies", "Policies", "List policies", ". Active policies only (D17).")
-        .ok("Active policies.", schema::array(schema_ref::<PolicyDto>()))
-        .errors(&[401, 403, 503])
+    CRUD.list::<PolicyDto>(". Active policies only (D17).", "Active policies.")
 }
 
 fn create() -> Operation {
-    Operation::new(
-        "createPolicy",
-        "Policies",
-        "Create a policy",
-        ". Unknown permission ids are a 400; a taken name is a 409 (D5). Answers 201 with `Location: \
-         /api/policies/<id>` (D9). Accepts an `Idempotency-Key` (D23).",
-    )
-    .parameter(IDEMPOTENCY_KEY)
-    .body::<PolicyBody>()
-    .response("201", created("The policy was created.", schema_ref::<PolicyDto>(), id_links("Policy")))
-    .errors(&[400, 401, 403, 409, 413, 415, 422, 503])
+    CRUD.create_after::<PolicyBody, PolicyDto>(". Unknown permission ids are a 400; a taken name is a 409 (D5).")
 }
 
 fn get() -> Operation {
-    Operation::new(
-        "getPolicy",
-        "Policies",
-        "Get a policy",
-        ". With its full permission list; 404 when missing or soft-deleted.",
-    )
-    .path_parameter(id())
-    .ok("The policy.", schema_ref::<PolicyDto>())
-    .errors(&[400, 401, 403, 404, 503])
+    CRUD.get_described::<PolicyDto>(". With its full permission list; 404 when missing or soft-deleted.")
 }
 
 fn update() -> Operation {
-    Operation::new(
-        "updatePolicy",
-        "Policies",
-        "Replace a policy",
+    CRUD.update_described::<PolicyBody, PolicyDto>(
         ". Replaces name, description and permission list. Unknown permission ids are a 400; a taken name is a 409 \
          (D5).",
     )
-    .path_parameter(id())
-    .body::<PolicyBody>()
-    .ok("The updated policy.", schema_ref::<PolicyDto>())
-    .errors(&[400, 401, 403, 404, 409, 413, 415, 503])
 }
 
 fn delete() -> Operation {
-    Operation::new(
-        "deletePolicy",
-        "Policies",
-        "Delete a policy",
+    CRUD.delete_described(
         ". Soft delete; it stops granting permissions to new tokens (D19). The optional body `{reason}` is kept in the \
          audit log (D16).",
     )
-    .path_parameter(id())
-    .optional_body::<ReasonBody>()
-    .response("204", no_content("Deleted; no body.").with("links", restore_link("Policy")))
-    .errors(&[400, 401, 403, 404, 413, 415, 503])
 }
 
 fn restore() -> Operation {
-    Operation::new(
-        "restorePolicy",
-        "Policies",
-        "Restore a deleted policy",
+    CRUD.restore_described::<PolicyDto>(
         ". Turns a soft-deleted policy active again (D15). 404 when missing or already active; 409 when its name is \
          now taken.",
     )
-    .path_parameter(id())
-    .response("200", json_response("The restored policy.", schema_ref::<PolicyDto>()).with("links", get_link("Policy")))
-    .errors(&[400, 401, 403, 404, 409, 503])
+    .errors(&[409])
 }
 
 fn add_permission() -> Operation {
-    Operation::new(
-        "addPolicyPermission",
-        "Policies",
-        "Add a permission to a policy",
-        ". 404 for a missing policy or permission.",
-    )
-    .path_parameter(id())
-    .path_parameter(path_id("permissionId", "Permission id."))
-    .response("204", no_content("Added; no body."))
-    .errors(&[400, 401, 403, 404, 503])
+    CRUD.link(Link::Add, "permissionId", ". 404 for a missing policy or permission.")
 }
 
 fn remove_permission() -> Operation {
-    Operation::new(
-        "removePolicyPermission",
-        "Policies",
-        "Remove a permission from a policy",
-        ". 404 for a missing policy.",
-    )
-    .path_parameter(id())
-    .path_parameter(path_id("permissionId", "Permission id."))
-    .response("204", no_content("Removed; no body."))
-    .errors(&[400, 401, 403, 404, 503])
+    CRUD.link(Link::Remove, "permissionId", ". 404 for a missing policy.")
 }
 
 bodies! {

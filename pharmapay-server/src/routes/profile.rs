@@ -4,18 +4,19 @@
 use hyper::header;
 use pharmapay_core::domain::{PasswordChange, Profile, ProfileUpdate};
 use pharmapay_core::jiff::Timestamp;
-use pharmapay_core::text::{EMAIL_MAX, NAME_MAX, PASSWORD_MAX_BYTES, PASSWORD_MIN};
+use pharmapay_core::text::{NAME_MAX, PASSWORD_MAX_BYTES, PASSWORD_MIN};
 use pharmapay_core::{PharmaPay, Store};
 use serde::Serialize;
 
 use super::auth::{SessionDto, session_response};
+use super::onboarding::OnboardingUserDto;
 use super::permissions::{longest_code, permission_count};
 use super::{Call, Route};
 use crate::app::Guard;
 use crate::decode::{Body, Slot, bodies};
 use crate::dto::instant;
 use crate::http::Reply;
-use crate::openapi::{Operation, describe, schema, schema_ref};
+use crate::openapi::{Operation, Tag, describe, flatten, schema, schema_ref};
 use crate::problem::ApiError;
 
 /// The profile routes.
@@ -28,6 +29,9 @@ pub fn routes<S: Store>() -> Vec<Route<S>> {
         Route::put("/api/profile/password", Guard::Token, password_operation, |call| Box::pin(change_password(call))),
     ]
 }
+
+/// The tag these routes' operations are listed under.
+const TAG: Tag = Tag("Profile");
 
 /// Changes the caller's names and email; 409 for a taken email.
 async fn update<S: Store>(mut call: Call<'_, S>) -> Result<Reply, ApiError> {
@@ -46,15 +50,14 @@ async fn change_password<S: Store>(mut call: Call<'_, S>) -> Result<Reply, ApiEr
 }
 
 fn get_operation() -> Operation {
-    Operation::new("getProfile", "Profile", "The caller's profile", " (D24).")
+    TAG.operation("getProfile", "The caller's profile", " (D24).")
         .ok("The caller's profile.", schema_ref::<ProfileDto>())
         .errors(&[401, 503])
 }
 
 fn update_operation() -> Operation {
-    Operation::new(
+    TAG.operation(
         "updateProfile",
-        "Profile",
         "Update the caller's profile",
         " (D24). Changes first name, last name and email; a taken email is a 409.",
     )
@@ -64,9 +67,8 @@ fn update_operation() -> Operation {
 }
 
 fn password_operation() -> Operation {
-    Operation::new(
+    TAG.operation(
         "changePassword",
-        "Profile",
         "Change the caller's password",
         format!(
             " (D24). A wrong current password or a new one under {PASSWORD_MIN} characters is a 400. Answers a fresh \
@@ -100,11 +102,8 @@ bodies! {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ProfileDto {
-    id: i64,
-    first_name: String,
-    last_name: String,
-    email: String,
-    role_id: i64,
+    #[serde(flatten)]
+    user: OnboardingUserDto,
     role_name: String,
     is_admin: bool,
     is_active: bool,
@@ -115,17 +114,13 @@ pub struct ProfileDto {
 
 impl From<Profile> for ProfileDto {
     fn from(profile: Profile) -> Self {
-        let user = profile.user;
+        let (is_active, created_at) = (profile.user.is_active, profile.user.created_at);
         Self {
-            id: user.id.get(),
-            first_name: user.first_name,
-            last_name: user.last_name,
-            email: user.email,
-            role_id: user.role_id.get(),
+            user: OnboardingUserDto::from(profile.user),
             role_name: profile.role_name,
             is_admin: profile.is_admin,
-            is_active: user.is_active,
-            created_at: user.created_at,
+            is_active,
+            created_at,
             permissions: profile.permissions,
         }
     }
@@ -133,11 +128,7 @@ impl From<Profile> for ProfileDto {
 
 describe! {
     ProfileDto as "Profile": "The caller's own profile (D24)." {
-        id: schema::id("User id."),
-        first_name: schema::text(NAME_MAX, "First name."),
-        last_name: schema::text(NAME_MAX, "Last name."),
-        email: schema::text(EMAIL_MAX, "Email."),
-        role_id: schema::id("Role id."),
+        user: flatten::<OnboardingUserDto>(),
         role_name: schema::text(NAME_MAX, "The role's name."),
         is_admin: schema::boolean("True for users of the Admin role (D18)."),
         is_active: schema::boolean("Whether the account is active."),

@@ -19,7 +19,7 @@ use super::{Call, Route};
 use crate::app::{needs, needs_all};
 use crate::download::{XLSX, generate};
 use crate::http::{Reply, Req};
-use crate::openapi::{CACHE_CONTROL, Component, Json, Operation, Section, object, positive_id, query};
+use crate::openapi::{CACHE_CONTROL, Component, Json, Operation, Section, Tag, object, positive_id, query};
 use crate::problem::ApiError;
 
 /// The report routes.
@@ -36,6 +36,9 @@ pub fn routes<S: Store>() -> Vec<Route<S>> {
         }),
     ]
 }
+
+/// The tag these routes' operations are listed under.
+const TAG: Tag = Tag("Reports");
 
 /// What a report says of the list's `isActive` filter (D26).
 pub const ACTIVE_ONLY: &str =
@@ -72,9 +75,8 @@ fn workbook() -> Json {
 
 /// The download of a list's active records.
 fn list_report(id: &'static str, summary: &'static str, name: &str, columns: &str, filters: Vec<Json>) -> Operation {
-    Operation::new(
+    TAG.operation(
         id,
-        "Reports",
         summary,
         format!(
             ". An Excel workbook, generated on demand, of the active records the matching list would show with these \
@@ -120,9 +122,8 @@ fn transactions_operation() -> Operation {
 }
 
 fn aging_operation() -> Operation {
-    Operation::new(
+    TAG.operation(
         "downloadAgingReport",
-        "Reports",
         "The aging as an Excel file",
         ". The aging of `GET /api/payables/aging` with the same parameters (D34) as a workbook `aging_YYYYMMDD.xlsx` \
          named after `asOf`: columns Vendor ID, Vendor, Not Due, 1-30 Days, 31-60 Days, 61-90 Days, 91-180 Days, Over \
@@ -134,9 +135,8 @@ fn aging_operation() -> Operation {
 }
 
 fn statement_operation() -> Operation {
-    Operation::new(
+    TAG.operation(
         "downloadVendorStatementReport",
-        "Reports",
         "A vendor's statement as an Excel file",
         " (D48). The statement of `GET /api/vendors/{id}/statement` (D35) as a workbook \
          `statement_<vendorId>_YYYYMMDD.xlsx` dated today: an opening balance row, the lines (Date, Kind, Invoice \

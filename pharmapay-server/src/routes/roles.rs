@@ -1,7 +1,6 @@
 //! `/api/roles` (spec, Roles; D17-D19): roles and the policies attached to them, their body,
 //! their DTO and their operations.
 
-use pharmapay_core::Action::{Create, Delete, Update};
 use pharmapay_core::Collection::Role;
 use pharmapay_core::domain::NewRole;
 use pharmapay_core::jiff::Timestamp;
@@ -9,134 +8,67 @@ use pharmapay_core::text::{NAME_MAX, TEXT_MAX};
 use pharmapay_core::{PharmaPay, Store};
 use serde::Serialize;
 
-use super::{Route, each};
-use crate::app::{Guard, needs};
-use crate::decode::{ReasonBody, Slot, bodies};
+use super::{Route, each, kept_routes};
+use crate::app::Guard;
+use crate::decode::{Slot, bodies};
 use crate::dto::instant;
-use crate::openapi::{
-    IDEMPOTENCY_KEY, Json, Operation, created, describe, get_link, id_links, json_response, no_content, path_id,
-    restore_link, schema, schema_ref,
-};
+use crate::openapi::{Crud, Link, Operation, describe, schema};
 
 /// The role routes.
 pub fn routes<S: Store>() -> Vec<Route<S>> {
-    vec![
-        Route::get("/api/roles", Guard::Token, list, |call| {
-            Box::pin(call.read(PharmaPay::list_roles, each(RoleDto::from)))
-        }),
-        Route::post("/api/roles", needs(Role, Create), create, |call| {
-            Box::pin(call.create("roles", PharmaPay::create_role, |role| role.id.get(), RoleDto::from))
-        }),
-        Route::get("/api/roles/{id}", Guard::Token, get, |call| {
-            Box::pin(call.by_id(PharmaPay::get_role, RoleDto::from))
-        }),
-        Route::put("/api/roles/{id}", needs(Role, Update), update, |call| {
-            Box::pin(call.replace(PharmaPay::update_role, RoleDto::from))
-        }),
-        Route::delete("/api/roles/{id}", needs(Role, Delete), delete, |call| {
-            Box::pin(call.delete(PharmaPay::delete_role))
-        }),
-        Route::post("/api/roles/{id}/restore", needs(Role, Update), restore, |call| {
-            Box::pin(call.by_id(PharmaPay::restore_role, RoleDto::from))
-        }),
-        Route::post("/api/roles/{id}/policies/{policyId}", needs(Role, Update), attach_policy, |call| {
-            Box::pin(call.link("policyId", PharmaPay::attach_role_policy))
-        }),
-        Route::delete("/api/roles/{id}/policies/{policyId}", needs(Role, Update), detach_policy, |call| {
-            Box::pin(call.link("policyId", PharmaPay::detach_role_policy))
-        }),
-    ]
+    kept_routes! {
+        "/api/roles" as "roles", Role, reads: Guard::Token, dto: RoleDto;
+        list: |call| Box::pin(call.read(PharmaPay::list_roles, each(RoleDto::from)));
+        engine: create_role, get_role, update_role, delete_role, restore_role;
+        links: "policies/{policyId}" as "policyId", attach_role_policy => attach_policy,
+            detach_role_policy => detach_policy;
+    }
 }
 
-fn id() -> Json {
-    path_id("id", "Role id.")
-}
+const CRUD: Crud = Crud { base: "/api/roles", tag: "Roles", singular: "role", restore_parent: None };
 
 fn list() -> Operation {
-    Operation::new("listRoles", "Roles", "List roles", ". Active and inactive roles (D17).")
-        .ok("Every role.", schema::array(schema_ref::<RoleDto>()))
-        .errors(&[401, 503])
+    CRUD.list::<RoleDto>(". Active and inactive roles (D17).", "Every role.")
 }
 
 fn create() -> Operation {
-    Operation::new(
-        "createRole",
-        "Roles",
-        "Create a role",
-        ". The new role has `isSystem = false`. A taken name is a 409 (D5). Answers 201 with `Location: \
-         /api/roles/<id>` (D9). Accepts an `Idempotency-Key` (D23).",
-    )
-    .parameter(IDEMPOTENCY_KEY)
-    .body::<RoleBody>()
-    .response("201", created("The role was created.", schema_ref::<RoleDto>(), id_links("Role")))
-    .errors(&[400, 401, 403, 409, 413, 415, 422, 503])
+    CRUD.create_after::<RoleBody, RoleDto>(". The new role has `isSystem = false`. A taken name is a 409 (D5).")
 }
 
 fn get() -> Operation {
-    Operation::new("getRole", "Roles", "Get a role", ". 404 when missing or soft-deleted (D17).")
-        .path_parameter(id())
-        .ok("The role.", schema_ref::<RoleDto>())
-        .errors(&[400, 401, 404, 503])
+    CRUD.get_described::<RoleDto>(". 404 when missing or soft-deleted (D17).")
 }
 
 fn update() -> Operation {
-    Operation::new(
-        "updateRole",
-        "Roles",
-        "Update a role",
+    CRUD.update_described::<RoleBody, RoleDto>(
         ". Changes name and description; `isSystem` and `isActive` cannot change here. System roles cannot be renamed \
          (400); a taken name is a 409 (D5).",
     )
-    .path_parameter(id())
-    .body::<RoleBody>()
-    .ok("The updated role.", schema_ref::<RoleDto>())
-    .errors(&[400, 401, 403, 404, 409, 413, 415, 503])
+    .with_summary("Update a role")
 }
 
 fn delete() -> Operation {
-    Operation::new(
-        "deleteRole",
-        "Roles",
-        "Delete a role",
+    CRUD.delete_described(
         ". Soft delete; a system role answers 400. The optional body `{reason}` is kept in the audit log (D16).",
     )
-    .path_parameter(id())
-    .optional_body::<ReasonBody>()
-    .response("204", no_content("Deleted; no body.").with("links", restore_link("Role")))
-    .errors(&[400, 401, 403, 404, 413, 415, 503])
 }
 
 fn restore() -> Operation {
-    Operation::new(
-        "restoreRole",
-        "Roles",
-        "Restore a deleted role",
+    CRUD.restore_described::<RoleDto>(
         ". Turns a soft-deleted role active again (D15). 404 when missing or already active.",
     )
-    .path_parameter(id())
-    .response("200", json_response("The restored role.", schema_ref::<RoleDto>()).with("links", get_link("Role")))
-    .errors(&[400, 401, 403, 404, 503])
 }
 
 fn attach_policy() -> Operation {
-    Operation::new(
-        "attachRolePolicy",
-        "Roles",
-        "Attach a policy to a role",
+    CRUD.link(
+        Link::Attach,
+        "policyId",
         ". 404 for a missing role or policy. Takes effect in tokens issued afterwards (D19).",
     )
-    .path_parameter(id())
-    .path_parameter(path_id("policyId", "Policy id."))
-    .response("204", no_content("Attached; no body."))
-    .errors(&[400, 401, 403, 404, 503])
 }
 
 fn detach_policy() -> Operation {
-    Operation::new("detachRolePolicy", "Roles", "Detach a policy from a role", ". 404 for a missing role.")
-        .path_parameter(id())
-        .path_parameter(path_id("policyId", "Policy id."))
-        .response("204", no_content("Detached; no body."))
-        .errors(&[400, 401, 403, 404, 503])
+    CRUD.link(Link::Detach, "policyId", ". 404 for a missing role.")
 }
 
 bodies! {

@@ -12,7 +12,7 @@ use crate::app::needs;
 use crate::decode::{Body, Slot, bodies};
 use crate::http::Reply;
 use crate::openapi::schema::{self, TRIM_NOTE};
-use crate::openapi::{Json, Operation, describe, object, schema_ref};
+use crate::openapi::{Json, Operation, Tag, describe, object, schema_ref};
 use crate::problem::ApiError;
 
 /// The setting routes.
@@ -25,6 +25,9 @@ pub fn routes<S: Store>() -> Vec<Route<S>> {
         Route::put("/api/settings/{key}", needs(Setting, Update), update_operation, |call| Box::pin(update(call))),
     ]
 }
+
+/// The tag these routes' operations are listed under.
+const TAG: Tag = Tag("Settings");
 
 /// One setting; 404 for an unknown key.
 async fn get<S: Store>(call: Call<'_, S>) -> Result<Reply, ApiError> {
@@ -41,14 +44,9 @@ async fn update<S: Store>(mut call: Call<'_, S>) -> Result<Reply, ApiError> {
 }
 
 fn list() -> Operation {
-    Operation::new(
-        "listSettings",
-        "Settings",
-        "List settings",
-        ". Settings are seeded (D27) and cannot be created or deleted.",
-    )
-    .ok("Every setting.", schema::array(schema_ref::<SettingDto>()).with("maxItems", seed::settings().len()))
-    .errors(&[401, 403, 503])
+    TAG.operation("listSettings", "List settings", ". Settings are seeded (D27) and cannot be created or deleted.")
+        .ok("Every setting.", schema::array(schema_ref::<SettingDto>()).with("maxItems", seed::settings().len()))
+        .errors(&[401, 403, 503])
 }
 
 /// The `{key}` path parameter.
@@ -63,16 +61,15 @@ fn key() -> Json {
 }
 
 fn get_operation() -> Operation {
-    Operation::new("getSetting", "Settings", "Get a setting", ". 404 for an unknown key.")
+    TAG.operation("getSetting", "Get a setting", ". 404 for an unknown key.")
         .path_parameter(key())
         .ok("The setting.", schema_ref::<SettingDto>())
         .errors(&[401, 403, 404, 503])
 }
 
 fn update_operation() -> Operation {
-    Operation::new(
+    TAG.operation(
         "updateSetting",
-        "Settings",
         "Change a setting's value",
         ". Only the value changes; key and description are immutable. `TimeZone` must be a known IANA zone (400, D3). \
          404 for an unknown key. Recorded in the audit log (D22).",

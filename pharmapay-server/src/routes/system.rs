@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::{Call, Route};
 use crate::app::Guard;
 use crate::http::Reply;
-use crate::openapi::{Operation, describe, json_response, object, schema_ref};
+use crate::openapi::{Operation, Tag, describe, json_response, object, schema_ref};
 use crate::problem::ApiError;
 
 /// The system routes.
@@ -17,6 +17,9 @@ pub fn routes<S: Store>() -> Vec<Route<S>> {
         Route::get("/api/openapi.json", Guard::Public, openapi_operation, |_call| Box::pin(openapi())),
     ]
 }
+
+/// The tag these routes' operations are listed under.
+const TAG: Tag = Tag("System");
 
 /// 200 `{status: "ok", database}` when the store answers, else 503 `{status: "unavailable"}`.
 async fn health<S: Store>(call: Call<'_, S>) -> Result<Reply, ApiError> {
@@ -36,9 +39,8 @@ async fn openapi() -> Result<Reply, ApiError> {
 }
 
 fn health_operation() -> Operation {
-    Operation::new(
+    TAG.operation(
         "getHealth",
-        "System",
         "Health check",
         "Public and cheap (D25): 200 `{status: \"ok\", database}` when the store answers, 503 `{status: \
          \"unavailable\", database}` when it does not. Plain JSON, not problem details.",
@@ -48,9 +50,8 @@ fn health_operation() -> Operation {
 }
 
 fn openapi_operation() -> Operation {
-    Operation::new(
+    TAG.operation(
         "getOpenApi",
-        "System",
         "This OpenAPI document",
         "Public (D25): the OpenAPI 3.1 document describing every route, built from the route table when first asked \
          for.",

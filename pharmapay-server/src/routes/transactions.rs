@@ -1,7 +1,7 @@
 //! `/api/transactions` (spec, Transactions; D10, D13, D14, D30): payments against invoices, their
 //! body, their DTO and their operations.
 
-use pharmapay_core::Action::{Create, Delete, Read, Update};
+use pharmapay_core::Action::Read;
 use pharmapay_core::Collection::Transaction;
 use pharmapay_core::domain::reference::REFERENCE_MAX;
 use pharmapay_core::domain::{InvoiceBrief, NewTransaction, TransactionQuery, TransactionType};
@@ -11,66 +11,23 @@ use pharmapay_core::text::{CODE_MAX, NAME_MAX, TEXT_MAX};
 use pharmapay_core::{Amount, PharmaPay, Store};
 use serde::Serialize;
 
-use super::Route;
 use super::reports::ACTIVE_ONLY;
+use super::{Route, kept_routes};
 use crate::app::needs;
 use crate::decode::{Slot, bodies};
 use crate::dto::{PageDto, amount, instant, money, page_schema};
 use crate::openapi::schema::{self, either, names};
 use crate::openapi::{
-    Crud, Json, Operation, PAGE, SORT_DIR, Schema, describe, object, page_size, query, query_date, query_id,
-    schema_ref, sort_by,
+    Crud, Json, Operation, SORT_DIR, Schema, describe, object, query, query_date, query_id, schema_ref, sort_by,
 };
 
 /// The payment routes.
 pub fn routes<S: Store>() -> Vec<Route<S>> {
-    vec![
-        Route::get("/api/transactions", needs(Transaction, Read), list, |call| {
-            Box::pin(call.page(TransactionQuery::from_params, PharmaPay::list_transactions, TransactionDto::from))
-        }),
-        Route::post(
-            "/api/transactions",
-            needs(Transaction, Create),
-            || {
-                CRUD.create::<TransactionBody, TransactionDto>(
-                    "The invoice must exist and be active (400); a date after today is a 400 (D2). A reference another \
-                     payment holds is a 409 with `existingTransactionId` (D30). ",
-                )
-            },
-            |call| {
-                Box::pin(call.create(
-                    "transactions",
-                    PharmaPay::create_transaction,
-                    |payment| payment.id.get(),
-                    TransactionDto::from,
-                ))
-            },
-        ),
-        Route::get(
-            "/api/transactions/{id}",
-            needs(Transaction, Read),
-            || CRUD.get::<TransactionDto>(""),
-            |call| Box::pin(call.by_id(PharmaPay::get_transaction, TransactionDto::from)),
-        ),
-        Route::put(
-            "/api/transactions/{id}",
-            needs(Transaction, Update),
-            || CRUD.update::<TransactionBody, TransactionDto>("A reference another payment holds is a 409 (D30)."),
-            |call| Box::pin(call.replace(PharmaPay::update_transaction, TransactionDto::from)),
-        ),
-        Route::delete(
-            "/api/transactions/{id}",
-            needs(Transaction, Delete),
-            || CRUD.delete(""),
-            |call| Box::pin(call.delete(PharmaPay::delete_transaction)),
-        ),
-        Route::post(
-            "/api/transactions/{id}/restore",
-            needs(Transaction, Update),
-            || CRUD.restore::<TransactionDto>(),
-            |call| Box::pin(call.by_id(PharmaPay::restore_transaction, TransactionDto::from)),
-        ),
-    ]
+    kept_routes! {
+        "/api/transactions" as "transactions", Transaction, reads: needs(Transaction, Read), dto: TransactionDto;
+        list: |call| Box::pin(call.page(TransactionQuery::from_params, PharmaPay::list_transactions, TransactionDto::from));
+        engine: create_transaction, get_transaction, update_transaction, delete_transaction, restore_transaction;
+    }
 }
 
 const CRUD: Crud =
@@ -78,19 +35,33 @@ const CRUD: Crud =
 
 fn list() -> Operation {
     let defaults = TransactionQuery::default();
-    Operation::new(
-        "listTransactions",
-        "Transactions",
-        "List transactions",
-        ". Paginated (D8); each item carries its invoice.",
+    CRUD.page::<PageDto<TransactionDto>>(". Paginated (D8); each item carries its invoice.", defaults.page.page_size())
+        .parameter(sort_by(defaults.sort.key))
+        .parameter(SORT_DIR)
+        .parameters(filters(true))
+}
+
+fn create() -> Operation {
+    CRUD.create::<TransactionBody, TransactionDto>(
+        "The invoice must exist and be active (400); a date after today is a 400 (D2). A reference another payment \
+         holds is a 409 with `existingTransactionId` (D30). ",
     )
-    .ok("A page of transactions.", schema_ref::<PageDto<TransactionDto>>())
-    .parameter(PAGE)
-    .parameter(page_size(defaults.page.page_size()))
-    .parameter(sort_by(defaults.sort.key))
-    .parameter(SORT_DIR)
-    .parameters(filters(true))
-    .errors(&[400, 401, 403, 503])
+}
+
+fn get() -> Operation {
+    CRUD.get::<TransactionDto>("")
+}
+
+fn update() -> Operation {
+    CRUD.update::<TransactionBody, TransactionDto>("A reference another payment holds is a 409 (D30).")
+}
+
+fn delete() -> Operation {
+    CRUD.delete("")
+}
+
+fn restore() -> Operation {
+    CRUD.restore::<TransactionDto>()
 }
 
 /// The filters of the payment list, which the transactions report reads too (`listing` false).

@@ -1,89 +1,53 @@
 //! `/api/users` (spec, Users; D17-D20): user accounts, the policies attached to them and the
 //! caller's permissions, their bodies, their DTO and their operations.
 
-use pharmapay_core::Action::{Create, Delete, Update};
 use pharmapay_core::Collection::User;
 use pharmapay_core::domain::{NewUser, UserUpdate};
 use pharmapay_core::jiff::Timestamp;
-use pharmapay_core::text::{EMAIL_MAX, NAME_MAX};
 use pharmapay_core::{PharmaPay, Store};
 use serde::Serialize;
 
+use super::onboarding::OnboardingUserDto;
 use super::permissions::{PermissionDto, permission_count};
 use super::policies::PolicyDto;
-use super::{Route, each};
-use crate::app::{Guard, needs};
-use crate::decode::{ReasonBody, Slot, bodies};
+use super::{Route, each, kept_routes};
+use crate::app::Guard;
+use crate::decode::{Slot, bodies};
 use crate::dto::instant;
-use crate::openapi::{
-    IDEMPOTENCY_KEY, Json, Operation, created, describe, get_link, id_links, json_response, no_content, path_id,
-    restore_link, schema, schema_ref,
-};
+use crate::openapi::{Crud, Link, Operation, describe, flatten, schema, schema_ref};
 
 /// The user routes.
 pub fn routes<S: Store>() -> Vec<Route<S>> {
-    vec![
-        Route::get("/api/users", Guard::Token, list, |call| {
-            Box::pin(call.read(PharmaPay::list_users, each(UserDto::from)))
-        }),
-        Route::post("/api/users", needs(User, Create), create, |call| {
-            Box::pin(call.create("users", PharmaPay::create_user, |user| user.id.get(), UserDto::from))
-        }),
-        Route::get("/api/users/me/permissions", Guard::Token, my_permissions, |call| {
+    kept_routes! {
+        "/api/users" as "users", User, reads: Guard::Token, dto: UserDto;
+        list: |call| Box::pin(call.read(PharmaPay::list_users, each(UserDto::from)));
+        engine: create_user, get_user, update_user, delete_user, restore_user;
+        before: [Route::get("/api/users/me/permissions", Guard::Token, my_permissions, |call| {
             Box::pin(call.read(PharmaPay::my_permissions, each(PermissionDto::from)))
-        }),
-        Route::get("/api/users/{id}", Guard::Token, get, |call| {
-            Box::pin(call.by_id(PharmaPay::get_user, UserDto::from))
-        }),
-        Route::put("/api/users/{id}", needs(User, Update), update, |call| {
-            Box::pin(call.replace(PharmaPay::update_user, UserDto::from))
-        }),
-        Route::delete("/api/users/{id}", needs(User, Delete), delete, |call| {
-            Box::pin(call.delete(PharmaPay::delete_user))
-        }),
-        Route::post("/api/users/{id}/restore", needs(User, Update), restore, |call| {
-            Box::pin(call.by_id(PharmaPay::restore_user, UserDto::from))
-        }),
-        Route::get("/api/users/{id}/policies", Guard::Token, policies, |call| {
-            Box::pin(call.by_id(PharmaPay::list_user_policies, each(PolicyDto::from)))
-        }),
-        Route::post("/api/users/{id}/policies/{policyId}", needs(User, Update), attach_policy, |call| {
-            Box::pin(call.link("policyId", PharmaPay::attach_user_policy))
-        }),
-        Route::delete("/api/users/{id}/policies/{policyId}", needs(User, Update), detach_policy, |call| {
-            Box::pin(call.link("policyId", PharmaPay::detach_user_policy))
-        }),
-    ]
+        })];
+        after: [
+            Route::get("/api/users/{id}/policies", Guard::Token, policies, |call| {
+                Box::pin(call.by_id(PharmaPay::list_user_policies, each(PolicyDto::from)))
+            }),
+        ];
+        links: "policies/{policyId}" as "policyId", attach_user_policy => attach_policy,
+            detach_user_policy => detach_policy;
+    }
 }
 
-fn id() -> Json {
-    path_id("id", "User id.")
-}
+const CRUD: Crud = Crud { base: "/api/users", tag: "Users", singular: "user", restore_parent: None };
 
 fn list() -> Operation {
-    Operation::new("listUsers", "Users", "List users", ". Active users only (D17).")
-        .ok("Active users.", schema::array(schema_ref::<UserDto>()))
-        .errors(&[401, 503])
+    CRUD.list::<UserDto>(". Active users only (D17).", "Active users.")
 }
 
 fn create() -> Operation {
-    Operation::new(
-        "createUser",
-        "Users",
-        "Create a user",
-        ". The role must exist and be active (400); a taken email is a 409 (D5). Answers 201 with `Location: \
-         /api/users/<id>` (D9). Accepts an `Idempotency-Key` (D23).",
-    )
-    .parameter(IDEMPOTENCY_KEY)
-    .body::<NewUserBody>()
-    .response("201", created("The user was created.", schema_ref::<UserDto>(), id_links("User")))
-    .errors(&[400, 401, 403, 409, 413, 415, 422, 503])
+    CRUD.create_after::<NewUserBody, UserDto>(". The role must exist and be active (400); a taken email is a 409 (D5).")
 }
 
 fn my_permissions() -> Operation {
-    Operation::new(
+    CRUD.operation(
         "getMyPermissions",
-        "Users",
         "The caller's permissions",
         ". The caller's permissions resolved from the active policies of their active role and their directly attached \
          active policies, deduplicated and sorted (D19). For an admin: \
@@ -94,84 +58,52 @@ fn my_permissions() -> Operation {
 }
 
 fn get() -> Operation {
-    Operation::new("getUser", "Users", "Get a user", ". 404 when missing or soft-deleted.")
-        .path_parameter(id())
-        .ok("The user.", schema_ref::<UserDto>())
-        .errors(&[400, 401, 404, 503])
+    CRUD.get::<UserDto>("")
 }
 
 fn update() -> Operation {
-    Operation::new(
-        "updateUser",
-        "Users",
-        "Replace a user",
+    CRUD.update_described::<UserUpdateBody, UserDto>(
         ". Replaces names, email and role; a taken email is a 409 (D5); the last active admin cannot be moved off the \
          Admin role (400, D18).",
     )
-    .path_parameter(id())
-    .body::<UserUpdateBody>()
-    .ok("The updated user.", schema_ref::<UserDto>())
-    .errors(&[400, 401, 403, 404, 409, 413, 415, 503])
 }
 
 fn delete() -> Operation {
-    Operation::new(
-        "deleteUser",
-        "Users",
-        "Delete a user",
+    CRUD.delete_described(
         ". Soft delete; the user's tokens stop working (D20). A user cannot delete themself and the last active admin \
          cannot be deleted (400, D18). The optional body `{reason}` is kept in the audit log (D16).",
     )
-    .path_parameter(id())
-    .optional_body::<ReasonBody>()
-    .response("204", no_content("Deleted; no body.").with("links", restore_link("User")))
-    .errors(&[400, 401, 403, 404, 413, 415, 503])
 }
 
 fn restore() -> Operation {
-    Operation::new(
-        "restoreUser",
-        "Users",
-        "Restore a deleted user",
+    CRUD.restore_described::<UserDto>(
         ". Turns a soft-deleted user active again (D15). 404 when missing or already active; 409 when the email is now \
          taken; 400 while the user's role is inactive.",
     )
-    .path_parameter(id())
-    .response("200", json_response("The restored user.", schema_ref::<UserDto>()).with("links", get_link("User")))
-    .errors(&[400, 401, 403, 404, 409, 503])
+    .errors(&[409])
 }
 
 fn policies() -> Operation {
-    Operation::new(
+    CRUD.operation(
         "listUserPolicies",
-        "Users",
         "Policies attached to a user",
         ". The policies attached directly to the user (D19). 404 when the user is missing or soft-deleted.",
     )
-    .path_parameter(id())
+    .path_parameter(CRUD.id())
     .ok("The user's policies.", schema::array(schema_ref::<PolicyDto>()))
     .errors(&[400, 401, 404, 503])
 }
 
 fn attach_policy() -> Operation {
-    Operation::new(
-        "attachUserPolicy",
-        "Users",
-        "Attach a policy to a user",
+    CRUD.link(
+        Link::Attach,
+        "policyId",
         " (D19). 404 for a missing user or policy. Takes effect in tokens issued afterwards.",
     )
-    .path_parameter(id())
-    .path_parameter(path_id("policyId", "Policy id."))
-    .response("204", no_content("Attached; no body."))
-    .errors(&[400, 401, 403, 404, 503])
 }
 
 fn detach_policy() -> Operation {
-    Operation::new("detachUserPolicy", "Users", "Detach a policy from a user", " (D19). 404 for a missing user.")
-        .path_parameter(id())
-        .path_parameter(path_id("policyId", "Policy id."))
-        .response("204", no_content("Detached; no body."))
-        .errors(&[400, 401, 403, 404, 503])
+    CRUD.link(Link::Detach, "policyId", " (D19). 404 for a missing user.")
 }
 
 /// What the user bodies say of an email: unique among active users (D4, D5).
@@ -202,11 +134,8 @@ bodies! {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UserDto {
-    id: i64,
-    first_name: String,
-    last_name: String,
-    email: String,
-    role_id: i64,
+    #[serde(flatten)]
+    user: OnboardingUserDto,
     is_active: bool,
     #[serde(serialize_with = "instant")]
     created_at: Timestamp,
@@ -214,25 +143,14 @@ pub struct UserDto {
 
 impl From<pharmapay_core::domain::User> for UserDto {
     fn from(user: pharmapay_core::domain::User) -> Self {
-        Self {
-            id: user.id.get(),
-            first_name: user.first_name,
-            last_name: user.last_name,
-            email: user.email,
-            role_id: user.role_id.get(),
-            is_active: user.is_active,
-            created_at: user.created_at,
-        }
+        let (is_active, created_at) = (user.is_active, user.created_at);
+        Self { user: OnboardingUserDto::from(user), is_active, created_at }
     }
 }
 
 describe! {
     UserDto as "User": "UserDto; the password hash is never returned." {
-        id: schema::id("User id."),
-        first_name: schema::text(NAME_MAX, "First name."),
-        last_name: schema::text(NAME_MAX, "Last name."),
-        email: schema::text(EMAIL_MAX, "Email."),
-        role_id: schema::id("Role id."),
+        user: flatten::<OnboardingUserDto>(),
         is_active: schema::boolean("False once soft-deleted."),
         created_at: schema::instant("When created."),
     }

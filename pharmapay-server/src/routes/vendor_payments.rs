@@ -21,7 +21,7 @@ use crate::dto::{amount, instant};
 use crate::http::Reply;
 use crate::openapi::schema::{self, names};
 use crate::openapi::{
-    IDEMPOTENCY_KEY, Json, Operation, created, describe, link_by_id, no_content, object, path_id, schema_ref,
+    IDEMPOTENCY_KEY, Json, Operation, Tag, created, describe, link_by_id, no_content, object, path_id, schema_ref,
 };
 use crate::problem::ApiError;
 
@@ -40,10 +40,12 @@ pub fn routes<S: Store>() -> Vec<Route<S>> {
     ]
 }
 
+/// The tag these routes' operations are listed under.
+const TAG: Tag = Tag("Transactions");
+
 fn pay_operation() -> Operation {
-    Operation::new(
+    TAG.operation(
         "createVendorPayment",
-        "Transactions",
         "Pay a vendor over several invoices",
         ". Records one payment to an active vendor (404 for an unknown or deleted vendor) as one payment transaction \
          per invoice, all with its date, type, reference and description and with `vendorPaymentId` (D31): split as \
@@ -68,9 +70,8 @@ fn pay_operation() -> Operation {
 }
 
 fn get() -> Operation {
-    Operation::new(
+    TAG.operation(
         "getVendorPayment",
-        "Transactions",
         "Get a vendor payment",
         ". The vendor payment with its active payments; 404 when missing or none of its payments is active (D31).",
     )
@@ -80,9 +81,8 @@ fn get() -> Operation {
 }
 
 fn delete() -> Operation {
-    Operation::new(
+    TAG.operation(
         "deleteVendorPayment",
-        "Transactions",
         "Delete a vendor payment",
         ". Soft-deletes all of its active payments in one transaction (D31); each can be restored on its own. The \
          optional body `{reason}` is kept in the audit log (D16). 404 when missing or none of its payments is active.",

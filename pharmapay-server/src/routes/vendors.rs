@@ -1,7 +1,7 @@
 //! `/api/vendors` (spec, Vendors; D11, D14, D36, D37): the pharmacy's suppliers, their body,
 //! their DTO and their operations.
 
-use pharmapay_core::Action::{Create, Delete, Read, Update};
+use pharmapay_core::Action::Read;
 use pharmapay_core::Collection::Vendor;
 use pharmapay_core::domain::gstin::GSTIN_LEN;
 use pharmapay_core::domain::licence::{EXPIRING_SOON_DAYS, LicenseStatus};
@@ -13,82 +13,56 @@ use pharmapay_core::text::{CODE_MAX, EMAIL_MAX, NAME_MAX, TEXT_MAX};
 use pharmapay_core::{PharmaPay, Store};
 use serde::Serialize;
 
-use super::Route;
 use super::reports::ACTIVE_ONLY;
+use super::{Route, kept_routes};
 use crate::app::needs;
 use crate::decode::{List, Slot, bodies};
 use crate::dto::{PageDto, instant, money, optional_instant, page_schema};
 use crate::openapi::schema::{self, either, names};
-use crate::openapi::{
-    Crud, Json, Operation, PAGE, SORT_DIR, Schema, describe, object, page_size, query, schema_ref, search, sort_by,
-};
+use crate::openapi::{Crud, Json, Operation, SORT_DIR, Schema, describe, object, query, search, sort_by};
 
 /// The vendor routes.
 pub fn routes<S: Store>() -> Vec<Route<S>> {
-    vec![
-        Route::get("/api/vendors", needs(Vendor, Read), list, |call| {
-            Box::pin(call.page(VendorQuery::from_params, PharmaPay::list_vendors, VendorDto::from))
-        }),
-        Route::post(
-            "/api/vendors",
-            needs(Vendor, Create),
-            || {
-                CRUD.create::<VendorBody, VendorDto>(
-                    "`vendorType` OwnPharmacy is a 400; a taken GSTIN is a 409 (D37). ",
-                )
-            },
-            |call| {
-                Box::pin(call.create("vendors", PharmaPay::create_vendor, |vendor| vendor.id.get(), VendorDto::from))
-            },
-        ),
-        Route::get(
-            "/api/vendors/{id}",
-            needs(Vendor, Read),
-            || CRUD.get::<VendorDto>(""),
-            |call| Box::pin(call.by_id(PharmaPay::get_vendor, VendorDto::from)),
-        ),
-        Route::put(
-            "/api/vendors/{id}",
-            needs(Vendor, Update),
-            || {
-                CRUD.update::<VendorBody, VendorDto>(
-                    "A vendor cannot be changed to or from OwnPharmacy (400); a taken GSTIN is a 409 (D37).",
-                )
-            },
-            |call| Box::pin(call.replace(PharmaPay::update_vendor, VendorDto::from)),
-        ),
-        Route::delete(
-            "/api/vendors/{id}",
-            needs(Vendor, Delete),
-            || CRUD.delete("Its invoices and payments are kept. The OwnPharmacy vendor cannot be deleted (400)."),
-            |call| Box::pin(call.delete(PharmaPay::delete_vendor)),
-        ),
-        Route::post(
-            "/api/vendors/{id}/restore",
-            needs(Vendor, Update),
-            || CRUD.restore::<VendorDto>(),
-            |call| Box::pin(call.by_id(PharmaPay::restore_vendor, VendorDto::from)),
-        ),
-    ]
+    kept_routes! {
+        "/api/vendors" as "vendors", Vendor, reads: needs(Vendor, Read), dto: VendorDto;
+        list: |call| Box::pin(call.page(VendorQuery::from_params, PharmaPay::list_vendors, VendorDto::from));
+        engine: create_vendor, get_vendor, update_vendor, delete_vendor, restore_vendor;
+    }
 }
 
 const CRUD: Crud = Crud { base: "/api/vendors", tag: "Vendors", singular: "vendor", restore_parent: None };
 
 fn list() -> Operation {
     let defaults = VendorQuery::default();
-    Operation::new(
-        "listVendors",
-        "Vendors",
-        "List vendors",
+    CRUD.page::<PageDto<VendorDto>>(
         "; `isActive=false` (soft-deleted vendors) also needs an admin token, otherwise 403. Paginated (D8).",
+        defaults.page.page_size(),
     )
-    .ok("A page of vendors.", schema_ref::<PageDto<VendorDto>>())
-    .parameter(PAGE)
-    .parameter(page_size(defaults.page.page_size()))
     .parameters(filters(true))
     .parameter(sort_by(defaults.sort.key))
     .parameter(SORT_DIR)
-    .errors(&[400, 401, 403, 503])
+}
+
+fn create() -> Operation {
+    CRUD.create::<VendorBody, VendorDto>("`vendorType` OwnPharmacy is a 400; a taken GSTIN is a 409 (D37). ")
+}
+
+fn get() -> Operation {
+    CRUD.get::<VendorDto>("")
+}
+
+fn update() -> Operation {
+    CRUD.update::<VendorBody, VendorDto>(
+        "A vendor cannot be changed to or from OwnPharmacy (400); a taken GSTIN is a 409 (D37).",
+    )
+}
+
+fn delete() -> Operation {
+    CRUD.delete("Its invoices and payments are kept. The OwnPharmacy vendor cannot be deleted (400).")
+}
+
+fn restore() -> Operation {
+    CRUD.restore::<VendorDto>()
 }
 
 /// The filters of the vendor list, which the vendors report reads too (`listing` false).

@@ -348,6 +348,16 @@ impl TestApp {
         response.json()["id"].as_i64().unwrap()
     }
 
+    /// Creates invoices of `vendor` one after the other, each as [`Self::invoice`] does from its
+    /// number, amount and due date, and returns their ids in the same order.
+    pub async fn invoices<const N: usize>(&self, vendor: i64, invoices: [(&str, &str, &str); N]) -> [i64; N] {
+        let mut ids = [0; N];
+        for (id, (number, amount, due)) in ids.iter_mut().zip(invoices) {
+            *id = self.invoice(vendor, number, amount, due).await;
+        }
+        ids
+    }
+
     /// Records a payment dated 2024-05-05 and returns its id.
     pub async fn pay(&self, invoice: i64, amount: &str) -> i64 {
         let body: Value = serde_json::from_str(&format!(

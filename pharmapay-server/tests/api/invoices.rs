@@ -105,8 +105,7 @@ async fn invoice_list_filters_and_sorts() {
     let app = spawn_app().await;
     let acme = app.vendor("Acme").await;
     let zen = app.vendor("Zenith").await;
-    let overdue = app.invoice(acme, "AC-1", "100", "2024-05-02").await;
-    let paid = app.invoice(acme, "AC-2", "200", "2024-06-01").await;
+    let [overdue, paid] = app.invoices(acme, [("AC-1", "100", "2024-05-02"), ("AC-2", "200", "2024-06-01")]).await;
     let open = app.invoice(zen, "ZN-1", "300", "2024-06-01").await;
     app.pay(paid, "200").await;
     let ids =

@@ -105,6 +105,18 @@ fn case(
     Case { label, method, path, body: None, admin, permission }
 }
 
+/// A `GET` whose query or path the admin is told is wrong about `parameter`.
+fn bad_query(label: &'static str, path: &'static str, parameter: &'static str, permission: &'static str) -> Case {
+    case(label, Method::GET, path, (400, Some(parameter)), permission)
+}
+
+/// Checks `cases` on an application of their own, for a caller holding no permission.
+async fn check_on_a_fresh_app(cases: Vec<Case>) {
+    let app = spawn_app().await;
+    let nobody = app.user_without_permissions("nobody@example.com").await;
+    check(&app, &nobody, cases).await;
+}
+
 async fn check(app: &TestApp, nobody: &str, cases: Vec<Case>) {
     for case in cases {
         let content_type = case.body.map(|_| "application/json");
@@ -122,80 +134,43 @@ async fn check(app: &TestApp, nobody: &str, cases: Vec<Case>) {
 
 #[tokio::test]
 async fn lists_answer_403_before_400_for_a_bad_query() {
-    let app = spawn_app().await;
-    let nobody = app.user_without_permissions("nobody@example.com").await;
-    let cases = vec![
-        case("vendors page", Method::GET, "/api/vendors?page=0", (400, Some("page")), "Vendor:Read"),
-        case("vendors sort", Method::GET, "/api/vendors?sortBy=nope", (400, Some("sortBy")), "Vendor:Read"),
-        case("vendors isActive", Method::GET, "/api/vendors?isActive=maybe", (400, Some("isActive")), "Vendor:Read"),
-        case("invoices page size", Method::GET, "/api/invoices?pageSize=x", (400, Some("pageSize")), "Invoice:Read"),
-        case("invoices date", Method::GET, "/api/invoices?fromDate=bad", (400, Some("fromDate")), "Invoice:Read"),
-        case("invoices status", Method::GET, "/api/invoices?status=nope", (400, Some("status")), "Invoice:Read"),
-        case(
+    check_on_a_fresh_app(vec![
+        bad_query("vendors page", "/api/vendors?page=0", "page", "Vendor:Read"),
+        bad_query("vendors sort", "/api/vendors?sortBy=nope", "sortBy", "Vendor:Read"),
+        bad_query("vendors isActive", "/api/vendors?isActive=maybe", "isActive", "Vendor:Read"),
+        bad_query("invoices page size", "/api/invoices?pageSize=x", "pageSize", "Invoice:Read"),
+        bad_query("invoices date", "/api/invoices?fromDate=bad", "fromDate", "Invoice:Read"),
+        bad_query("invoices status", "/api/invoices?status=nope", "status", "Invoice:Read"),
+        bad_query(
             "transactions type",
-            Method::GET,
             "/api/transactions?transactionType=cheque",
-            (400, Some("transactionType")),
+            "transactionType",
             "Transaction:Read",
         ),
-        case("undecodable query", Method::GET, "/api/vendors?search=%ZZ", (400, Some("search")), "Vendor:Read"),
-    ];
-    check(&app, &nobody, cases).await;
+        bad_query("undecodable query", "/api/vendors?search=%ZZ", "search", "Vendor:Read"),
+    ])
+    .await;
 }
 
 #[tokio::test]
 async fn reports_answer_403_before_400_for_a_bad_filter() {
-    let app = spawn_app().await;
-    let nobody = app.user_without_permissions("nobody@example.com").await;
-    let cases = vec![
-        case(
-            "vendors report",
-            Method::GET,
-            "/api/reports/vendors?vendorType=nope",
-            (400, Some("vendorType")),
-            "Vendor:Read",
-        ),
-        case(
-            "invoices report",
-            Method::GET,
-            "/api/reports/invoices?fromDate=bad",
-            (400, Some("fromDate")),
-            "Invoice:Read",
-        ),
-        case(
-            "transactions report",
-            Method::GET,
-            "/api/reports/transactions?invoiceId=x",
-            (400, Some("invoiceId")),
-            "Transaction:Read",
-        ),
-    ];
-    check(&app, &nobody, cases).await;
+    check_on_a_fresh_app(vec![
+        bad_query("vendors report", "/api/reports/vendors?vendorType=nope", "vendorType", "Vendor:Read"),
+        bad_query("invoices report", "/api/reports/invoices?fromDate=bad", "fromDate", "Invoice:Read"),
+        bad_query("transactions report", "/api/reports/transactions?invoiceId=x", "invoiceId", "Transaction:Read"),
+    ])
+    .await;
 }
 
 #[tokio::test]
 async fn the_audit_log_and_the_dashboard_answer_403_before_400() {
-    let app = spawn_app().await;
-    let nobody = app.user_without_permissions("nobody@example.com").await;
-    let cases = vec![
-        case("audit log entity id", Method::GET, "/api/audit-log?entityId=x", (400, Some("entityId")), "AuditLog:Read"),
-        case("audit log page", Method::GET, "/api/audit-log?page=0", (400, Some("page")), "AuditLog:Read"),
-        case(
-            "top vendors limit",
-            Method::GET,
-            "/api/dashboard/top-vendors?limit=x",
-            (400, Some("limit")),
-            "Dashboard:Read",
-        ),
-        case(
-            "recent invoices limit",
-            Method::GET,
-            "/api/dashboard/recent-invoices?limit=x",
-            (400, Some("limit")),
-            "Dashboard:Read",
-        ),
-    ];
-    check(&app, &nobody, cases).await;
+    check_on_a_fresh_app(vec![
+        bad_query("audit log entity id", "/api/audit-log?entityId=x", "entityId", "AuditLog:Read"),
+        bad_query("audit log page", "/api/audit-log?page=0", "page", "AuditLog:Read"),
+        bad_query("top vendors limit", "/api/dashboard/top-vendors?limit=x", "limit", "Dashboard:Read"),
+        bad_query("recent invoices limit", "/api/dashboard/recent-invoices?limit=x", "limit", "Dashboard:Read"),
+    ])
+    .await;
 }
 
 #[tokio::test]
@@ -203,8 +178,8 @@ async fn path_ids_restores_and_bodies_answer_403_before_400() {
     let app = spawn_app().await;
     let nobody = app.user_without_permissions("nobody@example.com").await;
     let mut cases = vec![
-        case("vendor id", Method::GET, "/api/vendors/abc", (400, Some("id")), "Vendor:Read"),
-        case("invoice id zero", Method::GET, "/api/invoices/0", (400, Some("id")), "Invoice:Read"),
+        bad_query("vendor id", "/api/vendors/abc", "id", "Vendor:Read"),
+        bad_query("invoice id zero", "/api/invoices/0", "id", "Invoice:Read"),
         case("vendor restore", Method::POST, "/api/vendors/abc/restore", (400, Some("id")), "Vendor:Update"),
         case("user restore", Method::POST, "/api/users/x/restore", (400, Some("id")), "User:Update"),
         case("policy restore", Method::POST, "/api/policies/-1/restore", (400, Some("id")), "Policy:Update"),

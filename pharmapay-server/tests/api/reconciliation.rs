@@ -6,7 +6,7 @@ use hyper::Method;
 use serde_json::{Value, json};
 
 use crate::helpers::{TestApp, spawn_app};
-use crate::reports::{date, download, number, sheet, soffice, text};
+use crate::reports::{as_csv, attachment, date, download, number, sheet, soffice, text};
 
 const VENDOR_READ: i64 = 1;
 const INVOICE_READ: i64 = 5;
@@ -194,7 +194,7 @@ async fn the_aging_buckets_what_was_owed_then_as_json_and_xlsx() {
     let report = download(&app, "/api/reports/aging?asOf=2024-05-01").await;
     assert_eq!(
         report.header("content-disposition"),
-        Some("attachment; filename=\"aging_20240501.xlsx\""),
+        Some(attachment("aging_20240501.xlsx").as_str()),
         "named after asOf"
     );
     let rows = sheet(&report, "Aging");
@@ -219,7 +219,7 @@ async fn the_aging_buckets_what_was_owed_then_as_json_and_xlsx() {
     assert_eq!(text(&rows[3][1]), "Total");
     assert_eq!((number(&rows[3][2]), number(&rows[3][8])), (50.25, 1230.25));
     let today_report = download(&app, "/api/reports/aging").await;
-    assert_eq!(today_report.header("content-disposition"), Some("attachment; filename=\"aging_20240510.xlsx\""));
+    assert_eq!(today_report.header("content-disposition"), Some(attachment("aging_20240510.xlsx").as_str()));
     app.get("/api/reports/aging?asOf=2024-05-11").await.invalid("asOf");
 }
 
@@ -288,7 +288,7 @@ async fn a_statement_opens_runs_and_closes_as_json_and_xlsx() {
     let report = download(&app, &format!("/api/reports/vendor-statement?vendorId={id}&fromDate=2024-05-01")).await;
     assert_eq!(
         report.header("content-disposition"),
-        Some(format!("attachment; filename=\"statement_{id}_20240510.xlsx\"").as_str()),
+        Some(attachment(&format!("statement_{id}_20240510.xlsx")).as_str()),
         "dated today (D26)"
     );
     let rows = sheet(&report, "Statement");
@@ -321,31 +321,13 @@ async fn libreoffice_opens_the_aging_and_the_statement() {
     let invoice = invoice_dated(&app, vendor, "C-1", 1234.5, "2024-03-01", "2024-03-20").await;
     paid_on(&app, invoice, 234.25, "2024-05-02", "UTR/9").await;
     let dir = tempfile::tempdir().unwrap();
-    let profile = format!("-env:UserInstallation=file://{}", dir.path().join("profile").display());
     let mut csvs = Vec::new();
     for (name, path) in [
         ("aging", "/api/reports/aging".to_owned()),
         ("statement", format!("/api/reports/vendor-statement?vendorId={vendor}")),
     ] {
         let response = download(&app, &path).await;
-        let xlsx = dir.path().join(format!("{name}.xlsx"));
-        std::fs::write(&xlsx, &response.body).unwrap();
-        let output = std::process::Command::new(&soffice)
-            .args([
-                profile.as_str(),
-                "--headless",
-                "--convert-to",
-                "csv:Text - txt - csv (StarCalc):44,34,76",
-                "--outdir",
-            ])
-            .arg(dir.path())
-            .arg(&xlsx)
-            .output()
-            .expect("soffice runs");
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(output.status.success(), "{name}: soffice failed: {stderr}");
-        assert!(!stderr.to_lowercase().contains("error"), "{name}: soffice complained: {stderr}");
-        csvs.push(std::fs::read_to_string(dir.path().join(format!("{name}.csv"))).expect("a CSV was written"));
+        csvs.push(as_csv(&soffice, dir.path(), name, &response.body));
     }
     let aging = &csvs[0];
     assert!(aging.contains(&format!("{vendor},\"Cipla, \"\"Goa\"\"\",₹0.00,₹0.00,\"₹1,000.25\"")), "{aging}");

@@ -1,6 +1,7 @@
 //! Excel downloads, read back with a real xlsx reader (spec, Reports; D26).
 
 use std::io::Cursor;
+use std::path::Path;
 
 use calamine::{Data, Reader, Xlsx, open_workbook_from_rs};
 use hyper::Method;
@@ -60,8 +61,8 @@ async fn the_three_reports_hold_active_records_with_typed_cells() {
         "drugLicenseValidUntil": "2024-05-20" });
     let vendor = app.post("/api/vendors", &body).await.json()["id"].as_i64().unwrap();
     let gone = app.vendor("Gone Traders").await;
-    let invoice = app.invoice(vendor, "INV-1", "1000.5", "2024-06-01").await;
-    let canceled = app.invoice(vendor, "INV-2", "50", "2024-06-01").await;
+    let [invoice, canceled] =
+        app.invoices(vendor, [("INV-1", "1000.5", "2024-06-01"), ("INV-2", "50", "2024-06-01")]).await;
     app.delete(&format!("/api/invoices/{canceled}")).await.expect(204);
     app.delete(&format!("/api/vendors/{gone}")).await.expect(204);
     let payment = app.pay(invoice, "200.25").await;
@@ -72,11 +73,7 @@ async fn the_three_reports_hold_active_records_with_typed_cells() {
     app.delete(&format!("/api/transactions/{deleted}")).await.expect(204);
 
     let vendors = download(&app, "/api/reports/vendors").await;
-    assert_eq!(
-        vendors.header("content-disposition"),
-        Some("attachment; filename=\"vendors_20240510.xlsx\""),
-        "D3 date"
-    );
+    assert_eq!(vendors.header("content-disposition"), Some(attachment("vendors_20240510.xlsx").as_str()), "D3 date");
     let rows = sheet(&vendors, "Vendors");
     let headers: Vec<String> = rows[0].iter().map(text).collect();
     assert_eq!(
@@ -116,7 +113,7 @@ async fn the_three_reports_hold_active_records_with_typed_cells() {
     assert_eq!((text(&rows[1][12]), text(&rows[1][14])), (String::new(), "Unknown".to_owned()), "no GSTIN, no date");
 
     let invoices = download(&app, "/api/reports/invoices").await;
-    assert_eq!(invoices.header("content-disposition"), Some("attachment; filename=\"invoices_20240510.xlsx\""));
+    assert_eq!(invoices.header("content-disposition"), Some(attachment("invoices_20240510.xlsx").as_str()));
     let rows = sheet(&invoices, "Invoices");
     assert_eq!(
         rows[0].iter().map(text).collect::<Vec<_>>(),
@@ -214,6 +211,29 @@ async fn the_currency_setting_shapes_the_amount_format() {
     assert!(sheet_xml.contains("state=\"frozen\""), "the header row is frozen");
 }
 
+/// The `Content-Disposition` of a download saved as `file`.
+pub(crate) fn attachment(file: &str) -> String {
+    format!("attachment; filename=\"{file}\"")
+}
+
+/// The workbook `body` as LibreOffice reads it, converted to CSV in `dir` under `name`; fails
+/// the test when `soffice` fails or complains.
+pub(crate) fn as_csv(soffice: &Path, dir: &Path, name: &str, body: &[u8]) -> String {
+    let profile = format!("-env:UserInstallation=file://{}", dir.join("profile").display());
+    let xlsx = dir.join(format!("{name}.xlsx"));
+    std::fs::write(&xlsx, body).unwrap();
+    let output = std::process::Command::new(soffice)
+        .args([profile.as_str(), "--headless", "--convert-to", "csv:Text - txt - csv (StarCalc):44,34,76", "--outdir"])
+        .arg(dir)
+        .arg(&xlsx)
+        .output()
+        .expect("soffice runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{name}: soffice failed: {stderr}");
+    assert!(!stderr.to_lowercase().contains("error"), "{name}: soffice complained: {stderr}");
+    std::fs::read_to_string(dir.join(format!("{name}.csv"))).expect("a CSV was written")
+}
+
 /// The `soffice` binary, or `None` (after saying so) when LibreOffice is not installed. CI sets
 /// `PHARMAPAY_REQUIRE_LIBREOFFICE` and installs it, so there the check always runs.
 pub(crate) fn soffice() -> Option<std::path::PathBuf> {
@@ -237,28 +257,10 @@ async fn libreoffice_opens_every_report_and_reads_the_same_values() {
     let invoice = app.invoice(vendor, "INV-1", "1234.5", "2024-06-01").await;
     app.pay(invoice, "234.25").await;
     let dir = tempfile::tempdir().unwrap();
-    let profile = format!("-env:UserInstallation=file://{}", dir.path().join("profile").display());
     let mut expected_rows = Vec::new();
     for (report, rows) in [("vendors", 3), ("invoices", 2), ("transactions", 2)] {
         let response = download(&app, &format!("/api/reports/{report}")).await;
-        let xlsx = dir.path().join(format!("{report}.xlsx"));
-        std::fs::write(&xlsx, &response.body).unwrap();
-        let output = std::process::Command::new(&soffice)
-            .args([
-                profile.as_str(),
-                "--headless",
-                "--convert-to",
-                "csv:Text - txt - csv (StarCalc):44,34,76",
-                "--outdir",
-            ])
-            .arg(dir.path())
-            .arg(&xlsx)
-            .output()
-            .expect("soffice runs");
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(output.status.success(), "{report}: soffice failed: {stderr}");
-        assert!(!stderr.to_lowercase().contains("error"), "{report}: soffice complained: {stderr}");
-        let csv = std::fs::read_to_string(dir.path().join(format!("{report}.csv"))).expect("a CSV was written");
+        let csv = as_csv(&soffice, dir.path(), report, &response.body);
         let lines: Vec<&str> = csv.lines().collect();
         assert_eq!(lines.len(), rows, "{report}: header and rows\n{csv}");
         expected_rows.push((report, csv));

@@ -8,8 +8,7 @@ use crate::helpers::spawn_app;
 async fn payment_lifecycle_moves_paid_and_pending() {
     let app = spawn_app().await;
     let vendor = app.vendor("Cipla").await;
-    let a = app.invoice(vendor, "A", "100", "2024-06-01").await;
-    let b = app.invoice(vendor, "B", "100", "2024-06-01").await;
+    let [a, b] = app.invoices(vendor, [("A", "100", "2024-06-01"), ("B", "100", "2024-06-01")]).await;
     let body = json!({ "invoiceId": a, "amount": 25.5, "transactionDate": "2024-05-10T08:00:00Z", "transactionType": "netbanking", "description": "first" });
     let created = app.post("/api/transactions", &body).await;
     let payment = created.expect(201).json();

@@ -58,9 +58,9 @@ async fn a_reference_is_recorded_once_per_payment_type() {
 async fn one_payment_settles_several_invoices() {
     let app = spawn_app().await;
     let vendor = app.vendor("Mankind").await;
-    let late = app.invoice(vendor, "M-1", "100", "2024-05-01").await;
-    let soon = app.invoice(vendor, "M-2", "200", "2024-05-20").await;
-    let later = app.invoice(vendor, "M-3", "300", "2024-06-30").await;
+    let [late, soon, later] = app
+        .invoices(vendor, [("M-1", "100", "2024-05-01"), ("M-2", "200", "2024-05-20"), ("M-3", "300", "2024-06-30")])
+        .await;
     app.pay(late, "40").await;
 
     // Oldest due first.
@@ -119,8 +119,7 @@ async fn every_malformed_allocation_names_its_field_and_writes_nothing() {
     let app = spawn_app().await;
     let vendor = app.vendor("Lupin").await;
     let other = app.vendor("Elsewhere").await;
-    let a = app.invoice(vendor, "L-1", "100", "2024-05-20").await;
-    let b = app.invoice(vendor, "L-2", "100", "2024-05-25").await;
+    let [a, b] = app.invoices(vendor, [("L-1", "100", "2024-05-20"), ("L-2", "100", "2024-05-25")]).await;
     let foreign = app.invoice(other, "O-1", "100", "2024-05-20").await;
     let path = format!("/api/vendors/{vendor}/payments");
     let with = |amount: Value, allocations: Value| json!({ "amount": amount, "transactionDate": "2024-05-10", "transactionType": "UPI", "allocations": allocations });
@@ -198,10 +197,17 @@ async fn racing_vendor_payments_never_overpay_and_one_reference_has_one_winner()
 async fn due_soon_payables_and_overpaid_invoices() {
     let app = spawn_app().await;
     let vendor = app.vendor("Dues").await;
-    let overdue = app.invoice(vendor, "D-1", "100", "2024-05-01").await;
-    let today = app.invoice(vendor, "D-2", "200", "2024-05-10").await;
-    let week = app.invoice(vendor, "D-3", "300", "2024-05-17").await;
-    let overpaid = app.invoice(vendor, "D-4", "50", "2024-05-12").await;
+    let [overdue, today, week, overpaid] = app
+        .invoices(
+            vendor,
+            [
+                ("D-1", "100", "2024-05-01"),
+                ("D-2", "200", "2024-05-10"),
+                ("D-3", "300", "2024-05-17"),
+                ("D-4", "50", "2024-05-12"),
+            ],
+        )
+        .await;
     app.pay(overpaid, "60").await;
     let ids = |page: Value| -> Vec<i64> {
         let mut ids: Vec<i64> =

@@ -22,7 +22,7 @@ use super::guards::{
     policy_permission_ids, revoke_tokens, role_grant, user_tokens_for_change, write_token_state,
 };
 use super::rows::{PolicySet, micros, permission_from, policies_in, policy_in, role_from, role_in, user_from, user_in};
-use super::{Conn, Result, SqlStore, answer, commit, refused, row_by_id, set_active, written};
+use super::{Conn, Result, SqlStore, WriteTx, answer, commit, refused, row_by_id, set_active, written};
 use crate::Lock;
 
 /// The role, email key and state of a user, locked for a change.
@@ -89,8 +89,7 @@ impl AccessStore for SqlStore {
         answer(|| async {
             let mut db_tx = self.begin_locked(Lock::Access).await?;
             let id = insert_user_row(&mut db_tx, &user, ctx.authority, ctx.at).await?;
-            let user = user_in(&mut db_tx, id).await?;
-            commit(db_tx, &ctx, "create", Entity::User, id, user).await
+            commit_user(db_tx, &ctx, "create", id).await
         })
         .await
     }
@@ -141,8 +140,7 @@ impl AccessStore for SqlStore {
                 // D39: a new role may hold less, so tokens issued for the old one stop working.
                 revoke_tokens(&mut db_tx, Holders::User(id.get()), ctx.at).await?;
             }
-            let user = user_in(&mut db_tx, id.get()).await?;
-            commit(db_tx, &ctx, "update", Entity::User, id.get(), user).await
+            commit_user(db_tx, &ctx, "update", id.get()).await
         })
         .await
     }
@@ -175,8 +173,7 @@ impl AccessStore for SqlStore {
             grants::check(ctx.authority, grant)?;
             check_free(&mut db_tx, UniqueKey::UserEmail, &email_key, Some(id.get())).await?;
             set_active(&mut db_tx, "UPDATE users SET is_active = TRUE WHERE id = $1", id.get(), None).await?;
-            let user = user_in(&mut db_tx, id.get()).await?;
-            commit(db_tx, &ctx, "restore", Entity::User, id.get(), user).await
+            commit_user(db_tx, &ctx, "restore", id.get()).await
         })
         .await
     }
@@ -197,8 +194,7 @@ impl AccessStore for SqlStore {
                 .bind(email_key)
                 .execute(&mut *db_tx)
                 .await?;
-            let user = user_in(&mut db_tx, id.get()).await?;
-            commit(db_tx, &ctx, "update", Entity::User, id.get(), user).await
+            commit_user(db_tx, &ctx, "update", id.get()).await
         })
         .await
     }
@@ -248,8 +244,7 @@ impl AccessStore for SqlStore {
             .fetch_one(&mut *db_tx)
             .await?;
             let id: i64 = row.try_get(0)?;
-            let role = role_in(&mut db_tx, id).await?;
-            commit(db_tx, &ctx, "create", Entity::Role, id, role).await
+            commit_role(db_tx, &ctx, "create", id).await
         })
         .await
     }
@@ -281,8 +276,7 @@ impl AccessStore for SqlStore {
                 .bind(role.description.clone())
                 .execute(&mut *db_tx)
                 .await?;
-            let role = role_in(&mut db_tx, id.get()).await?;
-            commit(db_tx, &ctx, "update", Entity::Role, id.get(), role).await
+            commit_role(db_tx, &ctx, "update", id.get()).await
         })
         .await
     }
@@ -310,8 +304,7 @@ impl AccessStore for SqlStore {
             // Judged as the role gives once active again (D38).
             grants::check(ctx.authority, role_grant(&mut db_tx, id.get()).await?)?;
             set_active(&mut db_tx, "UPDATE roles SET is_active = TRUE WHERE id = $1", id.get(), None).await?;
-            let role = role_in(&mut db_tx, id.get()).await?;
-            commit(db_tx, &ctx, "restore", Entity::Role, id.get(), role).await
+            commit_role(db_tx, &ctx, "restore", id.get()).await
         })
         .await
     }
@@ -379,8 +372,7 @@ impl AccessStore for SqlStore {
             .await?;
             let id: i64 = row.try_get(0)?;
             insert_policy_permissions(&mut db_tx, id, &permission_ids).await?;
-            let policy = policy_in(&mut db_tx, id).await?;
-            commit(db_tx, &ctx, "create", Entity::Policy, id, policy).await
+            commit_policy(db_tx, &ctx, "create", id).await
         })
         .await
     }
@@ -418,8 +410,7 @@ impl AccessStore for SqlStore {
                 .execute(&mut *db_tx)
                 .await?;
             insert_policy_permissions(&mut db_tx, id.get(), &permission_ids).await?;
-            let policy = policy_in(&mut db_tx, id.get()).await?;
-            commit(db_tx, &ctx, "update", Entity::Policy, id.get(), policy).await
+            commit_policy(db_tx, &ctx, "update", id.get()).await
         })
         .await
     }
@@ -452,8 +443,7 @@ impl AccessStore for SqlStore {
                 .bind(id.get())
                 .execute(&mut *db_tx)
                 .await?;
-            let policy = policy_in(&mut db_tx, id.get()).await?;
-            commit(db_tx, &ctx, "restore", Entity::Policy, id.get(), policy).await
+            commit_policy(db_tx, &ctx, "restore", id.get()).await
         })
         .await
     }
@@ -507,4 +497,22 @@ impl AccessStore for SqlStore {
         })
         .await
     }
+}
+
+/// Commits `action` on the user `id`, answering the user as written.
+async fn commit_user(mut db_tx: WriteTx, ctx: &WriteContext, action: &'static str, id: i64) -> Result<User> {
+    let user = user_in(&mut db_tx, id).await?;
+    commit(db_tx, ctx, action, Entity::User, id, user).await
+}
+
+/// Commits `action` on the role `id`, answering the role as written.
+async fn commit_role(mut db_tx: WriteTx, ctx: &WriteContext, action: &'static str, id: i64) -> Result<Role> {
+    let role = role_in(&mut db_tx, id).await?;
+    commit(db_tx, ctx, action, Entity::Role, id, role).await
+}
+
+/// Commits `action` on the policy `id`, answering the policy as written.
+async fn commit_policy(mut db_tx: WriteTx, ctx: &WriteContext, action: &'static str, id: i64) -> Result<Policy> {
+    let policy = policy_in(&mut db_tx, id).await?;
+    commit(db_tx, ctx, action, Entity::Policy, id, policy).await
 }

@@ -178,34 +178,34 @@ pub(super) async fn policy_grant(conn: &mut Conn, policy_id: i64) -> Result<Gran
 /// What holding `role_id` gives once it is active: the Admin role, or the permissions of its
 /// active policies (D38).
 pub(super) async fn role_grant(conn: &mut Conn, role_id: i64) -> Result<Grant> {
-    let rows = sqlx::query(
-        "SELECT p.id, p.collection, p.action, p.description FROM permissions p WHERE p.id IN ( \
-            SELECT pp.permission_id FROM policy_permissions pp \
-            JOIN policies po ON po.id = pp.policy_id \
-            JOIN role_policies rp ON rp.policy_id = po.id \
-            WHERE rp.role_id = $1 AND po.is_active)",
-    )
-    .bind(role_id)
-    .fetch_all(&mut *conn)
-    .await?;
-    let permissions = rows.iter().map(permission_from).collect::<Result<Vec<_>>>()?;
-    Ok(Grant::role(RoleId(role_id), PermissionSet::from_permissions(&permissions)))
+    let permissions = active_policy_permissions(conn, ("role_policies", "rp", "role_id"), role_id).await?;
+    Ok(Grant::role(RoleId(role_id), permissions))
 }
 
 /// What the policies attached directly to `user_id` give while they are active (D19, D38).
 pub(super) async fn own_policies_grant(conn: &mut Conn, user_id: i64) -> Result<Grant> {
-    let rows = sqlx::query(
+    let permissions = active_policy_permissions(conn, ("user_policies", "up", "user_id"), user_id).await?;
+    Ok(Grant::permissions(permissions))
+}
+
+/// The permissions of the active policies attached to `holder` through the link `table`
+/// (written `alias` in the query), whose `column` names the holder.
+async fn active_policy_permissions(
+    conn: &mut Conn,
+    (table, alias, column): (&str, &str, &str),
+    holder: i64,
+) -> Result<PermissionSet> {
+    let sql = format!(
         "SELECT p.id, p.collection, p.action, p.description FROM permissions p WHERE p.id IN ( \
             SELECT pp.permission_id FROM policy_permissions pp \
             JOIN policies po ON po.id = pp.policy_id \
-            JOIN user_policies up ON up.policy_id = po.id \
-            WHERE up.user_id = $1 AND po.is_active)",
-    )
-    .bind(user_id)
-    .fetch_all(&mut *conn)
-    .await?;
+            JOIN {table} {alias} ON {alias}.policy_id = po.id \
+            WHERE {alias}.{column} = $1 AND po.is_active)"
+    );
+    // The names written into the query are this file's constants; the holder is bound.
+    let rows = sqlx::query(AssertSqlSafe(sql)).bind(holder).fetch_all(&mut *conn).await?;
     let permissions = rows.iter().map(permission_from).collect::<Result<Vec<_>>>()?;
-    Ok(Grant::permissions(PermissionSet::from_permissions(&permissions)))
+    Ok(PermissionSet::from_permissions(&permissions))
 }
 
 /// The users a change to access may take something from.

@@ -142,16 +142,9 @@ async fn rekey_references(conn: &mut Conn) -> Result<()> {
 /// pharmacist policy's permissions) are never undone by a restart.
 pub(super) async fn write_seed(conn: &mut Conn) -> Result<()> {
     for role in seed::roles() {
-        sqlx::query(
-            "INSERT INTO roles (id, name, name_key, description, is_system, is_active, created_at) \
-             VALUES ($1, $2, $3, $4, TRUE, TRUE, 0) ON CONFLICT DO NOTHING",
-        )
-        .bind(role.id.get())
-        .bind(role.name)
-        .bind(key(role.name))
-        .bind(role.description)
-        .execute(&mut *conn)
-        .await?;
+        let sql = "INSERT INTO roles (id, name, name_key, description, is_system, is_active, created_at) \
+                   VALUES ($1, $2, $3, $4, TRUE, TRUE, 0) ON CONFLICT DO NOTHING";
+        insert_named(conn, sql, role.id.get(), role.name, role.description).await?;
     }
     for permission in seed::permissions() {
         sqlx::query(
@@ -166,16 +159,9 @@ pub(super) async fn write_seed(conn: &mut Conn) -> Result<()> {
         .await?;
     }
     let policy = seed::pharmacist_policy();
-    sqlx::query(
-        "INSERT INTO policies (id, name, name_key, description, is_active, created_at) \
-         VALUES ($1, $2, $3, $4, TRUE, 0) ON CONFLICT DO NOTHING",
-    )
-    .bind(policy.id.get())
-    .bind(policy.name)
-    .bind(key(policy.name))
-    .bind(policy.description)
-    .execute(&mut *conn)
-    .await?;
+    let sql = "INSERT INTO policies (id, name, name_key, description, is_active, created_at) \
+               VALUES ($1, $2, $3, $4, TRUE, 0) ON CONFLICT DO NOTHING";
+    insert_named(conn, sql, policy.id.get(), policy.name, policy.description).await?;
     let permission_ids: BTreeSet<i64> = policy.permission_ids.iter().map(|id| id.get()).collect();
     insert_policy_permissions(conn, policy.id.get(), &permission_ids).await?;
     sqlx::query("INSERT INTO role_policies (role_id, policy_id) VALUES ($1, $2) ON CONFLICT DO NOTHING")
@@ -192,5 +178,12 @@ pub(super) async fn write_seed(conn: &mut Conn) -> Result<()> {
             .await?;
     }
     after_seed(conn).await?;
+    Ok(())
+}
+
+/// Writes one seeded record with a unique name by `sql`, which takes its id, name, name key and
+/// description.
+async fn insert_named(conn: &mut Conn, sql: &'static str, id: i64, name: &str, description: &str) -> Result<()> {
+    sqlx::query(sql).bind(id).bind(name).bind(key(name)).bind(description).execute(&mut *conn).await?;
     Ok(())
 }

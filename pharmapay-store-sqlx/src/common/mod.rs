@@ -397,6 +397,11 @@ impl SqlStore {
         Ok(self.reader.acquire_long().await?)
     }
 
+    /// The row `query` reads, if any, decoded.
+    async fn optional<T>(&self, query: Query, decode: impl Fn(&DbRow) -> Result<T>) -> Result<Option<T>> {
+        query.fetch_optional(&mut *self.read().await?).await?.as_ref().map(decode).transpose()
+    }
+
     /// Every row `sql` reads, decoded.
     async fn all<T>(&self, sql: &'static str, decode: impl Fn(&DbRow) -> Result<T>) -> Result<Vec<T>> {
         sqlx::query(sql).fetch_all(&mut *self.read().await?).await?.iter().map(decode).collect()

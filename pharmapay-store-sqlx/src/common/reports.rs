@@ -78,11 +78,8 @@ impl ReportStore for SqlStore {
 
     async fn get_setting(&self, key: &str) -> StoreResult<Option<Setting>> {
         self.answer_read(|| async move {
-            let row = sqlx::query("SELECT key, value, description FROM settings WHERE key = $1")
-                .bind(key.to_owned())
-                .fetch_optional(&mut *self.read().await?)
-                .await?;
-            row.as_ref().map(setting_from).transpose()
+            let query = sqlx::query("SELECT key, value, description FROM settings WHERE key = $1");
+            self.optional(query.bind(key.to_owned()), setting_from).await
         })
         .await
     }

@@ -150,58 +150,46 @@ impl SessionStore for SqlStore {
     async fn find_credentials(&self, email_key: &str) -> StoreResult<Option<Credentials>> {
         self.answer_read(|| async move {
             // The active account wins; among inactive ones, the newest.
-            let row = sqlx::query(concat!(
+            let query = sqlx::query(concat!(
                 "SELECT ",
                 user_columns!(),
                 ", u.password_hash FROM users u WHERE u.email_key = $1 \
                  ORDER BY u.is_active DESC, u.id DESC LIMIT 1"
-            ))
-            .bind(email_key.to_owned())
-            .fetch_optional(&mut *self.read().await?)
-            .await?;
-            row.as_ref().map(credentials_from).transpose()
+            ));
+            self.optional(query.bind(email_key.to_owned()), credentials_from).await
         })
         .await
     }
 
     async fn credentials(&self, user_id: UserId) -> StoreResult<Option<Credentials>> {
         self.answer_read(|| async move {
-            let row =
-                sqlx::query(concat!("SELECT ", user_columns!(), ", u.password_hash FROM users u WHERE u.id = $1"))
-                    .bind(user_id.get())
-                    .fetch_optional(&mut *self.read().await?)
-                    .await?;
-            row.as_ref().map(credentials_from).transpose()
+            let query =
+                sqlx::query(concat!("SELECT ", user_columns!(), ", u.password_hash FROM users u WHERE u.id = $1"));
+            self.optional(query.bind(user_id.get()), credentials_from).await
         })
         .await
     }
 
     async fn session_state(&self, user_id: UserId) -> StoreResult<Option<SessionState>> {
         self.answer_read(|| async move {
-            let row = sqlx::query(statements::SESSION_STATE)
-                .bind(user_id.get())
-                .fetch_optional(&mut *self.read().await?)
-                .await?;
-            row.map(|row| {
+            let query = sqlx::query(statements::SESSION_STATE).bind(user_id.get());
+            self.optional(query, |row| {
                 let revoked_at: i64 = row.try_get("tokens_revoked_at")?;
                 Ok(SessionState {
                     is_active: row.try_get("is_active")?,
                     revoked_through: revoked_at.div_euclid(MICROS_PER_SECOND),
                 })
             })
-            .transpose()
+            .await
         })
         .await
     }
 
     async fn login_attempts(&self, email_key: &str) -> StoreResult<Option<LoginAttempts>> {
         self.answer_read(|| async move {
-            let row =
-                sqlx::query("SELECT window_start, failures, throttle_noted FROM login_attempts WHERE email_key = $1")
-                    .bind(email_key.to_owned())
-                    .fetch_optional(&mut *self.read().await?)
-                    .await?;
-            row.as_ref().map(login_attempts_from).transpose()
+            let query =
+                sqlx::query("SELECT window_start, failures, throttle_noted FROM login_attempts WHERE email_key = $1");
+            self.optional(query.bind(email_key.to_owned()), login_attempts_from).await
         })
         .await
     }

@@ -579,14 +579,10 @@ pub fn render(found: &Throttling, argon2: Option<&Ceiling>) -> String {
         let errors = |measured: &Measured| {
             measured.first_error.as_ref().filter(|_| measured.errors > 0).map(|error| format!("first error: {error}"))
         };
-        let alone_notes = errors(&payments.alone).into_iter().collect();
-        row(
-            PAYMENTS_ALONE_LABEL,
-            payments.connections,
-            &as_answers(&payments.alone),
-            Some(payments.alone.rps),
-            alone_notes,
-        );
+        let mut payments_row = |label: &str, measured: &Measured, notes: Vec<String>| {
+            row(label, payments.connections, &as_answers(measured), Some(measured.rps), notes);
+        };
+        payments_row(PAYMENTS_ALONE_LABEL, &payments.alone, errors(&payments.alone).into_iter().collect());
         let mut notes = Vec::new();
         if payments.alone.rps > 0.0 {
             notes.push(format!("{:.2} x the rate alone", payments.during.rps / payments.alone.rps));
@@ -605,13 +601,7 @@ pub fn render(found: &Throttling, argon2: Option<&Ceiling>) -> String {
             }
         ));
         notes.extend(errors(&payments.during));
-        row(
-            PAYMENTS_DURING_LABEL,
-            payments.connections,
-            &as_answers(&payments.during),
-            Some(payments.during.rps),
-            notes,
-        );
+        payments_row(PAYMENTS_DURING_LABEL, &payments.during, notes);
     }
     out
 }

@@ -590,81 +590,71 @@ fn now_micros() -> i64 {
     Timestamp::now().as_microsecond()
 }
 
-macro_rules! payment_statements {
-    ($conn:expr, $write:expr, $invoice_id:expr, $admin_id:expr) => {{
-        let at = now_micros();
-        let changed = if $write == Write::StoreSequence {
-            // The store's statement returns the invoice whatever its state; it counts when active.
-            let rows = sqlx::query(ADD_PAID)
-                .bind($invoice_id)
+/// Defines `$name`, one payment's statements on a connection of `$connection`: the same
+/// statements for each database, which sqlx types apart.
+macro_rules! payment_fn {
+    ($name:ident, $connection:ty) => {
+        async fn $name(conn: &mut $connection, write: Write, invoice_id: i64, admin_id: i64) -> Result<(), String> {
+            let at = now_micros();
+            let changed = if write == Write::StoreSequence {
+                // The store's statement returns the invoice whatever its state; it counts when active.
+                let rows = sqlx::query(ADD_PAID)
+                    .bind(invoice_id)
+                    .bind(PAYMENT_SCALED)
+                    .fetch_all(&mut *conn)
+                    .await
+                    .map_err(|error| error.to_string())?;
+                rows.iter().filter(|row| sqlx::Row::try_get::<bool, _>(*row, "is_active").unwrap_or(false)).count()
+                    as u64
+            } else {
+                sqlx::query(PLAIN_ADD_PAID)
+                    .bind(invoice_id)
+                    .bind(PAYMENT_SCALED)
+                    .bind(max_paid_before(PAYMENT_SCALED))
+                    .execute(&mut *conn)
+                    .await
+                    .map_err(|error| error.to_string())?
+                    .rows_affected()
+            };
+            if changed != 1 {
+                return Err(format!("invoice {} is not active", invoice_id));
+            }
+            let row = sqlx::query(INSERT_PAYMENT)
+                .bind(invoice_id)
                 .bind(PAYMENT_SCALED)
-                .fetch_all(&mut *$conn)
-                .await
-                .map_err(|error| error.to_string())?;
-            rows.iter().filter(|row| sqlx::Row::try_get::<bool, _>(*row, "is_active").unwrap_or(false)).count() as u64
-        } else {
-            sqlx::query(PLAIN_ADD_PAID)
-                .bind($invoice_id)
-                .bind(PAYMENT_SCALED)
-                .bind(max_paid_before(PAYMENT_SCALED))
-                .execute(&mut *$conn)
-                .await
-                .map_err(|error| error.to_string())?
-                .rows_affected()
-        };
-        if changed != 1 {
-            return Err(format!("invoice {} is not active", $invoice_id));
-        }
-        let row = sqlx::query(INSERT_PAYMENT)
-            .bind($invoice_id)
-            .bind(PAYMENT_SCALED)
-            .bind(PAYMENT_DATE_MICROS)
-            .bind("UPI")
-            .bind(None::<String>)
-            .bind(at)
-            // No reference, no key, no vendor payment.
-            .bind(None::<String>)
-            .bind(None::<String>)
-            .bind(None::<i64>)
-            .fetch_one(&mut *$conn)
-            .await
-            .map_err(|error| error.to_string())?;
-        if $write == Write::StoreSequence {
-            let id: i64 = sqlx::Row::try_get(&row, 0).map_err(|error| error.to_string())?;
-            sqlx::query(INSERT_AUDIT)
-                .bind(at)
-                .bind(Some($admin_id))
-                .bind("create")
-                .bind("Transaction")
-                .bind("transaction")
-                .bind(Some(id))
+                .bind(PAYMENT_DATE_MICROS)
+                .bind("UPI")
                 .bind(None::<String>)
-                .bind(Some(format!("{{\"invoiceId\":{},\"amount\":\"0.01\"}}", $invoice_id)))
-                .execute(&mut *$conn)
+                .bind(at)
+                // No reference, no key, no vendor payment.
+                .bind(None::<String>)
+                .bind(None::<String>)
+                .bind(None::<i64>)
+                .fetch_one(&mut *conn)
                 .await
                 .map_err(|error| error.to_string())?;
+            if write == Write::StoreSequence {
+                let id: i64 = sqlx::Row::try_get(&row, 0).map_err(|error| error.to_string())?;
+                sqlx::query(INSERT_AUDIT)
+                    .bind(at)
+                    .bind(Some(admin_id))
+                    .bind("create")
+                    .bind("Transaction")
+                    .bind("transaction")
+                    .bind(Some(id))
+                    .bind(None::<String>)
+                    .bind(Some(format!("{{\"invoiceId\":{},\"amount\":\"0.01\"}}", invoice_id)))
+                    .execute(&mut *conn)
+                    .await
+                    .map_err(|error| error.to_string())?;
+            }
+            Ok(())
         }
-        Ok(())
-    }};
+    };
 }
 
-async fn payment_sqlite(
-    conn: &mut sqlx::SqliteConnection,
-    write: Write,
-    invoice_id: i64,
-    admin_id: i64,
-) -> Result<(), String> {
-    payment_statements!(conn, write, invoice_id, admin_id)
-}
-
-async fn payment_postgres(
-    conn: &mut sqlx::PgConnection,
-    write: Write,
-    invoice_id: i64,
-    admin_id: i64,
-) -> Result<(), String> {
-    payment_statements!(conn, write, invoice_id, admin_id)
-}
+payment_fn!(payment_sqlite, sqlx::SqliteConnection);
+payment_fn!(payment_postgres, sqlx::PgConnection);
 
 #[cfg(test)]
 mod tests {

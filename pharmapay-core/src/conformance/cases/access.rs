@@ -42,22 +42,12 @@ pub async fn users_are_managed_with_unique_emails<S: Store>(store: S) {
         "email",
         "D29 email shape",
     );
-    let update = UserUpdate {
-        first_name: "M".into(),
-        last_name: "I".into(),
-        email: "admin@example.com".into(),
-        role_id: PHARMACIST_ROLE_ID,
-    };
+    let update = user_update("M", "I", "admin@example.com", PHARMACIST_ROLE_ID);
     assert!(matches!(
         fx.engine.update_user(&fx.admin, user.id, update).await,
         Err(Error::Conflict(UniqueKey::UserEmail))
     ));
-    let update = UserUpdate {
-        first_name: "Meera".into(),
-        last_name: "Nair".into(),
-        email: "meera.n@example.com".into(),
-        role_id: PHARMACIST_ROLE_ID,
-    };
+    let update = user_update("Meera", "Nair", "meera.n@example.com", PHARMACIST_ROLE_ID);
     assert_eq!(fx.engine.update_user(&fx.admin, user.id, update).await.unwrap().last_name, "Nair");
     fx.engine.delete_user(&fx.admin, user.id, None).await.unwrap();
     assert!(matches!(fx.engine.get_user(&fx.admin, user.id).await, Err(Error::NotFound { entity: Entity::User })));
@@ -79,12 +69,7 @@ pub async fn the_last_admin_and_oneself_cannot_be_removed<S: Store>(store: S) {
     let fx = Fixture::new(store).await;
     let me = fx.admin.user_id;
     assert!(matches!(fx.engine.delete_user(&fx.admin, me, None).await, Err(Error::Rule(RuleBroken::DeleteSelf))));
-    let demote = UserUpdate {
-        first_name: "Asha".into(),
-        last_name: "Rao".into(),
-        email: "admin@example.com".into(),
-        role_id: PHARMACIST_ROLE_ID,
-    };
+    let demote = user_update("Asha", "Rao", "admin@example.com", PHARMACIST_ROLE_ID);
     assert!(matches!(
         fx.engine.update_user(&fx.admin, me, demote.clone()).await,
         Err(Error::Rule(RuleBroken::LastAdmin))
@@ -106,12 +91,7 @@ pub async fn the_last_admin_and_oneself_cannot_be_removed<S: Store>(store: S) {
 
     let (second, _) = fx.user_with_role("second-admin@example.com", ADMIN_ROLE_ID).await;
     fx.engine.update_user(&fx.admin, me, demote).await.expect("another admin remains");
-    let demote_second = UserUpdate {
-        first_name: "B".into(),
-        last_name: "C".into(),
-        email: "second-admin@example.com".into(),
-        role_id: managers.id,
-    };
+    let demote_second = user_update("B", "C", "second-admin@example.com", managers.id);
     assert!(matches!(
         fx.engine.update_user(&manager, second.user.id, demote_second).await,
         Err(Error::Rule(RuleBroken::LastAdmin))
@@ -352,4 +332,9 @@ pub async fn policies_are_managed_with_unique_active_names<S: Store>(store: S) {
     ));
     let permissions = fx.engine.list_permissions(&fx.admin).await.unwrap();
     assert_eq!(permissions.len(), 29, "D27 seeds 29 permissions");
+}
+
+/// A replacement of a user's names, email and role.
+fn user_update(first_name: &str, last_name: &str, email: &str, role_id: RoleId) -> UserUpdate {
+    UserUpdate { first_name: first_name.into(), last_name: last_name.into(), email: email.into(), role_id }
 }

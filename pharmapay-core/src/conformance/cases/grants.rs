@@ -360,15 +360,11 @@ pub async fn throttled_sign_ins_write_nothing_and_right_passwords_pass<S: Store>
 pub async fn wrong_current_passwords_count_as_failed_sign_ins<S: Store>(store: S) {
     let fx = Fixture::new(store).await;
     let (_, principal) = fx.user_with_role("owner@example.com", PHARMACIST_ROLE_ID).await;
-    let change = |current: &str| PasswordChange {
-        current_password: current.into(),
-        new_password: Password::parse("a new password").unwrap(),
-    };
     for guess in 0..LIMIT {
-        let result = fx.engine.change_password(&principal, change(&format!("guess {guess}"))).await;
+        let result = fx.engine.change_password(&principal, to_new_password(&format!("guess {guess}"))).await;
         assert!(matches!(result, Err(Error::Rule(RuleBroken::WrongCurrentPassword))), "guess {guess}: {result:?}");
     }
-    let sixth = fx.engine.change_password(&principal, change("user-password")).await;
+    let sixth = fx.engine.change_password(&principal, to_new_password("user-password")).await;
     assert!(matches!(sixth, Err(Error::Throttled { .. })), "the sixth answers 429 even when right: {sixth:?}");
     assert!(matches!(fx.engine.login("owner@example.com", "user-password").await, Err(Error::Throttled { .. })));
     let audited: BTreeSet<String> = fx
@@ -380,7 +376,7 @@ pub async fn wrong_current_passwords_count_as_failed_sign_ins<S: Store>(store: S
         .collect();
     assert!(audited.contains("password_change_failed"), "{audited:?}");
     fx.advance(SignedDuration::from_mins(15));
-    fx.engine.change_password(&principal, change("user-password")).await.expect("the window has closed");
+    fx.engine.change_password(&principal, to_new_password("user-password")).await.expect("the window has closed");
 }
 
 /// Wrong current passwords count against the account as well as its email (D48): a caller who
@@ -389,17 +385,13 @@ pub async fn wrong_current_passwords_count_as_failed_sign_ins<S: Store>(store: S
 pub async fn changing_the_email_does_not_start_the_guesses_again<S: Store>(store: S) {
     let fx = Fixture::new(store).await;
     let (_, principal) = fx.user_with_role("first@example.com", PHARMACIST_ROLE_ID).await;
-    let change = |current: &str| PasswordChange {
-        current_password: current.into(),
-        new_password: Password::parse("a new password").unwrap(),
-    };
     let mut guesses = 0;
     for (round, email) in ["second@example.com", "third@example.com", "fourth@example.com"].into_iter().enumerate() {
         for _ in 0..2 {
             if guesses == LIMIT {
                 break;
             }
-            let result = fx.engine.change_password(&principal, change(&format!("guess {guesses}"))).await;
+            let result = fx.engine.change_password(&principal, to_new_password(&format!("guess {guesses}"))).await;
             assert!(matches!(result, Err(Error::Rule(RuleBroken::WrongCurrentPassword))), "round {round}: {result:?}");
             guesses += 1;
         }
@@ -407,7 +399,7 @@ pub async fn changing_the_email_does_not_start_the_guesses_again<S: Store>(store
         fx.engine.update_profile(&principal, update).await.expect("the email changes");
     }
     assert_eq!(guesses, LIMIT);
-    let next = fx.engine.change_password(&principal, change("user-password")).await;
+    let next = fx.engine.change_password(&principal, to_new_password("user-password")).await;
     assert!(matches!(next, Err(Error::Throttled { .. })), "a new email starts no new count: {next:?}");
     let sign_in = fx.engine.login("fourth@example.com", "user-password").await;
     assert!(
@@ -416,4 +408,9 @@ pub async fn changing_the_email_does_not_start_the_guesses_again<S: Store>(store
     );
     fx.advance(SignedDuration::from_mins(15));
     fx.engine.login("fourth@example.com", "user-password").await.expect("the window has closed");
+}
+
+/// A password change from `current` to "a new password".
+fn to_new_password(current: &str) -> PasswordChange {
+    PasswordChange { current_password: current.into(), new_password: Password::parse("a new password").unwrap() }
 }

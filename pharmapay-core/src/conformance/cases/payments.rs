@@ -60,12 +60,10 @@ pub async fn payment_references_stop_double_payments<S: Store>(store: S) {
         transaction_type: kind,
         ..fx.new_payment(invoice.id, "10")
     };
-    let first = created(
-        fx.engine
-            .create_transaction(&fx.admin, with(" UTR 4123-889/01 ", TransactionType::NetBanking), None)
-            .await
-            .unwrap(),
-    );
+    let recorded = async |text: &str, kind: TransactionType, why: &str| {
+        created(fx.engine.create_transaction(&fx.admin, with(text, kind), None).await.expect(why))
+    };
+    let first = recorded(" UTR 4123-889/01 ", TransactionType::NetBanking, "a new reference is free").await;
     assert_eq!(first.reference.as_deref(), Some("UTR 4123-889/01"), "stored trimmed, as typed");
 
     let again = fx.engine.create_transaction(&fx.admin, with("utr412388901", TransactionType::NetBanking), None).await;
@@ -77,16 +75,9 @@ pub async fn payment_references_stop_double_payments<S: Store>(store: S) {
             fx.engine.create_transaction(&fx.admin, with(variant, TransactionType::NetBanking), None).await;
         assert_eq!(taken_by(variant_again, variant), first.id);
     }
-    created(
-        fx.engine
-            .create_transaction(&fx.admin, with("UTR412388901", TransactionType::Upi), None)
-            .await
-            .expect("another payment type may use the same key"),
-    );
+    recorded("UTR412388901", TransactionType::Upi, "another payment type may use the same key").await;
 
-    let other = created(
-        fx.engine.create_transaction(&fx.admin, with("CHQ-77", TransactionType::NetBanking), None).await.unwrap(),
-    );
+    let other = recorded("CHQ-77", TransactionType::NetBanking, "another reference is free").await;
     let replaced =
         fx.engine.update_transaction(&fx.admin, other.id, with("UTR-4123-88901", TransactionType::NetBanking)).await;
     assert_eq!(taken_by(replaced, "a replacement taking a held key"), first.id);
@@ -95,29 +86,14 @@ pub async fn payment_references_stop_double_payments<S: Store>(store: S) {
     assert!(kept.is_ok(), "a payment keeps its own reference when replaced: {kept:?}");
     // A payment moved to another key frees the one it held, and holds the new one (D30).
     fx.engine.update_transaction(&fx.admin, other.id, with("CHQ-78", TransactionType::NetBanking)).await.unwrap();
-    created(
-        fx.engine
-            .create_transaction(&fx.admin, with("chq 77", TransactionType::NetBanking), None)
-            .await
-            .expect("the key a payment moved off is free"),
-    );
+    recorded("chq 77", TransactionType::NetBanking, "the key a payment moved off is free").await;
     let moved = fx.engine.create_transaction(&fx.admin, with("CHQ78", TransactionType::NetBanking), None).await;
     assert_eq!(taken_by(moved, "the key a payment moved to"), other.id);
     fx.engine.update_transaction(&fx.admin, other.id, with("CHQ-78", TransactionType::Upi)).await.unwrap();
-    created(
-        fx.engine
-            .create_transaction(&fx.admin, with("CHQ-78", TransactionType::NetBanking), None)
-            .await
-            .expect("a payment that changed type frees its key for the old type"),
-    );
+    recorded("CHQ-78", TransactionType::NetBanking, "a payment that changed type frees its key for the old type").await;
 
     fx.engine.delete_transaction(&fx.admin, first.id, None).await.unwrap();
-    let reuse = created(
-        fx.engine
-            .create_transaction(&fx.admin, with("UTR412388901", TransactionType::NetBanking), None)
-            .await
-            .expect("a deleted payment frees its reference"),
-    );
+    let reuse = recorded("UTR412388901", TransactionType::NetBanking, "a deleted payment frees its reference").await;
     assert_eq!(
         taken_by(fx.engine.restore_transaction(&fx.admin, first.id).await, "restoring onto a taken key"),
         reuse.id
