@@ -48,28 +48,48 @@ impl State {
             Touch::Vendor(id) => {
                 Facts::Vendor(self.vendors.get(&id).map(|row| VendorFacts { is_active: row.is_active }))
             }
-            Touch::Invoice(id) => Facts::Invoice(self.invoices.get(&id).map(|row| InvoiceFacts {
-                vendor_id: VendorId(row.vendor_id),
-                is_active: row.is_active,
-                amount: row.amount.get(),
-                paid: row.paid,
-                due_date: row.due_date,
+            Touch::Invoice(id) => Facts::Invoice(self.invoice_facts(id)),
+            Touch::Payment(id) => Facts::Payment(self.transactions.get(&id).map(|row| {
+                let payment =
+                    PaymentFacts::dated(row.is_active, row.amount.get(), row.transaction_date, &self.calendar);
+                match self.invoice_facts(row.invoice_id) {
+                    Some(invoice) => payment.on(&invoice),
+                    None => payment,
+                }
             })),
-            Touch::Payment(id) => {
-                Facts::Payment(self.transactions.get(&id).map(|row| {
-                    PaymentFacts::new(row.is_active, row.amount.get(), row.transaction_date, &self.calendar)
-                }))
-            }
         }
     }
 
-    /// The facts of `touched` as they stand, before a write changes them.
+    fn invoice_facts(&self, id: i64) -> Option<InvoiceFacts> {
+        self.invoices.get(&id).map(|row| InvoiceFacts {
+            vendor_id: VendorId(row.vendor_id),
+            is_active: row.is_active,
+            amount: row.amount.get(),
+            paid: row.paid,
+            due_date: row.due_date,
+            day: self.calendar.date_of(row.invoice_date),
+        })
+    }
+
+    /// The facts of `touched` as they stand, before a write changes them. A touched invoice
+    /// touches its payments too: whose statement shows them follows the invoice (D35).
     pub(crate) fn snapshot(&self, touched: &[Touch]) -> Snapshot {
-        let mut snapshot: Vec<(Touch, Facts)> = Vec::with_capacity(touched.len());
+        let mut all: Vec<Touch> = touched.to_vec();
         for touch in touched {
+            if let Touch::Invoice(invoice_id) = touch {
+                all.extend(
+                    self.transactions
+                        .iter()
+                        .filter(|(_, row)| row.invoice_id == *invoice_id)
+                        .map(|(id, _)| Touch::Payment(*id)),
+                );
+            }
+        }
+        let mut snapshot: Vec<(Touch, Facts)> = Vec::with_capacity(all.len());
+        for touch in all {
             // A row named twice (a payment moved within its own invoice) counts once.
-            if !snapshot.iter().any(|(seen, _)| seen == touch) {
-                snapshot.push((*touch, self.facts(*touch)));
+            if !snapshot.iter().any(|(seen, _)| *seen == touch) {
+                snapshot.push((touch, self.facts(touch)));
             }
         }
         Snapshot(snapshot)
@@ -95,6 +115,8 @@ impl State {
             .map(|row| (row.transaction_date, DayFigures { payments: 1, amount: row.amount.get() }));
         let days = pharmapay_core::figures::days_of(&self.calendar, groups);
         self.figures.days = days;
+        // Statement lines per vendor and day follow the new days too.
+        self.figures.vendor_days = self.recount().vendor_days;
     }
 
     /// Every figure recounted from the rows.

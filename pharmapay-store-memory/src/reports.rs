@@ -12,14 +12,17 @@ use pharmapay_core::dashboard::SummaryFigures;
 use pharmapay_core::dashboard::TopVendor;
 use pharmapay_core::domain::aging::{Aging, AgingBounds, AgingBuilder, AgingFigures, KeptOwed, TodaysAgingPage};
 use pharmapay_core::domain::licence::LicenceHolder;
-use pharmapay_core::domain::statement::{StatementEntry, StatementLineKind, StatementRows};
+use pharmapay_core::domain::statement::{
+    StatementEntry, StatementFigures, StatementLineKind, StatementPage, StatementRows,
+};
 use pharmapay_core::domain::{
     AuditEntry, AuditQuery, Invoice, InvoiceFilter, Setting, Transaction, TransactionFilter, Vendor, VendorFilter,
 };
-use pharmapay_core::figures::{DayFigures, OpenFigures, VendorFigures};
+use pharmapay_core::figures::{DayFigures, OpenFigures, VendorDayFigures, VendorFigures};
 use pharmapay_core::ids::{InvoiceId, TransactionId, VendorId};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::jiff::civil::Date;
+use pharmapay_core::paging::PagePlace;
 use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::store::ReportStore;
 use pharmapay_core::store::{StoreResult, WriteContext};
@@ -200,48 +203,33 @@ impl ReportStore for MemoryStore {
         before: Timestamp,
         calendar: &BusinessCalendar,
     ) -> StoreResult<StatementRows> {
+        Ok(self.read().statement_rows(vendor_id, from, before, calendar))
+    }
+
+    async fn statement_page(
+        &self,
+        vendor_id: VendorId,
+        (from_date, to_date): (Date, Date),
+        calendar: &BusinessCalendar,
+        page: PageRequest,
+    ) -> StoreResult<(StatementFigures, PagePlace)> {
         let state = self.read();
-        let mut rows = StatementRows::default();
-        let mut theirs: HashMap<i64, &str> = HashMap::new();
-        for invoice_id in state.invoices_by_vendor.get(&vendor_id.get()).into_iter().flatten() {
-            let invoice = &state.invoices[invoice_id];
-            if !invoice.is_active {
-                continue;
+        let days: Vec<(Date, VendorDayFigures)> = state
+            .figures
+            .vendor_days
+            .range((vendor_id, from_date)..=(vendor_id, Date::MAX))
+            .map(|((_, day), figures)| (*day, *figures))
+            .collect();
+        let balance = state.figures.vendor(vendor_id).outstanding();
+        let plan = StatementPage::new(page, (from_date, to_date), balance, &days);
+        let entries = match plan.days() {
+            Some((first, last)) => {
+                let before = calendar.start_of(last.saturating_add(pharmapay_core::jiff::Span::new().days(1)));
+                state.statement_rows(vendor_id, calendar.start_of(first), before, calendar).entries
             }
-            theirs.insert(*invoice_id, &invoice.invoice_number);
-            if invoice.invoice_date < from {
-                rows.invoiced_before += invoice.amount.get();
-            } else if invoice.invoice_date < before {
-                rows.entries.push(StatementEntry {
-                    date: calendar.date_of(invoice.invoice_date),
-                    kind: StatementLineKind::Invoice,
-                    invoice_id: InvoiceId(*invoice_id),
-                    invoice_number: invoice.invoice_number.clone(),
-                    transaction_id: None,
-                    reference: None,
-                    description: invoice.description.clone(),
-                    amount: invoice.amount.get(),
-                });
-            }
-        }
-        for (id, payment) in state.transactions.iter().filter(|(_, payment)| payment.is_active) {
-            let Some(number) = theirs.get(&payment.invoice_id) else { continue };
-            if payment.transaction_date < from {
-                rows.paid_before += payment.amount.get();
-            } else if payment.transaction_date < before {
-                rows.entries.push(StatementEntry {
-                    date: calendar.date_of(payment.transaction_date),
-                    kind: StatementLineKind::Payment,
-                    invoice_id: InvoiceId(payment.invoice_id),
-                    invoice_number: (*number).to_owned(),
-                    transaction_id: Some(TransactionId(*id)),
-                    reference: payment.reference.as_ref().map(|reference| reference.as_str().to_owned()),
-                    description: payment.description.clone(),
-                    amount: payment.amount.get(),
-                });
-            }
-        }
-        Ok(rows)
+            None => Vec::new(),
+        };
+        Ok(plan.finish(entries))
     }
 
     async fn licence_alerts(&self, before: Timestamp) -> StoreResult<Vec<LicenceHolder>> {
@@ -345,5 +333,58 @@ impl crate::State {
             aging.add_invoice(bounds, VendorId(row.vendor_id), name, row.due_date, owed);
         }
         aging
+    }
+}
+
+impl crate::State {
+    /// The rows of vendor `vendor_id`'s statement over `[from, before)` (D35).
+    fn statement_rows(
+        &self,
+        vendor_id: VendorId,
+        from: Timestamp,
+        before: Timestamp,
+        calendar: &BusinessCalendar,
+    ) -> StatementRows {
+        let mut rows = StatementRows::default();
+        let mut theirs: HashMap<i64, &str> = HashMap::new();
+        for invoice_id in self.invoices_by_vendor.get(&vendor_id.get()).into_iter().flatten() {
+            let invoice = &self.invoices[invoice_id];
+            if !invoice.is_active {
+                continue;
+            }
+            theirs.insert(*invoice_id, &invoice.invoice_number);
+            if invoice.invoice_date < from {
+                rows.invoiced_before += invoice.amount.get();
+            } else if invoice.invoice_date < before {
+                rows.entries.push(StatementEntry {
+                    date: calendar.date_of(invoice.invoice_date),
+                    kind: StatementLineKind::Invoice,
+                    invoice_id: InvoiceId(*invoice_id),
+                    invoice_number: invoice.invoice_number.clone(),
+                    transaction_id: None,
+                    reference: None,
+                    description: invoice.description.clone(),
+                    amount: invoice.amount.get(),
+                });
+            }
+        }
+        for (id, payment) in self.transactions.iter().filter(|(_, payment)| payment.is_active) {
+            let Some(number) = theirs.get(&payment.invoice_id) else { continue };
+            if payment.transaction_date < from {
+                rows.paid_before += payment.amount.get();
+            } else if payment.transaction_date < before {
+                rows.entries.push(StatementEntry {
+                    date: calendar.date_of(payment.transaction_date),
+                    kind: StatementLineKind::Payment,
+                    invoice_id: InvoiceId(payment.invoice_id),
+                    invoice_number: (*number).to_owned(),
+                    transaction_id: Some(TransactionId(*id)),
+                    reference: payment.reference.as_ref().map(|reference| reference.as_str().to_owned()),
+                    description: payment.description.clone(),
+                    amount: payment.amount.get(),
+                });
+            }
+        }
+        rows
     }
 }

@@ -174,6 +174,14 @@ macro_rules! migrations {
                 recounts_figures: true,
                 rekeys_references: false,
             },
+            Migration {
+                version: 14,
+                description: "statement lines per vendor and day",
+                sql: include_str!(concat!("../migrations/", $backend, "/0014_vendor_days.sql")),
+                seeds: false,
+                recounts_figures: true,
+                rekeys_references: false,
+            },
         ]
     };
 }

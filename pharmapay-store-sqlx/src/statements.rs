@@ -140,15 +140,17 @@ pub const RECENT_INVOICES: &str = concat!(
 /// `invoice_amount` and `due_date` the facts the kept figures need, and the rest for the
 /// payment's nested invoice). Binds: the invoice's id, the scaled amount added.
 pub const ADD_PAID: &str = "UPDATE invoices SET paid = paid + $2 WHERE id = $1 \
-     RETURNING is_active, invoice_number, vendor_id, due_date, amount AS invoice_amount, paid AS invoice_paid, \
+     RETURNING is_active, invoice_number, vendor_id, due_date, invoice_date, amount AS invoice_amount, \
+     paid AS invoice_paid, \
      (SELECT v.name FROM vendors v WHERE v.id = invoices.vendor_id) AS vendor_name";
 
 /// Inserts a payment. Binds: the invoice's id, the scaled amount, the payment's date, its
 /// type, its description, the instant it was created (also its last change), its reference,
 /// the reference's key and its vendor payment's id.
 pub const INSERT_PAYMENT: &str = "INSERT INTO transactions (invoice_id, amount, transaction_date, \
-     transaction_type, description, is_active, created_at, updated_at, reference, reference_key, vendor_payment_id) \
-     VALUES ($1, $2, $3, $4, $5, TRUE, $6, $6, $7, $8, $9) RETURNING id";
+     transaction_type, description, is_active, created_at, updated_at, reference, reference_key, vendor_payment_id, \
+     vendor_id) VALUES ($1, $2, $3, $4, $5, TRUE, $6, $6, $7, $8, $9, \
+     (SELECT i.vendor_id FROM invoices i WHERE i.id = $1)) RETURNING id";
 
 /// Records an audit entry (D22). Binds: the instant, the acting user, the action, the entity,
 /// the entity's lower-cased name, its id, the reason and the changes.

@@ -71,7 +71,7 @@ async fn a_sqlite_file_keeps_its_data_across_reopens_and_migrates_once() {
     let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
     let applied: i64 =
         sqlx::query("SELECT COUNT(*) FROM _pharmapay_migrations").fetch_one(&mut conn).await.unwrap().get(0);
-    assert_eq!(applied, 13, "each of the thirteen migrations is recorded once");
+    assert_eq!(applied, 14, "each of the fourteen migrations is recorded once");
 }
 
 /// Writes a small ledger through `store`: an overdue, a fully paid and a partially paid
@@ -143,14 +143,16 @@ async fn sqlite_kept_figures_are_recounted_when_an_existing_database_upgrades() 
          DROP TABLE invoice_number_search; DROP TABLE vendor_name_search; DROP TABLE invoice_open_counts; \
          DROP INDEX vendors_by_owed; DROP INDEX invoices_open_by_vendor; ALTER TABLE vendors DROP COLUMN open_invoices; \
          ALTER TABLE vendors DROP COLUMN owed_high; ALTER TABLE vendors DROP COLUMN owed_low; \
-         DELETE FROM _pharmapay_migrations WHERE version IN (2, 4, 13)",
+         DROP TABLE vendor_days; DROP INDEX transactions_by_vendor_date; DROP INDEX invoices_by_vendor_date; \
+         ALTER TABLE transactions DROP COLUMN vendor_id; \
+         DELETE FROM _pharmapay_migrations WHERE version IN (2, 4, 13, 14)",
     )
     .execute(&mut conn)
     .await
     .unwrap();
     conn.close().await.unwrap();
 
-    // Act: open it again, which applies migrations 2, 4 and 13 over the existing rows.
+    // Act: open it again, which applies migrations 2, 4, 13 and 14 over the existing rows.
     let store = SqliteStore::connect(&path).await.unwrap();
 
     // Assert: every figure is as the rows say.
@@ -169,8 +171,9 @@ async fn postgres_kept_figures_are_recounted_when_an_existing_database_upgrades(
          DROP COLUMN outstanding_high, DROP COLUMN outstanding_low; DROP TABLE payment_days; \
          DROP TABLE ledger_totals; DROP INDEX invoices_number_trigrams; DROP INDEX vendors_name_trigrams; \
          DROP TABLE invoice_open_counts; DROP INDEX invoices_open_by_vendor; ALTER TABLE vendors \
-         DROP COLUMN open_invoices, DROP COLUMN owed_high, DROP COLUMN owed_low; \
-         DELETE FROM _pharmapay_migrations WHERE version IN (2, 4, 13)",
+         DROP COLUMN open_invoices, DROP COLUMN owed_high, DROP COLUMN owed_low; DROP TABLE vendor_days; \
+         DROP INDEX invoices_by_vendor_date; ALTER TABLE transactions DROP COLUMN vendor_id; \
+         DELETE FROM _pharmapay_migrations WHERE version IN (2, 4, 13, 14)",
     )
     .execute(&mut conn)
     .await

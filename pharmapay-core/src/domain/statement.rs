@@ -12,6 +12,7 @@ use jiff::civil::Date;
 use rust_decimal::Decimal;
 
 use crate::error::FieldErrors;
+use crate::figures::VendorDayFigures;
 use crate::ids::{InvoiceId, TransactionId};
 use crate::paging::{PagePlace, PageRequest, Params, read_day};
 
@@ -189,6 +190,103 @@ pub fn build(opening_balance: Decimal, mut entries: Vec<StatementEntry>) -> Stat
         total_invoiced: total_invoiced.normalize(),
         total_paid: total_paid.normalize(),
         closing_balance: (opening_balance + total_invoiced - total_paid).normalize(),
+    }
+}
+
+/// A page of a statement from the vendor's kept figures (D41, D43) rather than from every line
+/// of the range.
+///
+/// A store keeps, per vendor and business day, how many invoices and payments its statement
+/// shows and what they add up to ([`VendorDayFigures`]). The opening balance is the vendor's
+/// kept balance less what every day from the range's first on added; the totals are the range's
+/// days added up; and the page's lines are found by counting lines day by day, so only the days
+/// the page spans are read. A store calls [`Self::new`] with the vendor's balance and its day
+/// figures from the range's first day on, reads the lines of [`Self::days`], and hands them to
+/// [`Self::finish`], all in one snapshot.
+#[derive(Debug)]
+pub struct StatementPage {
+    page: PageRequest,
+    opening_balance: Decimal,
+    total_invoiced: Decimal,
+    total_paid: Decimal,
+    total_count: u64,
+    /// The first and last day of the page's lines, the balance before the first day's lines and
+    /// how many of the range's lines come before them; `None` for a page past the end.
+    span: Option<(Date, Date, Decimal, u64)>,
+}
+
+impl StatementPage {
+    /// The page `page` of the statement over `from_date` to `to_date`, of a vendor whose kept
+    /// balance (every active invoice less every active payment of them, D11) is `balance` and
+    /// whose day figures from `from_date` on, after `to_date` too, are `days`.
+    pub fn new(
+        page: PageRequest,
+        (from_date, to_date): (Date, Date),
+        balance: Decimal,
+        days: &[(Date, VendorDayFigures)],
+    ) -> Self {
+        let mut opening_balance = balance;
+        let (mut total_invoiced, mut total_paid, mut total_count) = (Decimal::ZERO, Decimal::ZERO, 0u64);
+        for (day, figures) in days.iter().filter(|(day, _)| *day >= from_date) {
+            opening_balance -= figures.net();
+            if *day <= to_date {
+                total_invoiced += figures.invoiced;
+                total_paid += figures.paid;
+                total_count += u64::try_from(figures.lines()).unwrap_or(0);
+            }
+        }
+        let (start, end) = (page.offset(), page.offset() + u64::from(page.page_size()));
+        let mut span: Option<(Date, Date, Decimal, u64)> = None;
+        let (mut before, mut running) = (0u64, opening_balance);
+        let mut range: Vec<&(Date, VendorDayFigures)> =
+            days.iter().filter(|(day, _)| (from_date..=to_date).contains(day)).collect();
+        range.sort_by_key(|(day, _)| *day);
+        for (day, figures) in range {
+            let lines = u64::try_from(figures.lines()).unwrap_or(0);
+            if lines == 0 {
+                continue;
+            }
+            match &mut span {
+                None if before + lines > start => span = Some((*day, *day, running, before)),
+                Some((_, last, ..)) if before < end => *last = *day,
+                _ => {}
+            }
+            if before + lines >= end && span.is_some() {
+                break;
+            }
+            before += lines;
+            running += figures.net();
+        }
+        Self { page, opening_balance, total_invoiced, total_paid, total_count, span }
+    }
+
+    /// The first and the last business day whose lines the page holds, if it holds any.
+    pub fn days(&self) -> Option<(Date, Date)> {
+        self.span.map(|(first, last, ..)| (first, last))
+    }
+
+    /// The page, from every line of [`Self::days`], in any order.
+    pub fn finish(self, entries: Vec<StatementEntry>) -> (StatementFigures, PagePlace) {
+        let place =
+            PagePlace { page: self.page.page(), page_size: self.page.page_size(), total_count: self.total_count };
+        let lines = match self.span {
+            Some((_, _, balance, before)) => {
+                let mut lines = build(balance, entries).lines;
+                let skip = usize::try_from(self.page.offset().saturating_sub(before)).unwrap_or(usize::MAX);
+                lines.drain(..skip.min(lines.len()));
+                lines.truncate(self.page.page_size() as usize);
+                lines
+            }
+            None => Vec::new(),
+        };
+        let figures = StatementFigures {
+            opening_balance: self.opening_balance.normalize(),
+            lines,
+            total_invoiced: self.total_invoiced.normalize(),
+            total_paid: self.total_paid.normalize(),
+            closing_balance: (self.opening_balance + self.total_invoiced - self.total_paid).normalize(),
+        };
+        (figures, place)
     }
 }
 

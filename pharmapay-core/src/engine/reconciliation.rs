@@ -84,13 +84,21 @@ impl<S: Store> PharmaPay<S> {
         let vendor =
             self.store.get_vendor(vendor_id).await.map_err(store_error)?.ok_or(Error::not_found(Entity::Vendor))?;
         let vendor = licensed(&LicenceBounds::for_day(&calendar, today), vendor);
+        if let Some(page) = query.page {
+            // D43 with D41: a page comes from the kept figures, balances running over the whole
+            // range.
+            let (figures, page) = self
+                .store
+                .statement_page(vendor_id, (from_date, to_date), &calendar, page)
+                .await
+                .map_err(store_error)?;
+            return Ok(Statement { vendor, from_date, to_date, figures, page: Some(page) });
+        }
         let from = calendar.start_of(from_date);
         let before = calendar.start_of(to_date.saturating_add(Span::new().days(1)));
         let rows = self.store.statement_rows(vendor_id, from, before, &calendar).await.map_err(store_error)?;
-        let mut figures = statement::build(rows.invoiced_before - rows.paid_before, rows.entries);
-        // D43: balances run over the whole range before a page is cut from it.
-        let page = query.page.map(|page| page.cut(&mut figures.lines));
-        Ok(Statement { vendor, from_date, to_date, figures, page })
+        let figures = statement::build(rows.invoiced_before - rows.paid_before, rows.entries);
+        Ok(Statement { vendor, from_date, to_date, figures, page: None })
     }
 
     /// Active vendors whose drug licence has expired or expires within `within_days` days

@@ -7,7 +7,7 @@ use jiff::Timestamp;
 use jiff::civil::Date;
 use rust_decimal::Decimal;
 
-use super::kinds::{DayFigures, LedgerTotals, OpenFigures, VendorFigures};
+use super::kinds::{DayFigures, LedgerTotals, OpenFigures, VendorDayFigures, VendorFigures};
 use crate::clock::BusinessCalendar;
 use crate::domain::invoice::is_open;
 use crate::ids::VendorId;
@@ -32,6 +32,8 @@ pub struct InvoiceFacts {
     pub paid: Decimal,
     /// When it falls due.
     pub due_date: Timestamp,
+    /// The business day of its invoice date (D3), the day of its statement line (D35).
+    pub day: Date,
 }
 
 impl InvoiceFacts {
@@ -50,12 +52,32 @@ pub struct PaymentFacts {
     pub amount: Decimal,
     /// The business day of its `transactionDate` (D3).
     pub day: Date,
+    /// The vendor whose statement shows it (D35): its invoice's, while that invoice is active.
+    pub owner: Option<VendorId>,
 }
 
 impl PaymentFacts {
-    /// The facts of a payment of `amount` dated `transaction_date`, in `calendar`'s days.
-    pub fn new(is_active: bool, amount: Decimal, transaction_date: Timestamp, calendar: &BusinessCalendar) -> Self {
-        Self { is_active, amount, day: calendar.date_of(transaction_date) }
+    /// The facts of a payment of `amount` dated `transaction_date`, in `calendar`'s days, on an
+    /// invoice whose facts are `invoice`.
+    pub fn new(
+        is_active: bool,
+        amount: Decimal,
+        transaction_date: Timestamp,
+        calendar: &BusinessCalendar,
+        invoice: &InvoiceFacts,
+    ) -> Self {
+        Self::dated(is_active, amount, transaction_date, calendar).on(invoice)
+    }
+
+    /// The facts of a payment whose invoice is not known yet: [`Self::on`] names it.
+    pub fn dated(is_active: bool, amount: Decimal, transaction_date: Timestamp, calendar: &BusinessCalendar) -> Self {
+        Self { is_active, amount, day: calendar.date_of(transaction_date), owner: None }
+    }
+
+    /// These facts, on an invoice whose facts are `invoice`: a payment belongs to the
+    /// statement of its invoice's vendor while that invoice is active.
+    pub fn on(self, invoice: &InvoiceFacts) -> Self {
+        Self { owner: invoice.is_active.then_some(invoice.vendor_id), ..self }
     }
 }
 
@@ -101,6 +123,8 @@ impl Contribution for InvoiceFacts {
             vendor = vendor.with_open(open.invoices, open.pending);
         }
         change.vendors.entry(self.vendor_id).or_default().apply(&vendor);
+        let line = VendorDayFigures { invoices: sign, invoiced: vendor.invoiced, ..VendorDayFigures::default() };
+        change.vendor_days.entry((self.vendor_id, self.day)).or_default().apply(&line);
     }
 }
 
@@ -114,6 +138,10 @@ impl Contribution for PaymentFacts {
         change.days.entry(self.day).or_default().apply(&day);
         change.totals.active_payments += sign;
         change.totals.paid_out += day.amount;
+        if let Some(owner) = self.owner {
+            let line = VendorDayFigures { payments: sign, paid: day.amount, ..VendorDayFigures::default() };
+            change.vendor_days.entry((owner, self.day)).or_default().apply(&line);
+        }
     }
 }
 
@@ -127,6 +155,7 @@ pub struct FigureChange {
     pub(super) vendors: BTreeMap<VendorId, VendorFigures>,
     pub(super) open_by_due_date: BTreeMap<Timestamp, OpenFigures>,
     pub(super) days: BTreeMap<Date, DayFigures>,
+    pub(super) vendor_days: BTreeMap<(VendorId, Date), VendorDayFigures>,
     pub(super) totals: LedgerTotals,
 }
 
@@ -164,6 +193,12 @@ impl FigureChange {
         self.days.iter().filter(|(_, change)| !change.is_zero()).map(|(day, change)| (*day, change))
     }
 
+    /// The change of each vendor's statement lines per business day, by vendor and day; those
+    /// that stay are left out.
+    pub fn vendor_days(&self) -> impl Iterator<Item = ((VendorId, Date), &VendorDayFigures)> {
+        self.vendor_days.iter().filter(|(_, change)| !change.is_zero()).map(|(key, change)| (*key, change))
+    }
+
     /// The change of the installation's totals, unless they stay.
     pub fn totals(&self) -> Option<&LedgerTotals> {
         (!self.totals.is_zero()).then_some(&self.totals)
@@ -174,6 +209,7 @@ impl FigureChange {
         self.vendors().next().is_none()
             && self.open_by_due_date().next().is_none()
             && self.days().next().is_none()
+            && self.vendor_days().next().is_none()
             && self.totals().is_none()
     }
 }
@@ -184,11 +220,18 @@ mod tests {
     use crate::figures::test_values::{dec, ts};
 
     fn invoice(vendor: i64, is_active: bool, amount: &str, paid: &str, due: &str) -> InvoiceFacts {
-        InvoiceFacts { vendor_id: VendorId(vendor), is_active, amount: dec(amount), paid: dec(paid), due_date: ts(due) }
+        InvoiceFacts {
+            vendor_id: VendorId(vendor),
+            is_active,
+            amount: dec(amount),
+            paid: dec(paid),
+            due_date: ts(due),
+            day: "2024-05-01".parse().unwrap(),
+        }
     }
 
     fn payment(is_active: bool, amount: &str, day: &str) -> PaymentFacts {
-        PaymentFacts { is_active, amount: dec(amount), day: day.parse().unwrap() }
+        PaymentFacts { is_active, amount: dec(amount), day: day.parse().unwrap(), owner: Some(VendorId(7)) }
     }
 
     #[test]

@@ -8,7 +8,7 @@ use jiff::Timestamp;
 use jiff::civil::Date;
 
 use super::contribution::{Contribution, FigureChange};
-use super::kinds::{DayFigures, LedgerTotals, OpenFigures, VendorFigures};
+use super::kinds::{DayFigures, LedgerTotals, OpenFigures, VendorDayFigures, VendorFigures};
 use crate::clock::BusinessCalendar;
 use crate::ids::VendorId;
 
@@ -23,6 +23,8 @@ pub struct KeptFigures {
     pub open_by_due_date: BTreeMap<Timestamp, OpenFigures>,
     /// Active payments per business day.
     pub days: BTreeMap<Date, DayFigures>,
+    /// Each vendor's statement lines per business day.
+    pub vendor_days: BTreeMap<(VendorId, Date), VendorDayFigures>,
     /// The installation's totals.
     pub totals: LedgerTotals,
 }
@@ -67,6 +69,13 @@ impl KeptFigures {
                 self.days.remove(&day);
             }
         }
+        for (key, change) in change.vendor_days() {
+            let figures = self.vendor_days.entry(key).or_default();
+            figures.apply(change);
+            if figures.is_zero() {
+                self.vendor_days.remove(&key);
+            }
+        }
         if let Some(totals) = change.totals() {
             self.totals.apply(totals);
         }
@@ -78,6 +87,7 @@ impl KeptFigures {
             vendors: self.vendors.clone(),
             open_by_due_date: self.open_by_due_date.clone(),
             days: self.days.clone(),
+            vendor_days: self.vendor_days.clone(),
             totals: self.totals,
         }
     }
@@ -123,6 +133,21 @@ pub fn days_of(
     let mut days: BTreeMap<Date, DayFigures> = BTreeMap::new();
     for (date, group) in groups {
         days.entry(calendar.date_of(date)).or_default().apply(&group);
+    }
+    days.retain(|_, figures| !figures.is_zero());
+    days
+}
+
+/// Each vendor's statement lines per business day (D35), from groups of its lines sharing one
+/// instant (an invoice date or a payment date), filed under their business days in `calendar`
+/// (D3): for a new `TimeZone`, which moves lines between days.
+pub fn vendor_days_of(
+    calendar: &BusinessCalendar,
+    groups: impl IntoIterator<Item = (VendorId, Timestamp, VendorDayFigures)>,
+) -> BTreeMap<(VendorId, Date), VendorDayFigures> {
+    let mut days: BTreeMap<(VendorId, Date), VendorDayFigures> = BTreeMap::new();
+    for (vendor_id, date, group) in groups {
+        days.entry((vendor_id, calendar.date_of(date))).or_default().apply(&group);
     }
     days.retain(|_, figures| !figures.is_zero());
     days

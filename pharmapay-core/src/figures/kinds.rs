@@ -108,6 +108,44 @@ impl Neg for DayFigures {
     }
 }
 
+/// One vendor's statement lines of one business day (D35): its active invoices dated that day,
+/// and the active payments of its active invoices dated that day.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct VendorDayFigures {
+    /// How many invoices.
+    pub invoices: i64,
+    /// The sum of their amounts.
+    pub invoiced: Decimal,
+    /// How many payments.
+    pub payments: i64,
+    /// The sum of their amounts.
+    pub paid: Decimal,
+}
+
+impl VendorDayFigures {
+    /// Adds `change` to these figures.
+    pub fn apply(&mut self, change: &VendorDayFigures) {
+        self.invoices += change.invoices;
+        self.invoiced += change.invoiced;
+        self.payments += change.payments;
+        self.paid += change.paid;
+    }
+
+    /// The statement lines of the day.
+    pub fn lines(&self) -> i64 {
+        self.invoices + self.payments
+    }
+
+    /// What the day adds to the vendor's balance: invoiced less paid.
+    pub fn net(&self) -> Decimal {
+        self.invoiced - self.paid
+    }
+
+    pub(super) fn is_zero(&self) -> bool {
+        *self == VendorDayFigures::default()
+    }
+}
+
 /// The open invoices (active, still owing something) of one due date: how many, and what they
 /// still owe.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

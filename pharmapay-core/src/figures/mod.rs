@@ -33,8 +33,8 @@ mod kinds;
 
 pub use contribution::{Contribution, FigureChange, InvoiceFacts, PaymentFacts, VendorFacts};
 pub use counts::{KeptCount, KeptTerm};
-pub use kept::{KeptFigures, day_key, day_of_key, days_of};
-pub use kinds::{DayFigures, LedgerTotals, OpenFigures, VendorFigures};
+pub use kept::{KeptFigures, day_key, day_of_key, days_of, vendor_days_of};
+pub use kinds::{DayFigures, LedgerTotals, OpenFigures, VendorDayFigures, VendorFigures};
 
 /// Decimals and instants from text, for the tests of this module's files.
 #[cfg(test)]

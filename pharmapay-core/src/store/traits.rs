@@ -40,7 +40,7 @@ use crate::dashboard::SummaryFigures;
 use crate::dashboard::TopVendor;
 use crate::domain::aging::{Aging, AgingBounds};
 use crate::domain::licence::LicenceHolder;
-use crate::domain::statement::StatementRows;
+use crate::domain::statement::{StatementFigures, StatementRows};
 use crate::domain::{
     AuditEntry, AuditQuery, Invoice, InvoiceDetail, InvoiceFilter, InvoiceQuery, NewAuditEntry, NewInvoice, NewPolicy,
     NewRole, NewTransaction, NewVendor, NewVendorPayment, Policy, ProfileUpdate, Role, Setting, Transaction,
@@ -49,7 +49,7 @@ use crate::domain::{
 use crate::figures::{DayFigures, OpenFigures};
 use crate::idempotency::{ClaimOutcome, IdempotencyClaim, IdempotencyKey};
 use crate::ids::{InvoiceId, PermissionId, PolicyId, RoleId, TransactionId, UserId, VendorId, VendorPaymentId};
-use crate::paging::{Page, PageRequest};
+use crate::paging::{Page, PagePlace, PageRequest};
 use crate::rules::login::{Failure, LoginAttempts};
 
 /// Storage for the installation, sign-ins and idempotency claims.
@@ -542,6 +542,22 @@ pub trait ReportStore: Send + Sync + 'static {
         before: Timestamp,
         calendar: &BusinessCalendar,
     ) -> impl Future<Output = StoreResult<StatementRows>> + Send;
+
+    /// One page of vendor `vendor_id`'s statement (D35, D43) over the business days
+    /// `from_date` to `to_date` of `calendar`, as [`statement_rows`](Self::statement_rows) and
+    /// [`statement::build`] would answer it cut to `page`, with the opening, totals and closing
+    /// of the whole range: from the kept figures (D41), through [`StatementPage`], in one
+    /// snapshot.
+    ///
+    /// [`statement::build`]: crate::domain::statement::build
+    /// [`StatementPage`]: crate::domain::statement::StatementPage
+    fn statement_page(
+        &self,
+        vendor_id: VendorId,
+        range: (Date, Date),
+        calendar: &BusinessCalendar,
+        page: PageRequest,
+    ) -> impl Future<Output = StoreResult<(StatementFigures, PagePlace)>> + Send;
 
     /// Active vendors whose drug licence is valid until an instant before `before` (D36), in
     /// any order: the engine puts them in the alerts' order.

@@ -15,8 +15,10 @@ use crate::Lock;
 /// The indexes and triggers no import reads: the invoice and payment indexes of lists, sorts
 /// and figures, and the invoice-number search (its FTS5 triggers on SQLite, its trigram index
 /// on PostgreSQL). Names a backend does not have are skipped.
-const DEFERRABLE: [&str; 13] = [
+const DEFERRABLE: [&str; 15] = [
     "invoices_by_pending",
+    "invoices_by_vendor_date",
+    "transactions_by_vendor_date",
     "invoices_open_by_vendor",
     "invoices_by_vendor",
     "invoices_by_invoice_date",

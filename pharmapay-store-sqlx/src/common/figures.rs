@@ -13,7 +13,7 @@ use pharmapay_core::BusinessCalendar;
 use pharmapay_core::domain::setting::TIME_ZONE;
 use pharmapay_core::figures::{
     Contribution, DayFigures, FigureChange, InvoiceFacts, KeptCount, KeptFigures, KeptTerm, LedgerTotals, OpenFigures,
-    PaymentFacts, VendorFacts, VendorFigures, day_key, day_of_key, days_of,
+    PaymentFacts, VendorDayFigures, VendorFacts, VendorFigures, day_key, day_of_key, days_of, vendor_days_of,
 };
 use pharmapay_core::ids::VendorId;
 use pharmapay_core::jiff::Timestamp;
@@ -105,9 +105,15 @@ pub(super) fn calendar_from(row: Option<DbRow>) -> Result<BusinessCalendar> {
     Ok(BusinessCalendar::from_setting(value.as_deref()))
 }
 
-/// An invoice's facts from a row holding `vendor_id`, `is_active` and `due_date`, with its
-/// scaled amount and paid total in the columns `amount` and `paid` name.
-pub(super) fn invoice_facts(row: &DbRow, amount: &str, paid: &str) -> Result<InvoiceFacts> {
+/// An invoice's facts from a row holding `vendor_id`, `is_active`, `due_date` and
+/// `invoice_date` (whose business day `calendar` reads), with its scaled amount and paid total
+/// in the columns `amount` and `paid` name.
+pub(super) fn invoice_facts(
+    row: &DbRow,
+    amount: &str,
+    paid: &str,
+    calendar: &BusinessCalendar,
+) -> Result<InvoiceFacts> {
     let amount: i64 = row.try_get(amount)?;
     let paid: i64 = row.try_get(paid)?;
     Ok(InvoiceFacts {
@@ -116,7 +122,29 @@ pub(super) fn invoice_facts(row: &DbRow, amount: &str, paid: &str) -> Result<Inv
         amount: unscaled(i128::from(amount)),
         paid: unscaled(i128::from(paid)),
         due_date: instant(row.try_get("due_date")?)?,
+        day: calendar.date_of(instant(row.try_get("invoice_date")?)?),
     })
+}
+
+/// The facts of invoice `invoice`'s payments, active or not, as they stand: for a write that
+/// changes whose statement shows them (D35), made under the invoice's lock.
+pub(super) async fn payments_of(
+    conn: &mut Conn,
+    invoice: &InvoiceFacts,
+    invoice_id: i64,
+    calendar: &BusinessCalendar,
+) -> Result<Vec<PaymentFacts>> {
+    let rows = sqlx::query("SELECT is_active, amount, transaction_date FROM transactions WHERE invoice_id = $1")
+        .bind(invoice_id)
+        .fetch_all(&mut *conn)
+        .await?;
+    rows.iter()
+        .map(|row| {
+            let amount: i64 = row.try_get("amount")?;
+            let date = instant(row.try_get("transaction_date")?)?;
+            Ok(PaymentFacts::new(row.try_get("is_active")?, unscaled(i128::from(amount)), date, calendar, invoice))
+        })
+        .collect()
 }
 
 /// Applies `change` to the kept figures, in the write's transaction, with multi-row statements
@@ -147,6 +175,12 @@ pub(super) async fn apply(conn: &mut Conn, change: &FigureChange) -> Result<()> 
         let sql = add_to_days(&mut binds, chunk)?;
         binds.query(sql).execute(&mut *conn).await?;
     }
+    let vendor_days: Vec<((VendorId, Date), &VendorDayFigures)> = change.vendor_days().collect();
+    for chunk in vendor_days.chunks(APPLY_CHUNK) {
+        let mut binds = Binds::in_order();
+        let sql = add_to_vendor_days(&mut binds, chunk)?;
+        binds.query(sql).execute(&mut *conn).await?;
+    }
     if let Some(totals) = change.totals() {
         let mut binds = Binds::default();
         let sql = add_to_totals(&mut binds, totals)?;
@@ -162,7 +196,8 @@ pub(super) fn script(script: &mut Script, change: &FigureChange) -> Result<bool>
     let vendors: Vec<(VendorId, &VendorFigures)> = change.vendors().collect();
     let open: Vec<(Timestamp, &OpenFigures)> = change.open_by_due_date().collect();
     let days: Vec<(Date, &DayFigures)> = change.days().collect();
-    if vendors.len() > 1 || open.len() > SCRIPT_ROWS || days.len() > SCRIPT_ROWS {
+    let vendor_days: Vec<((VendorId, Date), &VendorDayFigures)> = change.vendor_days().collect();
+    if vendors.len() > 1 || open.len() > SCRIPT_ROWS || days.len() > SCRIPT_ROWS || vendor_days.len() > SCRIPT_ROWS {
         return Ok(false);
     }
     if !vendors.is_empty() {
@@ -173,6 +208,9 @@ pub(super) fn script(script: &mut Script, change: &FigureChange) -> Result<bool>
     }
     if !days.is_empty() {
         script.push(|binds| add_to_days(binds, &days))?;
+    }
+    if !vendor_days.is_empty() {
+        script.push(|binds| add_to_vendor_days(binds, &vendor_days))?;
     }
     if let Some(totals) = change.totals() {
         script.push(|binds| add_to_totals(binds, totals))?;
@@ -240,6 +278,49 @@ fn add_to_days(binds: &mut Binds, days: &[(Date, &DayFigures)]) -> Result<String
          DO UPDATE SET payments = payment_days.payments + excluded.payments, {}",
         rows.join(", "),
         add_pair("payment_days", "amount", "excluded.amount_high", "excluded.amount_low")
+    ))
+}
+
+/// Adds each vendor's statement lines to their days' rows, creating those missing.
+fn add_to_vendor_days(binds: &mut Binds, days: &[((VendorId, Date), &VendorDayFigures)]) -> Result<String> {
+    let mut rows = Vec::with_capacity(days.len());
+    for ((vendor_id, day), figures) in days {
+        let (invoiced_high, invoiced_low) = pair(figures.invoiced)?;
+        let (paid_high, paid_low) = pair(figures.paid)?;
+        let values = [
+            binds.int(vendor_id.get()),
+            binds.int(day_key(*day)),
+            binds.int(figures.invoices),
+            binds.int(invoiced_high),
+            binds.int(invoiced_low),
+            binds.int(figures.payments),
+            binds.int(paid_high),
+            binds.int(paid_low),
+        ];
+        rows.push(format!("({})", values.join(", ")));
+    }
+    Ok(format!(
+        "INSERT INTO vendor_days (vendor_id, day, invoices, invoiced_high, invoiced_low, payments, paid_high, paid_low) \
+         VALUES {} ON CONFLICT (vendor_id, day) DO UPDATE SET invoices = vendor_days.invoices + excluded.invoices, \
+         payments = vendor_days.payments + excluded.payments, {}, {}",
+        rows.join(", "),
+        add_pair("vendor_days", "invoiced", "excluded.invoiced_high", "excluded.invoiced_low"),
+        add_pair("vendor_days", "paid", "excluded.paid_high", "excluded.paid_low")
+    ))
+}
+
+/// A vendor's statement lines of one day from a row of `vendor_days`.
+pub(super) fn vendor_day_from(row: &DbRow) -> Result<(Date, VendorDayFigures)> {
+    let key: i64 = row.try_get("day")?;
+    let day = day_of_key(key).ok_or_else(|| Error::corrupt(format!("day key {key}")))?;
+    Ok((
+        day,
+        VendorDayFigures {
+            invoices: row.try_get("invoices")?,
+            invoiced: pair_of(row, pair_columns!("invoiced"))?,
+            payments: row.try_get("payments")?,
+            paid: pair_of(row, pair_columns!("paid"))?,
+        },
     ))
 }
 
@@ -371,6 +452,17 @@ pub(super) async fn kept(conn: &mut Conn) -> Result<KeptFigures> {
             figures.days.insert(day, figures_of_day);
         }
     }
+    for row in sqlx::query(
+        "SELECT vendor_id, day, invoices, invoiced_high, invoiced_low, payments, paid_high, paid_low FROM vendor_days",
+    )
+    .fetch_all(&mut *conn)
+    .await?
+    {
+        let (day, lines) = vendor_day_from(&row)?;
+        if lines != VendorDayFigures::default() {
+            figures.vendor_days.insert((VendorId(row.try_get("vendor_id")?), day), lines);
+        }
+    }
     Ok(figures)
 }
 
@@ -404,19 +496,23 @@ pub(super) async fn recount(conn: &mut Conn, calendar: &BusinessCalendar) -> Res
     .await?;
     recount_rows(
         conn,
-        "SELECT id, vendor_id, is_active, amount, paid, due_date FROM invoices WHERE id > $1 ORDER BY id LIMIT $2",
+        "SELECT id, vendor_id, is_active, amount, paid, due_date, invoice_date FROM invoices WHERE id > $1 \
+         ORDER BY id LIMIT $2",
         &mut figures,
-        |row| invoice_facts(row, "amount", "paid"),
+        |row| invoice_facts(row, "amount", "paid", calendar),
     )
     .await?;
     recount_rows(
         conn,
-        "SELECT id, is_active, amount, transaction_date FROM transactions WHERE id > $1 ORDER BY id LIMIT $2",
+        "SELECT t.id, t.is_active, t.amount, t.transaction_date, i.vendor_id, i.is_active AS invoice_active \
+         FROM transactions t JOIN invoices i ON i.id = t.invoice_id WHERE t.id > $1 ORDER BY t.id LIMIT $2",
         &mut figures,
         |row| {
             let amount: i64 = row.try_get("amount")?;
             let date = instant(row.try_get("transaction_date")?)?;
-            Ok(PaymentFacts::new(row.try_get("is_active")?, unscaled(i128::from(amount)), date, calendar))
+            let payment = PaymentFacts::dated(row.try_get("is_active")?, unscaled(i128::from(amount)), date, calendar);
+            let invoice_active: bool = row.try_get("invoice_active")?;
+            Ok(PaymentFacts { owner: invoice_active.then_some(VendorId(row.try_get("vendor_id")?)), ..payment })
         },
     )
     .await?;
@@ -433,6 +529,7 @@ pub(super) async fn replace(conn: &mut Conn, figures: &KeptFigures) -> Result<()
     .await?;
     sqlx::query("DELETE FROM invoice_open_counts").execute(&mut *conn).await?;
     sqlx::query("DELETE FROM payment_days").execute(&mut *conn).await?;
+    sqlx::query("DELETE FROM vendor_days").execute(&mut *conn).await?;
     sqlx::query(
         "UPDATE ledger_totals SET vendors = 0, active_vendors = 0, invoices = 0, active_invoices = 0, \
          open_invoices = 0, invoiced_high = 0, invoiced_low = 0, invoice_paid_high = 0, invoice_paid_low = 0, \
@@ -463,7 +560,38 @@ pub(super) async fn recount_days(conn: &mut Conn, calendar: &BusinessCalendar) -
             DayFigures { payments: row.try_get("payments")?, amount: pair_of(row, pair_columns!("amount"))? },
         ));
     }
-    let days = KeptFigures { days: days_of(calendar, groups), ..KeptFigures::default() };
+    // Each vendor's statement lines: its active invoices grouped by invoice date, and the
+    // active payments of them grouped by payment date.
+    let mut lines = Vec::new();
+    for sql in [
+        concat!(
+            "SELECT vendor_id, invoice_date AS at, COUNT(*) AS lines, ",
+            exact_sum!("amount", "amount"),
+            ", TRUE AS invoiced FROM invoices WHERE is_active GROUP BY vendor_id, invoice_date"
+        ),
+        concat!(
+            "SELECT i.vendor_id, t.transaction_date AS at, COUNT(*) AS lines, ",
+            exact_sum!("t.amount", "amount"),
+            ", FALSE AS invoiced FROM transactions t JOIN invoices i ON i.id = t.invoice_id \
+             WHERE t.is_active AND i.is_active GROUP BY i.vendor_id, t.transaction_date"
+        ),
+    ] {
+        for row in &sqlx::query(sql).fetch_all(&mut *conn).await? {
+            let (count, amount): (i64, Decimal) = (row.try_get("lines")?, pair_of(row, pair_columns!("amount"))?);
+            let figures = if row.try_get("invoiced")? {
+                VendorDayFigures { invoices: count, invoiced: amount, ..VendorDayFigures::default() }
+            } else {
+                VendorDayFigures { payments: count, paid: amount, ..VendorDayFigures::default() }
+            };
+            lines.push((VendorId(row.try_get("vendor_id")?), instant(row.try_get("at")?)?, figures));
+        }
+    }
+    let days = KeptFigures {
+        days: days_of(calendar, groups),
+        vendor_days: vendor_days_of(calendar, lines),
+        ..KeptFigures::default()
+    };
     sqlx::query("DELETE FROM payment_days").execute(&mut *conn).await?;
+    sqlx::query("DELETE FROM vendor_days").execute(&mut *conn).await?;
     apply(conn, &days.as_change()).await
 }

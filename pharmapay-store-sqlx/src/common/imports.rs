@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
+use pharmapay_core::BusinessCalendar;
 use pharmapay_core::domain::TransactionType;
 use pharmapay_core::figures::{FigureChange, InvoiceFacts, KeptFigures, PaymentFacts, VendorFacts};
 use pharmapay_core::ids::{InvoiceId, TransactionId, VendorId};
@@ -115,7 +116,7 @@ impl ImportStore for SqlStore {
             if invoices.is_empty() {
                 return Ok(Vec::new());
             }
-            let mut db_tx = self.begin().await?;
+            let (mut db_tx, calendar) = self.begin_with_calendar().await?;
             // Check the whole batch before writing any of it, in input order, as the memory store
             // does: the first invoice with a missing vendor or a taken number decides the error.
             let vendor_ids: BTreeSet<i64> = invoices.iter().map(|imported| imported.invoice.vendor_id.get()).collect();
@@ -165,6 +166,7 @@ impl ImportStore for SqlStore {
                 amount: imported.invoice.amount.get(),
                 paid: Decimal::ZERO,
                 due_date: imported.invoice.due_date,
+                day: calendar.date_of(imported.invoice.invoice_date),
             });
             figures::apply(&mut db_tx, &KeptFigures::recount(facts).as_change()).await?;
             db_tx.commit().await?;
@@ -187,7 +189,7 @@ impl ImportStore for SqlStore {
             // D48: the invoices' vendors first, then the invoices.
             let listed: Vec<i64> = invoice_ids.iter().copied().collect();
             let vendors = lock_vendors_of(&mut db_tx, &listed).await?;
-            let invoices = locked_invoices(&mut db_tx, &invoice_ids).await?;
+            let invoices = locked_invoices(&mut db_tx, &invoice_ids, &calendar).await?;
             if invoices.len() != invoice_ids.len() {
                 return refused(StoreError::ParentInactive(Entity::Invoice));
             }
@@ -210,15 +212,24 @@ impl ImportStore for SqlStore {
             }
             for imported in &transactions {
                 let payment = &imported.transaction;
-                let facts =
-                    PaymentFacts::new(imported.is_active, payment.amount.get(), payment.transaction_date, &calendar);
+                let invoice = invoices
+                    .get(&payment.invoice_id.get())
+                    .ok_or_else(|| Error::corrupt("a locked invoice is gone"))?;
+                let facts = PaymentFacts::new(
+                    imported.is_active,
+                    payment.amount.get(),
+                    payment.transaction_date,
+                    &calendar,
+                    invoice,
+                );
                 change.row(None, Some(&facts));
             }
             let head = "INSERT INTO transactions (id, invoice_id, amount, transaction_date, transaction_type, description, \
-                     is_active, created_at, updated_at, reference, reference_key)";
+                     is_active, created_at, updated_at, reference, reference_key, vendor_id)";
             insert_chunks(&mut db_tx, head, &transactions, &ids, |binds, imported, id| {
                 let payment = &imported.transaction;
                 let at = micros(imported.created_at);
+                let vendor_id = invoices.get(&payment.invoice_id.get()).map_or(0, |invoice| invoice.vendor_id.get());
                 [
                     binds.int(id),
                     binds.int(payment.invoice_id.get()),
@@ -231,6 +242,7 @@ impl ImportStore for SqlStore {
                     binds.int(at),
                     binds.opt_text(payment.reference.as_ref().map(|reference| reference.as_str().to_owned())),
                     binds.opt_text(payment.reference.as_ref().map(|reference| reference.key().to_owned())),
+                    binds.int(vendor_id),
                 ]
             })
             .await?;
@@ -288,14 +300,19 @@ pub(super) async fn taken_numbers(conn: &mut Conn, keys: &BTreeSet<String>) -> R
 }
 
 /// The facts of the invoices among `ids` that exist, locked until the transaction ends.
-pub(super) async fn locked_invoices(conn: &mut Conn, ids: &BTreeSet<i64>) -> Result<HashMap<i64, InvoiceFacts>> {
+pub(super) async fn locked_invoices(
+    conn: &mut Conn,
+    ids: &BTreeSet<i64>,
+    calendar: &BusinessCalendar,
+) -> Result<HashMap<i64, InvoiceFacts>> {
     let ids: Vec<i64> = ids.iter().copied().collect();
     let sql = |list: &str| {
         format!(
-            "SELECT id, vendor_id, is_active, amount, paid, due_date FROM invoices WHERE id IN ({list}) ORDER BY id{}",
+            "SELECT id, vendor_id, is_active, amount, paid, due_date, invoice_date FROM invoices WHERE id IN ({list}) \
+             ORDER BY id{}",
             for_update!()
         )
     };
     let rows = rows_in(conn, &ids, sql).await?;
-    rows.iter().map(|row| Ok((row.try_get::<i64, _>("id")?, invoice_facts(row, "amount", "paid")?))).collect()
+    rows.iter().map(|row| Ok((row.try_get::<i64, _>("id")?, invoice_facts(row, "amount", "paid", calendar)?))).collect()
 }

@@ -5,6 +5,7 @@
 //! `rules::restore`'s to refuse. A list filtered by status or state alone takes its total from
 //! the kept figures.
 
+use pharmapay_core::BusinessCalendar;
 use pharmapay_core::domain::invoice::{OPEN, StatusTerm};
 use pharmapay_core::domain::licence::{EXPIRED_LICENSE_POLICY, ExpiredLicensePolicy};
 use pharmapay_core::domain::{
@@ -21,7 +22,7 @@ use pharmapay_core::{Entity, Page, StoreError};
 use sqlx::Row;
 
 use super::binds::{Binds, conditions, contains_pattern, direction, instant_range, page_limits};
-use super::figures::{self, invoice_facts, kept_count};
+use super::figures::{self, invoice_facts, kept_count, payments_of};
 use super::guards::{check_free, lock_vendors_of};
 use super::rows::{instant, invoice_from, invoice_in, micros, scaled_bound, vendor_type};
 use super::search::{invoice_search, looked_up};
@@ -128,17 +129,40 @@ fn invoice_count(binds: &mut Binds, filter: &InvoiceFilter, today_start: Timesta
 }
 
 /// An invoice locked for a change: its facts for the kept figures and its number's key.
-pub(super) async fn invoice_for_change(conn: &mut Conn, id: i64) -> Result<Option<(InvoiceFacts, String)>> {
+pub(super) async fn invoice_for_change(
+    conn: &mut Conn,
+    id: i64,
+    calendar: &BusinessCalendar,
+) -> Result<Option<(InvoiceFacts, String)>> {
     let row = row_by_id(
         conn,
         concat!(
-            "SELECT vendor_id, is_active, amount, paid, due_date, number_key FROM invoices WHERE id = $1",
+            "SELECT vendor_id, is_active, amount, paid, due_date, invoice_date, number_key FROM invoices WHERE id = $1",
             for_update!()
         ),
         id,
     )
     .await?;
-    row.map(|row| Ok((invoice_facts(&row, "amount", "paid")?, row.try_get("number_key")?))).transpose()
+    row.map(|row| Ok((invoice_facts(&row, "amount", "paid", calendar)?, row.try_get("number_key")?))).transpose()
+}
+
+/// Adds to `change` an invoice's change from `before` to `after` with its payments', whose
+/// statement lines (D35) follow the invoice to another vendor, or away with it when it is
+/// deleted and back when it is restored; read under the invoice's lock.
+async fn invoice_change(
+    conn: &mut Conn,
+    id: i64,
+    (before, after): (&InvoiceFacts, &InvoiceFacts),
+    calendar: &BusinessCalendar,
+) -> Result<FigureChange> {
+    let mut change = FigureChange::new();
+    change.row(Some(before), Some(after));
+    if (before.vendor_id, before.is_active) != (after.vendor_id, after.is_active) {
+        for payment in payments_of(conn, before, id, calendar).await? {
+            change.row(Some(&payment), Some(&payment.on(after)));
+        }
+    }
+    Ok(change)
 }
 
 /// Locks the vendors `ids` for a change of their kept figures, in id order (so writers never
@@ -192,13 +216,14 @@ async fn check_licence(conn: &mut Conn, valid_until: Option<Timestamp>, invoice_
 }
 
 /// The facts of an active invoice holding `invoice`'s fields with `paid` already paid.
-fn facts_of(invoice: &NewInvoice, paid: Decimal) -> InvoiceFacts {
+fn facts_of(invoice: &NewInvoice, paid: Decimal, calendar: &BusinessCalendar) -> InvoiceFacts {
     InvoiceFacts {
         vendor_id: invoice.vendor_id,
         is_active: true,
         amount: invoice.amount.get(),
         paid,
         due_date: invoice.due_date,
+        day: calendar.date_of(invoice.invoice_date),
     }
 }
 
@@ -210,7 +235,7 @@ impl InvoiceStore for SqlStore {
         today_start: Timestamp,
     ) -> StoreResult<Invoice> {
         answer(|| async {
-            let mut db_tx = self.begin().await?;
+            let (mut db_tx, calendar) = self.begin_with_calendar().await?;
             let number_key = key(&invoice.invoice_number);
             let vendor_id = invoice.vendor_id.get();
             let (true, valid_until) = lock_vendors(&mut db_tx, [vendor_id, vendor_id], vendor_id).await? else {
@@ -237,7 +262,7 @@ impl InvoiceStore for SqlStore {
             .await?;
             let id: i64 = row.try_get(0)?;
             let mut change = FigureChange::new();
-            change.row(None, Some(&facts_of(&invoice, Decimal::ZERO)));
+            change.row(None, Some(&facts_of(&invoice, Decimal::ZERO, &calendar)));
             let invoice = invoice_in(&mut db_tx, id, today_start).await?;
             commit_moving(db_tx, &ctx, ("create", Entity::Invoice, id), invoice, Some(&change)).await
         })
@@ -284,7 +309,7 @@ impl InvoiceStore for SqlStore {
         today_start: Timestamp,
     ) -> StoreResult<Invoice> {
         answer(|| async {
-            let mut db_tx = self.begin().await?;
+            let (mut db_tx, calendar) = self.begin_with_calendar().await?;
             // D48: both vendors (the invoice's now, and the one it names) first, then the invoice.
             let Some(current_vendor) = vendor_of_invoice(&mut db_tx, id.get()).await? else {
                 return refused(StoreError::NotFound(Entity::Invoice));
@@ -292,7 +317,7 @@ impl InvoiceStore for SqlStore {
             let vendor_id = invoice.vendor_id.get();
             let (vendor_active, valid_until) = lock_vendors(&mut db_tx, [current_vendor, vendor_id], vendor_id).await?;
             let Some((before, _)) =
-                invoice_for_change(&mut db_tx, id.get()).await?.filter(|(facts, _)| facts.is_active)
+                invoice_for_change(&mut db_tx, id.get(), &calendar).await?.filter(|(facts, _)| facts.is_active)
             else {
                 return refused(StoreError::NotFound(Entity::Invoice));
             };
@@ -321,9 +346,16 @@ impl InvoiceStore for SqlStore {
             .bind(micros(ctx.at))
             .execute(&mut *db_tx)
             .await?;
-            let after = facts_of(&invoice, before.paid);
-            let mut change = FigureChange::new();
-            change.row(Some(&before), Some(&after));
+            if before.vendor_id != invoice.vendor_id {
+                // Its payments' statement lines move with it (D35).
+                sqlx::query("UPDATE transactions SET vendor_id = $2 WHERE invoice_id = $1")
+                    .bind(id.get())
+                    .bind(vendor_id)
+                    .execute(&mut *db_tx)
+                    .await?;
+            }
+            let after = facts_of(&invoice, before.paid, &calendar);
+            let change = invoice_change(&mut db_tx, id.get(), (&before, &after), &calendar).await?;
             let invoice = invoice_in(&mut db_tx, id.get(), today_start).await?;
             commit_moving(db_tx, &ctx, ("update", Entity::Invoice, id.get()), invoice, Some(&change)).await
         })
@@ -332,11 +364,11 @@ impl InvoiceStore for SqlStore {
 
     async fn delete_invoice(&self, id: InvoiceId, ctx: WriteContext) -> StoreResult<()> {
         answer(|| async {
-            let mut db_tx = self.begin().await?;
+            let (mut db_tx, calendar) = self.begin_with_calendar().await?;
             // D48: the vendor before the invoice.
             let vendors = lock_vendors_of(&mut db_tx, &[id.get()]).await?;
             let Some((before, _)) =
-                invoice_for_change(&mut db_tx, id.get()).await?.filter(|(facts, _)| facts.is_active)
+                invoice_for_change(&mut db_tx, id.get(), &calendar).await?.filter(|(facts, _)| facts.is_active)
             else {
                 return refused(StoreError::NotFound(Entity::Invoice));
             };
@@ -347,8 +379,7 @@ impl InvoiceStore for SqlStore {
                 .execute(&mut *db_tx)
                 .await?;
             let after = InvoiceFacts { is_active: false, ..before };
-            let mut change = FigureChange::new();
-            change.row(Some(&before), Some(&after));
+            let change = invoice_change(&mut db_tx, id.get(), (&before, &after), &calendar).await?;
             commit_moving(db_tx, &ctx, ("delete", Entity::Invoice, id.get()), Some(()), Some(&change)).await
         })
         .await
@@ -356,11 +387,11 @@ impl InvoiceStore for SqlStore {
 
     async fn restore_invoice(&self, id: InvoiceId, ctx: WriteContext, today_start: Timestamp) -> StoreResult<Invoice> {
         answer(|| async {
-            let mut db_tx = self.begin().await?;
+            let (mut db_tx, calendar) = self.begin_with_calendar().await?;
             // D48: the vendor before the invoice.
             let vendors = lock_vendors_of(&mut db_tx, &[id.get()]).await?;
             let Some((before, number_key)) =
-                invoice_for_change(&mut db_tx, id.get()).await?.filter(|(facts, _)| !facts.is_active)
+                invoice_for_change(&mut db_tx, id.get(), &calendar).await?.filter(|(facts, _)| !facts.is_active)
             else {
                 return refused(StoreError::NotFound(Entity::Invoice));
             };
@@ -378,8 +409,7 @@ impl InvoiceStore for SqlStore {
                 .execute(&mut *db_tx)
                 .await?;
             let after = InvoiceFacts { is_active: true, ..before };
-            let mut change = FigureChange::new();
-            change.row(Some(&before), Some(&after));
+            let change = invoice_change(&mut db_tx, id.get(), (&before, &after), &calendar).await?;
             let invoice = invoice_in(&mut db_tx, id.get(), today_start).await?;
             commit_moving(db_tx, &ctx, ("restore", Entity::Invoice, id.get()), invoice, Some(&change)).await
         })

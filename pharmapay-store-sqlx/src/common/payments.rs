@@ -95,7 +95,7 @@ pub(super) async fn payment_for_change(
             kind: transaction_type(row.try_get("transaction_type")?)?,
             reference_key: row.try_get("reference_key")?,
             vendor_payment_id: row.try_get::<Option<i64>, _>("vendor_payment_id")?.map(VendorPaymentId),
-            facts: PaymentFacts::new(row.try_get("is_active")?, unscaled(i128::from(scaled)), date, calendar),
+            facts: PaymentFacts::dated(row.try_get("is_active")?, unscaled(i128::from(scaled)), date, calendar),
         })
     })
     .transpose()
@@ -139,6 +139,7 @@ pub(super) async fn add_paid_to(
     invoice_id: i64,
     scaled: i64,
     write: PaymentWrite,
+    calendar: &BusinessCalendar,
 ) -> Result<(InvoiceBrief, InvoiceFacts, InvoiceFacts)> {
     // RETURNING also gives the payment's nested invoice as it stands after the change, so
     // the new payment need not be read back inside the write transaction.
@@ -151,7 +152,7 @@ pub(super) async fn add_paid_to(
         .transpose()?;
     ledger::receive(paid_invoice, write)?;
     let row = changed.ok_or_else(|| Error::corrupt("an invoice the ledger accepted has no row"))?;
-    let after = invoice_facts(&row, "invoice_amount", "invoice_paid")?;
+    let after = invoice_facts(&row, "invoice_amount", "invoice_paid", calendar)?;
     let before = InvoiceFacts { paid: after.paid - unscaled(i128::from(scaled)), ..after };
     Ok((invoice_brief_from(&row, InvoiceId(invoice_id))?, before, after))
 }
@@ -162,15 +163,17 @@ pub(super) async fn take_paid_from(
     conn: &mut Conn,
     invoice_id: i64,
     scaled: i64,
+    calendar: &BusinessCalendar,
 ) -> Result<(InvoiceFacts, InvoiceFacts)> {
     let row = sqlx::query(
-        "UPDATE invoices SET paid = paid - $2 WHERE id = $1 RETURNING vendor_id, is_active, amount, paid, due_date",
+        "UPDATE invoices SET paid = paid - $2 WHERE id = $1 \
+         RETURNING vendor_id, is_active, amount, paid, due_date, invoice_date",
     )
     .bind(invoice_id)
     .bind(scaled)
     .fetch_one(&mut *conn)
     .await?;
-    let after = invoice_facts(&row, "amount", "paid")?;
+    let after = invoice_facts(&row, "amount", "paid", calendar)?;
     Ok((InvoiceFacts { paid: after.paid + unscaled(i128::from(scaled)), ..after }, after))
 }
 
@@ -185,11 +188,12 @@ impl TransactionStore for SqlStore {
             // D48: the invoice's vendor first, then the invoice.
             let vendors = lock_vendors_of(&mut db_tx, &[transaction.invoice_id.get()]).await?;
             let (invoice, before, after) =
-                add_paid_to(&mut db_tx, transaction.invoice_id.get(), scaled, PaymentWrite::Record).await?;
+                add_paid_to(&mut db_tx, transaction.invoice_id.get(), scaled, PaymentWrite::Record, &calendar).await?;
             vendors.hold(after.vendor_id)?;
             check_reference(&mut db_tx, kind, key, None).await?;
             let id = insert_payment_row(&mut db_tx, &transaction, ctx.at, None).await?;
-            let payment = PaymentFacts::new(true, transaction.amount.get(), transaction.transaction_date, &calendar);
+            let payment =
+                PaymentFacts::new(true, transaction.amount.get(), transaction.transaction_date, &calendar, &after);
             let mut change = FigureChange::new();
             change.row(Some(&before), Some(&after)).row(None, Some(&payment));
             commit_moving(db_tx, &ctx, ("create", Entity::Transaction, id), Some(()), Some(&change)).await?;
@@ -241,8 +245,8 @@ impl TransactionStore for SqlStore {
             // opposite directions cannot deadlock.
             let vendors = lock_vendors_of(&mut db_tx, &[old_invoice, new_invoice]).await?;
             let locked = sqlx::query(concat!(
-                "SELECT id, vendor_id, is_active, amount, paid, due_date FROM invoices WHERE id = $1 OR id = $2 \
-                 ORDER BY id",
+                "SELECT id, vendor_id, is_active, amount, paid, due_date, invoice_date FROM invoices \
+                 WHERE id = $1 OR id = $2 ORDER BY id",
                 for_update!()
             ))
             .bind(old_invoice)
@@ -253,9 +257,17 @@ impl TransactionStore for SqlStore {
             let (old_decimal, new_decimal) = (unscaled(i128::from(old_amount)), transaction.amount.get());
             let mut change = FigureChange::new();
             let mut target = None;
+            // Whose statement shows the payment before (its old invoice's) and after (its new one's).
+            let (mut owner_before, mut owner_after) = (None, None);
             for row in &locked {
                 let invoice_id: i64 = row.try_get("id")?;
-                let before = invoice_facts(row, "amount", "paid")?;
+                let before = invoice_facts(row, "amount", "paid", &calendar)?;
+                if invoice_id == old_invoice {
+                    owner_before = Some(before);
+                }
+                if invoice_id == new_invoice {
+                    owner_after = Some(before);
+                }
                 vendors.hold(before.vendor_id)?;
                 let mut paid = before.paid;
                 if invoice_id == old_invoice {
@@ -282,7 +294,8 @@ impl TransactionStore for SqlStore {
             .await?;
             sqlx::query(
                 "UPDATE transactions SET invoice_id = $2, amount = $3, transaction_date = $4, transaction_type = $5, \
-                 description = $6, updated_at = $7, reference = $8, reference_key = $9 WHERE id = $1",
+                 description = $6, updated_at = $7, reference = $8, reference_key = $9, \
+                 vendor_id = (SELECT i.vendor_id FROM invoices i WHERE i.id = $2) WHERE id = $1",
             )
             .bind(id.get())
             .bind(new_invoice)
@@ -295,7 +308,12 @@ impl TransactionStore for SqlStore {
             .bind(key.map(str::to_owned))
             .execute(&mut *db_tx)
             .await?;
-            let payment_after = PaymentFacts::new(true, new_decimal, transaction.transaction_date, &calendar);
+            let (Some(owner_before), Some(owner_after)) = (owner_before, owner_after) else {
+                return Err(Error::corrupt("a payment's invoice was not locked"));
+            };
+            let payment_before = payment_before.on(&owner_before);
+            let payment_after =
+                PaymentFacts::new(true, new_decimal, transaction.transaction_date, &calendar, &owner_after);
             change.row(Some(&payment_before), Some(&payment_after));
             let transaction = transaction_in(&mut db_tx, id.get()).await?;
             commit_moving(db_tx, &ctx, ("update", Entity::Transaction, id.get()), transaction, Some(&change)).await
@@ -320,8 +338,9 @@ impl TransactionStore for SqlStore {
                 Some(ctx.at),
             )
             .await?;
-            let (before, after) = take_paid_from(&mut db_tx, invoice_id, scaled).await?;
+            let (before, after) = take_paid_from(&mut db_tx, invoice_id, scaled, &calendar).await?;
             vendors.hold(after.vendor_id)?;
+            let payment_before = payment_before.on(&before);
             let payment_after = PaymentFacts { is_active: false, ..payment_before };
             let mut change = FigureChange::new();
             change.row(Some(&before), Some(&after)).row(Some(&payment_before), Some(&payment_after));
@@ -352,7 +371,8 @@ impl TransactionStore for SqlStore {
             let LockedPayment { invoice_id, scaled, facts: payment_before, .. } = found;
             // D48: the invoice's vendor before the invoice.
             let vendors = lock_vendors_of(&mut db_tx, &[invoice_id]).await?;
-            let (_, before, after) = add_paid_to(&mut db_tx, invoice_id, scaled, PaymentWrite::Restore).await?;
+            let (_, before, after) =
+                add_paid_to(&mut db_tx, invoice_id, scaled, PaymentWrite::Restore, &calendar).await?;
             vendors.hold(after.vendor_id)?;
             let key = found.reference_key.as_deref();
             check_reference(&mut db_tx, found.kind, key, Some(Holder::of(id, found.vendor_payment_id))).await?;
@@ -363,7 +383,8 @@ impl TransactionStore for SqlStore {
                 Some(ctx.at),
             )
             .await?;
-            let payment_after = PaymentFacts { is_active: true, ..payment_before };
+            let payment_before = payment_before.on(&before);
+            let payment_after = PaymentFacts { is_active: true, ..payment_before }.on(&after);
             let mut change = FigureChange::new();
             change.row(Some(&before), Some(&after)).row(Some(&payment_before), Some(&payment_after));
             let transaction = transaction_in(&mut db_tx, id.get()).await?;

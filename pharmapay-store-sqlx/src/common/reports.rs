@@ -8,14 +8,18 @@ use pharmapay_core::dashboard::SummaryFigures;
 use pharmapay_core::dashboard::TopVendor;
 use pharmapay_core::domain::aging::{Aging, AgingBounds};
 use pharmapay_core::domain::licence::LicenceHolder;
-use pharmapay_core::domain::statement::{StatementEntry, StatementLineKind, StatementRows};
+use pharmapay_core::domain::statement::{
+    StatementEntry, StatementFigures, StatementLineKind, StatementPage, StatementRows,
+};
 use pharmapay_core::domain::{
     AuditEntry, AuditQuery, Invoice, InvoiceFilter, Setting, Transaction, TransactionFilter, Vendor, VendorFilter,
 };
 use pharmapay_core::figures::{DayFigures, OpenFigures, day_key};
 use pharmapay_core::ids::{InvoiceId, TransactionId, VendorId};
+use pharmapay_core::jiff::Span;
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::jiff::civil::Date;
+use pharmapay_core::paging::PagePlace;
 use pharmapay_core::store::{ReportStore, StoreResult, WriteContext};
 use pharmapay_core::{Entity, Page, PageRequest, StoreError};
 use sqlx::Row;
@@ -30,7 +34,8 @@ use super::rows::{
 };
 use super::vendors::vendor_conditions;
 use super::{
-    DbRow, LICENCE_HOLDERS, LICENCE_HOLDERS_PACKED, READ_SNAPSHOT, Result, SqlStore, answer, insert_audit, refused,
+    Conn, DbRow, LICENCE_HOLDERS, LICENCE_HOLDERS_PACKED, READ_SNAPSHOT, Result, SqlStore, answer, insert_audit,
+    refused,
 };
 use crate::error::Error;
 use crate::statements;
@@ -65,6 +70,65 @@ impl SqlStore {
         let sql = format!("{select} WHERE {conditions} AND {id} > {after} ORDER BY {id} LIMIT {limit}");
         let rows = binds.query(sql).fetch_all(&mut *self.read().await?).await?;
         rows.iter().map(decode).collect()
+    }
+}
+
+impl SqlStore {
+    /// Vendor `vendor_id`'s statement lines (D35) dated in `[from, before)`, in any order: its
+    /// active invoices, along `invoices_by_vendor_date`, and the active payments of its active
+    /// invoices, along `transactions_by_vendor_date`.
+    async fn statement_lines(
+        conn: &mut Conn,
+        vendor_id: VendorId,
+        (from, before): (Timestamp, Timestamp),
+        calendar: &BusinessCalendar,
+    ) -> Result<Vec<StatementEntry>> {
+        let mut entries = Vec::new();
+        let invoices = sqlx::query(
+            "SELECT id, invoice_number, invoice_date, description, amount FROM invoices \
+                 WHERE vendor_id = $1 AND is_active AND invoice_date >= $2 AND invoice_date < $3",
+        )
+        .bind(vendor_id.get())
+        .bind(micros(from))
+        .bind(micros(before))
+        .fetch_all(&mut *conn)
+        .await?;
+        for row in &invoices {
+            entries.push(StatementEntry {
+                date: calendar.date_of(instant(row.try_get("invoice_date")?)?),
+                kind: StatementLineKind::Invoice,
+                invoice_id: InvoiceId(row.try_get("id")?),
+                invoice_number: row.try_get("invoice_number")?,
+                transaction_id: None,
+                reference: None,
+                description: row.try_get("description")?,
+                amount: amount(row.try_get("amount")?)?.get(),
+            });
+        }
+        let payments = sqlx::query(
+            "SELECT t.id, t.invoice_id, i.invoice_number, t.transaction_date, t.reference, t.description, t.amount \
+                 FROM transactions t JOIN invoices i ON i.id = t.invoice_id \
+                 WHERE t.vendor_id = $1 AND t.transaction_date >= $2 AND t.transaction_date < $3 AND t.is_active \
+                 AND i.is_active",
+        )
+        .bind(vendor_id.get())
+        .bind(micros(from))
+        .bind(micros(before))
+        .fetch_all(&mut *conn)
+        .await?;
+        for row in &payments {
+            entries.push(StatementEntry {
+                date: calendar.date_of(instant(row.try_get("transaction_date")?)?),
+                kind: StatementLineKind::Payment,
+                invoice_id: InvoiceId(row.try_get("invoice_id")?),
+                invoice_number: row.try_get("invoice_number")?,
+                transaction_id: Some(TransactionId(row.try_get("id")?)),
+                reference: row.try_get("reference")?,
+                description: row.try_get("description")?,
+                amount: amount(row.try_get("amount")?)?.get(),
+            });
+        }
+        Ok(entries)
     }
 }
 
@@ -273,56 +337,53 @@ impl ReportStore for SqlStore {
                 paid_before: pair_of(&paid, pair_columns!("paid"))?,
                 entries: Vec::new(),
             };
-            let invoices = sqlx::query(
-                "SELECT id, invoice_number, invoice_date, description, amount FROM invoices \
-                 WHERE vendor_id = $1 AND is_active AND invoice_date >= $2 AND invoice_date < $3",
-            )
-            .bind(vendor_id.get())
-            .bind(micros(from))
-            .bind(micros(before))
-            .fetch_all(&mut *conn)
-            .await?;
-            for row in &invoices {
-                rows.entries.push(StatementEntry {
-                    date: calendar.date_of(instant(row.try_get("invoice_date")?)?),
-                    kind: StatementLineKind::Invoice,
-                    invoice_id: InvoiceId(row.try_get("id")?),
-                    invoice_number: row.try_get("invoice_number")?,
-                    transaction_id: None,
-                    reference: None,
-                    description: row.try_get("description")?,
-                    amount: amount(row.try_get("amount")?)?.get(),
-                });
-            }
-            let payments = sqlx::query(
-                "SELECT t.id, t.invoice_id, i.invoice_number, t.transaction_date, t.reference, t.description, t.amount \
-                 FROM transactions t JOIN invoices i ON i.id = t.invoice_id \
-                 WHERE i.vendor_id = $1 AND i.is_active AND t.is_active AND t.transaction_date >= $2 \
-                 AND t.transaction_date < $3",
-            )
-            .bind(vendor_id.get())
-            .bind(micros(from))
-            .bind(micros(before))
-            .fetch_all(&mut *conn)
-            .await?;
-            for row in &payments {
-                rows.entries.push(StatementEntry {
-                    date: calendar.date_of(instant(row.try_get("transaction_date")?)?),
-                    kind: StatementLineKind::Payment,
-                    invoice_id: InvoiceId(row.try_get("invoice_id")?),
-                    invoice_number: row.try_get("invoice_number")?,
-                    transaction_id: Some(TransactionId(row.try_get("id")?)),
-                    reference: row.try_get("reference")?,
-                    description: row.try_get("description")?,
-                    amount: amount(row.try_get("amount")?)?.get(),
-                });
-            }
+            rows.entries = Self::statement_lines(&mut conn, vendor_id, (from, before), calendar).await?;
             // The snapshot only read. Dropped, its rollback is queued and sent before the
             // connection's next statement: no round trip now, and no second end after a COMMIT
             // whose caller went away (sqlx would queue a ROLLBACK behind it, which PostgreSQL
             // answers with "there is no transaction in progress").
             drop(conn);
             Ok(rows)
+        })
+        .await
+    }
+
+    async fn statement_page(
+        &self,
+        vendor_id: VendorId,
+        (from_date, to_date): (Date, Date),
+        calendar: &BusinessCalendar,
+        page: PageRequest,
+    ) -> StoreResult<(StatementFigures, PagePlace)> {
+        self.answer_read(|| async move {
+            let mut reader = self.read().await?;
+            let mut snapshot = reader.begin_snapshot(READ_SNAPSHOT).await?;
+            let balance = sqlx::query("SELECT outstanding_high, outstanding_low FROM vendors WHERE id = $1")
+                .bind(vendor_id.get())
+                .fetch_optional(&mut *snapshot)
+                .await?;
+            let balance =
+                balance.map(|row| pair_of(&row, pair_columns!("outstanding"))).transpose()?.unwrap_or_default();
+            let days = sqlx::query(
+                "SELECT day, invoices, invoiced_high, invoiced_low, payments, paid_high, paid_low FROM vendor_days \
+                 WHERE vendor_id = $1 AND day >= $2 ORDER BY day",
+            )
+            .bind(vendor_id.get())
+            .bind(day_key(from_date))
+            .fetch_all(&mut *snapshot)
+            .await?;
+            let days = days.iter().map(figures::vendor_day_from).collect::<Result<Vec<_>>>()?;
+            let plan = StatementPage::new(page, (from_date, to_date), balance, &days);
+            let entries = match plan.days() {
+                Some((first, last)) => {
+                    let before = calendar.start_of(last.saturating_add(Span::new().days(1)));
+                    Self::statement_lines(&mut snapshot, vendor_id, (calendar.start_of(first), before), calendar)
+                        .await?
+                }
+                None => Vec::new(),
+            };
+            snapshot.commit().await?;
+            Ok(plan.finish(entries))
         })
         .await
     }

@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 
+use pharmapay_core::BusinessCalendar;
 use pharmapay_core::domain::invoice::OPEN;
 use pharmapay_core::domain::{NewTransaction, NewVendorPayment, PaymentReference, Transaction, VendorPayment};
 use pharmapay_core::figures::{FigureChange, InvoiceFacts, PaymentFacts};
@@ -27,7 +28,12 @@ use super::{Conn, Result, SqlStore, answer, commit_moving, refused, row_by_id};
 
 /// The invoices a vendor payment may pay, locked in id order: those among `ids`, or, without
 /// `ids`, the vendor's active invoices still owing. Answers them with their facts.
-async fn payable_invoices(conn: &mut Conn, vendor_id: i64, ids: Option<Vec<i64>>) -> Result<Vec<(i64, InvoiceFacts)>> {
+async fn payable_invoices(
+    conn: &mut Conn,
+    vendor_id: i64,
+    ids: Option<Vec<i64>>,
+    calendar: &BusinessCalendar,
+) -> Result<Vec<(i64, InvoiceFacts)>> {
     let columns = "id, vendor_id, is_active, amount, paid, due_date, invoice_date";
     let rows = match ids {
         Some(mut ids) => {
@@ -48,7 +54,7 @@ async fn payable_invoices(conn: &mut Conn, vendor_id: i64, ids: Option<Vec<i64>>
             sqlx::query(sqlx::AssertSqlSafe(sql)).bind(vendor_id).fetch_all(&mut *conn).await?
         }
     };
-    rows.iter().map(|row| Ok((row.try_get::<i64, _>("id")?, invoice_facts(row, "amount", "paid")?))).collect()
+    rows.iter().map(|row| Ok((row.try_get::<i64, _>("id")?, invoice_facts(row, "amount", "paid", calendar)?))).collect()
 }
 
 /// The invoice dates of `invoices`' rows, which the oldest-first split orders by.
@@ -121,7 +127,7 @@ impl VendorPaymentStore for SqlStore {
                 .allocations
                 .as_ref()
                 .map(|allocations| allocations.iter().map(|allocation| allocation.invoice_id.get()).collect());
-            let invoices = payable_invoices(&mut db_tx, vendor_id.get(), asked).await?;
+            let invoices = payable_invoices(&mut db_tx, vendor_id.get(), asked, &calendar).await?;
             let ids: Vec<i64> = invoices.iter().map(|(id, _)| *id).collect();
             let dates = invoice_dates(&mut db_tx, &ids).await?;
             let payable = invoices
@@ -177,7 +183,7 @@ impl VendorPaymentStore for SqlStore {
                     .copied()
                     .ok_or_else(|| crate::error::Error::corrupt("an allocated invoice was not locked"))?;
                 let after = InvoiceFacts { paid: before.paid + share.amount.get(), ..before };
-                let paid = PaymentFacts::new(true, share.amount.get(), payment.transaction_date, &calendar);
+                let paid = PaymentFacts::new(true, share.amount.get(), payment.transaction_date, &calendar, &after);
                 change.row(Some(&before), Some(&after)).row(None, Some(&paid));
             }
             // The figures are applied at the end; the payment read back does not show them.
@@ -230,9 +236,10 @@ impl VendorPaymentStore for SqlStore {
                     .bind(micros(ctx.at))
                     .execute(&mut *db_tx)
                     .await?;
-                let (before, after) = take_paid_from(&mut db_tx, locked.invoice_id, locked.scaled).await?;
+                let (before, after) = take_paid_from(&mut db_tx, locked.invoice_id, locked.scaled, &calendar).await?;
                 invoices.entry(locked.invoice_id).or_insert((before, after)).1 = after;
-                change.row(Some(&locked.facts), Some(&PaymentFacts { is_active: false, ..locked.facts }));
+                let facts = locked.facts.on(&before);
+                change.row(Some(&facts), Some(&PaymentFacts { is_active: false, ..facts }));
             }
             for (before, after) in invoices.values() {
                 change.row(Some(before), Some(after));
