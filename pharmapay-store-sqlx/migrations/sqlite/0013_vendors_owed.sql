@@ -11,5 +11,7 @@ ALTER TABLE vendors ADD COLUMN owed_low INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX vendors_by_owed ON vendors (owed_high DESC, owed_low DESC, name_key, name, id)
     WHERE open_invoices > 0;
 -- The open invoices of a page's vendors, by due date, with what they owe: the page's buckets.
-CREATE INDEX invoices_open_by_vendor ON invoices (vendor_id, due_date, amount, paid)
+-- `is_active` is a column too, though the condition fixes it, so that SQLite reads the page
+-- from the index alone.
+CREATE INDEX invoices_open_by_vendor ON invoices (vendor_id, due_date, amount, paid, is_active)
     WHERE is_active AND amount > paid;

@@ -33,6 +33,17 @@ fn bucket_case(binds: &mut Binds, bounds: &AgingBounds, column: &str) -> String 
     format!("CAST(CASE {} ELSE {} END AS BIGINT)", cases.join(" "), bounds.due_from.len())
 }
 
+/// The conditions on `due_date` of each bucket on `bounds`' day, in [`AgingBucket::ALL`] order.
+fn due_ranges(binds: &mut Binds, bounds: &AgingBounds) -> Vec<String> {
+    let from: Vec<String> = bounds.due_from.iter().map(|from| binds.int(micros(*from))).collect();
+    let mut ranges = vec![format!("due_date >= {}", from[0])];
+    for pair in from.windows(2) {
+        ranges.push(format!("due_date >= {} AND due_date < {}", pair[1], pair[0]));
+    }
+    ranges.push(format!("due_date < {}", from[from.len() - 1]));
+    ranges
+}
+
 /// `IN (...)` over `vendors`' ids.
 fn id_list(binds: &mut Binds, vendors: &[VendorId]) -> String {
     let ids: Vec<String> = vendors.iter().map(|id| binds.int(id.get())).collect();
@@ -154,15 +165,22 @@ impl SqlStore {
         read.extend_from_slice(&disturbed);
         let mut open = Vec::new();
         if !read.is_empty() {
-            // Along `invoices_open_by_vendor`, whose condition these repeat.
+            // Along `invoices_open_by_vendor`, whose condition these repeat: one range of due
+            // dates per bucket, each summed in index order (a bucket computed per row would be
+            // grouped through a sort: 5 ms instead of 2 for the 13,073 open invoices of the
+            // first page at a chain's scale).
             let mut binds = Binds::default();
-            let bucket = bucket_case(&mut binds, bounds, "due_date");
             let list = id_list(&mut binds, &read);
-            let sql = format!(
-                "SELECT vendor_id, {bucket} AS bucket, CAST(SUM((amount - paid) / 4294967296) AS BIGINT) AS owed_high, \
-                 CAST(SUM((amount - paid) % 4294967296) AS BIGINT) AS owed_low, COUNT(*) AS invoices FROM invoices \
-                 WHERE vendor_id {list} AND is_active AND amount > paid GROUP BY vendor_id, bucket"
-            );
+            let mut parts = Vec::new();
+            for (index, range) in due_ranges(&mut binds, bounds).into_iter().enumerate() {
+                parts.push(format!(
+                    "SELECT vendor_id, CAST({index} AS BIGINT) AS bucket, \
+                     CAST(SUM((amount - paid) / 4294967296) AS BIGINT) AS owed_high, \
+                     CAST(SUM((amount - paid) % 4294967296) AS BIGINT) AS owed_low, COUNT(*) AS invoices \
+                     FROM invoices WHERE vendor_id {list} AND {range} AND is_active AND amount > paid GROUP BY vendor_id"
+                ));
+            }
+            let sql = parts.join(" UNION ALL ");
             for row in &binds.query(sql).fetch_all(&mut *conn).await? {
                 let owed = pair_of(row, pair_columns!("owed"))?;
                 open.push((
