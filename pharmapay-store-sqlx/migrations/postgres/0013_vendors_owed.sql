@@ -11,6 +11,9 @@ ALTER TABLE vendors ADD COLUMN owed_low BIGINT NOT NULL DEFAULT 0;
 -- then id.
 CREATE INDEX vendors_by_owed ON vendors (owed_high DESC, owed_low DESC, name_key, name COLLATE "C", id)
     WHERE open_invoices > 0;
+-- How many vendors are owed something, the page's total count: a narrow index to count, where
+-- the ranking's holds names and the table every vendor's master data.
+CREATE INDEX vendors_owing ON vendors (open_invoices) WHERE open_invoices > 0;
 -- The open invoices of a page's vendors, by due date, with what they owe: the page's buckets.
 CREATE INDEX invoices_open_by_vendor ON invoices (vendor_id, due_date) INCLUDE (amount, paid)
     WHERE is_active AND amount > paid;

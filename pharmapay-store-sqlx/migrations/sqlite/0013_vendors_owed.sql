@@ -10,6 +10,9 @@ ALTER TABLE vendors ADD COLUMN owed_low INTEGER NOT NULL DEFAULT 0;
 -- Today's aging's order: most owed first, then name without case, then name, then id.
 CREATE INDEX vendors_by_owed ON vendors (owed_high DESC, owed_low DESC, name_key, name, id)
     WHERE open_invoices > 0;
+-- How many vendors are owed something, the page's total count: a narrow index to count, where
+-- the ranking's holds names and the table every vendor's master data.
+CREATE INDEX vendors_owing ON vendors (open_invoices) WHERE open_invoices > 0;
 -- The open invoices of a page's vendors, by due date, with what they owe: the page's buckets.
 -- `is_active` is a column too, though the condition fixes it, so that SQLite reads the page
 -- from the index alone.
