@@ -141,7 +141,8 @@ async fn sqlite_kept_figures_are_recounted_when_an_existing_database_upgrades() 
          DROP TRIGGER invoice_number_search_delete; DROP TRIGGER vendor_name_search_insert; \
          DROP TRIGGER vendor_name_search_update; DROP TRIGGER vendor_name_search_delete; \
          DROP TABLE invoice_number_search; DROP TABLE vendor_name_search; DROP TABLE invoice_open_counts; \
-         DROP INDEX vendors_by_owed; DROP INDEX invoices_open_by_vendor; ALTER TABLE vendors DROP COLUMN open_invoices; \
+         DROP INDEX vendors_by_owed; DROP INDEX vendors_owing; DROP INDEX invoices_open_by_vendor; \
+         ALTER TABLE vendors DROP COLUMN open_invoices; \
          ALTER TABLE vendors DROP COLUMN owed_high; ALTER TABLE vendors DROP COLUMN owed_low; \
          DROP TABLE vendor_days; DROP INDEX transactions_by_vendor_date; DROP INDEX invoices_by_vendor_date; \
          ALTER TABLE transactions DROP COLUMN vendor_id; \

@@ -338,6 +338,60 @@ mod tests {
     }
 
     #[test]
+    fn a_page_from_day_figures_is_the_whole_statement_cut() {
+        use StatementLineKind::{Invoice, Payment};
+        // Lines before the range (opening), in it, and after it (a future-dated invoice).
+        let all = vec![
+            entry("2024-04-28", Invoice, 1, None, "100"),
+            entry("2024-04-29", Payment, 1, Some(10), "30"),
+            entry("2024-05-01", Invoice, 2, None, "50"),
+            entry("2024-05-01", Payment, 1, Some(11), "5"),
+            entry("2024-05-01", Payment, 2, Some(12), "7.5"),
+            entry("2024-05-03", Invoice, 3, None, "20"),
+            entry("2024-05-03", Invoice, 4, None, "0.25"),
+            entry("2024-05-04", Payment, 3, Some(13), "20"),
+            entry("2024-05-09", Invoice, 5, None, "999"),
+        ];
+        let (from, to): (Date, Date) = ("2024-05-01".parse().unwrap(), "2024-05-05".parse().unwrap());
+        let mut days: std::collections::BTreeMap<Date, VendorDayFigures> = Default::default();
+        for line in &all {
+            let figures = days.entry(line.date).or_default();
+            match line.kind {
+                Invoice => {
+                    figures.apply(&VendorDayFigures { invoices: 1, invoiced: line.amount, ..Default::default() })
+                }
+                Payment => figures.apply(&VendorDayFigures { payments: 1, paid: line.amount, ..Default::default() }),
+            }
+        }
+        let balance: Decimal = days.values().map(VendorDayFigures::net).sum();
+        let days: Vec<(Date, VendorDayFigures)> = days.into_iter().filter(|(day, _)| *day >= from).collect();
+        let in_range = |line: &&StatementEntry| line.date >= from && line.date <= to;
+        let whole = build(dec("70"), all.iter().filter(in_range).cloned().collect());
+        assert_eq!(whole.lines.len(), 6);
+        for size in 1..=7 {
+            let mut joined = Vec::new();
+            for page in 1..=8 {
+                let plan = StatementPage::new(PageRequest::new(page, size), (from, to), balance, &days);
+                let entries: Vec<StatementEntry> = match plan.days() {
+                    Some((first, last)) => {
+                        all.iter().filter(|line| line.date >= first && line.date <= last).cloned().collect()
+                    }
+                    None => Vec::new(),
+                };
+                let (figures, place) = plan.finish(entries);
+                assert_eq!(place.total_count, 6, "size {size}, page {page}");
+                assert_eq!(
+                    (figures.opening_balance, figures.total_invoiced, figures.total_paid, figures.closing_balance),
+                    (whole.opening_balance, whole.total_invoiced, whole.total_paid, whole.closing_balance),
+                    "size {size}, page {page}: the whole range's figures"
+                );
+                joined.extend(figures.lines);
+            }
+            assert_eq!(joined, whole.lines, "pages of {size}, put together");
+        }
+    }
+
+    #[test]
     fn an_empty_range_closes_at_its_opening() {
         let figures = build(dec("-12.5"), Vec::new());
         assert!(figures.lines.is_empty());

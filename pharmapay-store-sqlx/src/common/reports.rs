@@ -281,7 +281,8 @@ impl ReportStore for SqlStore {
                     let mut reader = self.read_long().await?;
                     let mut snapshot = Self::long_snapshot(&mut reader).await?;
                     let aging = Self::aging_rows(&mut snapshot, bounds, AgingOf::Every).await?;
-                    snapshot.commit().await?;
+                    // A snapshot that only read ends by being dropped (see `statement_rows`).
+                    drop(snapshot);
                     aging
                 }
             };
@@ -295,7 +296,8 @@ impl ReportStore for SqlStore {
             let mut reader = self.read().await?;
             let mut snapshot = reader.begin_snapshot(READ_SNAPSHOT).await?;
             let aging = Self::todays_aging_page_in(&mut snapshot, bounds, page).await?;
-            snapshot.commit().await?;
+            // A snapshot that only read ends by being dropped (see `statement_rows`).
+            drop(snapshot);
             Ok(aging)
         })
         .await
@@ -382,7 +384,8 @@ impl ReportStore for SqlStore {
                 }
                 None => Vec::new(),
             };
-            snapshot.commit().await?;
+            // A snapshot that only read ends by being dropped (see `statement_rows`).
+            drop(snapshot);
             Ok(plan.finish(entries))
         })
         .await
