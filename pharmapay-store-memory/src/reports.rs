@@ -203,7 +203,7 @@ impl ReportStore for MemoryStore {
         before: Timestamp,
         calendar: &BusinessCalendar,
     ) -> StoreResult<StatementRows> {
-        Ok(self.read().statement_rows(vendor_id, from, before, calendar))
+        Ok(self.read().statement_between(vendor_id, (from, before), calendar))
     }
 
     async fn statement_page(
@@ -225,7 +225,7 @@ impl ReportStore for MemoryStore {
         let entries = match plan.days() {
             Some((first, last)) => {
                 let before = calendar.start_of(last.saturating_add(pharmapay_core::jiff::Span::new().days(1)));
-                state.statement_rows(vendor_id, calendar.start_of(first), before, calendar).entries
+                state.statement_between(vendor_id, (calendar.start_of(first), before), calendar).entries
             }
             None => Vec::new(),
         };
@@ -338,11 +338,10 @@ impl crate::State {
 
 impl crate::State {
     /// The rows of vendor `vendor_id`'s statement over `[from, before)` (D35).
-    fn statement_rows(
+    fn statement_between(
         &self,
         vendor_id: VendorId,
-        from: Timestamp,
-        before: Timestamp,
+        (from, before): (Timestamp, Timestamp),
         calendar: &BusinessCalendar,
     ) -> StatementRows {
         let mut rows = StatementRows::default();

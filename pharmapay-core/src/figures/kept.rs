@@ -48,34 +48,10 @@ impl KeptFigures {
 
     /// Applies `change`.
     pub fn apply(&mut self, change: &FigureChange) {
-        for (vendor_id, vendor) in change.vendors() {
-            let figures = self.vendors.entry(vendor_id).or_default();
-            figures.apply(vendor);
-            if figures.is_zero() {
-                self.vendors.remove(&vendor_id);
-            }
-        }
-        for (due_date, open) in change.open_by_due_date() {
-            let figures = self.open_by_due_date.entry(due_date).or_default();
-            figures.apply(open);
-            if figures.is_zero() {
-                self.open_by_due_date.remove(&due_date);
-            }
-        }
-        for (day, change) in change.days() {
-            let figures = self.days.entry(day).or_default();
-            figures.apply(change);
-            if figures.is_zero() {
-                self.days.remove(&day);
-            }
-        }
-        for (key, change) in change.vendor_days() {
-            let figures = self.vendor_days.entry(key).or_default();
-            figures.apply(change);
-            if figures.is_zero() {
-                self.vendor_days.remove(&key);
-            }
-        }
+        add_all(&mut self.vendors, change.vendors());
+        add_all(&mut self.open_by_due_date, change.open_by_due_date());
+        add_all(&mut self.days, change.days());
+        add_all(&mut self.vendor_days, change.vendor_days());
         if let Some(totals) = change.totals() {
             self.totals.apply(totals);
         }
@@ -121,6 +97,39 @@ impl KeptFigures {
         groups: impl IntoIterator<Item = (Timestamp, DayFigures)>,
     ) {
         self.days = days_of(calendar, groups);
+    }
+}
+
+/// A kind of figure kept per key: it adds a change to itself, and holds nothing when zero.
+trait Kept: Default {
+    fn add(&mut self, change: &Self);
+    fn is_nothing(&self) -> bool;
+}
+
+macro_rules! kept_kind {
+    ($($kind:ty),*) => {
+        $(impl Kept for $kind {
+            fn add(&mut self, change: &Self) {
+                self.apply(change);
+            }
+
+            fn is_nothing(&self) -> bool {
+                self.is_zero()
+            }
+        })*
+    };
+}
+
+kept_kind!(VendorFigures, OpenFigures, DayFigures, VendorDayFigures);
+
+/// Adds each change to its key's figures, leaving out keys that then hold nothing.
+fn add_all<'a, K: Ord + Copy, F: Kept + 'a>(figures: &mut BTreeMap<K, F>, changes: impl Iterator<Item = (K, &'a F)>) {
+    for (key, change) in changes {
+        let entry = figures.entry(key).or_default();
+        entry.add(change);
+        if entry.is_nothing() {
+            figures.remove(&key);
+        }
     }
 }
 

@@ -234,10 +234,9 @@ impl InvoiceStore for SqlStore {
         ctx: WriteContext,
         today_start: Timestamp,
     ) -> StoreResult<Invoice> {
+        let (number_key, vendor_id) = (key(&invoice.invoice_number), invoice.vendor_id.get());
         answer(|| async {
             let (mut db_tx, calendar) = self.begin_with_calendar().await?;
-            let number_key = key(&invoice.invoice_number);
-            let vendor_id = invoice.vendor_id.get();
             let (true, valid_until) = lock_vendors(&mut db_tx, [vendor_id, vendor_id], vendor_id).await? else {
                 return refused(StoreError::ParentInactive(Entity::Vendor));
             };
@@ -252,7 +251,7 @@ impl InvoiceStore for SqlStore {
             )
             .bind(vendor_id)
             .bind(invoice.invoice_number.clone())
-            .bind(number_key)
+            .bind(number_key.clone())
             .bind(invoice.amount.to_scaled())
             .bind(micros(invoice.invoice_date))
             .bind(micros(invoice.due_date))
@@ -308,13 +307,13 @@ impl InvoiceStore for SqlStore {
         ctx: WriteContext,
         today_start: Timestamp,
     ) -> StoreResult<Invoice> {
+        let vendor_id = invoice.vendor_id.get();
         answer(|| async {
             let (mut db_tx, calendar) = self.begin_with_calendar().await?;
             // D48: both vendors (the invoice's now, and the one it names) first, then the invoice.
             let Some(current_vendor) = vendor_of_invoice(&mut db_tx, id.get()).await? else {
                 return refused(StoreError::NotFound(Entity::Invoice));
             };
-            let vendor_id = invoice.vendor_id.get();
             let (vendor_active, valid_until) = lock_vendors(&mut db_tx, [current_vendor, vendor_id], vendor_id).await?;
             let Some((before, _)) =
                 invoice_for_change(&mut db_tx, id.get(), &calendar).await?.filter(|(facts, _)| facts.is_active)
