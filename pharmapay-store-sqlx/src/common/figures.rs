@@ -126,18 +126,20 @@ pub(super) fn invoice_facts(
     })
 }
 
-/// The facts of invoice `invoice`'s payments, active or not, as they stand: for a write that
-/// changes whose statement shows them (D35), made under the invoice's lock.
+/// The facts of invoice `invoice`'s active payments as they stand, for a write that changes
+/// whose statement shows them (D35), made under the invoice's lock; inactive payments show on
+/// no statement.
 pub(super) async fn payments_of(
     conn: &mut Conn,
     invoice: &InvoiceFacts,
     invoice_id: i64,
     calendar: &BusinessCalendar,
 ) -> Result<Vec<PaymentFacts>> {
-    let rows = sqlx::query("SELECT is_active, amount, transaction_date FROM transactions WHERE invoice_id = $1")
-        .bind(invoice_id)
-        .fetch_all(&mut *conn)
-        .await?;
+    let rows =
+        sqlx::query("SELECT is_active, amount, transaction_date FROM transactions WHERE invoice_id = $1 AND is_active")
+            .bind(invoice_id)
+            .fetch_all(&mut *conn)
+            .await?;
     rows.iter()
         .map(|row| {
             let amount: i64 = row.try_get("amount")?;

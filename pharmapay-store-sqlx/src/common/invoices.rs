@@ -22,7 +22,7 @@ use pharmapay_core::{Entity, Page, StoreError};
 use sqlx::Row;
 
 use super::binds::{Binds, conditions, contains_pattern, direction, instant_range, page_limits};
-use super::figures::{self, invoice_facts, kept_count, payments_of};
+use super::figures::{invoice_facts, kept_count, payments_of};
 use super::guards::{check_free, lock_vendors_of};
 use super::rows::{instant, invoice_from, invoice_in, micros, scaled_bound, vendor_type};
 use super::search::{invoice_search, looked_up};
@@ -198,9 +198,15 @@ pub(super) async fn lock_vendors(conn: &mut Conn, ids: [i64; 2], wanted: i64) ->
     Ok((false, None))
 }
 
-/// D36: refuses, as `rules::licence` decides, an invoice dated `invoice_date` for a vendor whose
-/// licence was valid until `valid_until`, when the `ExpiredLicensePolicy` setting blocks.
-async fn check_licence(conn: &mut Conn, valid_until: Option<Timestamp>, invoice_date: Timestamp) -> Result<()> {
+/// D36: refuses, as `rules::licence` decides, an invoice dated `invoice_date` (a day of the write's
+/// `calendar`) for a vendor whose licence was valid until `valid_until`, when the
+/// `ExpiredLicensePolicy` setting blocks.
+async fn check_licence(
+    conn: &mut Conn,
+    valid_until: Option<Timestamp>,
+    invoice_date: Timestamp,
+    calendar: &BusinessCalendar,
+) -> Result<()> {
     let row = sqlx::query(concat!("SELECT value FROM settings WHERE key = $1", for_share!()))
         .bind(EXPIRED_LICENSE_POLICY)
         .fetch_optional(&mut *conn)
@@ -210,7 +216,6 @@ async fn check_licence(conn: &mut Conn, valid_until: Option<Timestamp>, invoice_
     if policy == ExpiredLicensePolicy::Warn || valid_until.is_none() {
         return Ok(());
     }
-    let calendar = figures::write_calendar(conn).await?;
     let day_start = calendar.start_of(calendar.date_of(invoice_date));
     Ok(licence::check_invoice(policy, valid_until, day_start)?)
 }
@@ -241,7 +246,7 @@ impl InvoiceStore for SqlStore {
                 return refused(StoreError::ParentInactive(Entity::Vendor));
             };
             check_free(&mut db_tx, UniqueKey::InvoiceNumber, &number_key, None).await?;
-            check_licence(&mut db_tx, valid_until, invoice.invoice_date).await?;
+            check_licence(&mut db_tx, valid_until, invoice.invoice_date, &calendar).await?;
             // Under a race the partial unique index decides; its violation maps to the same
             // Conflict (D5).
             let row = sqlx::query(
@@ -328,7 +333,7 @@ impl InvoiceStore for SqlStore {
             }
             let number_key = key(&invoice.invoice_number);
             check_free(&mut db_tx, UniqueKey::InvoiceNumber, &number_key, Some(id.get())).await?;
-            check_licence(&mut db_tx, valid_until, invoice.invoice_date).await?;
+            check_licence(&mut db_tx, valid_until, invoice.invoice_date, &calendar).await?;
             // The paid total is kept: it belongs to the payments, not to the replaced fields.
             sqlx::query(
                 "UPDATE invoices SET vendor_id = $2, invoice_number = $3, number_key = $4, amount = $5, \
@@ -401,7 +406,7 @@ impl InvoiceStore for SqlStore {
             check_free(&mut db_tx, UniqueKey::InvoiceNumber, &number_key, Some(id.get())).await?;
             // D48: under Block, restoring is refused as creating would be (D36).
             let dated = invoice_date(&mut db_tx, id.get()).await?;
-            check_licence(&mut db_tx, valid_until, dated).await?;
+            check_licence(&mut db_tx, valid_until, dated, &calendar).await?;
             sqlx::query("UPDATE invoices SET is_active = TRUE, updated_at = $2 WHERE id = $1")
                 .bind(id.get())
                 .bind(micros(ctx.at))
