@@ -328,6 +328,7 @@ macro_rules! store_conformance_tests {
             vendor_statements_open_run_and_close,
             aging_and_statements_page_over_their_whole_answer,
             todays_aging_pages_are_the_whole_aging_cut,
+            todays_aging_page_with_many_future_invoices_is_the_whole_cut,
             time_zone_changes_refile_payments_by_business_day,
             dashboard_figures_follow_d12,
             audit_log_records_writes_with_reasons,

@@ -298,6 +298,10 @@ fn rank(a_total: Decimal, a_name: &str, a_id: VendorId, b_total: Decimal, b_name
         .then(a_id.cmp(&b_id))
 }
 
+/// The most disturbed vendors [`TodaysAgingPage`] adds up one by one; past it the whole aging is
+/// read (a few hundred vendors' invoices cost about what every open invoice does).
+const MOST_DISTURBED: usize = 500;
+
 /// A vendor as the kept figures rank it for today's aging (D41): what its open invoices still
 /// owe ([`VendorFigures::owed`](crate::figures::VendorFigures)), its aging total today unless
 /// it is disturbed (see [`TodaysAgingPage`]).
@@ -350,6 +354,19 @@ impl TodaysAgingPage {
     /// The disturbed vendors, in id order.
     pub fn disturbed(&self) -> impl Iterator<Item = VendorId> + '_ {
         self.disturbed.iter().copied()
+    }
+
+    /// Whether so many vendors are disturbed (a bulk of invoices dated ahead) that adding up
+    /// the whole aging and cutting the page from it is the better read: then [`Self::cut`].
+    pub fn whole_is_better(&self) -> bool {
+        self.disturbed.len() > MOST_DISTURBED
+    }
+
+    /// The page cut from the whole aging on this page's day, as the kept figures would give it.
+    pub fn cut(self, whole: AgingBuilder) -> Aging {
+        let mut aging = whole.finish(self.bounds.as_of);
+        aging.page = Some(self.page.cut(&mut aging.vendors));
+        aging
     }
 
     /// How many vendors of the kept ranking (owed descending, then name without case, then

@@ -50,8 +50,8 @@ pub use payments::{
 pub use reconciliation::{
     aging_and_statements_page_over_their_whole_answer, aging_buckets_what_was_owed_on_the_day,
     expired_licences_block_invoices_only_under_block, gstins_are_kept_upper_cased_and_unique_among_active_vendors,
-    licence_status_filters_and_alerts_follow_today, todays_aging_pages_are_the_whole_aging_cut,
-    vendor_statements_open_run_and_close,
+    licence_status_filters_and_alerts_follow_today, todays_aging_page_with_many_future_invoices_is_the_whole_cut,
+    todays_aging_pages_are_the_whole_aging_cut, vendor_statements_open_run_and_close,
 };
 pub use reports::{
     aggregates_stay_exact_beyond_sixty_four_bits, audit_log_records_writes_with_reasons,
