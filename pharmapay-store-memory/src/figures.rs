@@ -71,25 +71,20 @@ impl State {
         })
     }
 
-    /// The facts of `touched` as they stand, before a write changes them. A touched invoice
-    /// touches its payments too: whose statement shows them follows the invoice (D35).
+    /// An invoice with its payments, whose statement lines (D35) follow it when a write deletes,
+    /// restores or moves it.
+    pub(crate) fn invoice_and_payments(&self, invoice_id: i64) -> Vec<Touch> {
+        let payments = self.transactions.iter().filter(|(_, row)| row.invoice_id == invoice_id);
+        std::iter::once(Touch::Invoice(invoice_id)).chain(payments.map(|(id, _)| Touch::Payment(*id))).collect()
+    }
+
+    /// The facts of `touched` as they stand, before a write changes them.
     pub(crate) fn snapshot(&self, touched: &[Touch]) -> Snapshot {
-        let mut all: Vec<Touch> = touched.to_vec();
+        let mut snapshot: Vec<(Touch, Facts)> = Vec::with_capacity(touched.len());
         for touch in touched {
-            if let Touch::Invoice(invoice_id) = touch {
-                all.extend(
-                    self.transactions
-                        .iter()
-                        .filter(|(_, row)| row.invoice_id == *invoice_id)
-                        .map(|(id, _)| Touch::Payment(*id)),
-                );
-            }
-        }
-        let mut snapshot: Vec<(Touch, Facts)> = Vec::with_capacity(all.len());
-        for touch in all {
             // A row named twice (a payment moved within its own invoice) counts once.
-            if !snapshot.iter().any(|(seen, _)| *seen == touch) {
-                snapshot.push((touch, self.facts(touch)));
+            if !snapshot.iter().any(|(seen, _)| seen == touch) {
+                snapshot.push((*touch, self.facts(*touch)));
             }
         }
         Snapshot(snapshot)

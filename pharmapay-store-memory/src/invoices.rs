@@ -179,7 +179,7 @@ impl InvoiceStore for MemoryStore {
             return Err(StoreError::Conflict(UniqueKey::InvoiceNumber));
         }
         state.check_licence(invoice.vendor_id.get(), invoice.invoice_date)?;
-        let before = state.snapshot(&[Touch::Invoice(id.get())]);
+        let before = state.snapshot(&state.invoice_and_payments(id.get()));
         let row = state.invoices.get_mut(&id.get()).expect("checked above");
         let old_vendor = row.vendor_id;
         row.vendor_id = invoice.vendor_id.get();
@@ -204,7 +204,7 @@ impl InvoiceStore for MemoryStore {
     async fn delete_invoice(&self, id: InvoiceId, ctx: WriteContext) -> StoreResult<()> {
         let mut state = self.write();
         state.invoices.get(&id.get()).filter(|row| row.is_active).ok_or(StoreError::NotFound(Entity::Invoice))?;
-        let before = state.snapshot(&[Touch::Invoice(id.get())]);
+        let before = state.snapshot(&state.invoice_and_payments(id.get()));
         let row = state.invoices.get_mut(&id.get()).expect("checked above");
         row.is_active = false;
         row.updated_at = ctx.at;
@@ -224,7 +224,7 @@ impl InvoiceStore for MemoryStore {
         // D48: under Block, restoring is refused as creating would be (D36).
         let (vendor_id, invoice_date) = (row.vendor_id, row.invoice_date);
         state.check_licence(vendor_id, invoice_date)?;
-        let before = state.snapshot(&[Touch::Invoice(id.get())]);
+        let before = state.snapshot(&state.invoice_and_payments(id.get()));
         let row = state.invoices.get_mut(&id.get()).expect("checked above");
         row.is_active = true;
         row.updated_at = ctx.at;
