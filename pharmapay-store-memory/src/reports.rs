@@ -225,11 +225,8 @@ impl ReportStore for MemoryStore {
             .collect();
         let balance = state.figures.vendor(vendor_id).outstanding();
         let plan = StatementPage::new(page, (from_date, to_date), balance, &days);
-        let entries = match plan.days() {
-            Some((first, last)) => {
-                let before = calendar.start_of(last.saturating_add(pharmapay_core::jiff::Span::new().days(1)));
-                state.statement_between(vendor_id, (calendar.start_of(first), before), calendar).entries
-            }
+        let entries = match plan.instants(calendar) {
+            Some(range) => state.statement_between(vendor_id, range, calendar).entries,
             None => Vec::new(),
         };
         Ok(plan.finish(entries))

@@ -8,9 +8,11 @@
 //! paid in the range. A store finds the lines and the opening figures; [`build`] orders them
 //! and does the arithmetic, exactly.
 
+use jiff::Timestamp;
 use jiff::civil::Date;
 use rust_decimal::Decimal;
 
+use crate::clock::BusinessCalendar;
 use crate::error::FieldErrors;
 use crate::figures::VendorDayFigures;
 use crate::ids::{InvoiceId, TransactionId};
@@ -263,6 +265,14 @@ impl StatementPage {
     /// The first and the last business day whose lines the page holds, if it holds any.
     pub fn days(&self) -> Option<(Date, Date)> {
         self.span.map(|(first, last, ..)| (first, last))
+    }
+
+    /// The instants `[from, before)` of [`Self::days`] in `calendar`, whose lines a store
+    /// reads for [`Self::finish`].
+    pub fn instants(&self, calendar: &BusinessCalendar) -> Option<(Timestamp, Timestamp)> {
+        self.days().map(|(first, last)| {
+            (calendar.start_of(first), calendar.start_of(last.saturating_add(jiff::Span::new().days(1))))
+        })
     }
 
     /// The page, from every line of [`Self::days`], in any order.

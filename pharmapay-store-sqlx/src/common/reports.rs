@@ -16,7 +16,6 @@ use pharmapay_core::domain::{
 };
 use pharmapay_core::figures::{DayFigures, OpenFigures, day_key};
 use pharmapay_core::ids::{InvoiceId, TransactionId, VendorId};
-use pharmapay_core::jiff::Span;
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::jiff::civil::Date;
 use pharmapay_core::paging::PagePlace;
@@ -376,12 +375,8 @@ impl ReportStore for SqlStore {
             .await?;
             let days = days.iter().map(figures::vendor_day_from).collect::<Result<Vec<_>>>()?;
             let plan = StatementPage::new(page, (from_date, to_date), balance, &days);
-            let entries = match plan.days() {
-                Some((first, last)) => {
-                    let before = calendar.start_of(last.saturating_add(Span::new().days(1)));
-                    Self::statement_lines(&mut snapshot, vendor_id, (calendar.start_of(first), before), calendar)
-                        .await?
-                }
+            let entries = match plan.instants(calendar) {
+                Some(range) => Self::statement_lines(&mut snapshot, vendor_id, range, calendar).await?,
                 None => Vec::new(),
             };
             // A snapshot that only read ends by being dropped (see `statement_rows`).
