@@ -41,11 +41,13 @@ pub enum Collection {
     User,
     /// The audit log (D22).
     AuditLog,
+    /// Vendor credits (D44).
+    VendorCredit,
 }
 
 impl Collection {
     /// Every collection, in seeding order.
-    pub const ALL: [Collection; 10] = [
+    pub const ALL: [Collection; 11] = [
         Collection::Vendor,
         Collection::Invoice,
         Collection::Transaction,
@@ -56,6 +58,7 @@ impl Collection {
         Collection::Role,
         Collection::User,
         Collection::AuditLog,
+        Collection::VendorCredit,
     ];
 
     /// The name as written in a permission.
@@ -71,6 +74,7 @@ impl Collection {
             Collection::Role => "Role",
             Collection::User => "User",
             Collection::AuditLog => "AuditLog",
+            Collection::VendorCredit => "VendorCredit",
         }
     }
 }

@@ -38,6 +38,10 @@ pub enum Entity {
     AuditEntry,
     /// A vendor payment over several invoices (D31).
     VendorPayment,
+    /// A vendor credit (D44).
+    VendorCredit,
+    /// One application of a vendor credit to an invoice (D44).
+    CreditApplication,
 }
 
 impl Entity {
@@ -54,6 +58,8 @@ impl Entity {
             Entity::Setting => "Setting",
             Entity::AuditEntry => "AuditEntry",
             Entity::VendorPayment => "VendorPayment",
+            Entity::VendorCredit => "VendorCredit",
+            Entity::CreditApplication => "CreditApplication",
         }
     }
 }

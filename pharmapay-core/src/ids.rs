@@ -48,4 +48,8 @@ ids! {
     AuditId,
     /// Id of a vendor payment: one payment over several invoices (D31).
     VendorPaymentId,
+    /// Id of a vendor credit: a claim on a distributor and its decision (D44).
+    VendorCreditId,
+    /// Id of one application of a vendor credit to an invoice (D44).
+    CreditApplicationId,
 }

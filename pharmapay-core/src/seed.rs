@@ -84,6 +84,8 @@ pub fn permissions() -> Vec<SeedPermission> {
     }
     list.push(Access::new(C::Permission, Read));
     list.push(Access::new(C::AuditLog, Read));
+    // D44: ids 30 to 33, after the audit log's.
+    list.extend(crud.iter().map(|action| Access::new(C::VendorCredit, *action)));
     list.into_iter()
         .enumerate()
         .map(|(index, access)| SeedPermission {
@@ -106,6 +108,7 @@ fn describe(access: Access) -> String {
         Collection::Role => "roles",
         Collection::User => "users",
         Collection::AuditLog => "the audit log",
+        Collection::VendorCredit => "vendor credits",
     };
     let verb = match access.action {
         Action::Read => "View",
@@ -126,7 +129,8 @@ pub fn permission_id(access: Access) -> PermissionId {
 }
 
 /// The `Pharmacist Default` policy: Vendor, Invoice and Transaction Read/Create/Update,
-/// Dashboard:Read and Setting:Read, attached to the Pharmacist role (D27).
+/// Dashboard:Read and Setting:Read (D27), and VendorCredit Read/Create/Update (D44), attached to the
+/// Pharmacist role.
 pub fn pharmacist_policy() -> SeedPolicy {
     use Action::{Create, Read, Update};
     let mut grants = Vec::new();
@@ -137,6 +141,8 @@ pub fn pharmacist_policy() -> SeedPolicy {
     }
     grants.push(Access::new(Collection::Dashboard, Read));
     grants.push(Access::new(Collection::Setting, Read));
+    // D44: vendor credits, as for the ledger.
+    grants.extend([Read, Create, Update].map(|action| Access::new(Collection::VendorCredit, action)));
     SeedPolicy {
         id: PolicyId(1),
         name: "Pharmacist Default",
@@ -167,7 +173,7 @@ mod tests {
     #[test]
     fn permission_ids_follow_the_d27_order() {
         let names: Vec<String> = permissions().iter().map(|p| p.access.to_string()).collect();
-        assert_eq!(names.len(), 29);
+        assert_eq!(names.len(), 33);
         assert_eq!(names[0], "Vendor:Read");
         assert_eq!(names[3], "Vendor:Delete");
         assert_eq!(names[11], "Transaction:Delete");
@@ -176,14 +182,18 @@ mod tests {
         assert_eq!(names[15], "Policy:Read");
         assert_eq!(names[27], "Permission:Read");
         assert_eq!(names[28], "AuditLog:Read");
+        assert_eq!(
+            names[29..],
+            ["VendorCredit:Read", "VendorCredit:Create", "VendorCredit:Update", "VendorCredit:Delete"]
+        );
         assert!(permissions().iter().enumerate().all(|(i, p)| p.id.0 == i as i64 + 1));
     }
 
     #[test]
-    fn pharmacist_default_grants_eleven_permissions() {
+    fn pharmacist_default_grants_fourteen_permissions() {
         let policy = pharmacist_policy();
         let ids: Vec<i64> = policy.permission_ids.iter().map(|id| id.0).collect();
-        assert_eq!(ids, [1, 2, 3, 5, 6, 7, 9, 10, 11, 13, 14]);
+        assert_eq!(ids, [1, 2, 3, 5, 6, 7, 9, 10, 11, 13, 14, 30, 31, 32]);
         assert_eq!(policy.role_id, PHARMACIST_ROLE_ID);
     }
 }

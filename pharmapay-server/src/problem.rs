@@ -304,13 +304,18 @@ fn unique_field(key: UniqueKey) -> &'static str {
         UniqueKey::Gstin => "gstin",
         UniqueKey::PaymentReference { .. } => "reference",
         UniqueKey::OwnPharmacy => "vendorType",
+        UniqueKey::CreditNumber => "creditNumber",
     }
 }
 
 /// Fills a 409's `errors` for `field` and answers its detail.
 fn taken(body: &mut Map<String, Value>, entity: Entity, field: &str) -> String {
     body.insert("errors".into(), errors_json(&FieldErrors::single(field, "is already taken")));
-    format!("Another {} already uses this {field}.", entity.name().to_lowercase())
+    match entity {
+        // D44: numbers are unique per vendor.
+        Entity::VendorCredit => format!("Another active credit of this vendor already uses this {field}."),
+        _ => format!("Another {} already uses this {field}.", entity.name().to_lowercase()),
+    }
 }
 
 fn errors_json(errors: &FieldErrors) -> Value {

@@ -24,10 +24,12 @@
 //! `access.rs`
 //! ([`AccessStore`](pharmapay_core::store::AccessStore)), `reports.rs`
 //! ([`ReportStore`](pharmapay_core::store::ReportStore)), `vendor_payments.rs`
-//! ([`VendorPaymentStore`](pharmapay_core::store::VendorPaymentStore)) and `imports.rs`
+//! ([`VendorPaymentStore`](pharmapay_core::store::VendorPaymentStore)), `credits.rs`
+//! ([`CreditStore`](pharmapay_core::store::CreditStore)) and `imports.rs`
 //! ([`ImportStore`](pharmapay_core::ImportStore)).
 
 mod access;
+mod credits;
 mod figures;
 mod imports;
 mod invoices;
@@ -193,6 +195,8 @@ struct State {
     vendor_payments: BTreeMap<i64, VendorPaymentRow>,
     /// The payments each vendor payment made (D31), in the order they were written.
     vendor_payment_parts: HashMap<i64, Vec<i64>>,
+    /// Vendor credits (D44).
+    credits: BTreeMap<i64, credits::CreditRow>,
     users: BTreeMap<i64, UserRow>,
     roles: BTreeMap<i64, RoleRow>,
     permissions: BTreeMap<i64, Permission>,
@@ -221,6 +225,7 @@ impl Default for State {
             payments_by_reference: HashMap::new(),
             vendor_payments: BTreeMap::new(),
             vendor_payment_parts: HashMap::new(),
+            credits: BTreeMap::new(),
             users: BTreeMap::new(),
             roles: BTreeMap::new(),
             permissions: BTreeMap::new(),

@@ -108,13 +108,14 @@ impl Error {
 
 /// What each unique index protects, by index name (PostgreSQL reports it) and by
 /// `table.column` (SQLite reports that instead).
-const UNIQUE_INDEXES: [(&str, &str, UniqueKey); 6] = [
+const UNIQUE_INDEXES: [(&str, &str, UniqueKey); 7] = [
     ("invoices_active_number_key", "invoices.number_key", UniqueKey::InvoiceNumber),
     ("users_active_email_key", "users.email_key", UniqueKey::UserEmail),
     ("roles_name_key", "roles.name_key", UniqueKey::RoleName),
     ("policies_active_name_key", "policies.name_key", UniqueKey::PolicyName),
     ("vendors_one_own_pharmacy", "vendors.vendor_type", UniqueKey::OwnPharmacy),
     ("vendors_active_gstin", "vendors.gstin", UniqueKey::Gstin),
+    ("vendor_credits_number", "vendor_credits.number_key", UniqueKey::CreditNumber),
 ];
 
 impl From<Error> for StoreError {

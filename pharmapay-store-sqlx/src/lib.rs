@@ -182,6 +182,14 @@ macro_rules! migrations {
                 recounts_figures: true,
                 rekeys_references: false,
             },
+            Migration {
+                version: 15,
+                description: "vendor credits",
+                sql: include_str!(concat!("../migrations/", $backend, "/0015_vendor_credits.sql")),
+                seeds: false,
+                recounts_figures: false,
+                rekeys_references: false,
+            },
         ]
     };
 }

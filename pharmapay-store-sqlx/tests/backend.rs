@@ -67,11 +67,11 @@ async fn a_sqlite_file_keeps_its_data_across_reopens_and_migrates_once() {
     let kept = again.token_secret(pharmapay_core::auth::Secret::new("t".repeat(40))).await.unwrap();
     assert_eq!(kept.expose(), secret.expose(), "the first secret is kept across restarts");
     assert_eq!(again.list_roles().await.unwrap().len(), 2, "the seed is written once");
-    assert_eq!(again.list_permissions().await.unwrap().len(), 29);
+    assert_eq!(again.list_permissions().await.unwrap().len(), 33);
     let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
     let applied: i64 =
         sqlx::query("SELECT COUNT(*) FROM _pharmapay_migrations").fetch_one(&mut conn).await.unwrap().get(0);
-    assert_eq!(applied, 14, "each of the fourteen migrations is recorded once");
+    assert_eq!(applied, 15, "each of the fifteen migrations is recorded once");
 }
 
 /// Writes a small ledger through `store`: an overdue, a fully paid and a partially paid
@@ -722,4 +722,57 @@ async fn thousands_of_references_import_in_one_transaction_on_both_backends() {
     thousands_of_references_import_in_one_transaction(&sqlite).await;
     let Some((postgres, _database)) = common::fresh_postgres().await else { return };
     thousands_of_references_import_in_one_transaction(&postgres).await;
+}
+
+/// Takes a database back to version 14: no credits, no credit permissions, and the Pharmacist
+/// Default policy without them.
+const BEFORE_CREDITS: &str = "DROP TABLE vendor_credits; DELETE FROM policy_permissions WHERE permission_id >= 30; \
+     DELETE FROM permissions WHERE id >= 30; DELETE FROM _pharmapay_migrations WHERE version = 15";
+
+/// The permissions a store holds, as `Collection:Action` by id, and those of the Pharmacist
+/// Default policy, as the seed says they are (D27, D44).
+async fn assert_seeded_permissions<S: Store>(store: &S) {
+    let held: Vec<(i64, String)> = store
+        .list_permissions()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|permission| (permission.id.get(), permission.code()))
+        .collect();
+    let seeded: Vec<(i64, String)> =
+        pharmapay_core::seed::permissions().into_iter().map(|seed| (seed.id.get(), seed.access.to_string())).collect();
+    assert_eq!(held, seeded, "D44: permissions 30 to 33 after the audit log's");
+    let policy = store.get_policy(pharmapay_core::ids::PolicyId(1)).await.unwrap().unwrap();
+    let mut granted: Vec<i64> = policy.permissions.iter().map(|permission| permission.id.get()).collect();
+    granted.sort_unstable();
+    let seeded: Vec<i64> = pharmapay_core::seed::pharmacist_policy().permission_ids.iter().map(|id| id.get()).collect();
+    assert_eq!(granted, seeded, "D44: Pharmacist Default gains VendorCredit Read, Create and Update");
+}
+
+#[tokio::test]
+async fn sqlite_credit_permissions_are_added_when_an_existing_database_upgrades() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = sqlite_path(&dir);
+    let store = SqliteStore::connect(&path).await.unwrap();
+    store.close().await;
+    let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
+    sqlx::raw_sql(BEFORE_CREDITS).execute(&mut conn).await.unwrap();
+    conn.close().await.unwrap();
+
+    let store = SqliteStore::connect(&path).await.unwrap();
+
+    assert_seeded_permissions(&store).await;
+}
+
+#[tokio::test]
+async fn postgres_credit_permissions_are_added_when_an_existing_database_upgrades() {
+    let Some((store, database)) = common::fresh_postgres().await else { return };
+    store.close().await;
+    let mut conn = sqlx::PgConnection::connect(database.url()).await.unwrap();
+    sqlx::raw_sql(BEFORE_CREDITS).execute(&mut conn).await.unwrap();
+    conn.close().await.unwrap();
+
+    let store = PostgresStore::connect(database.url()).await.unwrap();
+
+    assert_seeded_permissions(&store).await;
 }

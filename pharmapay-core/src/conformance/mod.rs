@@ -351,6 +351,9 @@ macro_rules! store_conformance_tests {
             throttled_sign_ins_write_nothing_and_right_passwords_pass,
             wrong_current_passwords_count_as_failed_sign_ins,
             changing_the_email_does_not_start_the_guesses_again,
+            credits_are_claimed_decided_replaced_deleted_and_restored,
+            credit_list_filters_and_orders,
+            credit_permissions_follow_the_seeded_policy,
         );
     };
     (@cases required $fresh:path; $($case:ident),* $(,)?) => {

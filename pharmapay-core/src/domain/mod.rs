@@ -4,6 +4,7 @@
 
 pub mod aging;
 pub mod audit;
+pub mod credit;
 pub mod gstin;
 pub mod invoice;
 pub mod licence;
@@ -18,6 +19,10 @@ pub mod vendor;
 pub mod vendor_payment;
 
 pub use audit::{AuditEntry, AuditFilter, AuditQuery, NewAuditEntry};
+pub use credit::{
+    CreditApplication, CreditDecision, CreditFilter, CreditKind, CreditQuery, CreditStatus, NewVendorCredit,
+    VendorCredit,
+};
 pub use invoice::{
     Invoice, InvoiceBrief, InvoiceDetail, InvoiceFilter, InvoiceQuery, InvoiceSortKey, InvoiceStatus, NewInvoice,
 };

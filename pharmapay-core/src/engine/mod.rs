@@ -20,6 +20,7 @@
 //! use cases are [`crate::report`]'s.
 
 mod access;
+mod credits;
 mod ledger;
 mod reconciliation;
 mod reports;

@@ -19,11 +19,13 @@
 //! - [`login`]: the failed-login window and its gate (D21, D40).
 //! - [`idempotency`]: who holds an idempotency key (D23).
 //! - [`allocation`]: how one vendor payment is split over invoices (D31).
+//! - [`credits`]: what a vendor credit's replacement and decision may change (D44).
 //! - [`references`]: one payment reference per payment type, one holder (D30).
 //! - [`licence`]: no invoices from vendors whose drug licence expired, when the pharmacy says so
 //!   (D36).
 
 pub mod allocation;
+pub mod credits;
 pub mod grants;
 pub mod idempotency;
 pub mod installation;

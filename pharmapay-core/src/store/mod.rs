@@ -18,7 +18,7 @@
 //! - [`SessionStore`]: health, onboarding, the token secret, credentials, session state, the
 //!   failed-login window and idempotency claims.
 //! - [`VendorStore`], [`InvoiceStore`], [`TransactionStore`] and [`VendorPaymentStore`]: the
-//!   ledger.
+//!   ledger; [`CreditStore`]: vendor credits (D44).
 //! - [`AccessStore`]: users, roles, policies, permissions and the profile.
 //! - [`ReportStore`]: settings, dashboard figures, the audit log and exports.
 //!
@@ -63,8 +63,8 @@ use std::fmt;
 use jiff::Timestamp;
 
 pub use traits::{
-    AccessStore, ImportStore, ImportedInvoice, ImportedTransaction, ImportedVendor, InvoiceStore, ReportStore,
-    SessionStore, TransactionStore, VendorPaymentStore, VendorStore,
+    AccessStore, CreditStore, ImportStore, ImportedInvoice, ImportedTransaction, ImportedVendor, InvoiceStore,
+    ReportStore, SessionStore, TransactionStore, VendorPaymentStore, VendorStore,
 };
 
 use crate::access::{Authority, Permission};
@@ -77,12 +77,26 @@ use crate::rules::grants::Escalation;
 /// Storage for the engine: every purpose's trait at once. See the module docs for the
 /// contract every method follows; any type implementing all of them is a `Store`.
 pub trait Store:
-    SessionStore + VendorStore + InvoiceStore + TransactionStore + VendorPaymentStore + AccessStore + ReportStore
+    SessionStore
+    + VendorStore
+    + InvoiceStore
+    + TransactionStore
+    + VendorPaymentStore
+    + CreditStore
+    + AccessStore
+    + ReportStore
 {
 }
 
 impl<T> Store for T where
-    T: SessionStore + VendorStore + InvoiceStore + TransactionStore + VendorPaymentStore + AccessStore + ReportStore
+    T: SessionStore
+        + VendorStore
+        + InvoiceStore
+        + TransactionStore
+        + VendorPaymentStore
+        + CreditStore
+        + AccessStore
+        + ReportStore
 {
 }
 
@@ -151,6 +165,8 @@ pub enum UniqueKey {
     /// [`crate::rules::vendors::check_insert`] before any index could; a store whose unique
     /// index finds one anyway reports this key, and the engine answers it as that rule.
     OwnPharmacy,
+    /// A vendor credit's number, among the vendor's active credits (D44).
+    CreditNumber,
 }
 
 impl UniqueKey {
@@ -164,6 +180,7 @@ impl UniqueKey {
             UniqueKey::Gstin => Entity::Vendor,
             UniqueKey::PaymentReference { .. } => Entity::Transaction,
             UniqueKey::OwnPharmacy => Entity::Vendor,
+            UniqueKey::CreditNumber => Entity::VendorCredit,
         }
     }
 }
@@ -178,6 +195,7 @@ impl fmt::Display for UniqueKey {
             UniqueKey::Gstin => "GSTIN",
             UniqueKey::PaymentReference { .. } => "payment reference",
             UniqueKey::OwnPharmacy => "OwnPharmacy vendor",
+            UniqueKey::CreditNumber => "credit number",
         })
     }
 }

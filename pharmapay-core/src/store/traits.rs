@@ -42,13 +42,16 @@ use crate::domain::aging::{Aging, AgingBounds};
 use crate::domain::licence::LicenceHolder;
 use crate::domain::statement::{StatementFigures, StatementRows};
 use crate::domain::{
-    AuditEntry, AuditQuery, Invoice, InvoiceDetail, InvoiceFilter, InvoiceQuery, NewAuditEntry, NewInvoice, NewPolicy,
-    NewRole, NewTransaction, NewVendor, NewVendorPayment, Policy, ProfileUpdate, Role, Setting, Transaction,
-    TransactionFilter, TransactionQuery, User, UserUpdate, Vendor, VendorFilter, VendorPayment, VendorQuery,
+    AuditEntry, AuditQuery, CreditDecision, CreditQuery, Invoice, InvoiceDetail, InvoiceFilter, InvoiceQuery,
+    NewAuditEntry, NewInvoice, NewPolicy, NewRole, NewTransaction, NewVendor, NewVendorCredit, NewVendorPayment,
+    Policy, ProfileUpdate, Role, Setting, Transaction, TransactionFilter, TransactionQuery, User, UserUpdate, Vendor,
+    VendorCredit, VendorFilter, VendorPayment, VendorQuery,
 };
 use crate::figures::{DayFigures, OpenFigures};
 use crate::idempotency::{ClaimOutcome, IdempotencyClaim, IdempotencyKey};
-use crate::ids::{InvoiceId, PermissionId, PolicyId, RoleId, TransactionId, UserId, VendorId, VendorPaymentId};
+use crate::ids::{
+    InvoiceId, PermissionId, PolicyId, RoleId, TransactionId, UserId, VendorCreditId, VendorId, VendorPaymentId,
+};
 use crate::paging::{Page, PagePlace, PageRequest};
 use crate::rules::login::{Failure, LoginAttempts};
 
@@ -295,6 +298,60 @@ pub trait VendorPaymentStore: Send + Sync + 'static {
         id: VendorPaymentId,
         ctx: WriteContext,
     ) -> impl Future<Output = StoreResult<()>> + Send;
+}
+
+/// Storage for vendor credits (D44): claims on distributors, their decisions, and (with the
+/// credits' applications) what is set against the vendor's bills.
+///
+/// A credit's number is unique per vendor among its active credits (`Conflict(CreditNumber)`);
+/// its vendor must be active when it is created, replaced or restored; the invoice a claim names
+/// is checked by [`crate::rules::credits::check_against`], a replacement by
+/// [`crate::rules::credits::check_update`] and a decision by
+/// [`crate::rules::credits::check_decision`], each over the credit as it stands under its lock.
+pub trait CreditStore: Send + Sync + 'static {
+    /// Records a claim: `ParentInactive(Vendor)` unless its vendor is active, then the invoice it
+    /// names, then its number.
+    fn insert_credit(
+        &self,
+        credit: NewVendorCredit,
+        ctx: WriteContext,
+    ) -> impl Future<Output = StoreResult<VendorCredit>> + Send;
+
+    /// The credit with its active applications, oldest first, by id, active or not.
+    fn get_credit(&self, id: VendorCreditId) -> impl Future<Output = StoreResult<Option<VendorCredit>>> + Send;
+
+    /// Replaces an active credit's claim (D14): `NotFound(VendorCredit)` unless it is active, then
+    /// as [`CreditStore::insert_credit`], then [`crate::rules::credits::check_update`]. Its
+    /// decision and applications stay.
+    fn update_credit(
+        &self,
+        id: VendorCreditId,
+        credit: NewVendorCredit,
+        ctx: WriteContext,
+    ) -> impl Future<Output = StoreResult<VendorCredit>> + Send;
+
+    /// Records the distributor's decision on an active credit: `NotFound(VendorCredit)` unless
+    /// it is active, then [`crate::rules::credits::check_decision`].
+    fn decide_credit(
+        &self,
+        id: VendorCreditId,
+        decision: CreditDecision,
+        ctx: WriteContext,
+    ) -> impl Future<Output = StoreResult<VendorCredit>> + Send;
+
+    /// Soft-deletes an active credit and its active applications in one transaction.
+    fn delete_credit(&self, id: VendorCreditId, ctx: WriteContext) -> impl Future<Output = StoreResult<()>> + Send;
+
+    /// Makes a soft-deleted credit active again, without its applications (D15, D44): the
+    /// vendor must be active ([`crate::rules::restore`]) and the number free.
+    fn restore_credit(
+        &self,
+        id: VendorCreditId,
+        ctx: WriteContext,
+    ) -> impl Future<Output = StoreResult<VendorCredit>> + Send;
+
+    /// A page of credits, newest claim first, then id descending; without applications.
+    fn list_credits(&self, query: &CreditQuery) -> impl Future<Output = StoreResult<Page<VendorCredit>>> + Send;
 }
 
 /// Storage for users, roles, policies and permissions.

@@ -142,6 +142,15 @@ impl Fields<'_> {
         }
     }
 
+    /// A required sum of money that may be zero, written as a JSON number (D1): at most
+    /// four fractional digits and within the largest amount; core says whether a sign is allowed.
+    pub fn money(&mut self, name: &str, slot: Option<Slot>) -> Option<Decimal> {
+        match self.required(name, slot)? {
+            Slot::Number(text) => self.parsed(name, pharmapay_core::money::parse_decimal(&text)),
+            other => self.wrong_type(name, "a number", kind_of(&other)),
+        }
+    }
+
     /// A required positive integer id.
     pub fn id<I: From<i64>>(&mut self, name: &str, slot: Option<Slot>) -> Option<I> {
         match self.required(name, slot)? {
@@ -150,6 +159,14 @@ impl Fields<'_> {
                 None => self.fail(name, "must be a positive integer"),
             },
             other => self.wrong_type(name, "an integer", kind_of(&other)),
+        }
+    }
+
+    /// An optional positive integer id; absent and `null` are `Some(None)`.
+    pub fn optional_id<I: From<i64>>(&mut self, name: &str, slot: Option<Slot>) -> Option<Option<I>> {
+        match slot {
+            None | Some(Slot::Other(Kind::Null)) => Some(None),
+            slot => self.id(name, slot).map(Some),
         }
     }
 

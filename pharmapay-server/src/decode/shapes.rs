@@ -63,6 +63,11 @@ impl Shapes {
         self.add(name, true, schema::amount_input(description));
     }
 
+    /// A required sum of money from zero up (D1).
+    pub fn money(&mut self, name: &'static str, _: Option<Slot>, description: &str) {
+        self.add(name, true, schema::money_input(description));
+    }
+
     /// A required positive integer id.
     pub fn id(&mut self, name: &'static str, _: Option<Slot>, description: &str) {
         self.add(name, true, schema::id_input(description));
@@ -71,6 +76,11 @@ impl Shapes {
     /// A required date (D2).
     pub fn datetime(&mut self, name: &'static str, _: Option<Slot>, description: &str) {
         self.add(name, true, schema::date_input(description));
+    }
+
+    /// An optional positive integer id, which may be `null`.
+    pub fn optional_id(&mut self, name: &'static str, _: Option<Slot>, description: &str) {
+        self.add(name, false, schema::id_input(description).with("type", vec!["integer", "null"]));
     }
 
     /// An optional date (D2), which may be `null`.

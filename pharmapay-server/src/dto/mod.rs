@@ -21,6 +21,14 @@ pub(crate) fn money<S: Serializer>(value: &Decimal, serializer: S) -> Result<S::
     number.serialize(serializer)
 }
 
+/// Writes an optional decimal as [`money`] does, or `null`.
+pub(crate) fn optional_money<S: Serializer>(value: &Option<Decimal>, serializer: S) -> Result<S::Ok, S::Error> {
+    match value {
+        Some(value) => money(value, serializer),
+        None => serializer.serialize_none(),
+    }
+}
+
 /// Writes an amount as an exact JSON number (D1).
 pub(crate) fn amount<S: Serializer>(value: &pharmapay_core::Amount, serializer: S) -> Result<S::Ok, S::Error> {
     money(&value.get(), serializer)

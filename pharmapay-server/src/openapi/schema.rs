@@ -199,6 +199,11 @@ pub fn money(description: &str) -> Json {
     object! { "type": "number", "description": format!("{description} {MONEY_NOTE}") }
 }
 
+/// A sum or `null` in an answer.
+pub fn nullable_money(description: &str) -> Json {
+    money(description).with("type", vec!["number", "null"])
+}
+
 /// An amount in an answer: positive, at most [`MAX_AMOUNT`].
 pub fn amount(description: &str) -> Json {
     object! {
@@ -224,6 +229,21 @@ pub fn amount_input(description: &str) -> Json {
     }
 }
 
+/// A sum of money in a request that may be zero (D1): a JSON number from 0 to [`MAX_AMOUNT`]
+/// with at most [`MAX_FRACTION_DIGITS`] fractional digits.
+pub fn money_input(description: &str) -> Json {
+    object! {
+        "type": "number",
+        "minimum": 0,
+        "maximum": max_amount(),
+        "multipleOf": money_step(),
+        "description": format!(
+            "{description} Must be a JSON number (a string is refused), from 0 to {MAX_AMOUNT}, with at most \
+             {MAX_FRACTION_DIGITS} fractional digits (D1); anything else is a 400."
+        ),
+    }
+}
+
 /// A bound on amounts in a query: a decimal of either sign within [`MAX_AMOUNT`].
 pub fn amount_bound() -> Json {
     object! {
@@ -242,6 +262,11 @@ pub fn instant(description: &str) -> Json {
         "maxLength": INSTANT_MAX,
         "description": format!("{description} RFC 3339 UTC timestamp ending in `Z` (D2)."),
     }
+}
+
+/// An instant or `null` in an answer (D2).
+pub fn nullable_instant(description: &str) -> Json {
+    instant(description).with("type", vec!["string", "null"])
 }
 
 /// What request dates accept, without a description.

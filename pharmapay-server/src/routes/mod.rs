@@ -27,6 +27,7 @@ pub mod settings;
 pub mod system;
 pub mod transactions;
 pub mod users;
+pub mod vendor_credits;
 pub mod vendor_payments;
 pub mod vendors;
 
@@ -53,7 +54,7 @@ pub const REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
 /// Every route of the API, resource by resource, in the order the router tries them for a
 /// path's `Allow` list. A new resource adds its `routes` here.
 pub fn table<S: Store>() -> Vec<Route<S>> {
-    let resources: [fn() -> Vec<Route<S>>; 17] = [
+    let resources: [fn() -> Vec<Route<S>>; 18] = [
         auth::routes,
         onboarding::routes,
         system::routes,
@@ -61,6 +62,7 @@ pub fn table<S: Store>() -> Vec<Route<S>> {
         invoices::routes,
         transactions::routes,
         vendor_payments::routes,
+        vendor_credits::routes,
         users::routes,
         roles::routes,
         permissions::routes,

@@ -40,7 +40,7 @@ async fn permissions_and_policies() {
     let app = spawn_app().await;
     let permissions = app.get("/api/permissions").await.expect(200).json();
     let permissions = permissions.as_array().unwrap();
-    assert_eq!(permissions.len(), 29, "D27");
+    assert_eq!(permissions.len(), 33, "D27, D44");
     assert_eq!(
         permissions[0],
         json!({ "id": 1, "collection": "Vendor", "action": "Read", "description": "View vendors" })
@@ -50,7 +50,7 @@ async fn permissions_and_policies() {
 
     let policies = app.get("/api/policies").await.expect(200).json();
     assert_eq!(policies[0]["name"], "Pharmacist Default");
-    assert_eq!(policies[0]["permissions"].as_array().unwrap().len(), 11);
+    assert_eq!(policies[0]["permissions"].as_array().unwrap().len(), 14);
     assert_eq!(policies[0]["permissions"][0], json!({ "id": 1, "collection": "Vendor", "action": "Read" }));
     let created =
         app.post("/api/policies", &json!({ "name": "Readers", "description": "d", "permissionIds": [1, 5] })).await;

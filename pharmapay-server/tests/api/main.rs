@@ -7,6 +7,7 @@ mod auth;
 mod catalogue;
 mod concurrency;
 mod conditions;
+mod credits;
 mod dashboard;
 mod errors;
 mod faults;

@@ -72,6 +72,9 @@ pub(super) async fn check_free(conn: &mut Conn, key: UniqueKey, value: &str, exc
         UniqueKey::PaymentReference { .. } => {
             return Err(crate::error::Error::corrupt("payment references are checked by check_reference"));
         }
+        UniqueKey::CreditNumber => {
+            return Err(crate::error::Error::corrupt("credit numbers are checked per vendor, in credits.rs"));
+        }
     };
     let query = sqlx::query(sql).bind(value.to_owned()).bind(except.unwrap_or(0));
     if exists(conn, query).await? { refused(StoreError::Conflict(key)) } else { Ok(()) }

@@ -29,12 +29,14 @@
 //!   parents, taken unique keys, grants, token bookkeeping), `migrate.rs` (migrations and the
 //!   seed).
 //! - One file per purpose of the contract, as `pharmapay_core::store` is split: `sessions.rs`,
-//!   `ledger.rs` (vendors, invoices, payments), `access.rs`, `reports.rs` and `imports.rs`.
+//!   `ledger.rs` (vendors, invoices, payments), `credits.rs` (vendor credits, D44), `access.rs`,
+//!   `reports.rs` and `imports.rs`.
 
 mod access;
 mod aging;
 mod binds;
 mod bulk;
+mod credits;
 mod figures;
 mod guards;
 mod imports;

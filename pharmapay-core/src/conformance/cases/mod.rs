@@ -8,11 +8,13 @@
 //! inside, reductions that take effect at once and throttling that costs an attacker: D38 to
 //! D40), `payments.rs` (references, vendor payments, what falls due: D30 to D33),
 //! `reconciliation.rs` (GSTINs, drug licences, aging and statements: D34 to D37) and
-//! `reports.rs` (settings, dashboard, audit, exports, idempotency, imports). Every case is
+//! `reports.rs` (settings, dashboard, audit, exports, idempotency, imports) and `credits.rs`
+//! (vendor credits, D44). Every case is
 //! re-exported here, where [`crate::store_conformance_tests!`] finds it by name. This file
 //! holds the helpers the cases share.
 
 mod access;
+mod credits;
 mod grants;
 mod ledger;
 mod payments;
@@ -25,6 +27,10 @@ pub use access::{
     policies_are_managed_with_unique_active_names, profile_and_password_change_follow_d24,
     roles_are_managed_and_system_roles_protected, the_last_admin_and_oneself_cannot_be_removed,
     users_are_managed_with_unique_emails,
+};
+pub use credits::{
+    credit_list_filters_and_orders, credit_permissions_follow_the_seeded_policy,
+    credits_are_claimed_decided_replaced_deleted_and_restored,
 };
 pub use grants::{
     changing_the_email_does_not_start_the_guesses_again, demotions_racing_sign_ins_leave_no_stale_admin_token,

@@ -128,9 +128,12 @@ pub async fn login_issues_a_token_with_the_spec_claims<S: Store>(store: S) {
             "Transaction:Create",
             "Transaction:Update",
             "Dashboard:Read",
-            "Setting:Read"
+            "Setting:Read",
+            "VendorCredit:Read",
+            "VendorCredit:Create",
+            "VendorCredit:Update"
         ],
-        "D19/D27: resolved, deduplicated, in id order"
+        "D19/D27/D44: resolved, deduplicated, in id order"
     );
 }
 

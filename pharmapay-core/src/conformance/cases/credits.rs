@@ -1,0 +1,284 @@
+//! Vendor credits (D44): claims, decisions, replacements, deletes and restores, the list and
+//! who may do what.
+
+use jiff::SignedDuration;
+
+use super::{field_error, params};
+use crate::conformance::{Fixture, amount, created, dec, ts};
+use crate::domain::{
+    AuditQuery, CreditDecision, CreditKind, CreditQuery, CreditStatus, NewRole, NewVendorCredit, VendorCredit,
+};
+use crate::error::{Entity, Error, RuleBroken};
+use crate::ids::{InvoiceId, VendorCreditId, VendorId};
+use crate::store::{Store, UniqueKey};
+
+fn credit_query(pairs: &[(&str, &str)]) -> CreditQuery {
+    CreditQuery::from_params(&params(pairs)).unwrap_or_else(|errors| panic!("query {pairs:?}: {errors}"))
+}
+
+/// A claim on `vendor` of `claimed`, made on `claim_date`.
+fn claim(vendor: VendorId, number: &str, claimed: &str, claim_date: &str) -> NewVendorCredit {
+    NewVendorCredit {
+        vendor_id: vendor,
+        credit_number: number.into(),
+        kind: CreditKind::ExpiryReturn,
+        claimed_amount: amount(claimed),
+        claim_date: ts(claim_date),
+        against_invoice_id: None,
+        description: None,
+    }
+}
+
+fn decision(accepted: &str, date: &str) -> CreditDecision {
+    CreditDecision { accepted_amount: dec(accepted), decision_date: ts(date), distributor_reference: None }
+}
+
+impl<S: Store> Fixture<S> {
+    /// Records a claim.
+    ///
+    /// # Panics
+    /// On failure.
+    pub async fn credit(&self, input: NewVendorCredit) -> VendorCredit {
+        created(self.engine.create_credit(&self.admin, input, None).await.expect("credit claimed"))
+    }
+}
+
+/// D44: a claim is recorded against an active vendor under a number its active credits do not
+/// hold, decided within what is claimed, replaced within what is accepted, and deleted and
+/// restored like other records; every write is audited.
+pub async fn credits_are_claimed_decided_replaced_deleted_and_restored<S: Store>(store: S) {
+    let fx = Fixture::new(store).await;
+    let cipla = fx.vendor("Cipla").await;
+    let sun = fx.vendor("Sun").await;
+    let bill = fx.invoice(cipla.id, "INV-1", "500", "2024-06-01T00:00:00Z").await;
+    let other_bill = fx.invoice(sun.id, "INV-9", "80", "2024-06-01T00:00:00Z").await;
+
+    let mut input = claim(cipla.id, " CN-1 ", "120.50", "2024-05-09T00:00:00Z");
+    input.kind = CreditKind::Breakage;
+    input.against_invoice_id = Some(bill.id);
+    input.description = Some("six strips broken".into());
+    let credit = fx.credit(input.clone()).await;
+    assert_eq!(credit.credit_number, "CN-1", "numbers are trimmed");
+    assert_eq!((credit.vendor_id, credit.vendor_name.as_str()), (cipla.id, "Cipla"));
+    assert_eq!((credit.kind, credit.against_invoice_id), (CreditKind::Breakage, Some(bill.id)));
+    assert_eq!(
+        (credit.accepted_amount, credit.decision_date, credit.distributor_reference.clone()),
+        (None, None, None)
+    );
+    assert_eq!((credit.applied_amount, credit.available_amount()), (dec("0"), dec("0")));
+    assert_eq!(credit.status(), CreditStatus::Claimed);
+    assert!(credit.applications.is_empty());
+    assert_eq!(fx.engine.get_credit(&fx.admin, credit.id).await.unwrap(), credit, "read returns what create returned");
+
+    // The number is unique among the vendor's active credits only (D4, D5, D44).
+    match fx.engine.create_credit(&fx.admin, claim(cipla.id, "cn-1", "1", "2024-05-09T00:00:00Z"), None).await {
+        Err(Error::Conflict(UniqueKey::CreditNumber)) => {}
+        other => panic!("a taken number: {other:?}"),
+    }
+    fx.credit(claim(sun.id, "CN-1", "1", "2024-05-09T00:00:00Z")).await;
+
+    // Each bad field is named.
+    let mut wrong_invoice = claim(cipla.id, "CN-2", "1", "2024-05-09T00:00:00Z");
+    wrong_invoice.against_invoice_id = Some(other_bill.id);
+    field_error(fx.engine.create_credit(&fx.admin, wrong_invoice.clone(), None).await, "againstInvoiceId", "other's");
+    wrong_invoice.against_invoice_id = Some(InvoiceId(424242));
+    field_error(fx.engine.create_credit(&fx.admin, wrong_invoice, None).await, "againstInvoiceId", "missing invoice");
+    field_error(
+        fx.engine.create_credit(&fx.admin, claim(cipla.id, "CN-2", "1", "2024-05-11T00:00:00Z"), None).await,
+        "claimDate",
+        "a claim dated after today",
+    );
+    field_error(
+        fx.engine.create_credit(&fx.admin, claim(VendorId(424242), "CN-2", "1", "2024-05-09T00:00:00Z"), None).await,
+        "vendorId",
+        "an unknown vendor",
+    );
+    field_error(
+        fx.engine.create_credit(&fx.admin, claim(cipla.id, &"N".repeat(65), "1", "2024-05-09T00:00:00Z"), None).await,
+        "creditNumber",
+        "a number over 64 characters",
+    );
+
+    // The decision lies between what is applied and what is claimed, dated from the claim to today.
+    for (accepted, date, field, label) in [
+        ("120.5001", "2024-05-10T00:00:00Z", "acceptedAmount", "above the claim"),
+        ("-1", "2024-05-10T00:00:00Z", "acceptedAmount", "negative"),
+        ("10", "2024-05-08T23:59:59Z", "decisionDate", "before the claim"),
+        ("10", "2024-05-11T00:00:00Z", "decisionDate", "after today"),
+    ] {
+        field_error(fx.engine.decide_credit(&fx.admin, credit.id, decision(accepted, date)).await, field, label);
+    }
+    fx.advance(SignedDuration::from_mins(1));
+    let mut partly = decision("100.00", "2024-05-10T00:00:00Z");
+    partly.distributor_reference = Some(" DCN/77 ".into());
+    let decided = fx.engine.decide_credit(&fx.admin, credit.id, partly).await.unwrap();
+    assert_eq!(decided.accepted_amount, Some(dec("100")));
+    assert_eq!(decided.decision_date, Some(ts("2024-05-10T00:00:00Z")));
+    assert_eq!(decided.distributor_reference.as_deref(), Some("DCN/77"));
+    assert_eq!((decided.status(), decided.available_amount()), (CreditStatus::PartlyAccepted, dec("100")));
+    assert!(decided.updated_at > credit.updated_at);
+    let full = fx.engine.decide_credit(&fx.admin, credit.id, decision("120.5", "2024-05-10T00:00:00Z")).await.unwrap();
+    assert_eq!(full.status(), CreditStatus::Accepted, "a decided credit may be decided again");
+    assert_eq!(full.distributor_reference, None, "the decision is replaced whole");
+    let rejected = fx.engine.decide_credit(&fx.admin, credit.id, decision("0", "2024-05-09T00:00:00Z")).await.unwrap();
+    assert_eq!((rejected.status(), rejected.available_amount()), (CreditStatus::Rejected, dec("0")));
+    fx.engine.decide_credit(&fx.admin, credit.id, decision("100", "2024-05-10T00:00:00Z")).await.unwrap();
+
+    // A replacement keeps the decision and cannot claim less than was accepted.
+    field_error(
+        fx.engine.update_credit(&fx.admin, credit.id, claim(cipla.id, "CN-1", "99.9999", "2024-05-09T00:00:00Z")).await,
+        "claimedAmount",
+        "a claim below the accepted amount",
+    );
+    let replaced = fx
+        .engine
+        .update_credit(&fx.admin, credit.id, claim(sun.id, "CN-3", "150", "2024-05-08T00:00:00Z"))
+        .await
+        .unwrap();
+    assert_eq!((replaced.vendor_id, replaced.credit_number.as_str()), (sun.id, "CN-3"));
+    assert_eq!(
+        (replaced.kind, replaced.against_invoice_id, replaced.description.clone()),
+        (CreditKind::ExpiryReturn, None, None)
+    );
+    assert_eq!((replaced.accepted_amount, replaced.status()), (Some(dec("100")), CreditStatus::PartlyAccepted));
+    match fx.engine.update_credit(&fx.admin, credit.id, claim(sun.id, "cn-1", "150", "2024-05-08T00:00:00Z")).await {
+        Err(Error::Conflict(UniqueKey::CreditNumber)) => {}
+        other => panic!("a number the new vendor's credits hold: {other:?}"),
+    }
+    assert!(matches!(
+        fx.engine
+            .update_credit(&fx.admin, VendorCreditId(424242), claim(sun.id, "X", "1", "2024-05-08T00:00:00Z"))
+            .await,
+        Err(Error::NotFound { entity: Entity::VendorCredit })
+    ));
+
+    // Delete and restore (D15, D16): a restore needs the number free and the vendor active.
+    fx.engine.delete_credit(&fx.admin, credit.id, Some("entered twice".into())).await.unwrap();
+    assert!(matches!(
+        fx.engine.get_credit(&fx.admin, credit.id).await,
+        Err(Error::NotFound { entity: Entity::VendorCredit })
+    ));
+    assert!(matches!(fx.engine.delete_credit(&fx.admin, credit.id, None).await, Err(Error::NotFound { .. })));
+    assert!(matches!(
+        fx.engine.decide_credit(&fx.admin, credit.id, decision("1", "2024-05-10T00:00:00Z")).await,
+        Err(Error::NotFound { .. })
+    ));
+    let holder = fx.credit(claim(sun.id, "CN-3", "5", "2024-05-09T00:00:00Z")).await;
+    match fx.engine.restore_credit(&fx.admin, credit.id).await {
+        Err(Error::Conflict(UniqueKey::CreditNumber)) => {}
+        other => panic!("a restore whose number is taken again: {other:?}"),
+    }
+    fx.engine.delete_credit(&fx.admin, holder.id, None).await.unwrap();
+    fx.engine.delete_vendor(&fx.admin, sun.id, None).await.unwrap();
+    match fx.engine.restore_credit(&fx.admin, credit.id).await {
+        Err(Error::Rule(RuleBroken::ParentInactive(Entity::Vendor))) => {}
+        other => panic!("a restore under a deleted vendor: {other:?}"),
+    }
+    field_error(
+        fx.engine.create_credit(&fx.admin, claim(sun.id, "CN-4", "1", "2024-05-09T00:00:00Z"), None).await,
+        "vendorId",
+        "a deleted vendor",
+    );
+    fx.engine.restore_vendor(&fx.admin, sun.id).await.unwrap();
+    let restored = fx.engine.restore_credit(&fx.admin, credit.id).await.unwrap();
+    assert!(restored.is_active);
+    assert_eq!((restored.accepted_amount, restored.status()), (Some(dec("100")), CreditStatus::PartlyAccepted));
+    assert!(matches!(fx.engine.restore_credit(&fx.admin, credit.id).await, Err(Error::NotFound { .. })), "D15");
+
+    // D22: every write is audited, a delete with its reason.
+    let id = credit.id.to_string();
+    let query = AuditQuery::from_params(&params(&[("entity", "VendorCredit"), ("entityId", &id)])).unwrap();
+    let entries = fx.engine.list_audit(&fx.admin, &query).await.unwrap();
+    let actions: Vec<&str> = entries.items.iter().map(|entry| entry.action.as_str()).collect();
+    assert_eq!(actions, ["restore", "delete", "update", "decide", "decide", "decide", "decide", "create"]);
+    assert_eq!(entries.items[1].reason.as_deref(), Some("entered twice"));
+    let changes: serde_json::Value = serde_json::from_str(entries.items[3].changes.as_deref().unwrap()).unwrap();
+    assert_eq!(changes["acceptedAmount"], "100");
+}
+
+/// D44: the list is newest claim first, then id descending; it filters by vendor, status, kind,
+/// claim dates and state, and `claimedBefore` finds the claims still undecided since before a
+/// day.
+pub async fn credit_list_filters_and_orders<S: Store>(store: S) {
+    let fx = Fixture::new(store).await;
+    let cipla = fx.vendor("Cipla").await;
+    let sun = fx.vendor("Sun").await;
+    let old = fx.credit(claim(cipla.id, "C-1", "10", "2024-02-01T00:00:00Z")).await;
+    let mut breakage = claim(cipla.id, "C-2", "20", "2024-04-01T00:00:00Z");
+    breakage.kind = CreditKind::Breakage;
+    let breakage = fx.credit(breakage).await;
+    let same_day = fx.credit(claim(sun.id, "S-1", "30", "2024-04-01T00:00:00Z")).await;
+    let recent = fx.credit(claim(sun.id, "S-2", "40", "2024-05-09T00:00:00Z")).await;
+    let rejected = fx.credit(claim(sun.id, "S-3", "50", "2024-01-01T00:00:00Z")).await;
+    fx.engine.decide_credit(&fx.admin, rejected.id, decision("0", "2024-01-05T00:00:00Z")).await.unwrap();
+    fx.engine.decide_credit(&fx.admin, breakage.id, decision("20", "2024-04-02T00:00:00Z")).await.unwrap();
+    let canceled = fx.credit(claim(sun.id, "S-4", "60", "2024-03-01T00:00:00Z")).await;
+    fx.engine.delete_credit(&fx.admin, canceled.id, None).await.unwrap();
+
+    let ids = |pairs: &[(&str, &str)]| {
+        let query = credit_query(pairs);
+        let engine = &fx.engine;
+        let admin = &fx.admin;
+        async move {
+            let page = engine.list_credits(admin, &query).await.unwrap();
+            assert!(page.items.iter().all(|credit| credit.applications.is_empty()), "list items carry none");
+            (page.items.iter().map(|credit| credit.id).collect::<Vec<_>>(), page.total_count)
+        }
+    };
+    assert_eq!(
+        ids(&[]).await,
+        (vec![recent.id, same_day.id, breakage.id, old.id, rejected.id], 5),
+        "active only, newest claim first, then id descending"
+    );
+    assert_eq!(ids(&[("pageSize", "2"), ("page", "2")]).await, (vec![breakage.id, old.id], 5));
+    assert_eq!(ids(&[("vendorId", &cipla.id.to_string())]).await, (vec![breakage.id, old.id], 2));
+    assert_eq!(ids(&[("status", "claimed")]).await, (vec![recent.id, same_day.id, old.id], 3));
+    assert_eq!(ids(&[("status", "Rejected")]).await, (vec![rejected.id], 1));
+    assert_eq!(ids(&[("status", "Accepted")]).await, (vec![breakage.id], 1));
+    assert_eq!(ids(&[("status", "Canceled")]).await, (vec![canceled.id], 1), "canceled ones are inactive");
+    assert_eq!(ids(&[("isActive", "false")]).await, (vec![canceled.id], 1));
+    assert_eq!(ids(&[("kind", "breakage")]).await, (vec![breakage.id], 1));
+    assert_eq!(
+        ids(&[("fromDate", "2024-03-01"), ("toDate", "2024-04-01")]).await,
+        (vec![same_day.id, breakage.id], 2),
+        "inclusive claim dates"
+    );
+    assert_eq!(
+        ids(&[("claimedBefore", "2024-04-02")]).await,
+        (vec![same_day.id, old.id], 2),
+        "undecided claims older than the day: decided and canceled ones are not chased"
+    );
+    assert_eq!(ids(&[("claimedBefore", "2024-04-01")]).await, (vec![old.id], 1), "the day itself is not before it");
+    assert_eq!(ids(&[("page", "9")]).await, (vec![], 5), "a page past the end still counts");
+}
+
+/// D44: credits need their own permissions (seeded 30 to 33); the Pharmacist Default policy
+/// grants Read, Create and Update, not Delete.
+pub async fn credit_permissions_follow_the_seeded_policy<S: Store>(store: S) {
+    let fx = Fixture::new(store).await;
+    let vendor = fx.vendor("Cipla").await;
+    let (_, pharmacist) = fx.pharmacist("pharmacist@example.com").await;
+    let credit = created(
+        fx.engine
+            .create_credit(&pharmacist, claim(vendor.id, "C-1", "10", "2024-05-01T00:00:00Z"), None)
+            .await
+            .expect("a pharmacist claims"),
+    );
+    fx.engine.get_credit(&pharmacist, credit.id).await.expect("a pharmacist reads");
+    fx.engine.list_credits(&pharmacist, &CreditQuery::default()).await.expect("a pharmacist lists");
+    fx.engine
+        .decide_credit(&pharmacist, credit.id, decision("5", "2024-05-10T00:00:00Z"))
+        .await
+        .expect("a pharmacist records the decision");
+    match fx.engine.delete_credit(&pharmacist, credit.id, None).await {
+        Err(Error::Forbidden { required }) => assert_eq!(required.to_string(), "VendorCredit:Delete"),
+        other => panic!("a pharmacist deletes no credit: {other:?}"),
+    }
+    let role = NewRole { name: "Clerk".into(), description: String::new() };
+    let role = created(fx.engine.create_role(&fx.admin, role, None).await.unwrap());
+    let (_, clerk) = fx.user_with_role("clerk@example.com", role.id).await;
+    match fx.engine.list_credits(&clerk, &CreditQuery::default()).await {
+        Err(Error::Forbidden { required }) => assert_eq!(required.to_string(), "VendorCredit:Read"),
+        other => panic!("a user without the permission lists no credit: {other:?}"),
+    }
+}

@@ -1,0 +1,117 @@
+//! Vendor credits (D44): claims on distributors for returned stock or rate differences, their
+//! decisions, and their soft deletes and restores (D15, D16).
+
+use tracing::instrument;
+
+use super::{PharmaPay, store_error, visible};
+use crate::access::{Access, Action, Collection, Principal};
+use crate::domain::{CreditDecision, CreditQuery, NewVendorCredit, VendorCredit};
+use crate::error::{Entity, Error, Result};
+use crate::idempotency::{Created, IdempotencyRequest};
+use crate::ids::VendorCreditId;
+use crate::paging::Page;
+use crate::store::Store;
+
+impl<S: Store> PharmaPay<S> {
+    /// Lists credits, newest claim first (D44); `claimedBefore` is read as the first instant of
+    /// that day in the business time zone (D3).
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`]; store failures.
+    pub async fn list_credits(&self, principal: &Principal, query: &CreditQuery) -> Result<Page<VendorCredit>> {
+        principal.require(Access::new(Collection::VendorCredit, Action::Read))?;
+        let mut query = query.clone();
+        if let Some(day) = query.filter.claimed_before {
+            query.filter.claimed_before_start = Some(self.calendar().await?.start_of(day));
+        }
+        self.store.list_credits(&query).await.map_err(store_error)
+    }
+
+    /// One active credit with its active applications (D44).
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`]; [`Error::NotFound`] when missing or soft-deleted.
+    pub async fn get_credit(&self, principal: &Principal, id: VendorCreditId) -> Result<VendorCredit> {
+        principal.require(Access::new(Collection::VendorCredit, Action::Read))?;
+        visible(self.store.get_credit(id).await, |credit: &VendorCredit| credit.is_active, Entity::VendorCredit)
+    }
+
+    /// Records a claim on an active vendor (D44), idempotently (D23).
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`]; [`Error::Validation`] (an inactive vendor, an invoice of another
+    /// vendor, a claim dated after today); [`Error::Conflict`] for a number the vendor's active
+    /// credits hold (D5); idempotency clashes.
+    #[instrument(skip_all)]
+    pub async fn create_credit(
+        &self,
+        principal: &Principal,
+        credit: NewVendorCredit,
+        idempotency: Option<&IdempotencyRequest>,
+    ) -> Result<Created<VendorCredit>> {
+        principal.require(Access::new(Collection::VendorCredit, Action::Create))?;
+        let credit = credit.validate(self.tomorrow_start().await?).map_err(Error::Validation)?;
+        let ctx = self.ctx_with(principal, credit.audit_changes());
+        let insert = |ctx| async move { self.store.insert_credit(credit, ctx).await.map_err(store_error) };
+        self.create_idempotently(principal, idempotency, ctx, insert, |id| self.store.get_credit(VendorCreditId(id)))
+            .await
+    }
+
+    /// Replaces a credit's claim (D14, D44); its decision and applications stay.
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`]; [`Error::Validation`] (also a claim below the accepted amount, or a
+    /// new vendor for an applied credit); [`Error::NotFound`]; [`Error::Conflict`].
+    #[instrument(skip_all, fields(credit_id = %id))]
+    pub async fn update_credit(
+        &self,
+        principal: &Principal,
+        id: VendorCreditId,
+        credit: NewVendorCredit,
+    ) -> Result<VendorCredit> {
+        principal.require(Access::new(Collection::VendorCredit, Action::Update))?;
+        let credit = credit.validate(self.tomorrow_start().await?).map_err(Error::Validation)?;
+        let ctx = self.ctx_with(principal, credit.audit_changes());
+        self.store.update_credit(id, credit, ctx).await.map_err(store_error)
+    }
+
+    /// Records the distributor's decision on a claim (D44); a decided credit may be decided again.
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`]; [`Error::Validation`] naming `acceptedAmount` or `decisionDate`;
+    /// [`Error::NotFound`].
+    #[instrument(skip_all, fields(credit_id = %id))]
+    pub async fn decide_credit(
+        &self,
+        principal: &Principal,
+        id: VendorCreditId,
+        decision: CreditDecision,
+    ) -> Result<VendorCredit> {
+        principal.require(Access::new(Collection::VendorCredit, Action::Update))?;
+        let decision = decision.validate(self.tomorrow_start().await?).map_err(Error::Validation)?;
+        let ctx = self.ctx_with(principal, decision.audit_changes());
+        self.store.decide_credit(id, decision, ctx).await.map_err(store_error)
+    }
+
+    /// Soft-deletes a credit and its applications, keeping `reason` in the audit log (D16, D44).
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`]; [`Error::NotFound`].
+    #[instrument(skip_all, fields(credit_id = %id))]
+    pub async fn delete_credit(&self, principal: &Principal, id: VendorCreditId, reason: Option<String>) -> Result<()> {
+        principal.require(Access::new(Collection::VendorCredit, Action::Delete))?;
+        let ctx = self.ctx_for_delete(principal, reason)?;
+        self.store.delete_credit(id, ctx).await.map_err(store_error)
+    }
+
+    /// Makes a soft-deleted credit active again, without its applications (D15, D44).
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`]; [`Error::NotFound`]; [`Error::Conflict`] when its number is taken;
+    /// [`Error::Rule`] when its vendor is inactive.
+    #[instrument(skip_all, fields(credit_id = %id))]
+    pub async fn restore_credit(&self, principal: &Principal, id: VendorCreditId) -> Result<VendorCredit> {
+        principal.require(Access::new(Collection::VendorCredit, Action::Update))?;
+        self.store.restore_credit(id, self.ctx(principal)).await.map_err(store_error)
+    }
+}
