@@ -1,6 +1,7 @@
 //! Dashboard figures (D12): read live on every request from the figures stores keep beside
 //! their rows in the same transaction as every write (D41, see [`crate::figures`]).
 
+use jiff::Timestamp;
 use jiff::civil::Date;
 use rust_decimal::Decimal;
 
@@ -86,9 +87,57 @@ impl From<OpenFigures> for DueFigures {
     }
 }
 
+/// Credit still to set against bills (D44): what the active credits have available, over those
+/// with something available.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AvailableCredit {
+    /// The sum of their available amounts.
+    pub amount: Decimal,
+    /// How many credits.
+    pub credit_count: u64,
+}
+
+/// Claims still waiting for the distributor's decision (D44).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PendingClaims {
+    /// The sum of their claimed amounts.
+    pub amount: Decimal,
+    /// How many claims.
+    pub credit_count: u64,
+    /// The earliest claim date among them; `None` when there is none.
+    pub oldest_claim_date: Option<Timestamp>,
+}
+
+/// The payables dashboard's credit cards (D44).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CreditSummary {
+    /// Credit still to apply.
+    pub available_credit: AvailableCredit,
+    /// Claims not yet decided.
+    pub pending_claims: PendingClaims,
+}
+
+impl CreditSummary {
+    /// The cards of the kept `totals` (D41), with the oldest undecided claim's date.
+    pub fn of(totals: &LedgerTotals, oldest_claim_date: Option<Timestamp>) -> Self {
+        let count = |n: i64| u64::try_from(n).unwrap_or(0);
+        Self {
+            available_credit: AvailableCredit {
+                amount: totals.available_credit.normalize(),
+                credit_count: count(totals.credits_available),
+            },
+            pending_claims: PendingClaims {
+                amount: totals.pending_claimed.normalize(),
+                credit_count: count(totals.pending_claims),
+                oldest_claim_date,
+            },
+        }
+    }
+}
+
 /// The dashboard's payables (D32): over active invoices still owing something, what is overdue,
 /// due today, due within 7 days and within 30 days (the last two from tomorrow on, so the 30
-/// days include the 7).
+/// days include the 7); and the credit cards (D44).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Payables {
     /// Due before today.
@@ -99,6 +148,8 @@ pub struct Payables {
     pub due_in_7_days: DueFigures,
     /// Due from tomorrow to today + 30.
     pub due_in_30_days: DueFigures,
+    /// Credit still to apply, and claims still undecided (D44).
+    pub credits: CreditSummary,
 }
 
 /// The dashboard's twelve months (D12) from the kept day figures of those months: for each

@@ -1,8 +1,8 @@
-//! Property tests: random histories of vendors, invoices and payments, with the clock moving and
-//! the business time zone changing, keep every invariant of the ledger, and every kept figure
-//! equal to its recount, after every step.
+//! Property tests: random histories of vendors, invoices, payments and vendor credits, with the
+//! clock moving and the business time zone changing, keep every invariant of the ledger, and
+//! every kept figure equal to its recount, after every step.
 
-use pharmapay_core::conformance::model::{Model, ops};
+use pharmapay_core::conformance::model::{Model, credit_ops, ops};
 use pharmapay_store_memory::MemoryStore;
 use proptest::prelude::*;
 
@@ -21,6 +21,24 @@ proptest! {
                 model.apply(op).await;
                 model.check_invariants(step as u64).await;
                 // D41: every kept figure equals its recount from the rows after every step.
+                model.fx.engine.store().check_figures().unwrap_or_else(|error| panic!("step {step} {op:?}: {error}"));
+            }
+        });
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 160, ..ProptestConfig::default() })]
+
+    /// D44: credits claimed, decided, applied, undone, deleted and restored among invoices that
+    /// are paid, moved, deleted and restored keep every balance and kept figure exact.
+    #[test]
+    fn credits_keep_every_balance_exact(history in credit_ops(40)) {
+        runtime().block_on(async {
+            let mut model = Model::new(MemoryStore::new()).await;
+            for (step, op) in history.iter().enumerate() {
+                model.apply(op).await;
+                model.check_invariants(step as u64).await;
                 model.fx.engine.store().check_figures().unwrap_or_else(|error| panic!("step {step} {op:?}: {error}"));
             }
         });

@@ -1,9 +1,15 @@
 //! Vendor credits in memory: [`CreditStore`] for [`MemoryStore`] (D44). A credit's number is
-//! unique among its vendor's active credits; replacements and decisions are judged by
-//! `rules::credits` over the credit as it stands under the store's lock.
+//! unique among its vendor's active credits; replacements, decisions and applications are
+//! judged by `rules::credits` over the credit and the invoices as they stand under the store's
+//! lock, and every write keeps the figures its rows contribute to (D41).
 
-use pharmapay_core::domain::{CreditDecision, CreditKind, CreditQuery, NewVendorCredit, VendorCredit};
-use pharmapay_core::ids::{InvoiceId, VendorCreditId, VendorId};
+use std::collections::HashMap;
+
+use pharmapay_core::dashboard::CreditSummary;
+use pharmapay_core::domain::{
+    CreditApplication, CreditDecision, CreditKind, CreditQuery, NewCreditApplication, NewVendorCredit, VendorCredit,
+};
+use pharmapay_core::ids::{CreditApplicationId, InvoiceId, VendorCreditId, VendorId};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::rules::credits::{self, CreditFacts};
 use pharmapay_core::rules::restore;
@@ -12,7 +18,18 @@ use pharmapay_core::store::{CreditStore, StoreResult, UniqueKey, WriteContext};
 use pharmapay_core::text::key;
 use pharmapay_core::{Amount, Entity, Page, StoreError};
 
+use crate::figures::Touch;
 use crate::{MemoryStore, SortKey, State, by_key_then_id};
+
+/// One application of a credit to an invoice (D44).
+pub(crate) struct ApplicationRow {
+    credit_id: i64,
+    invoice_id: i64,
+    amount: Amount,
+    date: Timestamp,
+    is_active: bool,
+    created_at: Timestamp,
+}
 
 /// A vendor credit as recorded (D44).
 #[derive(Clone)]
@@ -35,19 +52,145 @@ pub(crate) struct CreditRow {
     updated_at: Timestamp,
 }
 
-impl CreditRow {
-    fn facts(&self) -> CreditFacts {
-        CreditFacts {
-            vendor_id: VendorId(self.vendor_id),
-            claimed: self.claimed.get(),
-            claim_date: self.claim_date,
-            accepted: self.accepted,
-            applied: self.applied,
+impl State {
+    /// The facts of credit `id` as it stands, its decision filed under the business calendar's
+    /// day (D3).
+    pub(crate) fn credit_facts(&self, id: i64) -> Option<CreditFacts> {
+        let row = self.credits.get(&id)?;
+        Some(CreditFacts {
+            vendor_id: VendorId(row.vendor_id),
+            is_active: row.is_active,
+            claimed: row.claimed.get(),
+            claim_date: row.claim_date,
+            accepted: row.accepted,
+            decision_date: row.decision_date,
+            decided_on: row.decision_date.map(|date| self.calendar.date_of(date)),
+            applied: row.applied,
+        })
+    }
+
+    /// The active applications of credit `id`, oldest first (by date, then id).
+    fn applications_of(&self, id: i64) -> Vec<CreditApplication> {
+        let mut applications: Vec<CreditApplication> = self
+            .applications_by_credit
+            .get(&id)
+            .into_iter()
+            .flatten()
+            .filter_map(|application_id| {
+                let row = self.credit_applications.get(application_id).filter(|row| row.is_active)?;
+                Some(CreditApplication {
+                    id: CreditApplicationId(*application_id),
+                    invoice_id: InvoiceId(row.invoice_id),
+                    invoice_number: self.invoices.get(&row.invoice_id)?.invoice_number.clone(),
+                    amount: row.amount,
+                    date: row.date,
+                    created_at: row.created_at,
+                })
+            })
+            .collect();
+        applications.sort_by_key(|application| (application.date, application.id));
+        applications
+    }
+
+    /// Active applications found through `ids` (a lookup's entries), with their rows.
+    fn active_applications<'a>(&'a self, ids: Option<&'a Vec<i64>>) -> impl Iterator<Item = (i64, &'a ApplicationRow)> {
+        ids.into_iter()
+            .flatten()
+            .filter_map(|id| self.credit_applications.get(id).filter(|row| row.is_active).map(|row| (*id, row)))
+    }
+
+    /// The invoices credit `id`'s active applications credit, and the credits of those on
+    /// invoice `invoice_id`: the rows whose figures deleting either moves.
+    fn touched_by_applications(&self, credit: Option<i64>, invoice: Option<i64>) -> Vec<Touch> {
+        let mut touched = Vec::new();
+        for (_, row) in self.active_applications(credit.and_then(|id| self.applications_by_credit.get(&id))) {
+            touched.push(Touch::Invoice(row.invoice_id));
+        }
+        for (_, row) in self.active_applications(invoice.and_then(|id| self.applications_by_invoice.get(&id))) {
+            touched.push(Touch::Credit(row.credit_id));
+        }
+        touched
+    }
+
+    /// Soft-deletes the active applications `ids` name, taking each off its invoice's credited
+    /// total and its credit's applied total.
+    fn release_applications(&mut self, ids: Vec<i64>) {
+        for id in ids {
+            let Some(row) = self.credit_applications.get_mut(&id).filter(|row| row.is_active) else { continue };
+            row.is_active = false;
+            let (credit_id, invoice_id, amount) = (row.credit_id, row.invoice_id, row.amount.get());
+            if let Some(invoice) = self.invoices.get_mut(&invoice_id) {
+                invoice.credited -= amount;
+            }
+            if let Some(credit) = self.credits.get_mut(&credit_id) {
+                credit.applied -= amount;
+            }
         }
     }
-}
 
-impl State {
+    /// D44: deleting an invoice deletes the applications on it; the credits have them available
+    /// again. Called by the invoice's delete, inside its snapshot of the touched rows.
+    pub(crate) fn release_invoice_applications(&mut self, invoice_id: i64) {
+        let ids = self.applications_by_invoice.get(&invoice_id).cloned().unwrap_or_default();
+        self.release_applications(ids);
+    }
+
+    /// The credits an invoice's active applications come from, for the snapshot of a write that
+    /// deletes it.
+    pub(crate) fn credits_on_invoice(&self, invoice_id: i64) -> Vec<Touch> {
+        self.touched_by_applications(None, Some(invoice_id))
+    }
+
+    /// What the active applications dated at or after `from` credited, by invoice: what an
+    /// aging of an earlier day adds back (D34, D44).
+    pub(crate) fn applications_after(&self, from: Timestamp) -> HashMap<i64, Decimal> {
+        let mut later: HashMap<i64, Decimal> = HashMap::new();
+        for row in self.credit_applications.values().filter(|row| row.is_active && row.date >= from) {
+            *later.entry(row.invoice_id).or_default() += row.amount.get();
+        }
+        later
+    }
+
+    /// The credit lines of vendor `vendor_id`'s statement over `[from, before)` (D35, D44): its
+    /// active credits with something accepted, by decision date; those decided earlier add to
+    /// `credited_before`.
+    pub(crate) fn credit_lines(
+        &self,
+        vendor_id: VendorId,
+        (from, before): (Timestamp, Timestamp),
+        calendar: &pharmapay_core::BusinessCalendar,
+        rows: &mut pharmapay_core::domain::statement::StatementRows,
+    ) {
+        use pharmapay_core::domain::statement::{StatementEntry, StatementLineKind};
+        for (id, credit) in
+            self.credits.iter().filter(|(_, credit)| credit.is_active && credit.vendor_id == vendor_id.get())
+        {
+            let (Some(accepted), Some(decided)) = (credit.accepted, credit.decision_date) else { continue };
+            if accepted <= Decimal::ZERO {
+                continue;
+            }
+            if decided < from {
+                rows.credited_before += accepted;
+            } else if decided < before {
+                let against = credit.against_invoice_id;
+                rows.entries.push(StatementEntry {
+                    date: calendar.date_of(decided),
+                    kind: StatementLineKind::Credit,
+                    invoice_id: against.map(InvoiceId),
+                    invoice_number: against
+                        .and_then(|id| self.invoices.get(&id))
+                        .map(|invoice| invoice.invoice_number.clone()),
+                    transaction_id: None,
+                    reference: credit.distributor_reference.clone(),
+                    credit_id: Some(VendorCreditId(*id)),
+                    credit_number: Some(credit.credit_number.clone()),
+                    description: credit.description.clone(),
+                    amount: accepted,
+                });
+            }
+        }
+    }
+
     fn credit(&self, id: i64) -> Option<VendorCredit> {
         let row = self.credits.get(&id)?;
         Some(VendorCredit {
@@ -67,7 +210,7 @@ impl State {
             is_active: row.is_active,
             created_at: row.created_at,
             updated_at: row.updated_at,
-            applications: Vec::new(),
+            applications: self.applications_of(id),
         })
     }
 
@@ -93,8 +236,8 @@ impl State {
         if taken { Err(StoreError::Conflict(UniqueKey::CreditNumber)) } else { Ok(()) }
     }
 
-    fn active_credit(&self, id: VendorCreditId) -> StoreResult<&CreditRow> {
-        self.credits.get(&id.get()).filter(|row| row.is_active).ok_or(StoreError::NotFound(Entity::VendorCredit))
+    fn active_credit(&self, id: VendorCreditId) -> StoreResult<CreditFacts> {
+        self.credit_facts(id.get()).filter(|facts| facts.is_active).ok_or(StoreError::NotFound(Entity::VendorCredit))
     }
 }
 
@@ -104,6 +247,7 @@ impl CreditStore for MemoryStore {
         let number_key = key(&credit.credit_number);
         state.check_claim(&credit, &number_key, None)?;
         let id = state.next("credit");
+        let before = state.snapshot(&[Touch::Credit(id)]);
         state.credits.insert(
             id,
             CreditRow {
@@ -124,6 +268,7 @@ impl CreditStore for MemoryStore {
                 updated_at: ctx.at,
             },
         );
+        state.keep_figures(before);
         state.finish_write(&ctx, "create", Entity::VendorCredit, id);
         Ok(state.credit(id).expect("just written"))
     }
@@ -139,10 +284,11 @@ impl CreditStore for MemoryStore {
         ctx: WriteContext,
     ) -> StoreResult<VendorCredit> {
         let mut state = self.write();
-        let facts = state.active_credit(id)?.facts();
+        let facts = state.active_credit(id)?;
         let number_key = key(&credit.credit_number);
         state.check_claim(&credit, &number_key, Some(id.get()))?;
         credits::check_update(&facts, &credit)?;
+        let before = state.snapshot(&[Touch::Credit(id.get())]);
         let row = state.credits.get_mut(&id.get()).expect("checked above");
         row.vendor_id = credit.vendor_id.get();
         row.credit_number = credit.credit_number;
@@ -153,6 +299,7 @@ impl CreditStore for MemoryStore {
         row.against_invoice_id = credit.against_invoice_id.map(InvoiceId::get);
         row.description = credit.description;
         row.updated_at = ctx.at;
+        state.keep_figures(before);
         state.finish_write(&ctx, "update", Entity::VendorCredit, id.get());
         Ok(state.credit(id.get()).expect("just written"))
     }
@@ -164,12 +311,14 @@ impl CreditStore for MemoryStore {
         ctx: WriteContext,
     ) -> StoreResult<VendorCredit> {
         let mut state = self.write();
-        credits::check_decision(&state.active_credit(id)?.facts(), &decision)?;
+        credits::check_decision(&state.active_credit(id)?, &decision)?;
+        let before = state.snapshot(&[Touch::Credit(id.get())]);
         let row = state.credits.get_mut(&id.get()).expect("checked above");
         row.accepted = Some(decision.accepted_amount);
         row.decision_date = Some(decision.decision_date);
         row.distributor_reference = decision.distributor_reference;
         row.updated_at = ctx.at;
+        state.keep_figures(before);
         state.finish_write(&ctx, "decide", Entity::VendorCredit, id.get());
         Ok(state.credit(id.get()).expect("just written"))
     }
@@ -177,9 +326,16 @@ impl CreditStore for MemoryStore {
     async fn delete_credit(&self, id: VendorCreditId, ctx: WriteContext) -> StoreResult<()> {
         let mut state = self.write();
         state.active_credit(id)?;
+        let mut touched = state.touched_by_applications(Some(id.get()), None);
+        touched.push(Touch::Credit(id.get()));
+        let before = state.snapshot(&touched);
+        // D44: its applications go with it, in the same write.
+        let applications = state.applications_by_credit.get(&id.get()).cloned().unwrap_or_default();
+        state.release_applications(applications);
         let row = state.credits.get_mut(&id.get()).expect("checked above");
         row.is_active = false;
         row.updated_at = ctx.at;
+        state.keep_figures(before);
         state.finish_write(&ctx, "delete", Entity::VendorCredit, id.get());
         Ok(())
     }
@@ -194,9 +350,11 @@ impl CreditStore for MemoryStore {
         let (vendor_id, number_key) = (row.vendor_id, row.number_key.clone());
         restore::check_parent(Entity::Vendor, state.active_vendor(vendor_id))?;
         state.check_credit_number(vendor_id, &number_key, Some(id.get()))?;
+        let before = state.snapshot(&[Touch::Credit(id.get())]);
         let row = state.credits.get_mut(&id.get()).expect("checked above");
         row.is_active = true;
         row.updated_at = ctx.at;
+        state.keep_figures(before);
         state.finish_write(&ctx, "restore", Entity::VendorCredit, id.get());
         Ok(state.credit(id.get()).expect("just written"))
     }
@@ -218,6 +376,81 @@ impl CreditStore for MemoryStore {
             .map(|(id, row)| (SortKey::Instant(row.claim_date), *id))
             .collect();
         let page = query.page.sorted_slice(rows, by_key_then_id(pharmapay_core::SortDir::Desc));
-        Ok(page.map(|(_, id)| state.credit(id).expect("listed")))
+        Ok(page.map(|(_, id)| VendorCredit { applications: Vec::new(), ..state.credit(id).expect("listed") }))
+    }
+
+    async fn apply_credit(
+        &self,
+        id: VendorCreditId,
+        application: NewCreditApplication,
+        ctx: WriteContext,
+    ) -> StoreResult<VendorCredit> {
+        let mut state = self.write();
+        let facts = state.active_credit(id)?;
+        let payable = state.payable(facts.vendor_id.get(), application.allocations.as_deref());
+        let allocations = credits::plan_application(&facts, &application, ctx.at, &payable)?;
+        let mut touched: Vec<Touch> = allocations.iter().map(|share| Touch::Invoice(share.invoice_id.get())).collect();
+        touched.push(Touch::Credit(id.get()));
+        let before = state.snapshot(&touched);
+        let date = application.date.unwrap_or(ctx.at);
+        for share in allocations {
+            let application_id = state.next("credit_application");
+            let invoice_id = share.invoice_id.get();
+            state.credit_applications.insert(
+                application_id,
+                ApplicationRow {
+                    credit_id: id.get(),
+                    invoice_id,
+                    amount: share.amount,
+                    date,
+                    is_active: true,
+                    created_at: ctx.at,
+                },
+            );
+            state.applications_by_credit.entry(id.get()).or_default().push(application_id);
+            state.applications_by_invoice.entry(invoice_id).or_default().push(application_id);
+            if let Some(invoice) = state.invoices.get_mut(&invoice_id) {
+                invoice.credited += share.amount.get();
+            }
+            if let Some(credit) = state.credits.get_mut(&id.get()) {
+                credit.applied += share.amount.get();
+            }
+        }
+        state.keep_figures(before);
+        state.finish_write(&ctx, "apply", Entity::VendorCredit, id.get());
+        Ok(state.credit(id.get()).expect("just written"))
+    }
+
+    async fn undo_application(
+        &self,
+        credit: VendorCreditId,
+        application: CreditApplicationId,
+        ctx: WriteContext,
+    ) -> StoreResult<()> {
+        let mut state = self.write();
+        let found = state
+            .credit_applications
+            .get(&application.get())
+            .filter(|row| row.is_active && row.credit_id == credit.get())
+            .map(|row| row.invoice_id);
+        let (Some(invoice_id), Ok(_)) = (found, state.active_credit(credit)) else {
+            return Err(StoreError::NotFound(Entity::CreditApplication));
+        };
+        let before = state.snapshot(&[Touch::Invoice(invoice_id), Touch::Credit(credit.get())]);
+        state.release_applications(vec![application.get()]);
+        state.keep_figures(before);
+        state.finish_write(&ctx, "delete", Entity::CreditApplication, application.get());
+        Ok(())
+    }
+
+    async fn credit_summary(&self) -> StoreResult<CreditSummary> {
+        let state = self.read();
+        let oldest = state
+            .credits
+            .values()
+            .filter(|credit| credit.is_active && credit.accepted.is_none())
+            .map(|credit| credit.claim_date)
+            .min();
+        Ok(CreditSummary::of(&state.figures.totals, oldest))
     }
 }

@@ -7,7 +7,7 @@
 
 use pharmapay_core::BusinessCalendar;
 use pharmapay_core::figures::{
-    Contribution, DayFigures, FigureChange, InvoiceFacts, KeptFigures, PaymentFacts, VendorFacts,
+    Contribution, CreditFacts, DayFigures, FigureChange, InvoiceFacts, KeptFigures, PaymentFacts, VendorFacts,
 };
 use pharmapay_core::ids::VendorId;
 
@@ -19,6 +19,7 @@ pub(crate) enum Touch {
     Vendor(i64),
     Invoice(i64),
     Payment(i64),
+    Credit(i64),
 }
 
 /// A touched row's facts at one moment (`None` before it exists).
@@ -27,6 +28,7 @@ pub(crate) enum Facts {
     Vendor(Option<VendorFacts>),
     Invoice(Option<InvoiceFacts>),
     Payment(Option<PaymentFacts>),
+    Credit(Option<CreditFacts>),
 }
 
 impl Contribution for Facts {
@@ -35,6 +37,7 @@ impl Contribution for Facts {
             Facts::Vendor(facts) => facts.iter().for_each(|facts| facts.add_to(change, sign)),
             Facts::Invoice(facts) => facts.iter().for_each(|facts| facts.add_to(change, sign)),
             Facts::Payment(facts) => facts.iter().for_each(|facts| facts.add_to(change, sign)),
+            Facts::Credit(facts) => facts.iter().for_each(|facts| facts.add_to(change, sign)),
         }
     }
 }
@@ -57,15 +60,17 @@ impl State {
                     None => payment,
                 }
             })),
+            Touch::Credit(id) => Facts::Credit(self.credit_facts(id)),
         }
     }
 
-    fn invoice_facts(&self, id: i64) -> Option<InvoiceFacts> {
+    pub(crate) fn invoice_facts(&self, id: i64) -> Option<InvoiceFacts> {
         self.invoices.get(&id).map(|row| InvoiceFacts {
             vendor_id: VendorId(row.vendor_id),
             is_active: row.is_active,
             amount: row.amount.get(),
             paid: row.paid,
+            credited: row.credited,
             due_date: row.due_date,
             day: self.calendar.date_of(row.invoice_date),
         })
@@ -119,7 +124,8 @@ impl State {
         let vendors = self.vendors.keys().map(|id| self.facts(Touch::Vendor(*id)));
         let invoices = self.invoices.keys().map(|id| self.facts(Touch::Invoice(*id)));
         let payments = self.transactions.keys().map(|id| self.facts(Touch::Payment(*id)));
-        KeptFigures::recount(vendors.chain(invoices).chain(payments))
+        let credits = self.credits.keys().map(|id| self.facts(Touch::Credit(*id)));
+        KeptFigures::recount(vendors.chain(invoices).chain(payments).chain(credits))
     }
 }
 

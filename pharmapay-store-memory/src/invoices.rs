@@ -11,7 +11,7 @@ use pharmapay_core::domain::{
 };
 use pharmapay_core::ids::{InvoiceId, VendorId};
 use pharmapay_core::jiff::Timestamp;
-use pharmapay_core::rules::restore;
+use pharmapay_core::rules::{credits, restore};
 use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::store::{InvoiceStore, StoreResult, UniqueKey, WriteContext};
 use pharmapay_core::text::key;
@@ -33,6 +33,7 @@ impl State {
             invoice_number: invoice.invoice_number,
             amount: invoice.amount,
             paid: Decimal::ZERO,
+            credited: Decimal::ZERO,
             invoice_date: invoice.invoice_date,
             due_date: invoice.due_date,
             description: invoice.description,
@@ -49,7 +50,7 @@ impl State {
     pub(crate) fn invoice(&self, id: i64, today_start: Timestamp) -> Option<Invoice> {
         let row = self.invoices.get(&id)?;
         let vendor_name = self.vendors.get(&row.vendor_id).map(|vendor| vendor.name.clone()).unwrap_or_default();
-        let pending = row.amount.get() - row.paid;
+        let pending = row.pending();
         Some(Invoice {
             id: InvoiceId(id),
             vendor_id: VendorId(row.vendor_id),
@@ -57,6 +58,7 @@ impl State {
             invoice_number: row.invoice_number.clone(),
             amount: row.amount,
             paid_amount: row.paid.normalize(),
+            credited_amount: row.credited.normalize(),
             invoice_date: row.invoice_date,
             due_date: row.due_date,
             description: row.description.clone(),
@@ -75,7 +77,7 @@ impl State {
             vendor_id: VendorId(row.vendor_id),
             vendor_name: self.vendors.get(&row.vendor_id).map(|vendor| vendor.name.clone()).unwrap_or_default(),
             amount: row.amount,
-            pending_amount: (row.amount.get() - row.paid).normalize(),
+            pending_amount: row.pending().normalize(),
         }
     }
 
@@ -91,7 +93,7 @@ impl State {
 
     pub(crate) fn invoice_status(&self, id: i64, today_start: Timestamp) -> InvoiceStatus {
         let row = &self.invoices[&id];
-        InvoiceStatus::compute(row.is_active, row.amount.get() - row.paid, row.due_date, today_start)
+        InvoiceStatus::compute(row.is_active, row.pending(), row.due_date, today_start)
     }
 
     pub(crate) fn invoice_matches(
@@ -114,10 +116,10 @@ impl State {
             && filter.status.is_none_or(|status| self.invoice_status(id, today_start) == status)
             && filter.due_window.is_none_or(|(from, before)| {
                 // D32: active invoices still owing something, due within the window.
-                is_open(row.is_active, row.amount.get() - row.paid) && row.due_date >= from && row.due_date < before
+                is_open(row.is_active, row.pending()) && row.due_date >= from && row.due_date < before
             })
             // D33: overpaid invoices owe less than nothing.
-            && filter.overpaid.is_none_or(|overpaid| (row.amount.get() < row.paid) == overpaid)
+            && filter.overpaid.is_none_or(|overpaid| (row.pending() < Decimal::ZERO) == overpaid)
     }
 
     /// The number keys of the active invoices, for an import's many numbers.
@@ -179,6 +181,9 @@ impl InvoiceStore for MemoryStore {
             return Err(StoreError::Conflict(UniqueKey::InvoiceNumber));
         }
         state.check_licence(invoice.vendor_id.get(), invoice.invoice_date)?;
+        if let Some(facts) = state.invoice_facts(id.get()) {
+            credits::check_invoice_move(&facts, invoice.vendor_id)?;
+        }
         let before = state.snapshot(&state.invoice_and_payments(id.get()));
         let row = state.invoices.get_mut(&id.get()).expect("checked above");
         let old_vendor = row.vendor_id;
@@ -204,7 +209,11 @@ impl InvoiceStore for MemoryStore {
     async fn delete_invoice(&self, id: InvoiceId, ctx: WriteContext) -> StoreResult<()> {
         let mut state = self.write();
         state.invoices.get(&id.get()).filter(|row| row.is_active).ok_or(StoreError::NotFound(Entity::Invoice))?;
-        let before = state.snapshot(&state.invoice_and_payments(id.get()));
+        let mut touched = state.invoice_and_payments(id.get());
+        touched.extend(state.credits_on_invoice(id.get()));
+        let before = state.snapshot(&touched);
+        // D44: the applications on it go with it; their credits have them available again.
+        state.release_invoice_applications(id.get());
         let row = state.invoices.get_mut(&id.get()).expect("checked above");
         row.is_active = false;
         row.updated_at = ctx.at;
@@ -246,7 +255,7 @@ impl InvoiceStore for MemoryStore {
                     InvoiceSortKey::InvoiceDate => SortKey::Instant(row.invoice_date),
                     InvoiceSortKey::DueDate => SortKey::Instant(row.due_date),
                     InvoiceSortKey::Amount => SortKey::Money(row.amount.get()),
-                    InvoiceSortKey::PendingAmount => SortKey::Money(row.amount.get() - row.paid),
+                    InvoiceSortKey::PendingAmount => SortKey::Money(row.pending()),
                     InvoiceSortKey::PaidAmount => SortKey::Money(row.paid),
                     InvoiceSortKey::InvoiceNumber => SortKey::Text(&row.number_key),
                     InvoiceSortKey::VendorName => SortKey::Text(vendor_key(row.vendor_id)),

@@ -108,12 +108,22 @@ struct InvoiceRow {
     amount: Amount,
     /// The exact sum of this invoice's active payments, kept with every payment change.
     paid: Decimal,
+    /// The exact sum of the active credit applications to it (D44), kept with every change of
+    /// them.
+    credited: Decimal,
     invoice_date: Timestamp,
     due_date: Timestamp,
     description: Option<String>,
     is_active: bool,
     created_at: Timestamp,
     updated_at: Timestamp,
+}
+
+impl InvoiceRow {
+    /// What it still owes: `amount - paid - credited` (D10, D44).
+    fn pending(&self) -> Decimal {
+        self.amount.get() - self.paid - self.credited
+    }
 }
 
 #[derive(Clone)]
@@ -197,6 +207,10 @@ struct State {
     vendor_payment_parts: HashMap<i64, Vec<i64>>,
     /// Vendor credits (D44).
     credits: BTreeMap<i64, credits::CreditRow>,
+    /// Their applications to invoices (D44), with lookups by credit and by invoice.
+    credit_applications: BTreeMap<i64, credits::ApplicationRow>,
+    applications_by_credit: HashMap<i64, Vec<i64>>,
+    applications_by_invoice: HashMap<i64, Vec<i64>>,
     users: BTreeMap<i64, UserRow>,
     roles: BTreeMap<i64, RoleRow>,
     permissions: BTreeMap<i64, Permission>,
@@ -226,6 +240,9 @@ impl Default for State {
             vendor_payments: BTreeMap::new(),
             vendor_payment_parts: HashMap::new(),
             credits: BTreeMap::new(),
+            credit_applications: BTreeMap::new(),
+            applications_by_credit: HashMap::new(),
+            applications_by_invoice: HashMap::new(),
             users: BTreeMap::new(),
             roles: BTreeMap::new(),
             permissions: BTreeMap::new(),

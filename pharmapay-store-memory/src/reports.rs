@@ -185,7 +185,7 @@ impl ReportStore for MemoryStore {
         for vendor_id in read {
             for invoice_id in state.invoices_by_vendor.get(&vendor_id.get()).into_iter().flatten() {
                 let invoice = &state.invoices[invoice_id];
-                let pending = invoice.amount.get() - invoice.paid;
+                let pending = invoice.pending();
                 if invoice.is_active && pending > Decimal::ZERO {
                     open.push((vendor_id, bounds.bucket(invoice.due_date), pending, 1));
                 }
@@ -223,7 +223,7 @@ impl ReportStore for MemoryStore {
             .range((vendor_id, from_date)..=(vendor_id, Date::MAX))
             .map(|((_, day), figures)| (*day, *figures))
             .collect();
-        let balance = state.figures.vendor(vendor_id).outstanding();
+        let balance = state.figures.vendor(vendor_id).statement_balance();
         let plan = StatementPage::new(page, (from_date, to_date), balance, &days);
         let entries = match plan.instants(calendar) {
             Some(range) => state.statement_between(vendor_id, range, calendar).entries,
@@ -311,8 +311,9 @@ impl ReportStore for MemoryStore {
 }
 
 impl crate::State {
-    /// The aging of `bounds.as_of` over the vendors `of_vendor` keeps (D34): the kept paid
-    /// totals less the payments dated after the day, added up by vendor and bucket.
+    /// The aging of `bounds.as_of` over the vendors `of_vendor` keeps (D34): the kept paid and
+    /// credited totals less the payments and credit applications dated after the day (D44), added
+    /// up by vendor and bucket.
     fn aging_of(&self, bounds: &AgingBounds, of_vendor: impl Fn(VendorId) -> bool) -> AgingBuilder {
         // The payments dated after the aging day, by invoice, to take back off the kept paid
         // totals: what each invoice owed then.
@@ -322,13 +323,17 @@ impl crate::State {
         {
             *later.entry(row.invoice_id).or_default() += row.amount.get();
         }
+        // D44: so are the credits applied after the day.
+        for (invoice_id, amount) in self.applications_after(bounds.counts_before) {
+            *later.entry(invoice_id).or_default() += amount;
+        }
         let mut aging = AgingBuilder::new();
         for (id, row) in &self.invoices {
             let dated_by_then = row.is_active && row.invoice_date < bounds.counts_before;
             if !dated_by_then || !of_vendor(VendorId(row.vendor_id)) {
                 continue;
             }
-            let owed = row.amount.get() - row.paid + later.get(id).copied().unwrap_or_default();
+            let owed = row.pending() + later.get(id).copied().unwrap_or_default();
             let name = self.vendors.get(&row.vendor_id).map(|vendor| vendor.name.as_str()).unwrap_or("");
             aging.add_invoice(bounds, VendorId(row.vendor_id), name, row.due_date, owed);
         }
@@ -358,10 +363,12 @@ impl crate::State {
                 rows.entries.push(StatementEntry {
                     date: calendar.date_of(invoice.invoice_date),
                     kind: StatementLineKind::Invoice,
-                    invoice_id: InvoiceId(*invoice_id),
-                    invoice_number: invoice.invoice_number.clone(),
+                    invoice_id: Some(InvoiceId(*invoice_id)),
+                    invoice_number: Some(invoice.invoice_number.clone()),
                     transaction_id: None,
                     reference: None,
+                    credit_id: None,
+                    credit_number: None,
                     description: invoice.description.clone(),
                     amount: invoice.amount.get(),
                 });
@@ -375,15 +382,18 @@ impl crate::State {
                 rows.entries.push(StatementEntry {
                     date: calendar.date_of(payment.transaction_date),
                     kind: StatementLineKind::Payment,
-                    invoice_id: InvoiceId(payment.invoice_id),
-                    invoice_number: (*number).to_owned(),
+                    invoice_id: Some(InvoiceId(payment.invoice_id)),
+                    invoice_number: Some((*number).to_owned()),
                     transaction_id: Some(TransactionId(*id)),
                     reference: payment.reference.as_ref().map(|reference| reference.as_str().to_owned()),
+                    credit_id: None,
+                    credit_number: None,
                     description: payment.description.clone(),
                     amount: payment.amount.get(),
                 });
             }
         }
+        self.credit_lines(vendor_id, (from, before), calendar, &mut rows);
         rows
     }
 }

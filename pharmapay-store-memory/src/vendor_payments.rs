@@ -6,7 +6,7 @@
 
 use pharmapay_core::domain::{NewTransaction, NewVendorPayment, VendorPayment};
 use pharmapay_core::ids::{InvoiceId, VendorId, VendorPaymentId};
-use pharmapay_core::rules::allocation::{self, PayableInvoice};
+use pharmapay_core::rules::allocation::{self, PayableInvoice, RequestedAllocation};
 use pharmapay_core::store::{StoreResult, VendorPaymentStore, WriteContext};
 use pharmapay_core::{Entity, StoreError};
 
@@ -47,10 +47,10 @@ impl State {
             .collect()
     }
 
-    /// The invoices a vendor payment may pay: those its allocations name (when they exist), or
-    /// every invoice of the vendor.
-    fn payable(&self, vendor_id: i64, payment: &NewVendorPayment) -> Vec<PayableInvoice> {
-        let ids: Vec<i64> = match &payment.allocations {
+    /// The invoices a vendor payment (or a credit's application, D44) may pay: those its
+    /// allocations name (when they exist), or every invoice of the vendor.
+    pub(crate) fn payable(&self, vendor_id: i64, allocations: Option<&[RequestedAllocation]>) -> Vec<PayableInvoice> {
+        let ids: Vec<i64> = match allocations {
             Some(allocations) => allocations.iter().map(|allocation| allocation.invoice_id.get()).collect(),
             None => self.invoices_by_vendor.get(&vendor_id).into_iter().flatten().copied().collect(),
         };
@@ -61,7 +61,7 @@ impl State {
                     id: InvoiceId(id),
                     vendor_id: VendorId(row.vendor_id),
                     is_active: row.is_active,
-                    pending: row.amount.get() - row.paid,
+                    pending: row.pending(),
                     due_date: row.due_date,
                     invoice_date: row.invoice_date,
                 })
@@ -82,7 +82,7 @@ impl VendorPaymentStore for MemoryStore {
             return Err(StoreError::NotFound(Entity::Vendor));
         }
         state.check_reference(payment.transaction_type, payment.reference.as_ref(), None)?;
-        let payable = state.payable(vendor_id.get(), &payment);
+        let payable = state.payable(vendor_id.get(), payment.allocations.as_deref());
         let allocations = allocation::allocate(vendor_id, payment.amount, payment.allocations.as_deref(), &payable)?;
         let id = state.next("vendor_payment");
         state.vendor_payments.insert(

@@ -190,6 +190,14 @@ macro_rules! migrations {
                 recounts_figures: false,
                 rekeys_references: false,
             },
+            Migration {
+                version: 16,
+                description: "credit applications",
+                sql: include_str!(concat!("../migrations/", $backend, "/0016_credit_applications.sql")),
+                seeds: false,
+                recounts_figures: true,
+                rekeys_references: false,
+            },
         ]
     };
 }

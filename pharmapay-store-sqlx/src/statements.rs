@@ -20,13 +20,16 @@ macro_rules! pair_columns {
 }
 
 /// A vendor's columns and its kept figures over its active invoices (D11, D41), from
-/// `vendors v`: how many, their amounts and what they still owe, as exact pairs (migration 4).
+/// `vendors v`: how many, their amounts and what they still owe, as exact pairs (migration 4),
+/// and what credits applied to them and what its credits still have available (D44,
+/// migration 16).
 macro_rules! vendor_columns {
     () => {
         "v.id, v.name, v.vendor_type, v.address, v.phone, v.email, v.drug_license_number1, \
          v.drug_license_number2, v.additional_drug_license_numbers, v.drug_license_valid_until, v.gstin, \
          v.is_active, v.created_at, v.updated_at, v.active_invoices, v.invoiced_high, v.invoiced_low, \
-         v.outstanding_high, v.outstanding_low"
+         v.outstanding_high, v.outstanding_low, v.credited_high, v.credited_low, v.available_credit_high, \
+         v.available_credit_low"
     };
 }
 
@@ -54,7 +57,7 @@ macro_rules! exact_sum {
 /// An invoice's columns with its vendor's name, from `invoices i JOIN vendors v`.
 macro_rules! invoice_columns {
     () => {
-        "i.id, i.vendor_id, v.name AS vendor_name, i.invoice_number, i.amount, i.paid, i.invoice_date, \
+        "i.id, i.vendor_id, v.name AS vendor_name, i.invoice_number, i.amount, i.paid, i.credited, i.invoice_date, \
          i.due_date, i.description, i.is_active, i.created_at, i.updated_at"
     };
 }
@@ -65,7 +68,7 @@ macro_rules! transaction_columns {
     () => {
         "t.id, t.invoice_id, t.amount, t.transaction_date, t.transaction_type, t.reference, t.description, \
          t.vendor_payment_id, t.is_active, t.created_at, t.updated_at, i.invoice_number, i.vendor_id, \
-         v.name AS vendor_name, i.amount AS invoice_amount, i.paid AS invoice_paid"
+         v.name AS vendor_name, i.amount AS invoice_amount, i.paid AS invoice_paid, i.credited AS invoice_credited"
     };
 }
 
@@ -106,7 +109,9 @@ pub const VENDOR_BY_ID: &str = concat!("SELECT ", vendor_columns!(), " FROM vend
 /// the kept day figures from a first recent day on. Binds: that day's key (`YYYYMMDD`).
 pub const DASHBOARD_FIGURES: &str = "SELECT t.vendors, t.active_vendors, t.invoices, t.active_invoices, \
      t.open_invoices, t.invoiced_high, t.invoiced_low, t.invoice_paid_high, t.invoice_paid_low, t.payments, \
-     t.active_payments, t.paid_out_high, t.paid_out_low, \
+     t.active_payments, t.paid_out_high, t.paid_out_low, t.invoice_credited_high, t.invoice_credited_low, \
+     t.credits_available, t.available_credit_high, t.available_credit_low, t.pending_claims, t.pending_claimed_high, \
+     t.pending_claimed_low, \
      (SELECT CAST(COALESCE(SUM(d.payments), 0) AS BIGINT) FROM payment_days d WHERE d.day >= $1) AS recent_payments, \
      (SELECT CAST(COALESCE(SUM(d.amount_high), 0) AS BIGINT) FROM payment_days d WHERE d.day >= $1) \
      AS recent_amount_high, \
@@ -141,7 +146,7 @@ pub const RECENT_INVOICES: &str = concat!(
 /// payment's nested invoice). Binds: the invoice's id, the scaled amount added.
 pub const ADD_PAID: &str = "UPDATE invoices SET paid = paid + $2 WHERE id = $1 \
      RETURNING is_active, invoice_number, vendor_id, due_date, invoice_date, amount AS invoice_amount, \
-     paid AS invoice_paid, \
+     paid AS invoice_paid, credited, credited AS invoice_credited, \
      (SELECT v.name FROM vendors v WHERE v.id = invoices.vendor_id) AS vendor_name";
 
 /// Inserts a payment. Binds: the invoice's id, the scaled amount, the payment's date, its

@@ -71,7 +71,7 @@ async fn a_sqlite_file_keeps_its_data_across_reopens_and_migrates_once() {
     let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
     let applied: i64 =
         sqlx::query("SELECT COUNT(*) FROM _pharmapay_migrations").fetch_one(&mut conn).await.unwrap().get(0);
-    assert_eq!(applied, 15, "each of the fifteen migrations is recorded once");
+    assert_eq!(applied, 16, "each of the sixteen migrations is recorded once");
 }
 
 /// Writes a small ledger through `store`: an overdue, a fully paid and a partially paid
@@ -98,6 +98,25 @@ async fn small_ledger<S: Store>(store: &S) -> StoreResult<()> {
     store.insert_transaction(payment(partly.id, "2.5", "2024-04-30T20:00:00Z"), ctx()).await?;
     let undone = store.insert_transaction(payment(partly.id, "1", "2024-05-02T00:00:00Z"), ctx()).await?;
     store.delete_transaction(undone.id, ctx()).await?;
+    // D44: a claim accepted in part and one still undecided, which the figures of a database
+    // upgraded past version 16 count too.
+    let claim = |number: &str| pharmapay_core::domain::NewVendorCredit {
+        vendor_id: vendor.id,
+        credit_number: number.into(),
+        kind: pharmapay_core::domain::CreditKind::Breakage,
+        claimed_amount: amount("4"),
+        claim_date: ts("2024-05-02T00:00:00Z"),
+        against_invoice_id: None,
+        description: None,
+    };
+    let decided = store.insert_credit(claim("CN-1"), ctx()).await?;
+    let decision = pharmapay_core::domain::CreditDecision {
+        accepted_amount: dec("3"),
+        decision_date: ts("2024-05-03T00:00:00Z"),
+        distributor_reference: None,
+    };
+    store.decide_credit(decided.id, decision, ctx()).await?;
+    store.insert_credit(claim("CN-2"), ctx()).await?;
     Ok(())
 }
 
@@ -122,6 +141,37 @@ async fn reads_as_the_small_ledger<S: Store>(store: &S) {
     assert_eq!((top.len(), top[0].outstanding_balance, top[0].total_invoices), (1, dec("17.5"), 3));
 }
 
+/// Takes a SQLite database back from version 16 to 15: no credit applications, and the figures
+/// and indexes as they were before credits were set against bills (D44).
+const UNDO_16_SQLITE: &str = "DROP TABLE credit_applications; DROP INDEX vendor_credits_by_vendor; \
+     DROP INDEX invoices_by_pending; DROP INDEX invoices_open_by_vendor; ALTER TABLE invoices DROP COLUMN credited; \
+     CREATE INDEX invoices_by_pending ON invoices ((amount - paid), id); \
+     CREATE INDEX invoices_open_by_vendor ON invoices (vendor_id, due_date, amount, paid, is_active) \
+     WHERE is_active AND amount > paid; \
+     ALTER TABLE vendors DROP COLUMN credited_high; ALTER TABLE vendors DROP COLUMN credited_low; \
+     ALTER TABLE vendors DROP COLUMN available_credit_high; ALTER TABLE vendors DROP COLUMN available_credit_low; \
+     ALTER TABLE vendor_days DROP COLUMN credits; ALTER TABLE vendor_days DROP COLUMN credited_high; \
+     ALTER TABLE vendor_days DROP COLUMN credited_low; \
+     ALTER TABLE ledger_totals DROP COLUMN invoice_credited_high; ALTER TABLE ledger_totals DROP COLUMN invoice_credited_low; \
+     ALTER TABLE ledger_totals DROP COLUMN credits_available; ALTER TABLE ledger_totals DROP COLUMN available_credit_high; \
+     ALTER TABLE ledger_totals DROP COLUMN available_credit_low; ALTER TABLE ledger_totals DROP COLUMN pending_claims; \
+     ALTER TABLE ledger_totals DROP COLUMN pending_claimed_high; ALTER TABLE ledger_totals DROP COLUMN pending_claimed_low; \
+     DELETE FROM _pharmapay_migrations WHERE version = 16;";
+
+/// [`UNDO_16_SQLITE`] for PostgreSQL, where dropping a column drops the indexes over it.
+const UNDO_16_POSTGRES: &str = "DROP TABLE credit_applications; DROP INDEX vendor_credits_by_vendor; \
+     ALTER TABLE invoices DROP COLUMN credited; \
+     CREATE INDEX invoices_by_pending ON invoices ((amount - paid), id); \
+     CREATE INDEX invoices_open_by_vendor ON invoices (vendor_id, due_date) INCLUDE (amount, paid) \
+     WHERE is_active AND amount > paid; \
+     ALTER TABLE vendors DROP COLUMN credited_high, DROP COLUMN credited_low, DROP COLUMN available_credit_high, \
+     DROP COLUMN available_credit_low; \
+     ALTER TABLE vendor_days DROP COLUMN credits, DROP COLUMN credited_high, DROP COLUMN credited_low; \
+     ALTER TABLE ledger_totals DROP COLUMN invoice_credited_high, DROP COLUMN invoice_credited_low, \
+     DROP COLUMN credits_available, DROP COLUMN available_credit_high, DROP COLUMN available_credit_low, \
+     DROP COLUMN pending_claims, DROP COLUMN pending_claimed_high, DROP COLUMN pending_claimed_low; \
+     DELETE FROM _pharmapay_migrations WHERE version = 16;";
+
 #[tokio::test]
 async fn sqlite_kept_figures_are_recounted_when_an_existing_database_upgrades() {
     // Arrange: a file holding a small ledger, taken back to the schema of version 3 (no kept
@@ -132,6 +182,7 @@ async fn sqlite_kept_figures_are_recounted_when_an_existing_database_upgrades() 
     small_ledger(&store).await.unwrap();
     store.close().await;
     let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
+    sqlx::raw_sql(UNDO_16_SQLITE).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(
         "DROP INDEX vendors_by_outstanding; DROP INDEX vendors_ranked; \
          ALTER TABLE vendors DROP COLUMN active_invoices; ALTER TABLE vendors DROP COLUMN invoiced_high; \
@@ -153,7 +204,7 @@ async fn sqlite_kept_figures_are_recounted_when_an_existing_database_upgrades() 
     .unwrap();
     conn.close().await.unwrap();
 
-    // Act: open it again, which applies migrations 2, 4, 13 and 14 over the existing rows.
+    // Act: open it again, which applies migrations 2, 4, 13, 14 and 16 over the existing rows.
     let store = SqliteStore::connect(&path).await.unwrap();
 
     // Assert: every figure is as the rows say.
@@ -167,6 +218,7 @@ async fn postgres_kept_figures_are_recounted_when_an_existing_database_upgrades(
     small_ledger(&store).await.unwrap();
     store.close().await;
     let mut conn = sqlx::PgConnection::connect(database.url()).await.unwrap();
+    sqlx::raw_sql(UNDO_16_POSTGRES).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(
         "ALTER TABLE vendors DROP COLUMN active_invoices, DROP COLUMN invoiced_high, DROP COLUMN invoiced_low, \
          DROP COLUMN outstanding_high, DROP COLUMN outstanding_low; DROP TABLE payment_days; \
@@ -726,7 +778,8 @@ async fn thousands_of_references_import_in_one_transaction_on_both_backends() {
 
 /// Takes a database back to version 14: no credits, no credit permissions, and the Pharmacist
 /// Default policy without them.
-const BEFORE_CREDITS: &str = "DROP TABLE vendor_credits; DELETE FROM policy_permissions WHERE permission_id >= 30; \
+const BEFORE_CREDITS: &str = "DROP INDEX vendor_credits_number; DROP INDEX vendor_credits_by_claim_date; \
+     DROP INDEX vendor_credits_undecided; DROP TABLE vendor_credits; DELETE FROM policy_permissions WHERE permission_id >= 30; \
      DELETE FROM permissions WHERE id >= 30; DELETE FROM _pharmapay_migrations WHERE version = 15";
 
 /// The permissions a store holds, as `Collection:Action` by id, and those of the Pharmacist
@@ -756,6 +809,7 @@ async fn sqlite_credit_permissions_are_added_when_an_existing_database_upgrades(
     let store = SqliteStore::connect(&path).await.unwrap();
     store.close().await;
     let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
+    sqlx::raw_sql(UNDO_16_SQLITE).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(BEFORE_CREDITS).execute(&mut conn).await.unwrap();
     conn.close().await.unwrap();
 
@@ -769,6 +823,7 @@ async fn postgres_credit_permissions_are_added_when_an_existing_database_upgrade
     let Some((store, database)) = common::fresh_postgres().await else { return };
     store.close().await;
     let mut conn = sqlx::PgConnection::connect(database.url()).await.unwrap();
+    sqlx::raw_sql(UNDO_16_POSTGRES).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(BEFORE_CREDITS).execute(&mut conn).await.unwrap();
     conn.close().await.unwrap();
 

@@ -12,13 +12,14 @@ mod common;
 use std::future::Future;
 
 use pharmapay_core::Store;
-use pharmapay_core::conformance::model::{Model, Op, ops};
+use pharmapay_core::conformance::model::{Model, Op, credit_ops, ops};
 use pharmapay_store_memory::MemoryStore;
+use proptest::strategy::Strategy;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 
-/// Runs `cases` random histories of up to `max_ops` steps, each against a fresh SQL store
-/// made by `fresh`.
-fn differential<S, G, F, Fut>(label: &str, cases: u32, max_ops: usize, fresh: F)
+/// Runs `cases` random histories drawn from `histories`, each against a fresh SQL store made
+/// by `fresh`.
+fn differential<S, G, F, Fut>(label: &str, cases: u32, histories: impl Strategy<Value = Vec<Op>>, fresh: F)
 where
     S: Store + KeptFigures,
     F: Fn() -> Fut,
@@ -32,7 +33,7 @@ where
     // history without making a failure slow.
     let config = Config { cases, max_shrink_iters: 24, failure_persistence: None, ..Config::default() };
     let mut runner = TestRunner::new(config);
-    let result = runner.run(&ops(max_ops), |history| {
+    let result = runner.run(&histories, |history| {
         runtime.block_on(async {
             let (store, _guard) = fresh().await;
             compare(&history, store).await
@@ -112,13 +113,26 @@ fn diff(want: &str, got: &str) -> String {
 
 #[test]
 fn sqlite_answers_every_history_like_the_memory_store() {
-    differential("SQLite", 48, 40, common::fresh_sqlite);
+    differential("SQLite", 48, ops(40), common::fresh_sqlite);
 }
 
 #[test]
 fn postgres_answers_every_history_like_the_memory_store() {
     let Some(admin_url) = common::postgres_admin_url() else { return };
-    differential("PostgreSQL", 16, 40, || common::fresh_postgres_at(&admin_url));
+    differential("PostgreSQL", 16, ops(40), || common::fresh_postgres_at(&admin_url));
+}
+
+/// D44: histories around vendor credits (claims, decisions, applications, undos, deletes and
+/// restores among invoices paid, moved, deleted and restored).
+#[test]
+fn sqlite_answers_every_credit_history_like_the_memory_store() {
+    differential("SQLite", 32, credit_ops(40), common::fresh_sqlite);
+}
+
+#[test]
+fn postgres_answers_every_credit_history_like_the_memory_store() {
+    let Some(admin_url) = common::postgres_admin_url() else { return };
+    differential("PostgreSQL", 12, credit_ops(40), || common::fresh_postgres_at(&admin_url));
 }
 
 #[test]

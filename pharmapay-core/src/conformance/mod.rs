@@ -354,6 +354,8 @@ macro_rules! store_conformance_tests {
             credits_are_claimed_decided_replaced_deleted_and_restored,
             credit_list_filters_and_orders,
             credit_permissions_follow_the_seeded_policy,
+            credits_set_against_bills_lower_what_is_owed_everywhere,
+            concurrent_applications_never_apply_more_than_accepted,
         );
     };
     (@cases required $fresh:path; $($case:ident),* $(,)?) => {

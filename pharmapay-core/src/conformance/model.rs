@@ -20,18 +20,19 @@ use rust_decimal::Decimal;
 use super::{Fixture, invoice_order, invoice_sort_keys};
 use crate::domain::gstin::Gstin;
 use crate::domain::{
-    Invoice, InvoiceQuery, InvoiceSortKey, InvoiceStatus, NewInvoice, NewTransaction, NewVendor, Transaction,
-    TransactionQuery, TransactionSortKey, TransactionType, Vendor, VendorQuery, VendorSortKey, VendorType,
+    CreditDecision, CreditKind, CreditQuery, Invoice, InvoiceQuery, InvoiceSortKey, InvoiceStatus,
+    NewCreditApplication, NewInvoice, NewTransaction, NewVendor, NewVendorCredit, Transaction, TransactionQuery,
+    TransactionSortKey, TransactionType, Vendor, VendorCredit, VendorQuery, VendorSortKey, VendorType,
 };
 use crate::error::Error;
 use crate::idempotency::Created;
-use crate::ids::{InvoiceId, TransactionId, VendorId};
+use crate::ids::{InvoiceId, TransactionId, VendorCreditId, VendorId};
 use crate::money::Amount;
 use crate::paging::{PageRequest, Sort, SortDir};
 use crate::store::Store;
 
 use super::ops::{GSTINS, KINDS, LICENCE_DAYS, NAMES, NUMBERS, ZONES, reference_of};
-pub use super::ops::{Op, op, ops};
+pub use super::ops::{Op, credit_op, credit_ops, op, ops};
 
 fn pick<T: Copy>(items: &[T], index: u8) -> Option<T> {
     if items.is_empty() { None } else { Some(items[index as usize % items.len()]) }
@@ -85,6 +86,7 @@ pub struct Model<S> {
     invoices: Vec<InvoiceId>,
     payments: Vec<TransactionId>,
     vendor_payments: Vec<crate::ids::VendorPaymentId>,
+    credits: Vec<VendorCreditId>,
 }
 
 impl<S: Store> Model<S> {
@@ -92,7 +94,14 @@ impl<S: Store> Model<S> {
     pub async fn new(store: S) -> Self {
         let fx = Fixture::new(store).await;
         let own = fx.engine.list_vendors(&fx.admin, &VendorQuery::default()).await.expect("list").items[0].id;
-        Self { fx, vendors: vec![own], invoices: Vec::new(), payments: Vec::new(), vendor_payments: Vec::new() }
+        Self {
+            fx,
+            vendors: vec![own],
+            invoices: Vec::new(),
+            payments: Vec::new(),
+            vendor_payments: Vec::new(),
+            credits: Vec::new(),
+        }
     }
 
     /// The invoice an operation writes: dated today (or on its due date when that is earlier),
@@ -251,7 +260,111 @@ impl<S: Store> Model<S> {
                 let policy = if block { "Block" } else { "Warn" };
                 outcome(engine.update_setting(admin, "ExpiredLicensePolicy", policy).await)
             }
+            Op::ClaimCredit { vendor, number, cents, days_ago, against } => {
+                let Some(vendor_id) = pick(&self.vendors, vendor) else { return "skip".into() };
+                let input = NewVendorCredit {
+                    vendor_id,
+                    credit_number: NUMBERS[number as usize % NUMBERS.len()].into(),
+                    kind: CreditKind::ALL[number as usize % CreditKind::ALL.len()],
+                    claimed_amount: units(cents, 2),
+                    claim_date: engine.now() - SignedDuration::from_hours(24 * i64::from(days_ago)),
+                    against_invoice_id: self.invoices.get(usize::from(against)).copied(),
+                    description: None,
+                };
+                kept(&mut self.credits, engine.create_credit(admin, input, None).await, |credit| credit.id)
+            }
+            Op::UpdateCredit { credit, vendor, cents } => {
+                let (Some(id), Some(vendor_id)) = (pick(&self.credits, credit), pick(&self.vendors, vendor)) else {
+                    return "skip".into();
+                };
+                let Ok(current) = engine.get_credit(admin, id).await else {
+                    return outcome(engine.get_credit(admin, id).await);
+                };
+                let input = NewVendorCredit {
+                    vendor_id,
+                    credit_number: current.credit_number,
+                    kind: current.kind,
+                    claimed_amount: units(cents, 2),
+                    claim_date: current.claim_date,
+                    against_invoice_id: None,
+                    description: Some("replaced".into()),
+                };
+                outcome(engine.update_credit(admin, id, input).await)
+            }
+            Op::DecideCredit { credit, permille } => {
+                on_picked(&self.credits, credit, async |id| {
+                    let current = engine.get_credit(admin, id).await?;
+                    let accepted = current.claimed_amount.get() * Decimal::new(i64::from(permille), 3);
+                    let decision = CreditDecision {
+                        accepted_amount: accepted.round_dp(4),
+                        decision_date: engine.now(),
+                        distributor_reference: None,
+                    };
+                    engine.decide_credit(admin, id, decision).await
+                })
+                .await
+            }
+            Op::ApplyCredit { credit, cents, shares, first } => {
+                let allocations = (shares > 0 && cents > 0 && !self.invoices.is_empty()).then(|| {
+                    let n = u32::from(shares);
+                    let part = cents / n;
+                    (0..n)
+                        .filter_map(|index| {
+                            let invoice_id = pick(&self.invoices, first.wrapping_add(index as u8))?;
+                            let amount = if index + 1 == n { cents - part * (n - 1) } else { part };
+                            (amount > 0).then(|| crate::rules::allocation::RequestedAllocation {
+                                invoice_id,
+                                amount: units(amount, 2),
+                            })
+                        })
+                        .collect::<Vec<_>>()
+                });
+                let request = NewCreditApplication {
+                    amount: (cents > 0).then(|| units(cents, 2)),
+                    date: None,
+                    allocations: allocations.filter(|allocations| !allocations.is_empty()),
+                };
+                on_picked(&self.credits, credit, async |id| engine.apply_credit(admin, id, request, None).await).await
+            }
+            Op::UndoApplication { credit, application } => {
+                on_picked(&self.credits, credit, async |id| {
+                    let current = engine.get_credit(admin, id).await?;
+                    let Some(chosen) =
+                        pick(&current.applications.iter().map(|a| a.id).collect::<Vec<_>>(), application)
+                    else {
+                        return Err(Error::not_found(crate::error::Entity::CreditApplication));
+                    };
+                    engine.undo_application(admin, id, chosen).await
+                })
+                .await
+            }
+            Op::DeleteCredit { credit } => {
+                on_picked(&self.credits, credit, async |id| engine.delete_credit(admin, id, None).await).await
+            }
+            Op::RestoreCredit { credit } => {
+                on_picked(&self.credits, credit, async |id| engine.restore_credit(admin, id).await).await
+            }
         }
+    }
+
+    /// Every credit the history created that is active, with its applications, and the
+    /// soft-deleted ones.
+    async fn all_credits(&self) -> Vec<VendorCredit> {
+        let mut credits = Vec::new();
+        for id in &self.credits {
+            match self.fx.engine.get_credit(&self.fx.admin, *id).await {
+                Ok(credit) => credits.push(credit),
+                Err(Error::NotFound { .. }) => {
+                    let mut query = CreditQuery::default();
+                    query.filter.is_active = Some(false);
+                    query.page = PageRequest::new(1, 100);
+                    let deleted = self.fx.engine.list_credits(&self.fx.admin, &query).await.expect("deleted credits");
+                    credits.extend(deleted.items.into_iter().filter(|credit| credit.id == *id));
+                }
+                Err(other) => panic!("reading a credit failed: {other:?}"),
+            }
+        }
+        credits
     }
 
     async fn all_invoices(&self) -> Vec<Invoice> {
@@ -283,22 +396,43 @@ impl<S: Store> Model<S> {
         let today_start = calendar.start_of(calendar.date_of(self.fx.engine.now()));
         let invoices = self.all_invoices().await;
         let payments = self.all_payments(true).await;
+        let credits = self.all_credits().await;
 
         let mut paid_by_invoice: BTreeMap<InvoiceId, Decimal> = BTreeMap::new();
         for payment in &payments {
             *paid_by_invoice.entry(payment.invoice_id).or_default() += payment.amount.get();
         }
+        // D44: an invoice's credited total is the sum of the active applications to it; a
+        // credit's applied total is the sum of its own, never above what was accepted.
+        let mut credited_by_invoice: BTreeMap<InvoiceId, Decimal> = BTreeMap::new();
+        for credit in &credits {
+            let applied: Decimal = credit.applications.iter().map(|application| application.amount.get()).sum();
+            assert_eq!(credit.applied_amount, applied.normalize(), "applied is its applications' sum: {credit:?}");
+            if !credit.is_active {
+                assert!(credit.applications.is_empty(), "a deleted credit has no active application");
+                continue;
+            }
+            assert!(credit.available_amount() >= Decimal::ZERO, "never more applied than accepted: {credit:?}");
+            for application in &credit.applications {
+                *credited_by_invoice.entry(application.invoice_id).or_default() += application.amount.get();
+            }
+        }
         for invoice in &invoices {
             let expected_paid = paid_by_invoice.get(&invoice.id).copied().unwrap_or_default();
+            let expected_credited = credited_by_invoice.get(&invoice.id).copied().unwrap_or_default();
             assert_eq!(
                 invoice.paid_amount,
                 expected_paid.normalize(),
                 "paid is the exact sum of active payments: {invoice:?}"
             );
+            assert_eq!(invoice.credited_amount, expected_credited.normalize(), "credited (D44): {invoice:?}");
+            if !invoice.is_active {
+                assert!(invoice.credited_amount.is_zero(), "a canceled invoice keeps no application (D44)");
+            }
             assert_eq!(
                 invoice.pending_amount(),
-                (invoice.amount.get() - expected_paid).normalize(),
-                "pending = amount - paid"
+                (invoice.amount.get() - expected_paid - expected_credited).normalize(),
+                "pending = amount - paid - credited"
             );
             let status =
                 InvoiceStatus::compute(invoice.is_active, invoice.pending_amount(), invoice.due_date, today_start);
@@ -319,10 +453,52 @@ impl<S: Store> Model<S> {
         for vendor in &vendors {
             let mine = invoices.iter().filter(|i| i.vendor_id == vendor.id && i.is_active);
             let value: Decimal = mine.clone().map(|i| i.amount.get()).sum();
-            let paid: Decimal = mine.map(|i| i.paid_amount).sum();
+            let paid: Decimal = mine.clone().map(|i| i.paid_amount).sum();
+            let credited: Decimal = mine.map(|i| i.credited_amount).sum();
+            let available: Decimal = credits
+                .iter()
+                .filter(|credit| credit.is_active && credit.vendor_id == vendor.id)
+                .map(VendorCredit::available_amount)
+                .sum();
             assert_eq!(vendor.totals.total_invoice_value, value.normalize(), "vendor value (D11): {vendor:?}");
             assert_eq!(vendor.totals.total_paid_amount, paid.normalize(), "vendor paid (D11)");
-            assert_eq!(vendor.totals.outstanding_balance, (value - paid).normalize(), "vendor balance (D11)");
+            assert_eq!(vendor.totals.total_credited_amount, credited.normalize(), "vendor credited (D44)");
+            assert_eq!(vendor.totals.available_credit, available.normalize(), "vendor available credit (D44)");
+            assert_eq!(
+                vendor.totals.outstanding_balance,
+                (value - paid - credited).normalize(),
+                "vendor balance (D11, D44)"
+            );
+        }
+        // D44: the payables dashboard's credit cards, and the credit list's counts.
+        let cards = self.fx.engine.payables(&self.fx.admin).await.expect("payables").credits;
+        let active: Vec<&VendorCredit> = credits.iter().filter(|credit| credit.is_active).collect();
+        let with_some = active.iter().filter(|credit| credit.available_amount() > Decimal::ZERO);
+        let undecided = active.iter().filter(|credit| credit.accepted_amount.is_none());
+        assert_eq!(
+            (cards.available_credit.amount, cards.available_credit.credit_count),
+            (
+                with_some.clone().map(|credit| credit.available_amount()).sum::<Decimal>().normalize(),
+                with_some.count() as u64
+            ),
+            "available credit (D44)"
+        );
+        assert_eq!(
+            (cards.pending_claims.amount, cards.pending_claims.credit_count, cards.pending_claims.oldest_claim_date),
+            (
+                undecided.clone().map(|credit| credit.claimed_amount.get()).sum::<Decimal>().normalize(),
+                undecided.clone().count() as u64,
+                undecided.map(|credit| credit.claim_date).min()
+            ),
+            "pending claims (D44)"
+        );
+        for status in crate::domain::CreditStatus::ALL {
+            let mut query = CreditQuery { page: PageRequest::new(1, 1), ..CreditQuery::default() };
+            query.filter.status = Some(status);
+            query.filter.is_active = None;
+            let listed = self.fx.engine.list_credits(&self.fx.admin, &query).await.expect("credits by status");
+            let expected = credits.iter().filter(|credit| credit.status() == status).count() as u64;
+            assert_eq!(listed.total_count, expected, "credits of status {}", status.name());
         }
 
         let summary = self.fx.engine.dashboard_summary(&self.fx.admin).await.expect("summary");
@@ -410,7 +586,7 @@ impl<S: Store> Model<S> {
             }
         }
 
-        super::reconciled::check(&self.fx, &vendors, &invoices, &payments, seed).await;
+        super::reconciled::check(&self.fx, &vendors, &invoices, &payments, &credits, seed).await;
         self.check_paging(seed).await;
     }
 
@@ -588,6 +764,30 @@ impl<S: Store> Model<S> {
                     let _ = writeln!(out, "vendor payment {n} {}", outcome::<()>(Err(error)));
                 }
             }
+        }
+        let credit_ordinal: BTreeMap<VendorCreditId, usize> =
+            self.credits.iter().enumerate().map(|(n, id)| (*id, n)).collect();
+        for credit in self.all_credits().await {
+            let applications: Vec<(usize, String, String)> = credit
+                .applications
+                .iter()
+                .map(|application| {
+                    (i(application.invoice_id), application.amount.to_string(), application.date.to_string())
+                })
+                .collect();
+            let _ = writeln!(
+                out,
+                "credit c{} v{} {} {} {} {:?} {} {} {} {applications:?}",
+                credit_ordinal.get(&credit.id).copied().unwrap_or(usize::MAX),
+                v(credit.vendor_id),
+                credit.credit_number,
+                credit.kind.name(),
+                credit.claimed_amount,
+                credit.accepted_amount,
+                credit.applied_amount,
+                credit.status().name(),
+                credit.is_active,
+            );
         }
         let payables = engine.payables(admin).await.expect("payables");
         let _ = writeln!(out, "payables {payables:?}");

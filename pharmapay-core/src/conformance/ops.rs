@@ -1,6 +1,6 @@
 //! The steps of a random history for property tests, and the strategies that generate them:
-//! vendor, invoice and payment operations (creates, updates, deletes, restores) interleaved
-//! with moves of the clock and changes of the settings. [`Model`](super::model::Model) applies
+//! vendor, invoice, payment and credit operations (creates, updates, deletes, restores,
+//! decisions and applications) interleaved with moves of the clock and changes of the settings. [`Model`](super::model::Model) applies
 //! them.
 
 use proptest::prelude::*;
@@ -137,6 +137,63 @@ pub enum Op {
         /// Whether invoices of lapsed vendors are refused.
         block: bool,
     },
+    /// Claim a credit from a vendor (D44); numbers repeat, so conflicts happen.
+    ClaimCredit {
+        /// Which vendor.
+        vendor: u8,
+        /// Number index.
+        number: u8,
+        /// Claimed, in hundredths.
+        cents: u32,
+        /// Claimed this many days ago.
+        days_ago: u8,
+        /// An invoice it is about, picked among all; past them, none.
+        against: u8,
+    },
+    /// Replace a credit's claim, possibly with another vendor (D44).
+    UpdateCredit {
+        /// Which credit.
+        credit: u8,
+        /// Which vendor.
+        vendor: u8,
+        /// Claimed, in hundredths.
+        cents: u32,
+    },
+    /// Record a decision on a credit (D44).
+    DecideCredit {
+        /// Which credit.
+        credit: u8,
+        /// Accepted, in thousandths of the claim (above 1000 is refused).
+        permille: u16,
+    },
+    /// Apply a credit (D44), like a vendor payment (D31).
+    ApplyCredit {
+        /// Which credit.
+        credit: u8,
+        /// Amount in hundredths; 0 applies all that is available.
+        cents: u32,
+        /// How many invoices to allocate to, picked from `first` on; 0 credits the oldest due first.
+        shares: u8,
+        /// The first invoice allocated to.
+        first: u8,
+    },
+    /// Undo an application of a credit (D44).
+    UndoApplication {
+        /// Which credit.
+        credit: u8,
+        /// Which of its active applications.
+        application: u8,
+    },
+    /// Soft-delete a credit and its applications (D44).
+    DeleteCredit {
+        /// Which credit.
+        credit: u8,
+    },
+    /// Restore a credit, without its applications (D44).
+    RestoreCredit {
+        /// Which credit.
+        credit: u8,
+    },
 }
 
 /// Days from now a drug licence is valid until: around the edges of D36's statuses.
@@ -182,7 +239,49 @@ pub fn op() -> impl Strategy<Value = Op> {
         1 => (1u16..=24 * 45).prop_map(Op::AdvanceHours),
         1 => any::<u8>().prop_map(|zone| Op::SetTimeZone { zone }),
         1 => any::<bool>().prop_map(|block| Op::SetLicencePolicy { block }),
+        2 => (any::<u8>(), any::<u8>(), 1u32..=300_000, 0u8..=60, any::<u8>())
+            .prop_map(|(vendor, number, cents, days_ago, against)| Op::ClaimCredit { vendor, number, cents, days_ago, against }),
+        1 => (any::<u8>(), any::<u8>(), 1u32..=300_000).prop_map(|(credit, vendor, cents)| Op::UpdateCredit { credit, vendor, cents }),
+        2 => (any::<u8>(), 0u16..=1_100).prop_map(|(credit, permille)| Op::DecideCredit { credit, permille }),
+        3 => (any::<u8>(), prop_oneof![Just(0u32), 1u32..=200_000], 0u8..=3, any::<u8>())
+            .prop_map(|(credit, cents, shares, first)| Op::ApplyCredit { credit, cents, shares, first }),
+        1 => (any::<u8>(), any::<u8>()).prop_map(|(credit, application)| Op::UndoApplication { credit, application }),
+        1 => any::<u8>().prop_map(|credit| Op::DeleteCredit { credit }),
+        1 => any::<u8>().prop_map(|credit| Op::RestoreCredit { credit }),
     ]
+}
+
+/// A strategy for one operation of a history around vendor credits (D44): few vendors, many
+/// invoices, and claims decided and applied often enough that applications meet payments,
+/// deletes, restores and each other.
+pub fn credit_op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        1 => any::<u8>().prop_map(|name| Op::CreateVendor { name }),
+        4 => (any::<u8>(), any::<u8>(), 1u32..=100_000, -20i8..=20)
+            .prop_map(|(vendor, number, cents, due_days)| Op::CreateInvoice { vendor, number, cents, due_days }),
+        1 => (any::<u8>(), any::<u8>(), any::<u8>(), 1u32..=100_000, -20i8..=20)
+            .prop_map(|(invoice, vendor, number, cents, due_days)| Op::UpdateInvoice { invoice, vendor, number, cents, due_days }),
+        1 => any::<u8>().prop_map(|invoice| Op::DeleteInvoice { invoice }),
+        1 => any::<u8>().prop_map(|invoice| Op::RestoreInvoice { invoice }),
+        2 => (any::<u8>(), 1u32..=5_000_000, 0u8..=10, any::<u8>(), Just(0u8))
+            .prop_map(|(invoice, units, days_ago, kind, reference)| Op::Pay { invoice, units, days_ago, kind, reference }),
+        2 => (any::<u8>(), any::<u8>(), 1u32..=60_000, 0u8..=10, any::<u8>())
+            .prop_map(|(vendor, number, cents, days_ago, against)| Op::ClaimCredit { vendor, number, cents, days_ago, against }),
+        1 => (any::<u8>(), any::<u8>(), 1u32..=100_000).prop_map(|(credit, vendor, cents)| Op::UpdateCredit { credit, vendor, cents }),
+        5 => (any::<u8>(), prop_oneof![Just(1000u16), 0u16..=1_050]).prop_map(|(credit, permille)| Op::DecideCredit { credit, permille }),
+        8 => (any::<u8>(), prop_oneof![1 => Just(0u32), 4 => 1u32..=20_000], 0u8..=2, any::<u8>())
+            .prop_map(|(credit, cents, shares, first)| Op::ApplyCredit { credit, cents, shares, first }),
+        2 => (any::<u8>(), any::<u8>()).prop_map(|(credit, application)| Op::UndoApplication { credit, application }),
+        1 => any::<u8>().prop_map(|credit| Op::DeleteCredit { credit }),
+        1 => any::<u8>().prop_map(|credit| Op::RestoreCredit { credit }),
+        1 => (1u16..=24 * 10).prop_map(Op::AdvanceHours),
+        1 => any::<u8>().prop_map(|zone| Op::SetTimeZone { zone }),
+    ]
+}
+
+/// A strategy for a sequence of up to `max` operations around vendor credits ([`credit_op`]).
+pub fn credit_ops(max: usize) -> impl Strategy<Value = Vec<Op>> {
+    proptest::collection::vec(credit_op(), 1..=max)
 }
 
 /// A strategy for a sequence of up to `max` operations.

@@ -15,8 +15,8 @@ use crate::clock::BusinessCalendar;
 use crate::domain::aging::{AgingBucket, AgingQuery};
 use crate::domain::licence::LicenseStatus;
 use crate::domain::statement::{StatementLineKind, StatementQuery};
-use crate::domain::{Invoice, Transaction, Vendor, VendorQuery};
-use crate::ids::{InvoiceId, TransactionId, VendorId};
+use crate::domain::{Invoice, Transaction, Vendor, VendorCredit, VendorQuery};
+use crate::ids::{InvoiceId, TransactionId, VendorCreditId, VendorId};
 use crate::paging::PageRequest;
 use crate::store::Store;
 
@@ -40,6 +40,7 @@ fn recount_aging(
     vendors: &[Vendor],
     invoices: &[Invoice],
     payments: &[Transaction],
+    credits: &[VendorCredit],
     only: Option<VendorId>,
 ) -> Vec<AgingLine> {
     let mut rows: BTreeMap<VendorId, ([Decimal; 6], u64)> = BTreeMap::new();
@@ -52,7 +53,14 @@ fn recount_aging(
             .filter(|payment| payment.invoice_id == invoice.id && calendar.date_of(payment.transaction_date) <= as_of)
             .map(|payment| payment.amount.get())
             .sum();
-        let owed = invoice.amount.get() - paid_by_then;
+        // D44: and the credits applied to it by then.
+        let credited_by_then: Decimal = credits
+            .iter()
+            .flat_map(|credit| &credit.applications)
+            .filter(|application| application.invoice_id == invoice.id && calendar.date_of(application.date) <= as_of)
+            .map(|application| application.amount.get())
+            .sum();
+        let owed = invoice.amount.get() - paid_by_then - credited_by_then;
         if owed <= Decimal::ZERO {
             continue;
         }
@@ -79,7 +87,19 @@ fn recount_aging(
 }
 
 /// A statement line as compared: date, kind, invoice, payment, invoiced, paid, balance.
-type StatementLine = (Date, StatementLineKind, InvoiceId, Option<TransactionId>, Decimal, Decimal, Decimal);
+/// A statement line as compared: day, kind, invoice, payment, credit, invoiced, paid, credited
+/// and the balance after it.
+type StatementLine = (
+    Date,
+    StatementLineKind,
+    Option<InvoiceId>,
+    Option<TransactionId>,
+    Option<VendorCreditId>,
+    Decimal,
+    Decimal,
+    Decimal,
+    Decimal,
+);
 
 /// A vendor's statement over `from..=to`, recounted: (opening, lines, closing).
 fn recount_statement(
@@ -88,18 +108,20 @@ fn recount_statement(
     (from, to): (Date, Date),
     invoices: &[Invoice],
     payments: &[Transaction],
+    credits: &[VendorCredit],
 ) -> (Decimal, Vec<StatementLine>, Decimal) {
     let theirs: Vec<&Invoice> =
         invoices.iter().filter(|invoice| invoice.is_active && invoice.vendor_id == vendor).collect();
     let mut opening = Decimal::ZERO;
-    // (date, kind, ordering id, invoice, payment, amount)
+    // (date, kind, ordering id, invoice, payment, credit, amount)
     let mut entries = Vec::new();
     for invoice in &theirs {
         let day = calendar.date_of(invoice.invoice_date);
         if day < from {
             opening += invoice.amount.get();
         } else if day <= to {
-            entries.push((day, StatementLineKind::Invoice, invoice.id.get(), invoice.id, None, invoice.amount.get()));
+            let amount = invoice.amount.get();
+            entries.push((day, StatementLineKind::Invoice, invoice.id.get(), Some(invoice.id), None, None, amount));
         }
     }
     for payment in payments.iter().filter(|payment| theirs.iter().any(|invoice| invoice.id == payment.invoice_id)) {
@@ -107,19 +129,37 @@ fn recount_statement(
         if day < from {
             opening -= payment.amount.get();
         } else if day <= to {
-            let entry = (day, StatementLineKind::Payment, payment.id.get(), payment.invoice_id, Some(payment.id));
-            entries.push((entry.0, entry.1, entry.2, entry.3, entry.4, payment.amount.get()));
+            let (id, invoice, amount) = (payment.id, Some(payment.invoice_id), payment.amount.get());
+            entries.push((day, StatementLineKind::Payment, id.get(), invoice, Some(id), None, amount));
+        }
+    }
+    // D44: each active credit with something accepted, on its decision day.
+    for credit in credits.iter().filter(|credit| credit.is_active && credit.vendor_id == vendor) {
+        let (Some(accepted), Some(decided)) = (credit.accepted_amount, credit.decision_date) else { continue };
+        if accepted <= Decimal::ZERO {
+            continue;
+        }
+        let day = calendar.date_of(decided);
+        if day < from {
+            opening -= accepted;
+        } else if day <= to {
+            let against = credit.against_invoice_id;
+            entries.push((day, StatementLineKind::Credit, credit.id.get(), against, None, Some(credit.id), accepted));
         }
     }
     entries.sort_by_key(|entry| (entry.0, entry.1, entry.2));
     let mut balance = opening;
     let lines = entries
         .into_iter()
-        .map(|(day, kind, _, invoice, payment, amount)| {
-            let (invoiced, paid) =
-                if kind == StatementLineKind::Invoice { (amount, Decimal::ZERO) } else { (Decimal::ZERO, amount) };
-            balance += invoiced - paid;
-            (day, kind, invoice, payment, invoiced, paid, balance)
+        .map(|(day, kind, _, invoice, payment, credit, amount)| {
+            let (mut invoiced, mut paid, mut credited) = (Decimal::ZERO, Decimal::ZERO, Decimal::ZERO);
+            match kind {
+                StatementLineKind::Invoice => invoiced = amount,
+                StatementLineKind::Payment => paid = amount,
+                StatementLineKind::Credit => credited = amount,
+            }
+            balance += invoiced - paid - credited;
+            (day, kind, invoice, payment, credit, invoiced, paid, credited, balance)
         })
         .collect();
     (opening, lines, balance)
@@ -151,6 +191,7 @@ pub(super) async fn check<S: Store>(
     vendors: &[Vendor],
     invoices: &[Invoice],
     payments: &[Transaction],
+    credits: &[VendorCredit],
     seed: u64,
 ) {
     let engine = &fx.engine;
@@ -171,7 +212,7 @@ pub(super) async fn check<S: Store>(
                 (row.vendor_id, AgingBucket::ALL.map(|bucket| row.figures.get(bucket)), row.figures.invoice_count)
             })
             .collect();
-        let expected = recount_aging(&calendar, as_of, vendors, invoices, payments, only);
+        let expected = recount_aging(&calendar, as_of, vendors, invoices, payments, credits, only);
         assert_eq!(got, expected, "the aging on {as_of} for {only:?} (D34)");
         for bucket in AgingBucket::ALL {
             let sum: Decimal = aging.vendors.iter().map(|row| row.figures.get(bucket)).sum();
@@ -224,32 +265,53 @@ pub(super) async fn check<S: Store>(
                         entry.kind,
                         entry.invoice_id,
                         entry.transaction_id,
+                        entry.credit_id,
                         line.invoiced,
                         line.paid,
+                        line.credited,
                         line.balance,
                     )
                 })
                 .collect();
-            let (opening, lines, closing) = recount_statement(&calendar, vendor, range, invoices, payments);
+            let (opening, lines, closing) = recount_statement(&calendar, vendor, range, invoices, payments, credits);
             assert_eq!(
                 (figures.opening_balance, &got, figures.closing_balance),
                 (opening, &lines, closing),
                 "{range:?}"
             );
-            assert_eq!(figures.closing_balance, figures.opening_balance + figures.total_invoiced - figures.total_paid);
+            assert_eq!(
+                figures.closing_balance,
+                figures.opening_balance + figures.total_invoiced - figures.total_paid - figures.total_credited
+            );
             let mut joined = Vec::new();
             for page in pages_of(figures.lines.len(), seed) {
                 let part = engine.vendor_statement(admin, vendor, &StatementQuery { page: Some(page), ..query }).await;
                 let part = part.expect("a page of a statement").figures;
-                let whole =
-                    (figures.opening_balance, figures.total_invoiced, figures.total_paid, figures.closing_balance);
-                assert_eq!((part.opening_balance, part.total_invoiced, part.total_paid, part.closing_balance), whole);
+                let whole = (
+                    figures.opening_balance,
+                    figures.total_invoiced,
+                    figures.total_paid,
+                    figures.total_credited,
+                    figures.closing_balance,
+                );
+                let got = (
+                    part.opening_balance,
+                    part.total_invoiced,
+                    part.total_paid,
+                    part.total_credited,
+                    part.closing_balance,
+                );
+                assert_eq!(got, whole);
                 joined.extend(part.lines);
             }
             assert_eq!(joined, figures.lines, "the statement's pages over {range:?} put together (D43)");
             if range.0 == earliest {
-                let balance = vendors.iter().find(|v| v.id == vendor).expect("known").totals.outstanding_balance;
-                assert_eq!(figures.closing_balance, balance, "a statement of everything closes at the balance (D35)");
+                let totals = &vendors.iter().find(|v| v.id == vendor).expect("known").totals;
+                assert_eq!(
+                    figures.closing_balance,
+                    totals.outstanding_balance - totals.available_credit,
+                    "a statement of everything closes at the balance less the credit available (D35, D44)"
+                );
             }
         }
     }
@@ -320,13 +382,15 @@ pub(super) async fn snapshot<S: Store>(
         for line in &figures.lines {
             let _ = writeln!(
                 out,
-                "  {} {} i{} {} {} {}",
+                "  {} {} i{:?} {} {} {} {} {:?}",
                 line.entry.date,
                 line.entry.kind.name(),
-                invoice_ordinal(line.entry.invoice_id),
+                line.entry.invoice_id.map(invoice_ordinal),
                 line.invoiced,
                 line.paid,
-                line.balance
+                line.credited,
+                line.balance,
+                line.entry.credit_number
             );
         }
     }

@@ -10,6 +10,7 @@ use crate::error::FieldErrors;
 use crate::ids::{CreditApplicationId, InvoiceId, VendorCreditId, VendorId};
 use crate::money::Amount;
 use crate::paging::{PageRequest, Params, read_bool, read_day, read_id};
+use crate::rules::allocation::{self, RequestedAllocation};
 use crate::text::{CODE_MAX, Lines, TEXT_MAX};
 
 use super::invoice::read_date;
@@ -202,6 +203,70 @@ impl CreditDecision {
             "acceptedAmount": super::decimal_text(self.accepted_amount),
             "decisionDate": self.decision_date.to_string(),
             "distributorReference": self.distributor_reference,
+        })
+        .to_string()
+    }
+}
+
+/// Setting a credit against the vendor's bills: the body of
+/// `POST /api/vendor-credits/:id/applications` (D44).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewCreditApplication {
+    /// How much to apply; with `allocations`, their sum when absent; without, all that is
+    /// available when absent.
+    pub amount: Option<Amount>,
+    /// When applied; now when absent. Not after today, not before the decision.
+    pub date: Option<Timestamp>,
+    /// Which invoices take how much; `None` takes the open invoices oldest due first (D31).
+    pub allocations: Option<Vec<RequestedAllocation>>,
+}
+
+impl NewCreditApplication {
+    /// Checks what needs no stored credit: not dated after today (`tomorrow_start`, D2, D3) and
+    /// allocations that fit together ([`allocation::check_request`], with `amount` their sum when
+    /// it is absent). Every problem comes back at once.
+    ///
+    /// # Errors
+    /// The messages by field path.
+    pub fn validate(self, tomorrow_start: Timestamp) -> Result<Self, FieldErrors> {
+        let mut errors = FieldErrors::new();
+        if self.date.is_some_and(|date| date >= tomorrow_start) {
+            errors.add("date", "must not be after today");
+        }
+        if let Some(allocations) = self.allocations.as_deref() {
+            let sum: Decimal = allocations.iter().map(|allocation| allocation.amount.get()).sum();
+            let amount = self.amount.or_else(|| Amount::try_from(sum).ok());
+            match amount {
+                Some(amount) => {
+                    if let Err(shape) = allocation::check_request(amount, Some(allocations)) {
+                        errors.merge(shape);
+                    }
+                }
+                None => errors
+                    .add("allocations", "must list at least one invoice, or be left out to credit the oldest first"),
+            }
+        }
+        if errors.is_empty() { Ok(self) } else { Err(errors) }
+    }
+
+    /// The values written, as the audit log keeps them (D22), applied at `at` when no date was
+    /// given.
+    pub(crate) fn audit_changes(&self, at: Timestamp) -> String {
+        let allocations = self.allocations.as_ref().map(|allocations| {
+            allocations
+                .iter()
+                .map(|allocation| {
+                    serde_json::json!({
+                        "invoiceId": allocation.invoice_id.get(),
+                        "amount": super::decimal_text(allocation.amount.get()),
+                    })
+                })
+                .collect::<Vec<_>>()
+        });
+        serde_json::json!({
+            "amount": self.amount.map(|amount| super::decimal_text(amount.get())),
+            "date": self.date.unwrap_or(at).to_string(),
+            "allocations": allocations,
         })
         .to_string()
     }

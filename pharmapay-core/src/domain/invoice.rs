@@ -25,9 +25,10 @@ pub enum InvoiceStatus {
     Canceled,
 }
 
-/// Whether an invoice whose pending amount (`amount - paid`) is `pending` still owes something:
-/// pending above zero (D10). An invoice that does, while active, is open: Overdue or
-/// PartiallyPaid. The one definition; stores select such invoices by [`StatusTerm::Owes`].
+/// Whether an invoice whose pending amount (`amount - paid - credited`, D44) is `pending` still
+/// owes something: pending above zero (D10). An invoice that does, while active, is open:
+/// Overdue or PartiallyPaid. The one definition; stores select such invoices by
+/// [`StatusTerm::Owes`].
 pub fn owes(pending: Decimal) -> bool {
     pending > Decimal::ZERO
 }
@@ -134,6 +135,8 @@ pub struct Invoice {
     pub amount: Amount,
     /// Sum of active payments (D10).
     pub paid_amount: Decimal,
+    /// Sum of the active applications of vendor credits to it (D44).
+    pub credited_amount: Decimal,
     /// Invoice date.
     pub invoice_date: Timestamp,
     /// Due date.
@@ -151,9 +154,9 @@ pub struct Invoice {
 }
 
 impl Invoice {
-    /// `amount - paid_amount`; negative when overpaid (D10).
+    /// `amount - paid_amount - credited_amount`; negative when overpaid (D10, D44).
     pub fn pending_amount(&self) -> Decimal {
-        (self.amount.get() - self.paid_amount).normalize()
+        (self.amount.get() - self.paid_amount - self.credited_amount).normalize()
     }
 
     /// Recomputes [`Invoice::status`] for the day starting at `today_start`.

@@ -20,8 +20,8 @@ pub mod vendor_payment;
 
 pub use audit::{AuditEntry, AuditFilter, AuditQuery, NewAuditEntry};
 pub use credit::{
-    CreditApplication, CreditDecision, CreditFilter, CreditKind, CreditQuery, CreditStatus, NewVendorCredit,
-    VendorCredit,
+    CreditApplication, CreditDecision, CreditFilter, CreditKind, CreditQuery, CreditStatus, NewCreditApplication,
+    NewVendorCredit, VendorCredit,
 };
 pub use invoice::{
     Invoice, InvoiceBrief, InvoiceDetail, InvoiceFilter, InvoiceQuery, InvoiceSortKey, InvoiceStatus, NewInvoice,

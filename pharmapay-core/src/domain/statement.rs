@@ -1,12 +1,13 @@
 //! A vendor's statement (D35): the ledger a distributor's own is compared against.
 //!
 //! Over a date range (days in the business time zone, D3), the statement lists the vendor's
-//! active invoices by invoice date and the active payments of those invoices by payment date,
-//! ordered by date, invoices before payments on the same day, then id. The opening balance is
-//! what was invoiced minus what was paid before the range; each line carries the running
+//! active invoices by invoice date, the active payments of those invoices by payment date and
+//! its active credits with something accepted by decision date (D44), ordered by date, invoices
+//! before payments before credits on the same day, then id. The opening balance is what was
+//! invoiced minus what was paid and credited before the range; each line carries the running
 //! balance after it; the closing balance is the opening plus what was invoiced minus what was
-//! paid in the range. A store finds the lines and the opening figures; [`build`] orders them
-//! and does the arithmetic, exactly.
+//! paid and credited in the range. A store finds the lines and the opening figures; [`build`]
+//! orders them and does the arithmetic, exactly.
 
 use jiff::Timestamp;
 use jiff::civil::Date;
@@ -15,7 +16,7 @@ use rust_decimal::Decimal;
 use crate::clock::BusinessCalendar;
 use crate::error::FieldErrors;
 use crate::figures::VendorDayFigures;
-use crate::ids::{InvoiceId, TransactionId};
+use crate::ids::{InvoiceId, TransactionId, VendorCreditId};
 use crate::paging::{PagePlace, PageRequest, Params, read_day};
 
 /// Lines on a page of a statement when `page` comes without `pageSize` (D43).
@@ -82,7 +83,10 @@ pub struct StatementRows {
     pub invoiced_before: Decimal,
     /// The active payments of those invoices dated before the range: the sum of their amounts.
     pub paid_before: Decimal,
-    /// The range's invoices and payments, in any order.
+    /// The vendor's active credits decided before the range: the sum of their accepted amounts
+    /// (D44).
+    pub credited_before: Decimal,
+    /// The range's invoices, payments and credits, in any order.
     pub entries: Vec<StatementEntry>,
 }
 
@@ -93,6 +97,8 @@ pub enum StatementLineKind {
     Invoice,
     /// A payment against one of the vendor's invoices.
     Payment,
+    /// A credit the vendor accepted (D44).
+    Credit,
 }
 
 impl StatementLineKind {
@@ -101,35 +107,45 @@ impl StatementLineKind {
         match self {
             StatementLineKind::Invoice => "Invoice",
             StatementLineKind::Payment => "Payment",
+            StatementLineKind::Credit => "Credit",
         }
     }
 }
 
-/// An invoice or payment found for a statement, before ordering.
+/// An invoice, payment or credit found for a statement, before ordering.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StatementEntry {
-    /// The business day of its invoice or payment date.
+    /// The business day of its invoice, payment or decision date.
     pub date: Date,
-    /// Invoice or payment.
+    /// Invoice, payment or credit.
     pub kind: StatementLineKind,
-    /// The invoice (the one paid, for a payment).
-    pub invoice_id: InvoiceId,
+    /// The invoice (the one paid, for a payment; the one claimed against, if any, for a credit).
+    pub invoice_id: Option<InvoiceId>,
     /// Its number.
-    pub invoice_number: String,
+    pub invoice_number: Option<String>,
     /// The payment, for payment lines.
     pub transaction_id: Option<TransactionId>,
     /// The payment's reference (D30), for payment lines that have one.
     pub reference: Option<String>,
-    /// The invoice's or payment's description.
+    /// The credit, for credit lines (D44).
+    pub credit_id: Option<VendorCreditId>,
+    /// Its number.
+    pub credit_number: Option<String>,
+    /// The invoice's, payment's or credit's description.
     pub description: Option<String>,
-    /// The invoice's amount or the payment's amount.
+    /// The invoice's amount, the payment's amount or the credit's accepted amount.
     pub amount: Decimal,
 }
 
 impl StatementEntry {
-    /// The id that orders lines of one kind on one day: the invoice's or the payment's.
+    /// The id that orders lines of one kind on one day: the invoice's, the payment's or the
+    /// credit's.
     fn order_id(&self) -> i64 {
-        self.transaction_id.map_or(self.invoice_id.get(), TransactionId::get)
+        match self.kind {
+            StatementLineKind::Invoice => self.invoice_id.map_or(0, InvoiceId::get),
+            StatementLineKind::Payment => self.transaction_id.map_or(0, TransactionId::get),
+            StatementLineKind::Credit => self.credit_id.map_or(0, VendorCreditId::get),
+        }
     }
 }
 
@@ -140,8 +156,10 @@ pub struct StatementLine {
     pub entry: StatementEntry,
     /// The amount invoiced on this line (zero for payments).
     pub invoiced: Decimal,
-    /// The amount paid on this line (zero for invoices).
+    /// The amount paid on this line (zero for invoices and credits).
     pub paid: Decimal,
+    /// The amount credited on this line (zero for invoices and payments, D44).
+    pub credited: Decimal,
     /// The balance after this line.
     pub balance: Decimal,
 }
@@ -149,7 +167,7 @@ pub struct StatementLine {
 /// A statement's lines and figures.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StatementFigures {
-    /// Invoiced minus paid before the range.
+    /// Invoiced minus paid and credited before the range.
     pub opening_balance: Decimal,
     /// The lines, in statement order.
     pub lines: Vec<StatementLine>,
@@ -157,31 +175,36 @@ pub struct StatementFigures {
     pub total_invoiced: Decimal,
     /// Paid in the range.
     pub total_paid: Decimal,
-    /// `opening_balance + total_invoiced - total_paid`.
+    /// Credited in the range (D44).
+    pub total_credited: Decimal,
+    /// `opening_balance + total_invoiced - total_paid - total_credited`.
     pub closing_balance: Decimal,
 }
 
-/// Orders `entries` (date, invoices before payments, then id) and runs the balance from
-/// `opening_balance`.
+/// Orders `entries` (date, invoices before payments before credits, then id) and runs the
+/// balance from `opening_balance`.
 pub fn build(opening_balance: Decimal, mut entries: Vec<StatementEntry>) -> StatementFigures {
     entries.sort_by(|a, b| a.date.cmp(&b.date).then(a.kind.cmp(&b.kind)).then(a.order_id().cmp(&b.order_id())));
     let mut balance = opening_balance;
-    let mut total_invoiced = Decimal::ZERO;
-    let mut total_paid = Decimal::ZERO;
+    let (mut total_invoiced, mut total_paid, mut total_credited) = (Decimal::ZERO, Decimal::ZERO, Decimal::ZERO);
     let lines = entries
         .into_iter()
         .map(|entry| {
-            let (invoiced, paid) = match entry.kind {
-                StatementLineKind::Invoice => (entry.amount, Decimal::ZERO),
-                StatementLineKind::Payment => (Decimal::ZERO, entry.amount),
-            };
+            let (mut invoiced, mut paid, mut credited) = (Decimal::ZERO, Decimal::ZERO, Decimal::ZERO);
+            match entry.kind {
+                StatementLineKind::Invoice => invoiced = entry.amount,
+                StatementLineKind::Payment => paid = entry.amount,
+                StatementLineKind::Credit => credited = entry.amount,
+            }
             total_invoiced += invoiced;
             total_paid += paid;
-            balance += invoiced - paid;
+            total_credited += credited;
+            balance += invoiced - paid - credited;
             StatementLine {
                 entry,
                 invoiced: invoiced.normalize(),
                 paid: paid.normalize(),
+                credited: credited.normalize(),
                 balance: balance.normalize(),
             }
         })
@@ -191,7 +214,8 @@ pub fn build(opening_balance: Decimal, mut entries: Vec<StatementEntry>) -> Stat
         lines,
         total_invoiced: total_invoiced.normalize(),
         total_paid: total_paid.normalize(),
-        closing_balance: (opening_balance + total_invoiced - total_paid).normalize(),
+        total_credited: total_credited.normalize(),
+        closing_balance: (opening_balance + total_invoiced - total_paid - total_credited).normalize(),
     }
 }
 
@@ -211,6 +235,7 @@ pub struct StatementPage {
     opening_balance: Decimal,
     total_invoiced: Decimal,
     total_paid: Decimal,
+    total_credited: Decimal,
     total_count: u64,
     /// The first and last day of the page's lines, the balance before the first day's lines and
     /// how many of the range's lines come before them; `None` for a page past the end.
@@ -218,9 +243,10 @@ pub struct StatementPage {
 }
 
 impl StatementPage {
-    /// The page `page` of the statement over `from_date` to `to_date`, of a vendor whose kept
-    /// balance (every active invoice less every active payment of them, D11) is `balance` and
-    /// whose day figures from `from_date` on, after `to_date` too, are `days`.
+    /// The page `page` of the statement over `from_date` to `to_date`, of a vendor whose
+    /// statement balance (every active invoice less every active payment of them and every
+    /// active credit's accepted amount, [`crate::figures::VendorFigures::statement_balance`]) is
+    /// `balance` and whose day figures from `from_date` on, after `to_date` too, are `days`.
     pub fn new(
         page: PageRequest,
         (from_date, to_date): (Date, Date),
@@ -228,15 +254,15 @@ impl StatementPage {
         days: &[(Date, VendorDayFigures)],
     ) -> Self {
         let mut opening_balance = balance;
-        let (mut total_invoiced, mut total_paid, mut total_count) = (Decimal::ZERO, Decimal::ZERO, 0u64);
+        let mut totals = VendorDayFigures::default();
         for (day, figures) in days.iter().filter(|(day, _)| *day >= from_date) {
             opening_balance -= figures.net();
             if *day <= to_date {
-                total_invoiced += figures.invoiced;
-                total_paid += figures.paid;
-                total_count += u64::try_from(figures.lines()).unwrap_or(0);
+                totals.apply(figures);
             }
         }
+        let (total_invoiced, total_paid, total_credited) = (totals.invoiced, totals.paid, totals.credited);
+        let total_count = u64::try_from(totals.lines()).unwrap_or(0);
         let (start, end) = (page.offset(), page.offset() + u64::from(page.page_size()));
         let mut span: Option<(Date, Date, Decimal, u64)> = None;
         let (mut before, mut running) = (0u64, opening_balance);
@@ -259,7 +285,7 @@ impl StatementPage {
             before += lines;
             running += figures.net();
         }
-        Self { page, opening_balance, total_invoiced, total_paid, total_count, span }
+        Self { page, opening_balance, total_invoiced, total_paid, total_credited, total_count, span }
     }
 
     /// The first and the last business day whose lines the page holds, if it holds any.
@@ -294,7 +320,9 @@ impl StatementPage {
             lines,
             total_invoiced: self.total_invoiced.normalize(),
             total_paid: self.total_paid.normalize(),
-            closing_balance: (self.opening_balance + self.total_invoiced - self.total_paid).normalize(),
+            total_credited: self.total_credited.normalize(),
+            closing_balance: (self.opening_balance + self.total_invoiced - self.total_paid - self.total_credited)
+                .normalize(),
         };
         (figures, place)
     }
@@ -309,13 +337,16 @@ mod tests {
     }
 
     fn entry(day: &str, kind: StatementLineKind, invoice: i64, payment: Option<i64>, amount: &str) -> StatementEntry {
+        let credit = (kind == StatementLineKind::Credit).then_some(VendorCreditId(payment.unwrap_or(invoice)));
         StatementEntry {
             date: day.parse().unwrap(),
             kind,
-            invoice_id: InvoiceId(invoice),
-            invoice_number: format!("INV-{invoice}"),
-            transaction_id: payment.map(TransactionId),
+            invoice_id: (kind != StatementLineKind::Credit).then_some(InvoiceId(invoice)),
+            invoice_number: Some(format!("INV-{invoice}")),
+            transaction_id: payment.filter(|_| kind == StatementLineKind::Payment).map(TransactionId),
             reference: None,
+            credit_id: credit,
+            credit_number: credit.map(|id| format!("CN-{id}")),
             description: None,
             amount: dec(amount),
         }
@@ -337,7 +368,7 @@ mod tests {
         let order: Vec<(Option<i64>, i64)> = figures
             .lines
             .iter()
-            .map(|l| (l.entry.transaction_id.map(TransactionId::get), l.entry.invoice_id.get()))
+            .map(|l| (l.entry.transaction_id.map(TransactionId::get), l.entry.invoice_id.unwrap().get()))
             .collect();
         assert_eq!(order, [(Some(31), 7), (None, 8), (None, 9), (Some(12), 7), (Some(30), 7)]);
         let balances: Vec<Decimal> = figures.lines.iter().map(|l| l.balance).collect();
@@ -348,8 +379,29 @@ mod tests {
     }
 
     #[test]
+    fn credits_come_last_on_their_day_and_lower_the_balance() {
+        use StatementLineKind::{Credit, Invoice, Payment};
+        let figures = build(
+            dec("0"),
+            vec![
+                entry("2024-05-02", Credit, 0, Some(4), "15"),
+                entry("2024-05-02", Payment, 7, Some(30), "10"),
+                entry("2024-05-02", Credit, 0, Some(3), "5"),
+                entry("2024-05-02", Invoice, 7, None, "100"),
+            ],
+        );
+        let kinds: Vec<(StatementLineKind, Option<i64>)> =
+            figures.lines.iter().map(|l| (l.entry.kind, l.entry.credit_id.map(VendorCreditId::get))).collect();
+        assert_eq!(kinds, [(Invoice, None), (Payment, None), (Credit, Some(3)), (Credit, Some(4))]);
+        let credited: Vec<Decimal> = figures.lines.iter().map(|l| l.credited).collect();
+        assert_eq!(credited, [dec("0"), dec("0"), dec("5"), dec("15")]);
+        assert_eq!((figures.total_credited, figures.closing_balance), (dec("20"), dec("70")));
+        assert_eq!(figures.closing_balance, figures.lines.last().unwrap().balance);
+    }
+
+    #[test]
     fn a_page_from_day_figures_is_the_whole_statement_cut() {
-        use StatementLineKind::{Invoice, Payment};
+        use StatementLineKind::{Credit, Invoice, Payment};
         // Lines before the range (opening), in it, and after it (a future-dated invoice).
         let all = vec![
             entry("2024-04-28", Invoice, 1, None, "100"),
@@ -360,6 +412,8 @@ mod tests {
             entry("2024-05-03", Invoice, 3, None, "20"),
             entry("2024-05-03", Invoice, 4, None, "0.25"),
             entry("2024-05-04", Payment, 3, Some(13), "20"),
+            entry("2024-05-04", Credit, 0, Some(2), "3"),
+            entry("2024-05-02", Credit, 0, Some(1), "1.5"),
             entry("2024-05-09", Invoice, 5, None, "999"),
         ];
         let (from, to): (Date, Date) = ("2024-05-01".parse().unwrap(), "2024-05-05".parse().unwrap());
@@ -371,16 +425,17 @@ mod tests {
                     figures.apply(&VendorDayFigures { invoices: 1, invoiced: line.amount, ..Default::default() })
                 }
                 Payment => figures.apply(&VendorDayFigures { payments: 1, paid: line.amount, ..Default::default() }),
+                Credit => figures.apply(&VendorDayFigures { credits: 1, credited: line.amount, ..Default::default() }),
             }
         }
         let balance: Decimal = days.values().map(VendorDayFigures::net).sum();
         let days: Vec<(Date, VendorDayFigures)> = days.into_iter().filter(|(day, _)| *day >= from).collect();
         let in_range = |line: &&StatementEntry| line.date >= from && line.date <= to;
         let whole = build(dec("70"), all.iter().filter(in_range).cloned().collect());
-        assert_eq!(whole.lines.len(), 6);
-        for size in 1..=7 {
+        assert_eq!(whole.lines.len(), 8);
+        for size in 1..=9 {
             let mut joined = Vec::new();
-            for page in 1..=8 {
+            for page in 1..=10 {
                 let plan = StatementPage::new(PageRequest::new(page, size), (from, to), balance, &days);
                 let entries: Vec<StatementEntry> = match plan.days() {
                     Some((first, last)) => {
@@ -389,10 +444,14 @@ mod tests {
                     None => Vec::new(),
                 };
                 let (figures, place) = plan.finish(entries);
-                assert_eq!(place.total_count, 6, "size {size}, page {page}");
+                assert_eq!(place.total_count, 8, "size {size}, page {page}");
                 assert_eq!(
-                    (figures.opening_balance, figures.total_invoiced, figures.total_paid, figures.closing_balance),
-                    (whole.opening_balance, whole.total_invoiced, whole.total_paid, whole.closing_balance),
+                    (figures.opening_balance, figures.total_invoiced, figures.total_paid, figures.total_credited),
+                    (whole.opening_balance, whole.total_invoiced, whole.total_paid, whole.total_credited),
+                    "size {size}, page {page}: the whole range's figures"
+                );
+                assert_eq!(
+                    figures.closing_balance, whole.closing_balance,
                     "size {size}, page {page}: the whole range's figures"
                 );
                 joined.extend(figures.lines);

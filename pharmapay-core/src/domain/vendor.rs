@@ -74,8 +74,12 @@ pub struct VendorTotals {
     pub total_invoice_value: Decimal,
     /// Sum of active payments on those invoices.
     pub total_paid_amount: Decimal,
-    /// `total_invoice_value - total_paid_amount`.
+    /// Sum of the credits applied to those invoices (D44).
+    pub total_credited_amount: Decimal,
+    /// `total_invoice_value - total_paid_amount - total_credited_amount` (D11, D44).
     pub outstanding_balance: Decimal,
+    /// What the vendor's active credits still have to set against bills (D44).
+    pub available_credit: Decimal,
 }
 
 /// A vendor with its computed totals.

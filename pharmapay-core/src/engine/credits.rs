@@ -5,10 +5,10 @@ use tracing::instrument;
 
 use super::{PharmaPay, store_error, visible};
 use crate::access::{Access, Action, Collection, Principal};
-use crate::domain::{CreditDecision, CreditQuery, NewVendorCredit, VendorCredit};
+use crate::domain::{CreditDecision, CreditQuery, NewCreditApplication, NewVendorCredit, VendorCredit};
 use crate::error::{Entity, Error, Result};
 use crate::idempotency::{Created, IdempotencyRequest};
-use crate::ids::VendorCreditId;
+use crate::ids::{CreditApplicationId, VendorCreditId};
 use crate::paging::Page;
 use crate::store::Store;
 
@@ -91,6 +91,46 @@ impl<S: Store> PharmaPay<S> {
         let decision = decision.validate(self.tomorrow_start().await?).map_err(Error::Validation)?;
         let ctx = self.ctx_with(principal, decision.audit_changes());
         self.store.decide_credit(id, decision, ctx).await.map_err(store_error)
+    }
+
+    /// Sets an accepted credit against the vendor's bills (D44): as `allocations` say, or over
+    /// the open invoices oldest due first, never more than is available nor more than an invoice
+    /// still owes. Idempotent like every create (D23); answers the credit with its applications.
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`]; [`Error::Validation`] naming `amount`, `date` or the allocation at
+    /// fault; [`Error::NotFound`]; idempotency clashes.
+    #[instrument(skip_all, fields(credit_id = %id))]
+    pub async fn apply_credit(
+        &self,
+        principal: &Principal,
+        id: VendorCreditId,
+        application: NewCreditApplication,
+        idempotency: Option<&IdempotencyRequest>,
+    ) -> Result<Created<VendorCredit>> {
+        principal.require(Access::new(Collection::VendorCredit, Action::Update))?;
+        let application = application.validate(self.tomorrow_start().await?).map_err(Error::Validation)?;
+        let ctx = self.ctx_with(principal, application.audit_changes(self.now()));
+        let apply = |ctx| async move { self.store.apply_credit(id, application, ctx).await.map_err(store_error) };
+        self.create_idempotently(principal, idempotency, ctx, apply, |id| self.store.get_credit(VendorCreditId(id)))
+            .await
+    }
+
+    /// Undoes one application of a credit (D44): the invoice owes it again and the credit has it
+    /// available again.
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`]; [`Error::NotFound`] when the credit or the application is missing or
+    /// deleted, or the application is another credit's.
+    #[instrument(skip_all, fields(credit_id = %id, application_id = %application))]
+    pub async fn undo_application(
+        &self,
+        principal: &Principal,
+        id: VendorCreditId,
+        application: CreditApplicationId,
+    ) -> Result<()> {
+        principal.require(Access::new(Collection::VendorCredit, Action::Update))?;
+        self.store.undo_application(id, application, self.ctx(principal)).await.map_err(store_error)
     }
 
     /// Soft-deletes a credit and its applications, keeping `reason` in the audit log (D16, D44).

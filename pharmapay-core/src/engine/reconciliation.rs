@@ -97,7 +97,7 @@ impl<S: Store> PharmaPay<S> {
         let from = calendar.start_of(from_date);
         let before = calendar.start_of(to_date.saturating_add(Span::new().days(1)));
         let rows = self.store.statement_rows(vendor_id, from, before, &calendar).await.map_err(store_error)?;
-        let figures = statement::build(rows.invoiced_before - rows.paid_before, rows.entries);
+        let figures = statement::build(rows.invoiced_before - rows.paid_before - rows.credited_before, rows.entries);
         Ok(Statement { vendor, from_date, to_date, figures, page: None })
     }
 

@@ -116,7 +116,8 @@ impl<S: Store> PharmaPay<S> {
         ];
         let open = self.store.open_invoices_due(&windows).await.map_err(store_error)?;
         let due = |index: usize| open.get(index).copied().unwrap_or_default().into();
-        Ok(Payables { overdue: due(0), due_today: due(1), due_in_7_days: due(2), due_in_30_days: due(3) })
+        let credits = self.store.credit_summary().await.map_err(store_error)?;
+        Ok(Payables { overdue: due(0), due_today: due(1), due_in_7_days: due(2), due_in_30_days: due(3), credits })
     }
 
     /// Active vendors with the largest outstanding balances; `limit` is clamped to 1..=100.

@@ -30,6 +30,8 @@ pub struct InvoiceFacts {
     pub amount: Decimal,
     /// Its paid total: the sum of its active payments.
     pub paid: Decimal,
+    /// What credits applied to it: the sum of its active applications (D44).
+    pub credited: Decimal,
     /// When it falls due.
     pub due_date: Timestamp,
     /// The business day of its invoice date (D3), the day of its statement line (D35).
@@ -37,9 +39,43 @@ pub struct InvoiceFacts {
 }
 
 impl InvoiceFacts {
+    /// What it still owes: `amount - paid - credited` (D10, D44).
+    pub fn pending(&self) -> Decimal {
+        self.amount - self.paid - self.credited
+    }
+
     /// Whether it still owes something and counts as open (Overdue or PartiallyPaid, D10).
     pub fn is_open(&self) -> bool {
-        is_open(self.is_active, self.amount - self.paid)
+        is_open(self.is_active, self.pending())
+    }
+}
+
+/// What the figures, and the rules of [`crate::rules::credits`], depend on of a vendor credit
+/// (D44).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CreditFacts {
+    /// Its vendor.
+    pub vendor_id: VendorId,
+    /// Whether it is active.
+    pub is_active: bool,
+    /// What it claims.
+    pub claimed: Decimal,
+    /// When claimed.
+    pub claim_date: Timestamp,
+    /// What was accepted; `None` while undecided.
+    pub accepted: Option<Decimal>,
+    /// When decided.
+    pub decision_date: Option<Timestamp>,
+    /// The business day of its decision (D3), the day of its statement line (D35).
+    pub decided_on: Option<Date>,
+    /// The sum of its active applications.
+    pub applied: Decimal,
+}
+
+impl CreditFacts {
+    /// What is left to set against bills: accepted (or nothing) less applied.
+    pub fn available(&self) -> Decimal {
+        self.accepted.unwrap_or_default() - self.applied
     }
 }
 
@@ -111,14 +147,16 @@ impl Contribution for InvoiceFacts {
             active_invoices: sign,
             invoiced: self.amount * factor,
             paid: self.paid * factor,
+            credited: self.credited * factor,
             ..VendorFigures::default()
         };
         change.totals.active_invoices += sign;
         change.totals.invoiced += vendor.invoiced;
         change.totals.invoice_paid += vendor.paid;
+        change.totals.invoice_credited += vendor.credited;
         if self.is_open() {
             change.totals.open_invoices += sign;
-            let open = OpenFigures { invoices: sign, pending: (self.amount - self.paid) * factor };
+            let open = OpenFigures { invoices: sign, pending: self.pending() * factor };
             change.open_by_due_date.entry(self.due_date).or_default().apply(&open);
             vendor = vendor.with_open(open.invoices, open.pending);
         }
@@ -141,6 +179,34 @@ impl Contribution for PaymentFacts {
         if let Some(owner) = self.owner {
             let line = VendorDayFigures { payments: sign, paid: day.amount, ..VendorDayFigures::default() };
             change.vendor_days.entry((owner, self.day)).or_default().apply(&line);
+        }
+    }
+}
+
+impl Contribution for CreditFacts {
+    fn add_to(&self, change: &mut FigureChange, sign: i64) {
+        if !self.is_active {
+            return;
+        }
+        let factor = Decimal::from(sign);
+        let available = self.available() * factor;
+        let vendor = VendorFigures { available_credit: available, ..VendorFigures::default() };
+        change.vendors.entry(self.vendor_id).or_default().apply(&vendor);
+        change.totals.available_credit += available;
+        if self.available() > Decimal::ZERO {
+            change.totals.credits_available += sign;
+        }
+        match (self.accepted, self.decided_on) {
+            (None, _) => {
+                change.totals.pending_claims += sign;
+                change.totals.pending_claimed += self.claimed * factor;
+            }
+            (Some(accepted), Some(day)) if accepted > Decimal::ZERO => {
+                let line =
+                    VendorDayFigures { credits: sign, credited: accepted * factor, ..VendorDayFigures::default() };
+                change.vendor_days.entry((self.vendor_id, day)).or_default().apply(&line);
+            }
+            _ => {}
         }
     }
 }
@@ -225,6 +291,7 @@ mod tests {
             is_active,
             amount: dec(amount),
             paid: dec(paid),
+            credited: dec("0"),
             due_date: ts(due),
             day: "2024-05-01".parse().unwrap(),
         }
@@ -247,9 +314,9 @@ mod tests {
                 &VendorFigures {
                     active_invoices: 1,
                     invoiced: dec("100"),
-                    paid: dec("0"),
                     open_invoices: 1,
-                    owed: dec("100")
+                    owed: dec("100"),
+                    ..VendorFigures::default()
                 }
             )]
         );
@@ -272,13 +339,7 @@ mod tests {
             change.vendors().collect::<Vec<_>>(),
             [(
                 VendorId(7),
-                &VendorFigures {
-                    active_invoices: 0,
-                    invoiced: dec("0"),
-                    paid: dec("60"),
-                    open_invoices: -1,
-                    owed: dec("-60")
-                }
+                &VendorFigures { paid: dec("60"), open_invoices: -1, owed: dec("-60"), ..VendorFigures::default() }
             )],
             "settled: no longer owing anything"
         );
@@ -367,6 +428,60 @@ mod tests {
         );
         assert_eq!(change.totals().unwrap().paid_out, dec("5"));
         assert_eq!(change.totals().unwrap().payments, 0);
+    }
+
+    #[test]
+    fn a_credit_applied_lowers_the_balance_and_what_is_owed_as_a_payment_would() {
+        // D44: pending is amount - paid - credited; an application moves the invoice's credited
+        // total and the credit's applied total in one write.
+        let due = "2024-06-01T00:00:00Z";
+        let before = invoice(7, true, "100", "40", due);
+        let after = InvoiceFacts { credited: dec("60"), ..before };
+        let claim = CreditFacts {
+            vendor_id: VendorId(7),
+            is_active: true,
+            claimed: dec("80"),
+            claim_date: ts("2024-05-01T00:00:00Z"),
+            accepted: Some(dec("70")),
+            decision_date: Some(ts("2024-05-02T00:00:00Z")),
+            decided_on: Some("2024-05-02".parse().unwrap()),
+            applied: dec("0"),
+        };
+        let applied = CreditFacts { applied: dec("60"), ..claim };
+        let mut change = FigureChange::new();
+        change.row(Some(&before), Some(&after)).row(Some(&claim), Some(&applied));
+        let (_, vendor) = change.vendors().next().unwrap();
+        assert_eq!(
+            *vendor,
+            VendorFigures {
+                credited: dec("60"),
+                open_invoices: -1,
+                owed: dec("-60"),
+                available_credit: dec("-60"),
+                ..VendorFigures::default()
+            }
+        );
+        assert_eq!(vendor.outstanding(), dec("-60"));
+        let totals = change.totals().unwrap();
+        assert_eq!(
+            (totals.total_due(), totals.available_credit, totals.credits_available),
+            (dec("-60"), dec("-60"), 0)
+        );
+        assert_eq!(change.vendor_days().count(), 0, "the credit's line is its decision, which stays");
+
+        let mut decided = FigureChange::new();
+        let undecided = CreditFacts { accepted: None, decision_date: None, decided_on: None, ..claim };
+        decided.row(Some(&undecided), Some(&claim));
+        let totals = decided.totals().unwrap();
+        assert_eq!((totals.pending_claims, totals.pending_claimed), (-1, dec("-80")));
+        assert_eq!((totals.credits_available, totals.available_credit), (1, dec("70")));
+        let day: Date = "2024-05-02".parse().unwrap();
+        let line = VendorDayFigures { credits: 1, credited: dec("70"), ..VendorDayFigures::default() };
+        assert_eq!(decided.vendor_days().collect::<Vec<_>>(), [((VendorId(7), day), &line)]);
+        let rejected = CreditFacts { accepted: Some(dec("0")), ..claim };
+        let mut nothing = FigureChange::new();
+        nothing.row(None, Some(&rejected));
+        assert_eq!(nothing.vendor_days().count(), 0, "a rejected claim shows no line");
     }
 
     #[test]

@@ -70,8 +70,8 @@ impl ReportKind {
     }
 
     /// The column headers, in order: the spec's (Reports) in their places, then the columns later
-    /// decisions add (D30 Reference, D36 licence, D37 GSTIN), so a reader that goes by position
-    /// keeps working.
+    /// decisions add (D30 Reference, D36 licence, D37 GSTIN, D44 credits), so a reader that goes
+    /// by position keeps working.
     pub fn headers(self) -> &'static [&'static str] {
         match self {
             ReportKind::Vendors => &[
@@ -90,6 +90,8 @@ impl ReportKind {
                 "GSTIN",
                 "License Valid Until",
                 "License Status",
+                "Credited",
+                "Available Credit",
             ],
             ReportKind::Invoices => &[
                 "ID",
@@ -102,6 +104,7 @@ impl ReportKind {
                 "Invoice Date",
                 "Due Date",
                 "Description",
+                "Credited",
             ],
             ReportKind::Transactions => {
                 &["ID", "Invoice Number", "Vendor", "Amount", "Type", "Transaction Date", "Description", "Reference"]
@@ -128,6 +131,8 @@ impl ReportKind {
                 "Invoiced",
                 "Paid",
                 "Balance",
+                "Credited",
+                "Credit Number",
             ],
         }
     }
@@ -135,12 +140,12 @@ impl ReportKind {
     fn widths(self) -> &'static [f64] {
         match self {
             ReportKind::Vendors => {
-                &[8.0, 30.0, 14.0, 36.0, 16.0, 28.0, 18.0, 18.0, 20.0, 20.0, 16.0, 20.0, 18.0, 18.0, 14.0]
+                &[8.0, 30.0, 14.0, 36.0, 16.0, 28.0, 18.0, 18.0, 20.0, 20.0, 16.0, 20.0, 18.0, 18.0, 14.0, 16.0, 16.0]
             }
-            ReportKind::Invoices => &[8.0, 20.0, 30.0, 16.0, 16.0, 16.0, 14.0, 14.0, 14.0, 40.0],
+            ReportKind::Invoices => &[8.0, 20.0, 30.0, 16.0, 16.0, 16.0, 14.0, 14.0, 14.0, 40.0, 16.0],
             ReportKind::Transactions => &[8.0, 20.0, 30.0, 16.0, 14.0, 18.0, 40.0, 24.0],
             ReportKind::Aging => &[10.0, 30.0, 16.0, 16.0, 16.0, 16.0, 16.0, 16.0, 18.0, 10.0],
-            ReportKind::Statement => &[12.0, 16.0, 20.0, 14.0, 24.0, 40.0, 16.0, 16.0, 18.0],
+            ReportKind::Statement => &[12.0, 16.0, 20.0, 14.0, 24.0, 40.0, 16.0, 16.0, 18.0, 16.0, 20.0],
         }
     }
 }
@@ -467,7 +472,9 @@ impl SheetWriter {
             row.date_time(created)?;
             row.optional_text(vendor.gstin.as_deref())?;
             row.optional_date(valid_until)?;
-            row.text(vendor.license_status.name())
+            row.text(vendor.license_status.name())?;
+            row.money(vendor.totals.total_credited_amount)?;
+            row.money(vendor.totals.available_credit)
         })
     }
 
@@ -484,7 +491,8 @@ impl SheetWriter {
             row.text(invoice.status.name())?;
             row.date(invoice_date)?;
             row.date(due_date)?;
-            row.optional_text(invoice.description.as_deref())
+            row.optional_text(invoice.description.as_deref())?;
+            row.money(invoice.credited_amount)
         })
     }
 
@@ -551,7 +559,7 @@ impl SheetWriter {
         self.row(|cells| {
             cells.date(day)?;
             cells.text(line.entry.kind.name())?;
-            cells.text(&line.entry.invoice_number)?;
+            cells.optional_text(line.entry.invoice_number.as_deref())?;
             match line.entry.transaction_id {
                 Some(id) => cells.id(id.get())?,
                 None => {
@@ -562,7 +570,9 @@ impl SheetWriter {
             cells.optional_text(line.entry.description.as_deref())?;
             cells.money(line.invoiced)?;
             cells.money(line.paid)?;
-            cells.money(line.balance)
+            cells.money(line.balance)?;
+            cells.money(line.credited)?;
+            cells.optional_text(line.entry.credit_number.as_deref())
         })
     }
 

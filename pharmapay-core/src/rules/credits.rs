@@ -10,25 +10,14 @@
 use jiff::Timestamp;
 use rust_decimal::Decimal;
 
-use crate::domain::{CreditDecision, NewVendorCredit};
+use crate::domain::{CreditDecision, NewCreditApplication, NewVendorCredit};
 use crate::error::FieldErrors;
+pub use crate::figures::CreditFacts;
+use crate::figures::InvoiceFacts;
 use crate::ids::VendorId;
+use crate::money::Amount;
+use crate::rules::allocation::{self, Allocation, PayableInvoice};
 use crate::store::{StoreError, StoreResult};
-
-/// What the rules read of a stored credit, under its lock.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CreditFacts {
-    /// Its vendor.
-    pub vendor_id: VendorId,
-    /// What it claims.
-    pub claimed: Decimal,
-    /// When claimed.
-    pub claim_date: Timestamp,
-    /// What was accepted; `None` while undecided.
-    pub accepted: Option<Decimal>,
-    /// The sum of its active applications.
-    pub applied: Decimal,
-}
 
 /// A replacement of `credit` by `new` (D14, D44) may go on when it claims at least what was
 /// accepted and, once anything is applied, keeps the vendor.
@@ -70,6 +59,60 @@ pub fn check_decision(credit: &CreditFacts, decision: &CreditDecision) -> StoreR
     refuse_unless_empty(errors)
 }
 
+/// Plans setting `request` of `credit` against the vendor's bills (D44) at `at` (the write's
+/// instant, the application's date when the request gives none), over `invoices`, which the
+/// store loaded and locked as for a vendor payment (D31): the ones the allocations name, or the
+/// vendor's invoices. The credit must be accepted (something above zero); the amount is the
+/// request's, or its allocations' sum, or all that is available, and may not be more than is
+/// available; the date may not be before the decision; then the amount is split as D31 splits a
+/// payment, each invoice taking at most what it still owes. Answers the allocations.
+///
+/// # Errors
+/// `Invalid` naming `amount`, `date`, `allocations[i].invoiceId` or `allocations[i].amount`.
+pub fn plan_application(
+    credit: &CreditFacts,
+    request: &NewCreditApplication,
+    at: Timestamp,
+    invoices: &[PayableInvoice],
+) -> StoreResult<Vec<Allocation>> {
+    if credit.accepted.is_none_or(|accepted| accepted <= Decimal::ZERO) {
+        return refuse("amount", "cannot be applied: the credit is not accepted");
+    }
+    let available = credit.available();
+    let allocated: Option<Decimal> = request
+        .allocations
+        .as_ref()
+        .map(|allocations| allocations.iter().map(|allocation| allocation.amount.get()).sum());
+    let amount = request.amount.map(Amount::get).or(allocated).unwrap_or(available);
+    let mut errors = FieldErrors::new();
+    if amount > available {
+        errors.add("amount", format!("is more than the credit has available, {}", available.normalize()));
+    }
+    if credit.decision_date.is_some_and(|decided| request.date.unwrap_or(at) < decided) {
+        errors.add("date", "must not be earlier than decisionDate");
+    }
+    if !errors.is_empty() {
+        return Err(StoreError::Invalid(errors));
+    }
+    let Ok(amount) = Amount::try_from(amount) else {
+        return refuse("amount", "cannot be applied: nothing is available");
+    };
+    allocation::allocate(credit.vendor_id, amount, request.allocations.as_deref(), invoices)
+}
+
+/// An invoice replaced with vendor `new_vendor` (D14) may go on when it keeps its vendor
+/// `invoice.vendor_id` or no credit is applied to it (`invoice.credited` is zero): a credit is set
+/// against its own vendor's bills only, as an applied credit keeps its vendor (D44).
+///
+/// # Errors
+/// `Invalid` naming `vendorId`.
+pub fn check_invoice_move(invoice: &InvoiceFacts, new_vendor: VendorId) -> StoreResult<()> {
+    if invoice.vendor_id != new_vendor && invoice.credited > Decimal::ZERO {
+        return refuse("vendorId", "cannot change while a vendor credit is applied to the invoice");
+    }
+    Ok(())
+}
+
 /// A claim naming an invoice (D44) may go on when that invoice exists and belongs to the
 /// credit's vendor, active or not: `invoice_vendor` is the vendor of the invoice the store
 /// found, `None` when there is none.
@@ -84,7 +127,7 @@ pub fn check_against(vendor_id: VendorId, invoice_vendor: Option<VendorId>) -> S
     }
 }
 
-fn refuse(field: &str, message: &str) -> StoreResult<()> {
+fn refuse<T>(field: &str, message: &str) -> StoreResult<T> {
     Err(StoreError::Invalid(FieldErrors::single(field, message)))
 }
 
@@ -96,7 +139,8 @@ fn refuse_unless_empty(errors: FieldErrors) -> StoreResult<()> {
 mod tests {
     use super::*;
     use crate::domain::CreditKind;
-    use crate::money::Amount;
+    use crate::ids::InvoiceId;
+    use crate::rules::allocation::RequestedAllocation;
 
     fn dec(text: &str) -> Decimal {
         Decimal::from_str_exact(text).unwrap()
@@ -109,9 +153,12 @@ mod tests {
     fn facts(accepted: Option<&str>, applied: &str) -> CreditFacts {
         CreditFacts {
             vendor_id: VendorId(1),
+            is_active: true,
             claimed: dec("100"),
             claim_date: ts("2024-05-01T00:00:00Z"),
             accepted: accepted.map(dec),
+            decision_date: accepted.map(|_| ts("2024-05-02T00:00:00Z")),
+            decided_on: None,
             applied: dec(applied),
         }
     }
@@ -162,6 +209,86 @@ mod tests {
             ["decisionDate"],
             "before the claim"
         );
+    }
+
+    fn payable(id: i64, pending: &str, due_day: u32) -> PayableInvoice {
+        let due = ts(&format!("2024-06-{due_day:02}T00:00:00Z"));
+        PayableInvoice {
+            id: InvoiceId(id),
+            vendor_id: VendorId(1),
+            is_active: true,
+            pending: dec(pending),
+            due_date: due,
+            invoice_date: due,
+        }
+    }
+
+    fn request(amount: Option<&str>, allocations: &[(i64, &str)]) -> NewCreditApplication {
+        NewCreditApplication {
+            amount: amount.map(|amount| Amount::parse(amount).unwrap()),
+            date: None,
+            allocations: (!allocations.is_empty()).then(|| {
+                allocations
+                    .iter()
+                    .map(|(id, amount)| RequestedAllocation {
+                        invoice_id: InvoiceId(*id),
+                        amount: Amount::parse(amount).unwrap(),
+                    })
+                    .collect()
+            }),
+        }
+    }
+
+    #[test]
+    fn an_application_takes_what_is_available_oldest_due_first() {
+        let at = ts("2024-05-10T10:00:00Z");
+        let invoices = [payable(2, "30", 20), payable(1, "50", 10), payable(3, "-5", 1)];
+        let planned = |credit: &CreditFacts, request: &NewCreditApplication| {
+            plan_application(credit, request, at, &invoices)
+                .map(|allocations| allocations.iter().map(|a| (a.invoice_id.get(), a.amount.get())).collect::<Vec<_>>())
+        };
+        // Accepted 80, 10 applied: 70 available, by default all of it, oldest due first.
+        assert_eq!(planned(&facts(Some("80"), "10"), &request(None, &[])).unwrap(), [(1, dec("50")), (2, dec("20"))]);
+        assert_eq!(
+            planned(&facts(Some("80"), "10"), &request(Some("55"), &[])).unwrap(),
+            [(1, dec("50")), (2, dec("5"))]
+        );
+        assert_eq!(planned(&facts(Some("80"), "10"), &request(None, &[(2, "30")])).unwrap(), [(2, dec("30"))]);
+        assert_eq!(fields(planned(&facts(Some("80"), "10"), &request(Some("70.0001"), &[])).map(drop)), ["amount"]);
+        assert_eq!(
+            fields(planned(&facts(Some("100"), "0"), &request(None, &[])).map(drop)),
+            ["amount"],
+            "owed 80 only"
+        );
+        assert_eq!(
+            fields(planned(&facts(Some("80"), "0"), &request(None, &[(1, "50.0001")])).map(drop)),
+            ["allocations[0].amount"]
+        );
+        assert_eq!(
+            fields(planned(&facts(Some("80"), "0"), &request(None, &[(1, "50"), (2, "30.0001")])).map(drop)),
+            ["amount"]
+        );
+        assert_eq!(fields(planned(&facts(None, "0"), &request(Some("1"), &[])).map(drop)), ["amount"], "undecided");
+        assert_eq!(fields(planned(&facts(Some("0"), "0"), &request(Some("1"), &[])).map(drop)), ["amount"], "rejected");
+        assert_eq!(fields(planned(&facts(Some("10"), "10"), &request(None, &[])).map(drop)), ["amount"], "all applied");
+        let early = NewCreditApplication { date: Some(ts("2024-05-01T23:59:59Z")), ..request(Some("1"), &[]) };
+        assert_eq!(fields(planned(&facts(Some("80"), "0"), &early).map(drop)), ["date"], "before the decision");
+    }
+
+    #[test]
+    fn an_invoice_with_credit_applied_keeps_its_vendor() {
+        let invoice = InvoiceFacts {
+            vendor_id: VendorId(1),
+            is_active: true,
+            amount: dec("100"),
+            paid: dec("0"),
+            credited: dec("0.0001"),
+            due_date: ts("2024-06-01T00:00:00Z"),
+            day: "2024-05-01".parse().unwrap(),
+        };
+        assert_eq!(fields(check_invoice_move(&invoice, VendorId(2))), ["vendorId"]);
+        assert!(check_invoice_move(&invoice, VendorId(1)).is_ok());
+        assert!(check_invoice_move(&InvoiceFacts { credited: dec("0"), ..invoice }, VendorId(2)).is_ok());
     }
 
     #[test]

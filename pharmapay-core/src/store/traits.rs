@@ -37,20 +37,21 @@ use crate::access::Permission;
 use crate::auth::Secret;
 use crate::clock::BusinessCalendar;
 use crate::dashboard::SummaryFigures;
-use crate::dashboard::TopVendor;
+use crate::dashboard::{CreditSummary, TopVendor};
 use crate::domain::aging::{Aging, AgingBounds};
 use crate::domain::licence::LicenceHolder;
 use crate::domain::statement::{StatementFigures, StatementRows};
 use crate::domain::{
     AuditEntry, AuditQuery, CreditDecision, CreditQuery, Invoice, InvoiceDetail, InvoiceFilter, InvoiceQuery,
-    NewAuditEntry, NewInvoice, NewPolicy, NewRole, NewTransaction, NewVendor, NewVendorCredit, NewVendorPayment,
-    Policy, ProfileUpdate, Role, Setting, Transaction, TransactionFilter, TransactionQuery, User, UserUpdate, Vendor,
-    VendorCredit, VendorFilter, VendorPayment, VendorQuery,
+    NewAuditEntry, NewCreditApplication, NewInvoice, NewPolicy, NewRole, NewTransaction, NewVendor, NewVendorCredit,
+    NewVendorPayment, Policy, ProfileUpdate, Role, Setting, Transaction, TransactionFilter, TransactionQuery, User,
+    UserUpdate, Vendor, VendorCredit, VendorFilter, VendorPayment, VendorQuery,
 };
 use crate::figures::{DayFigures, OpenFigures};
 use crate::idempotency::{ClaimOutcome, IdempotencyClaim, IdempotencyKey};
 use crate::ids::{
-    InvoiceId, PermissionId, PolicyId, RoleId, TransactionId, UserId, VendorCreditId, VendorId, VendorPaymentId,
+    CreditApplicationId, InvoiceId, PermissionId, PolicyId, RoleId, TransactionId, UserId, VendorCreditId, VendorId,
+    VendorPaymentId,
 };
 use crate::paging::{Page, PagePlace, PageRequest};
 use crate::rules::login::{Failure, LoginAttempts};
@@ -352,6 +353,35 @@ pub trait CreditStore: Send + Sync + 'static {
 
     /// A page of credits, newest claim first, then id descending; without applications.
     fn list_credits(&self, query: &CreditQuery) -> impl Future<Output = StoreResult<Page<VendorCredit>>> + Send;
+
+    /// Sets an active credit against its vendor's bills in one transaction (D44):
+    /// `NotFound(VendorCredit)` unless it is active; the invoices it may credit (those the
+    /// allocations name, or else the vendor's active invoices) locked as a vendor payment locks
+    /// them (D31), then the credit; [`crate::rules::credits::plan_application`] decides, at
+    /// `ctx.at` when the request gives no date; then one application per allocation, each added
+    /// to its invoice's credited total and all to the credit's applied total, with the kept
+    /// figures (D41), the audit entry and the idempotency claim of `ctx` (its id is the
+    /// credit's). A refusal writes nothing. Answers the credit with its applications.
+    fn apply_credit(
+        &self,
+        id: VendorCreditId,
+        application: NewCreditApplication,
+        ctx: WriteContext,
+    ) -> impl Future<Output = StoreResult<VendorCredit>> + Send;
+
+    /// Undoes one active application of an active credit: `NotFound(CreditApplication)` unless
+    /// both are active and the application is the credit's; its amount comes off the invoice's
+    /// credited total and the credit's applied total.
+    fn undo_application(
+        &self,
+        credit: VendorCreditId,
+        application: CreditApplicationId,
+        ctx: WriteContext,
+    ) -> impl Future<Output = StoreResult<()>> + Send;
+
+    /// The payables dashboard's credit cards (D44), from the kept figures (D41) and the oldest
+    /// undecided claim.
+    fn credit_summary(&self) -> impl Future<Output = StoreResult<CreditSummary>> + Send;
 }
 
 /// Storage for users, roles, policies and permissions.

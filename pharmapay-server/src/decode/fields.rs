@@ -142,6 +142,15 @@ impl Fields<'_> {
         }
     }
 
+    /// An optional positive amount, written as a JSON number (D1); absent and `null` are
+    /// `Some(None)`.
+    pub fn optional_amount(&mut self, name: &str, slot: Option<Slot>) -> Option<Option<Amount>> {
+        match slot {
+            None | Some(Slot::Other(Kind::Null)) => Some(None),
+            slot => self.amount(name, slot).map(Some),
+        }
+    }
+
     /// A required sum of money that may be zero, written as a JSON number (D1): at most
     /// four fractional digits and within the largest amount; core says whether a sign is allowed.
     pub fn money(&mut self, name: &str, slot: Option<Slot>) -> Option<Decimal> {

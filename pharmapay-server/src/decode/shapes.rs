@@ -63,6 +63,11 @@ impl Shapes {
         self.add(name, true, schema::amount_input(description));
     }
 
+    /// An optional amount (D1), which may be `null`.
+    pub fn optional_amount(&mut self, name: &'static str, _: Option<Slot>, description: &str) {
+        self.add(name, false, schema::amount_input(description).with("type", vec!["number", "null"]));
+    }
+
     /// A required sum of money from zero up (D1).
     pub fn money(&mut self, name: &'static str, _: Option<Slot>, description: &str) {
         self.add(name, true, schema::money_input(description));

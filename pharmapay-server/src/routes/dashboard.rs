@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use super::{Call, Route, each};
 use crate::app::needs;
-use crate::dto::{amount, instant, money};
+use crate::dto::{amount, instant, money, optional_instant};
 use crate::http::{Reply, Req};
 use crate::openapi::schema::{self, names};
 use crate::openapi::{Component, Operation, Section, Tag, describe, object, query, schema_ref};
@@ -176,17 +176,47 @@ pub struct PayablesDto {
     due_today: DueDto,
     due_in7_days: DueDto,
     due_in30_days: DueDto,
+    /// D44.
+    available_credit: AvailableCreditDto,
+    pending_claims: PendingClaimsDto,
 }
 
 impl From<Payables> for PayablesDto {
     fn from(payables: Payables) -> Self {
+        let (available, pending) = (payables.credits.available_credit, payables.credits.pending_claims);
         Self {
             overdue: payables.overdue.into(),
             due_today: payables.due_today.into(),
             due_in7_days: payables.due_in_7_days.into(),
             due_in30_days: payables.due_in_30_days.into(),
+            available_credit: AvailableCreditDto { amount: available.amount, credit_count: available.credit_count },
+            pending_claims: PendingClaimsDto {
+                amount: pending.amount,
+                credit_count: pending.credit_count,
+                oldest_claim_date: pending.oldest_claim_date,
+            },
         }
     }
+}
+
+/// Credit still to set against bills (D44).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AvailableCreditDto {
+    #[serde(serialize_with = "money")]
+    amount: Decimal,
+    credit_count: u64,
+}
+
+/// Claims still waiting for the distributor's decision (D44).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingClaimsDto {
+    #[serde(serialize_with = "money")]
+    amount: Decimal,
+    credit_count: u64,
+    #[serde(serialize_with = "optional_instant")]
+    oldest_claim_date: Option<Timestamp>,
 }
 
 /// One top vendor.
@@ -280,11 +310,30 @@ describe! {
 describe! {
     PayablesDto as "Payables":
         "Over active invoices still owing something: overdue (due before today), due today, due from tomorrow to \
-         today + 7, and from tomorrow to today + 30 (so it includes the 7 days), in the business time zone (D32)." {
+         today + 7, and from tomorrow to today + 30 (so it includes the 7 days), in the business time zone (D32); \
+         and the vendor credits still available and the claims still undecided (D44)." {
         overdue: schema_ref::<DueDto>(),
         due_today: schema_ref::<DueDto>(),
         due_in7_days: schema_ref::<DueDto>(),
         due_in30_days: schema_ref::<DueDto>(),
+        available_credit: schema_ref::<AvailableCreditDto>(),
+        pending_claims: schema_ref::<PendingClaimsDto>(),
+    }
+}
+
+describe! {
+    AvailableCreditDto as "AvailableCredit":
+        "Credit still to set against bills (D44): active credits with something available." {
+        amount: schema::money("The sum of their `availableAmount`."),
+        credit_count: schema::count("How many credits."),
+    }
+}
+
+describe! {
+    PendingClaimsDto as "PendingClaims": "Claims still waiting for the distributor's decision (D44)." {
+        amount: schema::money("The sum of their claimed amounts."),
+        credit_count: schema::count("How many claims."),
+        oldest_claim_date: schema::nullable_instant("The earliest claim date among them, or null when there is none."),
     }
 }
 

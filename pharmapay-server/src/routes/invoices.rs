@@ -147,6 +147,9 @@ pub struct InvoiceDto {
     amount: Decimal,
     #[serde(serialize_with = "money")]
     paid_amount: Decimal,
+    /// D44.
+    #[serde(serialize_with = "money")]
+    credited_amount: Decimal,
     #[serde(serialize_with = "money")]
     pending_amount: Decimal,
     status: &'static str,
@@ -170,6 +173,7 @@ impl From<pharmapay_core::domain::Invoice> for InvoiceDto {
             invoice_number: invoice.invoice_number,
             amount: invoice.amount.get(),
             paid_amount: invoice.paid_amount,
+            credited_amount: invoice.credited_amount,
             status: invoice.status.name(),
             invoice_date: invoice.invoice_date,
             due_date: invoice.due_date,
@@ -233,7 +237,8 @@ describe! {
         invoice_number: schema::text(CODE_MAX, "Invoice number."),
         amount: schema::amount("Total amount."),
         paid_amount: schema::money("Sum of the invoice's active transactions (D10)."),
-        pending_amount: schema::money("`amount - paidAmount` (D10); negative when overpaid."),
+        credited_amount: schema::money("Sum of the active applications of vendor credits to it (D44)."),
+        pending_amount: schema::money("`amount - paidAmount - creditedAmount` (D10, D44); negative when overpaid."),
         status: schema::one_of(
             &names(InvoiceStatus::ALL, InvoiceStatus::name),
             "Computed on read, first match wins: Canceled when inactive, FullyPaid when pendingAmount <= 0, Overdue when \

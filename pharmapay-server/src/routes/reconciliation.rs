@@ -7,6 +7,7 @@ use pharmapay_core::Collection::{Dashboard, Invoice, Transaction, Vendor};
 use pharmapay_core::domain::VendorType;
 use pharmapay_core::domain::aging::AGING_PAGE_SIZE;
 use pharmapay_core::domain::aging::{Aging, AgingBucket, AgingFigures, AgingQuery};
+use pharmapay_core::domain::credit::CREDIT_NUMBER_MAX;
 use pharmapay_core::domain::gstin::GSTIN_LEN;
 use pharmapay_core::domain::licence::LicenseStatus;
 use pharmapay_core::domain::reference::REFERENCE_MAX;
@@ -282,15 +283,19 @@ pub struct StatementLineDto {
     #[serde(serialize_with = "day")]
     date: Date,
     kind: &'static str,
-    invoice_id: i64,
-    invoice_number: String,
+    invoice_id: Option<i64>,
+    invoice_number: Option<String>,
     transaction_id: Option<i64>,
     reference: Option<String>,
+    credit_id: Option<i64>,
+    credit_number: Option<String>,
     description: Option<String>,
     #[serde(serialize_with = "money")]
     invoiced: Decimal,
     #[serde(serialize_with = "money")]
     paid: Decimal,
+    #[serde(serialize_with = "money")]
+    credited: Decimal,
     #[serde(serialize_with = "money")]
     balance: Decimal,
 }
@@ -311,6 +316,8 @@ pub struct StatementDto {
     total_invoiced: Decimal,
     #[serde(serialize_with = "money")]
     total_paid: Decimal,
+    #[serde(serialize_with = "money")]
+    total_credited: Decimal,
     #[serde(serialize_with = "money")]
     closing_balance: Decimal,
     #[serde(flatten)]
@@ -337,18 +344,22 @@ impl From<Statement> for StatementDto {
                 .map(|line| StatementLineDto {
                     date: line.entry.date,
                     kind: line.entry.kind.name(),
-                    invoice_id: line.entry.invoice_id.get(),
+                    invoice_id: line.entry.invoice_id.map(|id| id.get()),
                     invoice_number: line.entry.invoice_number,
                     transaction_id: line.entry.transaction_id.map(|id| id.get()),
                     reference: line.entry.reference,
+                    credit_id: line.entry.credit_id.map(|id| id.get()),
+                    credit_number: line.entry.credit_number,
                     description: line.entry.description,
                     invoiced: line.invoiced,
                     paid: line.paid,
+                    credited: line.credited,
                     balance: line.balance,
                 })
                 .collect(),
             total_invoiced: figures.total_invoiced,
             total_paid: figures.total_paid,
+            total_credited: figures.total_credited,
             closing_balance: figures.closing_balance,
             page: statement.page.map(PagePlaceDto::from),
         }
@@ -431,16 +442,27 @@ describe! {
     StatementLineDto as "StatementLine": "One line of a statement (D35)." {
         date: schema::day(),
         kind: schema::one_of(
-            &names([StatementLineKind::Invoice, StatementLineKind::Payment], StatementLineKind::name),
-            "What the line records.",
+            &names(
+                [StatementLineKind::Invoice, StatementLineKind::Payment, StatementLineKind::Credit],
+                StatementLineKind::name,
+            ),
+            "What the line records: an invoice, a payment, or a credit the vendor accepted (D44).",
         ),
-        invoice_id: schema::id("The invoice (the one paid, for a payment)."),
-        invoice_number: schema::text(CODE_MAX, "Its number."),
-        transaction_id: schema::nullable_id("The payment, or null for an invoice."),
-        reference: schema::nullable_text(REFERENCE_MAX, "The payment's reference, or null (D30)."),
+        invoice_id: schema::nullable_id(
+            "The invoice (the one paid, for a payment; the one claimed against, or null, for a credit).",
+        ),
+        invoice_number: schema::nullable_text(CODE_MAX, "Its number, or null."),
+        transaction_id: schema::nullable_id("The payment, or null for an invoice or a credit."),
+        reference: schema::nullable_text(
+            REFERENCE_MAX.max(CODE_MAX),
+            "The payment's reference (D30), or the distributor's reference of a credit (D44), or null.",
+        ),
+        credit_id: schema::nullable_id("The credit, for a credit line (D44); else null."),
+        credit_number: schema::nullable_text(CREDIT_NUMBER_MAX, "The credit's number, or null."),
         description: schema::nullable_text(TEXT_MAX, "Free text, or null."),
-        invoiced: schema::money("Invoiced on this line (0 for payments)."),
-        paid: schema::money("Paid on this line (0 for invoices)."),
+        invoiced: schema::money("Invoiced on this line (0 for payments and credits)."),
+        paid: schema::money("Paid on this line (0 for invoices and credits)."),
+        credited: schema::money("The credit's accepted amount on a credit line (D44); 0 on the others."),
         balance: schema::money("The running balance after this line."),
     }
 }
@@ -450,15 +472,20 @@ describe! {
         vendor: schema_ref::<StatementVendorDto>(),
         from_date: schema::day(),
         to_date: schema::day(),
-        opening_balance: schema::money("Invoiced minus paid before `fromDate`."),
+        opening_balance: schema::money("Invoiced minus paid and credited before `fromDate` (D44)."),
         lines: schema::array(schema_ref::<StatementLineDto>()).with(
             "description",
-            "The vendor's active invoices and the active payments of those invoices dated in the range, by date, \
-             invoices before payments on the same day, then id: all of them, or the page asked for (D43).",
+            "The vendor's active invoices, the active payments of those invoices and its active credits with something \
+             accepted (by decision date, D44) dated in the range, by date, invoices before payments before credits on \
+             the same day, then id: all of them, or the page asked for (D43).",
         ),
         total_invoiced: schema::money("Invoiced in the range."),
         total_paid: schema::money("Paid in the range."),
-        closing_balance: schema::money("`openingBalance + totalInvoiced - totalPaid`."),
+        total_credited: schema::money("Credited in the range: the accepted amounts of its credit lines (D44)."),
+        closing_balance: schema::money(
+            "`openingBalance + totalInvoiced - totalPaid - totalCredited`; over everything, the vendor's \
+             `outstandingBalance - availableCredit` (D44).",
+        ),
         page: flatten_sometimes::<PagePlaceDto>(),
     }
 }

@@ -5,22 +5,29 @@ use pharmapay_core::Action::{Read, Update};
 use pharmapay_core::Collection::VendorCredit as Credits;
 use pharmapay_core::domain::credit::CREDIT_NUMBER_MAX;
 use pharmapay_core::domain::{
-    CreditApplication, CreditDecision, CreditKind, CreditQuery, CreditStatus, NewVendorCredit, VendorCredit,
+    CreditApplication, CreditDecision, CreditKind, CreditQuery, CreditStatus, NewCreditApplication, NewVendorCredit,
+    VendorCredit,
 };
+use pharmapay_core::idempotency::IdempotencyRequest;
+use pharmapay_core::ids::VendorCreditId;
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::text::{CODE_MAX, NAME_MAX, TEXT_MAX};
-use pharmapay_core::{Amount, PharmaPay, Store};
+use pharmapay_core::{Amount, PharmaPay, Principal, Store};
 use serde::Serialize;
 
-use super::{Route, kept_routes};
+use super::vendor_payments::{AllocationBody, allocations};
+use super::{Call, Route, kept_routes};
 use crate::app::needs;
-use crate::decode::{Slot, bodies};
+use crate::decode::{Objects, Slot, bodies};
 use crate::dto::{PageDto, amount, instant, money, optional_instant, optional_money, page_schema};
+use crate::http::Reply;
 use crate::openapi::schema::{self, TRIM_NOTE, names};
 use crate::openapi::{
-    Crud, Json, Operation, Schema, describe, flatten, object, query, query_date, query_id, schema_ref,
+    Crud, IDEMPOTENCY_KEY, Json, Operation, Schema, created, describe, flatten, link_by_id, no_content, object,
+    path_id, query, query_date, query_id, schema_ref,
 };
+use crate::problem::ApiError;
 
 /// The vendor credit routes.
 pub fn routes<S: Store>() -> Vec<Route<S>> {
@@ -33,6 +40,15 @@ pub fn routes<S: Store>() -> Vec<Route<S>> {
             Route::post("/api/vendor-credits/{id}/decision", needs(Credits, Update), decide, |call| {
                 Box::pin(call.replace(PharmaPay::decide_credit, VendorCreditDetailDto::from))
             }),
+            Route::post("/api/vendor-credits/{id}/applications", needs(Credits, Update), apply_operation, |call| {
+                Box::pin(apply(call))
+            }),
+            Route::delete(
+                "/api/vendor-credits/{id}/applications/{applicationId}",
+                needs(Credits, Update),
+                undo_operation,
+                |call| Box::pin(call.link("applicationId", PharmaPay::undo_application)),
+            ),
         ];
     }
 }
@@ -116,7 +132,72 @@ fn decide() -> Operation {
     .errors(&[400, 401, 403, 404, 413, 415, 503])
 }
 
+fn apply_operation() -> Operation {
+    CRUD.operation(
+        "applyVendorCredit",
+        "Set a credit against bills",
+        ". Sets an accepted credit's available amount against the vendor's active invoices, checked in one \
+         transaction with the writes as a vendor payment's allocations are (D31, D44): with `allocations`, each an \
+         active invoice of the credit's vendor, listed once, at most what it still owes (`pendingAmount`), adding up to \
+         at most `availableAmount` (and to `amount` when both are given); without them, `amount` (default: all that is \
+         available) goes to the open invoices oldest due first. A credit not accepted, or an amount above what is \
+         available or what the open invoices owe, is a 400 on `amount`; `date` (default now) may not be before \
+         `decisionDate` nor after today. Nothing is written on a refusal. Each invoice credited is one application; \
+         answers 201 with the credit and its applications and `Location: /api/vendor-credits/<id>`. Accepts an \
+         `Idempotency-Key` (D23).",
+    )
+    .path_parameter(CRUD.id())
+    .parameter(IDEMPOTENCY_KEY)
+    .body::<ApplicationBody>()
+    .response(
+        "201",
+        created(
+            "The credit was applied.",
+            schema_ref::<VendorCreditDetailDto>(),
+            link_by_id("getVendorCredit", "The credit with its applications."),
+        ),
+    )
+    .errors(&[400, 401, 403, 404, 409, 413, 415, 422, 503])
+}
+
+fn undo_operation() -> Operation {
+    CRUD.operation(
+        "undoVendorCreditApplication",
+        "Undo an application of a credit",
+        ". The invoice owes the amount again and the credit has it available again (D44). 404 when the credit or the \
+         application is missing or deleted, or the application is another credit's.",
+    )
+    .path_parameter(CRUD.id())
+    .path_parameter(path_id("applicationId", "Application id."))
+    .response("204", no_content("Undone; no body."))
+    .errors(&[400, 401, 403, 404, 503])
+}
+
+/// Applies the credit the path names: the amounts and invoices are the body's (D44).
+async fn apply<S: Store>(call: Call<'_, S>) -> Result<Reply, ApiError> {
+    let credit_id = VendorCreditId(call.req.id("id")?);
+    let create = async move |engine: &PharmaPay<S>,
+                             principal: &Principal,
+                             application: NewCreditApplication,
+                             idempotency: Option<&IdempotencyRequest>| {
+        engine.apply_credit(principal, credit_id, application, idempotency).await
+    };
+    call.create("vendor-credits", create, |credit| credit.id.get(), VendorCreditDetailDto::from).await
+}
+
 bodies! {
+    /// Setting a credit against bills (D44).
+    ApplicationBody => NewCreditApplication as "VendorCreditApplicationInput":
+        "Setting an accepted credit against the vendor's bills (D44). Unknown fields are ignored." {
+        amount: Slot => optional_amount("amount")
+            as "How much to apply: at most `availableAmount`. With `allocations`, it must equal their sum; without \
+                either, all that is available.",
+        date: Slot => optional_datetime("date")
+            as "When applied: not before `decisionDate`, not after today in the business time zone (D2, D3); \
+                absent, now.",
+        allocations: Objects<AllocationBody> => optional_objects("allocations") as allocations(),
+    }
+
     /// A credit's claim, on create and full replacement (D14, D44).
     CreditBody => NewVendorCredit as "VendorCreditInput":
         "A claim on a distributor (D44), on create and full replacement (D14). Unknown fields are ignored." {

@@ -134,7 +134,7 @@ bodies! {
 }
 
 /// `allocations`: 1 to [`MAX_ALLOCATIONS`] invoices.
-fn allocations() -> Json {
+pub(super) fn allocations() -> Json {
     object! {
         "minItems": 1,
         "maxItems": MAX_ALLOCATIONS,

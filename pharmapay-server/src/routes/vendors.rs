@@ -170,6 +170,11 @@ pub struct VendorDto {
     total_invoice_value: Decimal,
     #[serde(serialize_with = "money")]
     total_paid_amount: Decimal,
+    /// D44.
+    #[serde(serialize_with = "money")]
+    total_credited_amount: Decimal,
+    #[serde(serialize_with = "money")]
+    available_credit: Decimal,
     #[serde(serialize_with = "instant")]
     created_at: Timestamp,
     #[serde(serialize_with = "instant")]
@@ -195,6 +200,8 @@ impl From<pharmapay_core::domain::Vendor> for VendorDto {
             outstanding_balance: vendor.totals.outstanding_balance,
             total_invoice_value: vendor.totals.total_invoice_value,
             total_paid_amount: vendor.totals.total_paid_amount,
+            total_credited_amount: vendor.totals.total_credited_amount,
+            available_credit: vendor.totals.available_credit,
             created_at: vendor.created_at,
             updated_at: vendor.updated_at,
         }
@@ -215,9 +222,15 @@ describe! {
             .with("maxItems", MAX_EXTRA_LICENSES)
             .with("description", "Further licences (empty when none)."),
         is_active: schema::boolean("False once soft-deleted."),
-        outstanding_balance: schema::money("`totalInvoiceValue - totalPaidAmount` (D11); may be negative when overpaid."),
+        outstanding_balance: schema::money(
+            "`totalInvoiceValue - totalPaidAmount - totalCreditedAmount` (D11, D44); may be negative when overpaid.",
+        ),
         total_invoice_value: schema::money("Sum of `amount` over the vendor's active invoices (D11)."),
         total_paid_amount: schema::money("Sum of the active payments on those invoices (D11)."),
+        total_credited_amount: schema::money("Sum of the vendor credits applied to those invoices (D44)."),
+        available_credit: schema::money(
+            "Sum of `availableAmount` over the vendor's active credits: accepted and not yet applied (D44).",
+        ),
         created_at: schema::instant("When created."),
         updated_at: schema::instant("When last changed."),
         drug_license_valid_until: object! {

@@ -181,3 +181,114 @@ async fn pharmacists_claim_and_decide_but_do_not_delete() {
         .problem(403);
     assert!(denied["detail"].as_str().unwrap().contains("VendorCredit:Delete"), "{denied}");
 }
+
+/// An accepted credit of `accepted`, claimed on 1 May and decided on 2 May; answers its id.
+async fn accepted_credit(app: &crate::helpers::TestApp, vendor: i64, number: &str, accepted: f64) -> i64 {
+    let credit =
+        app.post("/api/vendor-credits", &claim(vendor, number, accepted, "2024-05-01")).await.expect(201).json();
+    let id = credit["id"].as_i64().unwrap();
+    let decision = json!({ "acceptedAmount": accepted, "decisionDate": "2024-05-02" });
+    app.post(&format!("/api/vendor-credits/{id}/decision"), &decision).await.expect(200);
+    id
+}
+
+#[tokio::test]
+async fn an_applied_credit_lowers_every_balance_and_can_be_undone() {
+    let app = spawn_app().await;
+    let vendor = app.vendor("Cipla").await;
+    let [early, later] = app.invoices(vendor, [("E-1", "100", "2024-05-05"), ("E-2", "50", "2024-06-01")]).await;
+    let credit = accepted_credit(&app, vendor, "CN-1", 120.0).await;
+    let path = format!("/api/vendor-credits/{credit}/applications");
+
+    for (body, field) in [
+        (json!({ "amount": 120.0001 }), "amount"),
+        (json!({ "amount": 5, "date": "2024-05-01" }), "date"),
+        (json!({ "allocations": [{ "invoiceId": later, "amount": 50.0001 }] }), "allocations[0].amount"),
+        (json!({ "allocations": [] }), "allocations"),
+        (json!({ "amount": "5" }), "amount"),
+    ] {
+        app.post(&path, &body).await.invalid(field);
+    }
+    let applied = app.post_with_key(&path, &json!({ "amount": 110 }), "apply-1").await;
+    assert_eq!(applied.header("location"), Some(format!("/api/vendor-credits/{credit}").as_str()));
+    let body = applied.expect(201).json();
+    let shares: Vec<(i64, f64)> = body["applications"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| (a["invoiceId"].as_i64().unwrap(), a["amount"].as_f64().unwrap()))
+        .collect();
+    assert_eq!(shares, [(early, 100.0), (later, 10.0)], "oldest due first (D31)");
+    assert_eq!((body["appliedAmount"].clone(), body["availableAmount"].clone()), (json!(110), json!(10)));
+    let replay = app.post_with_key(&path, &json!({ "amount": 110 }), "apply-1").await;
+    assert_eq!(replay.header("idempotent-replayed"), Some("true"));
+    assert_eq!(replay.expect(201).json()["appliedAmount"], 110, "D23: applied once");
+
+    let invoice = app.get(&format!("/api/invoices/{early}")).await.expect(200).json();
+    assert_eq!(
+        (invoice["creditedAmount"].clone(), invoice["pendingAmount"].clone(), invoice["status"].clone()),
+        (json!(100), json!(0), json!("FullyPaid"))
+    );
+    let totals = app.get(&format!("/api/vendors/{vendor}")).await.expect(200).json();
+    assert_eq!(
+        (
+            totals["totalCreditedAmount"].clone(),
+            totals["availableCredit"].clone(),
+            totals["outstandingBalance"].clone()
+        ),
+        (json!(110), json!(10), json!(40))
+    );
+    let payables = app.get("/api/dashboard/payables").await.expect(200).json();
+    assert_eq!(payables["availableCredit"], json!({ "amount": 10, "creditCount": 1 }));
+    assert_eq!(payables["overdue"]["invoiceCount"], 0, "E-1 is settled by the credit");
+    let summary = app.get("/api/dashboard/summary").await.expect(200).json();
+    assert_eq!(summary["totalDue"], 40);
+
+    let statement = app.get(&format!("/api/vendors/{vendor}/statement?fromDate=2024-05-01")).await.expect(200).json();
+    let credit_line =
+        statement["lines"].as_array().unwrap().iter().find(|line| line["kind"] == "Credit").unwrap().clone();
+    assert_eq!(
+        (credit_line["creditId"].clone(), credit_line["creditNumber"].clone(), credit_line["credited"].clone()),
+        (json!(credit), json!("CN-1"), json!(120))
+    );
+    assert_eq!((statement["totalCredited"].clone(), statement["closingBalance"].clone()), (json!(120), json!(30)));
+
+    // Reports show what was credited (D44).
+    let invoices = crate::reports::download(&app, "/api/reports/invoices").await;
+    let rows = crate::reports::sheet(&invoices, "Invoices");
+    let credited: Vec<f64> = rows[1..].iter().map(|row| crate::reports::number(&row[10])).collect();
+    assert_eq!(credited, [100.0, 10.0]);
+
+    app.post("/api/vendor-credits/424242/applications", &json!({})).await.problem(404);
+
+    let first = body["applications"][0]["id"].as_i64().unwrap();
+    app.delete(&format!("/api/vendor-credits/{credit}/applications/{first}")).await.expect(204);
+    app.delete(&format!("/api/vendor-credits/{credit}/applications/{first}")).await.problem(404);
+    let other = accepted_credit(&app, vendor, "CN-2", 1.0).await;
+    let second = body["applications"][1]["id"].as_i64().unwrap();
+    app.delete(&format!("/api/vendor-credits/{other}/applications/{second}")).await.problem(404);
+    let undone = app.get(&format!("/api/vendor-credits/{credit}")).await.expect(200).json();
+    assert_eq!((undone["availableAmount"].clone(), undone["applications"].as_array().unwrap().len()), (json!(110), 1));
+    assert_eq!(app.get(&format!("/api/invoices/{early}")).await.json()["pendingAmount"], 100);
+}
+
+#[tokio::test]
+async fn thirty_parallel_applications_never_apply_more_than_accepted() {
+    let app = std::sync::Arc::new(spawn_app().await);
+    let vendor = app.vendor("Raced").await;
+    app.invoices(vendor, [("R-1", "400", "2024-05-20"), ("R-2", "400", "2024-05-21")]).await;
+    let credit = accepted_credit(&app, vendor, "CN-R", 250.0).await;
+    let statuses = crate::helpers::statuses_at_once(&app, 30, move |app, _| async move {
+        let path = format!("/api/vendor-credits/{credit}/applications");
+        app.post(&path, &json!({ "amount": 20 })).await.status.as_u16()
+    })
+    .await;
+    let acknowledged = statuses.iter().filter(|status| **status == 201).count();
+    assert!(statuses.iter().all(|status| *status == 201 || *status == 400), "{statuses:?}");
+    assert_eq!(acknowledged, 12, "250 accepted: twelve applications of 20 fit");
+    let read = app.get(&format!("/api/vendor-credits/{credit}")).await.expect(200).json();
+    assert_eq!(read["appliedAmount"], json!(20 * acknowledged), "what was acknowledged, and only that, was applied");
+    assert_eq!(read["applications"].as_array().unwrap().len(), acknowledged);
+    let vendor_totals = app.get(&format!("/api/vendors/{vendor}")).await.json();
+    assert_eq!(vendor_totals["totalCreditedAmount"], json!(20 * acknowledged));
+}

@@ -252,12 +252,14 @@ async fn a_statement_opens_runs_and_closes_as_json_and_xlsx() {
     assert_eq!(
         statement["lines"][0],
         json!({ "date": "2024-05-03", "kind": "Invoice", "invoiceId": may, "invoiceNumber": "S-MAY", "transactionId": null,
-            "reference": null, "description": null, "invoiced": 300.5, "paid": 0, "balance": 700.5 })
+            "reference": null, "creditId": null, "creditNumber": null, "description": null, "invoiced": 300.5, "paid": 0,
+            "credited": 0, "balance": 700.5 })
     );
     assert_eq!(
         statement["lines"][1],
         json!({ "date": "2024-05-03", "kind": "Payment", "invoiceId": april, "invoiceNumber": "S-APR", "transactionId": in_may,
-            "reference": "UTR-B", "description": null, "invoiced": 0, "paid": 150.25, "balance": 550.25 })
+            "reference": "UTR-B", "creditId": null, "creditNumber": null, "description": null, "invoiced": 0, "paid": 150.25,
+            "credited": 0, "balance": 550.25 })
     );
     assert_eq!(statement["lines"][2]["balance"], 549.75);
     assert_eq!(
@@ -294,7 +296,20 @@ async fn a_statement_opens_runs_and_closes_as_json_and_xlsx() {
     let rows = sheet(&report, "Statement");
     assert_eq!(
         rows[0].iter().map(text).collect::<Vec<_>>(),
-        ["Date", "Kind", "Invoice Number", "Transaction ID", "Reference", "Description", "Invoiced", "Paid", "Balance"]
+        [
+            "Date",
+            "Kind",
+            "Invoice Number",
+            "Transaction ID",
+            "Reference",
+            "Description",
+            "Invoiced",
+            "Paid",
+            "Balance",
+            "Credited",
+            "Credit Number"
+        ],
+        "D44 adds its columns after the others"
     );
     assert_eq!(rows.len(), 6, "header, opening, three lines, closing");
     assert_eq!((date(&rows[1][0]), text(&rows[1][1])), ("2024-05-01".to_owned(), "Opening balance".to_owned()));

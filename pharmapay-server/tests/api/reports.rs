@@ -93,9 +93,11 @@ async fn the_three_reports_hold_active_records_with_typed_cells() {
             "Created At",
             "GSTIN",
             "License Valid Until",
-            "License Status"
+            "License Status",
+            "Credited",
+            "Available Credit"
         ],
-        "the spec's columns in their places, then D37's and D36's"
+        "the spec's columns in their places, then D37's, D36's and D44's"
     );
     assert_eq!(rows.len(), 3, "the pharmacy and Cipla; the deleted vendor is absent");
     let cipla = &rows[2];
@@ -110,6 +112,7 @@ async fn the_three_reports_hold_active_records_with_typed_cells() {
     assert_eq!(text(&cipla[12]), "27AAPFU0939F1ZV", "D37: stored upper-cased");
     assert_eq!(date(&cipla[13]), "2024-05-20");
     assert_eq!(text(&cipla[14]), "ExpiringSoon", "D36: within 30 days of today, 10 May");
+    assert_eq!((number(&cipla[15]), number(&cipla[16])), (0.0, 0.0), "D44: no credit");
     assert_eq!((text(&rows[1][12]), text(&rows[1][14])), (String::new(), "Unknown".to_owned()), "no GSTIN, no date");
 
     let invoices = download(&app, "/api/reports/invoices").await;
@@ -127,7 +130,8 @@ async fn the_three_reports_hold_active_records_with_typed_cells() {
             "Status",
             "Invoice Date",
             "Due Date",
-            "Description"
+            "Description",
+            "Credited"
         ]
     );
     assert_eq!(rows.len(), 2, "the canceled invoice is absent");
@@ -207,7 +211,7 @@ async fn the_currency_setting_shapes_the_amount_format() {
     let mut sheet_xml = String::new();
     std::io::Read::read_to_string(&mut archive.by_name("xl/worksheets/sheet1.xml").expect("the sheet"), &mut sheet_xml)
         .unwrap();
-    assert!(sheet_xml.contains("<autoFilter ref=\"A1:J2\""), "autofilter over header and rows: {sheet_xml}");
+    assert!(sheet_xml.contains("<autoFilter ref=\"A1:K2\""), "autofilter over header and rows: {sheet_xml}");
     assert!(sheet_xml.contains("state=\"frozen\""), "the header row is frozen");
 }
 

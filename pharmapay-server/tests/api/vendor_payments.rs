@@ -231,7 +231,9 @@ async fn due_soon_payables_and_overpaid_invoices() {
             "overdue": { "amount": 100, "invoiceCount": 1 },
             "dueToday": { "amount": 200, "invoiceCount": 1 },
             "dueIn7Days": { "amount": 300, "invoiceCount": 1 },
-            "dueIn30Days": { "amount": 300, "invoiceCount": 1 }
+            "dueIn30Days": { "amount": 300, "invoiceCount": 1 },
+            "availableCredit": { "amount": 0, "creditCount": 0 },
+            "pendingClaims": { "amount": 0, "creditCount": 0, "oldestClaimDate": null }
         })
     );
 }

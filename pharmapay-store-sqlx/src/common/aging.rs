@@ -75,8 +75,9 @@ impl SqlStore {
             AgingOf::These(vendors) => format!(" AND i.vendor_id {}", id_list(&mut binds, vendors)),
             AgingOf::Every => String::new(),
         };
-        // What each invoice owed then is its kept paid total less the payments dated after
-        // the day; positive remainders are added up by vendor and bucket, in exact halves.
+        // What each invoice owed then is its kept pending amount plus the payments and credit
+        // applications (D44) dated after the day; positive remainders are added up by vendor
+        // and bucket, in exact halves.
         // The later payments are bounded on both sides (the upper bound is no bound at all):
         // without statistics SQLite's planner takes a one-sided range for unselective and
         // would read every payment through the invoice index instead of the day's few.
@@ -90,10 +91,14 @@ impl SqlStore {
              SELECT x.vendor_id, {bucket} AS bucket, \
              CAST(SUM(x.owed / 4294967296) AS BIGINT) AS owed_high, \
              CAST(SUM(x.owed % 4294967296) AS BIGINT) AS owed_low, COUNT(*) AS invoices \
-             FROM (SELECT i.vendor_id + 0 AS vendor_id, i.due_date, i.amount - i.paid + COALESCE(l.later, 0) AS owed \
+             FROM (SELECT i.vendor_id + 0 AS vendor_id, i.due_date, \
+             i.amount - i.paid - i.credited + COALESCE(l.later, 0) + COALESCE(c.later, 0) AS owed \
              FROM invoices i LEFT JOIN (SELECT invoice_id, CAST(SUM(amount) AS BIGINT) AS later FROM transactions \
              WHERE is_active AND transaction_date >= {counts_before} AND transaction_date < {no_later_bound} \
              GROUP BY invoice_id) l ON l.invoice_id = i.id \
+             LEFT JOIN (SELECT invoice_id, CAST(SUM(amount) AS BIGINT) AS later FROM credit_applications \
+             WHERE is_active AND date >= {counts_before} AND date < {no_later_bound} \
+             GROUP BY invoice_id) c ON c.invoice_id = i.id \
              WHERE i.is_active AND +i.invoice_date < {counts_before}{vendor}) x \
              WHERE x.owed > 0 GROUP BY x.vendor_id, bucket) g JOIN vendors v ON v.id = g.vendor_id",
         );
@@ -179,9 +184,10 @@ impl SqlStore {
             for (index, range) in due_ranges(&mut binds, bounds).into_iter().enumerate() {
                 parts.push(format!(
                     "SELECT vendor_id, CAST({index} AS BIGINT) AS bucket, \
-                     CAST(SUM((amount - paid) / 4294967296) AS BIGINT) AS owed_high, \
-                     CAST(SUM((amount - paid) % 4294967296) AS BIGINT) AS owed_low, COUNT(*) AS invoices \
-                     FROM invoices WHERE vendor_id {list} AND {range} AND is_active AND amount > paid GROUP BY vendor_id"
+                     CAST(SUM((amount - paid - credited) / 4294967296) AS BIGINT) AS owed_high, \
+                     CAST(SUM((amount - paid - credited) % 4294967296) AS BIGINT) AS owed_low, COUNT(*) AS invoices \
+                     FROM invoices WHERE vendor_id {list} AND {range} AND is_active AND amount > paid + credited \
+                     GROUP BY vendor_id"
                 ));
             }
             let sql = parts.join(" UNION ALL ");

@@ -1,13 +1,20 @@
 //! Vendor credits over SQL (D44): [`CreditStore`]. A credit's number is unique among its
 //! vendor's active credits (checked under the vendor's lock; the partial unique index
-//! `vendor_credits_number` settles a race); replacements and decisions are judged by
-//! `rules::credits` over the credit as it stands under its row lock, taken after its vendors'
-//! (D48: vendors, then invoices, then credits).
+//! `vendor_credits_number` settles a race); replacements, decisions and applications are judged
+//! by `rules::credits` over the credit and the invoices as they stand under their row locks,
+//! taken in one order (D48: vendors, then invoices by id, then credits by id); every write
+//! applies the kept figures' change core computes from the rows' facts before and after (D41).
 
+use std::collections::{BTreeMap, BTreeSet};
+
+use pharmapay_core::BusinessCalendar;
+use pharmapay_core::dashboard::CreditSummary;
 use pharmapay_core::domain::{
-    CreditDecision, CreditFilter, CreditKind, CreditQuery, CreditStatus, NewVendorCredit, VendorCredit,
+    CreditApplication, CreditDecision, CreditFilter, CreditKind, CreditQuery, CreditStatus, NewCreditApplication,
+    NewVendorCredit, VendorCredit,
 };
-use pharmapay_core::ids::{InvoiceId, VendorCreditId, VendorId};
+use pharmapay_core::figures::{FigureChange, InvoiceFacts};
+use pharmapay_core::ids::{CreditApplicationId, InvoiceId, VendorCreditId, VendorId};
 use pharmapay_core::rules::credits::{self, CreditFacts};
 use pharmapay_core::rules::restore;
 use pharmapay_core::rust_decimal::Decimal;
@@ -17,10 +24,13 @@ use pharmapay_core::{Entity, Page, StoreError};
 use sqlx::Row;
 
 use super::binds::{Binds, conditions, instant_range, page_limits};
+use super::figures::{credit_facts, ledger_totals_from, unscaled};
 use super::guards::exists;
+use super::imports::locked_invoices;
 use super::invoices::lock_vendors;
 use super::rows::{amount, instant, micros};
-use super::{Conn, DbRow, Result, SqlStore, answer, commit, refused, row_by_id};
+use super::vendor_payments::payable;
+use super::{Conn, DbRow, Result, SqlStore, answer, commit_moving, refused, row_by_id};
 use crate::error::Error;
 use pharmapay_core::money::{from_scaled, to_scaled};
 
@@ -56,14 +66,37 @@ fn credit_from(row: &DbRow) -> Result<VendorCredit> {
     })
 }
 
-/// The credit `id` as stored, read on `conn`.
+/// The credit `id` as stored, read on `conn`, with its active applications, oldest first.
 async fn credit_in(conn: &mut Conn, id: i64) -> Result<Option<VendorCredit>> {
     let sql = concat!(
         "SELECT ",
         credit_columns!(),
         " FROM vendor_credits c JOIN vendors v ON v.id = c.vendor_id WHERE c.id = $1"
     );
-    row_by_id(conn, sql, id).await?.as_ref().map(credit_from).transpose()
+    let Some(mut credit) = row_by_id(conn, sql, id).await?.as_ref().map(credit_from).transpose()? else {
+        return Ok(None);
+    };
+    let rows = sqlx::query(
+        "SELECT a.id, a.invoice_id, i.invoice_number, a.amount, a.date, a.created_at FROM credit_applications a \
+         JOIN invoices i ON i.id = a.invoice_id WHERE a.credit_id = $1 AND a.is_active ORDER BY a.date, a.id",
+    )
+    .bind(id)
+    .fetch_all(&mut *conn)
+    .await?;
+    credit.applications = rows
+        .iter()
+        .map(|row| {
+            Ok(CreditApplication {
+                id: CreditApplicationId(row.try_get("id")?),
+                invoice_id: InvoiceId(row.try_get("invoice_id")?),
+                invoice_number: row.try_get("invoice_number")?,
+                amount: amount(row.try_get("amount")?)?,
+                date: instant(row.try_get("date")?)?,
+                created_at: instant(row.try_get("created_at")?)?,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Some(credit))
 }
 
 /// The vendor of the credit `id`, read without a lock (the caller locks it next).
@@ -72,28 +105,138 @@ async fn vendor_of_credit(conn: &mut Conn, id: i64) -> Result<Option<i64>> {
     Ok(row.map(|row| row.try_get::<i64, _>("vendor_id")).transpose()?)
 }
 
-/// The credit `id` locked for a change: its facts for `rules::credits`, whether it is active,
-/// and its number's key.
-async fn credit_for_change(conn: &mut Conn, id: i64) -> Result<Option<(CreditFacts, bool, String)>> {
+/// The credit `id` locked for a change: its facts for `rules::credits` and the kept figures,
+/// decided on a day of `calendar`, and its number's key.
+async fn credit_for_change(
+    conn: &mut Conn,
+    id: i64,
+    calendar: &BusinessCalendar,
+) -> Result<Option<(CreditFacts, String)>> {
     let row = row_by_id(
         conn,
         concat!(
-            "SELECT vendor_id, claimed, claim_date, accepted, applied, is_active, number_key FROM vendor_credits \
-             WHERE id = $1",
+            "SELECT vendor_id, is_active, claimed, claim_date, accepted, decision_date, applied, number_key \
+             FROM vendor_credits WHERE id = $1",
             for_update!()
         ),
         id,
     )
     .await?;
-    let Some(row) = row else { return Ok(None) };
-    let facts = CreditFacts {
-        vendor_id: VendorId(row.try_get("vendor_id")?),
-        claimed: from_scaled(row.try_get("claimed")?),
-        claim_date: instant(row.try_get("claim_date")?)?,
-        accepted: row.try_get::<Option<i64>, _>("accepted")?.map(from_scaled),
-        applied: from_scaled(row.try_get("applied")?),
+    row.map(|row| Ok((credit_facts(&row, calendar)?, row.try_get("number_key")?))).transpose()
+}
+
+/// Locks the vendor of credit `id` (read first without a lock) and then the credit, in the order
+/// writes take them (D48); answers the credit's facts and number key, `None` when it is missing.
+async fn lock_credit(
+    conn: &mut Conn,
+    id: i64,
+    calendar: &BusinessCalendar,
+) -> Result<Option<(i64, bool, CreditFacts, String)>> {
+    let Some(vendor_id) = vendor_of_credit(conn, id).await? else { return Ok(None) };
+    let (vendor_active, _) = lock_vendors(conn, [vendor_id, vendor_id], vendor_id).await?;
+    let Some((facts, number_key)) = credit_for_change(conn, id, calendar).await? else { return Ok(None) };
+    if facts.vendor_id.get() != vendor_id {
+        return Err(Error::Moved("a credit"));
+    }
+    Ok(Some((vendor_id, vendor_active, facts, number_key)))
+}
+
+/// Whose active applications to read: a credit's or an invoice's.
+#[derive(Clone, Copy)]
+enum Of {
+    Credit(i64),
+    Invoice(i64),
+}
+
+/// The active applications of `of`, as (id, credit, invoice, scaled amount).
+async fn active_applications(conn: &mut Conn, of: Of) -> Result<Vec<(i64, i64, i64, i64)>> {
+    let (sql, value) = match of {
+        Of::Credit(id) => {
+            ("SELECT id, credit_id, invoice_id, amount FROM credit_applications WHERE credit_id = $1 AND is_active", id)
+        }
+        Of::Invoice(id) => (
+            "SELECT id, credit_id, invoice_id, amount FROM credit_applications WHERE invoice_id = $1 AND is_active",
+            id,
+        ),
     };
-    Ok(Some((facts, row.try_get("is_active")?, row.try_get("number_key")?)))
+    let rows = sqlx::query(sql).bind(value).fetch_all(&mut *conn).await?;
+    rows.iter()
+        .map(|row| {
+            Ok((row.try_get("id")?, row.try_get("credit_id")?, row.try_get("invoice_id")?, row.try_get("amount")?))
+        })
+        .collect()
+}
+
+/// Soft-deletes the applications `released` ((id, credit, invoice, scaled amount)), taking each
+/// off its invoice's credited total and its credit's applied total, and adds to `change` what
+/// that moves: `invoices` and `credits` are their facts before, locked by the caller.
+pub(super) async fn release(
+    conn: &mut Conn,
+    released: &[(i64, i64, i64, i64)],
+    (invoices, credits): (&BTreeMap<i64, InvoiceFacts>, &BTreeMap<i64, CreditFacts>),
+    change: &mut FigureChange,
+) -> Result<()> {
+    let mut by_invoice: BTreeMap<i64, i64> = BTreeMap::new();
+    let mut by_credit: BTreeMap<i64, i64> = BTreeMap::new();
+    for (id, credit_id, invoice_id, scaled) in released {
+        sqlx::query("UPDATE credit_applications SET is_active = FALSE WHERE id = $1")
+            .bind(*id)
+            .execute(&mut *conn)
+            .await?;
+        *by_invoice.entry(*invoice_id).or_default() += scaled;
+        *by_credit.entry(*credit_id).or_default() += scaled;
+    }
+    for (invoice_id, scaled) in by_invoice {
+        sqlx::query("UPDATE invoices SET credited = credited - $2 WHERE id = $1")
+            .bind(invoice_id)
+            .bind(scaled)
+            .execute(&mut *conn)
+            .await?;
+        if let Some(before) = invoices.get(&invoice_id) {
+            let after = InvoiceFacts { credited: before.credited - unscaled(i128::from(scaled)), ..*before };
+            change.row(Some(before), Some(&after));
+        }
+    }
+    for (credit_id, scaled) in by_credit {
+        sqlx::query("UPDATE vendor_credits SET applied = applied - $2 WHERE id = $1")
+            .bind(credit_id)
+            .bind(scaled)
+            .execute(&mut *conn)
+            .await?;
+        if let Some(before) = credits.get(&credit_id) {
+            let after = CreditFacts { applied: before.applied - unscaled(i128::from(scaled)), ..*before };
+            change.row(Some(before), Some(&after));
+        }
+    }
+    Ok(())
+}
+
+/// D44: deleting invoice `invoice_id` deletes the applications on it. Called by the invoice's
+/// delete after it locked the vendor and the invoice (whose facts before are `invoice`): locks
+/// the credits of those applications in id order, releases the applications and adds to
+/// `change` what the credits' figures move; answers what the invoice's credited total loses.
+pub(super) async fn release_on_invoice(
+    conn: &mut Conn,
+    invoice_id: i64,
+    calendar: &BusinessCalendar,
+    change: &mut FigureChange,
+) -> Result<Decimal> {
+    let released = active_applications(conn, Of::Invoice(invoice_id)).await?;
+    if released.is_empty() {
+        return Ok(Decimal::ZERO);
+    }
+    let mut credit_ids: Vec<i64> = released.iter().map(|(_, credit, _, _)| *credit).collect();
+    credit_ids.sort_unstable();
+    credit_ids.dedup();
+    let mut credits = BTreeMap::new();
+    for id in credit_ids {
+        if let Some((facts, _)) = credit_for_change(conn, id, calendar).await? {
+            credits.insert(id, facts);
+        }
+    }
+    // The invoice's own change is its caller's: only the credits' is added here.
+    release(conn, &released, (&BTreeMap::new(), &credits), change).await?;
+    Ok(unscaled(released.iter().map(|(_, _, _, scaled)| i128::from(*scaled)).sum()))
 }
 
 /// Refuses a number the vendor's other active credits hold (D44, D5).
@@ -167,7 +310,7 @@ impl CreditStore for SqlStore {
     async fn insert_credit(&self, credit: NewVendorCredit, ctx: WriteContext) -> StoreResult<VendorCredit> {
         let (number_key, vendor_id) = (key(&credit.credit_number), credit.vendor_id.get());
         answer(|| async {
-            let mut db_tx = self.begin().await?;
+            let (mut db_tx, calendar) = self.begin_with_calendar().await?;
             let (true, _) = lock_vendors(&mut db_tx, [vendor_id, vendor_id], vendor_id).await? else {
                 return refused(StoreError::ParentInactive(Entity::Vendor));
             };
@@ -189,8 +332,11 @@ impl CreditStore for SqlStore {
             .fetch_one(&mut *db_tx)
             .await?;
             let id: i64 = row.try_get(0)?;
+            let after = credit_for_change(&mut db_tx, id, &calendar).await?.map(|(facts, _)| facts);
+            let mut change = FigureChange::new();
+            change.row(None, after.as_ref());
             let written = credit_in(&mut db_tx, id).await?;
-            commit(db_tx, &ctx, "create", Entity::VendorCredit, id, written).await
+            commit_moving(db_tx, &ctx, ("create", Entity::VendorCredit, id), written, Some(&change)).await
         })
         .await
     }
@@ -207,23 +353,25 @@ impl CreditStore for SqlStore {
     ) -> StoreResult<VendorCredit> {
         let (number_key, vendor_id) = (key(&credit.credit_number), credit.vendor_id.get());
         answer(|| async {
-            let mut db_tx = self.begin().await?;
+            let (mut db_tx, calendar) = self.begin_with_calendar().await?;
             // D48: both vendors (the credit's now, and the one it names) first, then the credit.
             let Some(current_vendor) = vendor_of_credit(&mut db_tx, id.get()).await? else {
                 return refused(StoreError::NotFound(Entity::VendorCredit));
             };
             let (vendor_active, _) = lock_vendors(&mut db_tx, [current_vendor, vendor_id], vendor_id).await?;
-            let Some((facts, true, _)) = credit_for_change(&mut db_tx, id.get()).await? else {
+            let Some((before, _)) =
+                credit_for_change(&mut db_tx, id.get(), &calendar).await?.filter(|(facts, _)| facts.is_active)
+            else {
                 return refused(StoreError::NotFound(Entity::VendorCredit));
             };
-            if facts.vendor_id.get() != current_vendor {
+            if before.vendor_id.get() != current_vendor {
                 return Err(Error::Moved("a credit"));
             }
             if !vendor_active {
                 return refused(StoreError::ParentInactive(Entity::Vendor));
             }
             check_claim(&mut db_tx, &credit, &number_key, Some(id.get())).await?;
-            credits::check_update(&facts, &credit)?;
+            credits::check_update(&before, &credit)?;
             sqlx::query(
                 "UPDATE vendor_credits SET vendor_id = $2, credit_number = $3, number_key = $4, kind = $5, \
                  claimed = $6, claim_date = $7, against_invoice_id = $8, description = $9, updated_at = $10 \
@@ -241,8 +389,16 @@ impl CreditStore for SqlStore {
             .bind(micros(ctx.at))
             .execute(&mut *db_tx)
             .await?;
+            let after = CreditFacts {
+                vendor_id: credit.vendor_id,
+                claimed: credit.claimed_amount.get(),
+                claim_date: credit.claim_date,
+                ..before
+            };
+            let mut change = FigureChange::new();
+            change.row(Some(&before), Some(&after));
             let written = credit_in(&mut db_tx, id.get()).await?;
-            commit(db_tx, &ctx, "update", Entity::VendorCredit, id.get(), written).await
+            commit_moving(db_tx, &ctx, ("update", Entity::VendorCredit, id.get()), written, Some(&change)).await
         })
         .await
     }
@@ -254,18 +410,13 @@ impl CreditStore for SqlStore {
         ctx: WriteContext,
     ) -> StoreResult<VendorCredit> {
         answer(|| async {
-            let mut db_tx = self.begin().await?;
-            let Some(vendor_id) = vendor_of_credit(&mut db_tx, id.get()).await? else {
+            let (mut db_tx, calendar) = self.begin_with_calendar().await?;
+            let Some((_, _, before, _)) =
+                lock_credit(&mut db_tx, id.get(), &calendar).await?.filter(|(.., f, _)| f.is_active)
+            else {
                 return refused(StoreError::NotFound(Entity::VendorCredit));
             };
-            lock_vendors(&mut db_tx, [vendor_id, vendor_id], vendor_id).await?;
-            let Some((facts, true, _)) = credit_for_change(&mut db_tx, id.get()).await? else {
-                return refused(StoreError::NotFound(Entity::VendorCredit));
-            };
-            if facts.vendor_id.get() != vendor_id {
-                return Err(Error::Moved("a credit"));
-            }
-            credits::check_decision(&facts, &decision)?;
+            credits::check_decision(&before, &decision)?;
             sqlx::query(
                 "UPDATE vendor_credits SET accepted = $2, decision_date = $3, distributor_reference = $4, \
                  updated_at = $5 WHERE id = $1",
@@ -277,48 +428,65 @@ impl CreditStore for SqlStore {
             .bind(micros(ctx.at))
             .execute(&mut *db_tx)
             .await?;
+            let after = CreditFacts {
+                accepted: Some(decision.accepted_amount),
+                decision_date: Some(decision.decision_date),
+                decided_on: Some(calendar.date_of(decision.decision_date)),
+                ..before
+            };
+            let mut change = FigureChange::new();
+            change.row(Some(&before), Some(&after));
             let written = credit_in(&mut db_tx, id.get()).await?;
-            commit(db_tx, &ctx, "decide", Entity::VendorCredit, id.get(), written).await
+            commit_moving(db_tx, &ctx, ("decide", Entity::VendorCredit, id.get()), written, Some(&change)).await
         })
         .await
     }
 
     async fn delete_credit(&self, id: VendorCreditId, ctx: WriteContext) -> StoreResult<()> {
         answer(|| async {
-            let mut db_tx = self.begin().await?;
+            let (mut db_tx, calendar) = self.begin_with_calendar().await?;
+            // D48: the vendor, then the invoices its applications credit (by id), then the credit.
             let Some(vendor_id) = vendor_of_credit(&mut db_tx, id.get()).await? else {
                 return refused(StoreError::NotFound(Entity::VendorCredit));
             };
             lock_vendors(&mut db_tx, [vendor_id, vendor_id], vendor_id).await?;
-            let Some((facts, true, _)) = credit_for_change(&mut db_tx, id.get()).await? else {
+            let released = active_applications(&mut db_tx, Of::Credit(id.get())).await?;
+            let invoice_ids: BTreeSet<i64> = released.iter().map(|(_, _, invoice, _)| *invoice).collect();
+            let invoices: BTreeMap<i64, InvoiceFacts> =
+                locked_invoices(&mut db_tx, &invoice_ids, &calendar).await?.into_iter().collect();
+            let Some((before, _)) =
+                credit_for_change(&mut db_tx, id.get(), &calendar).await?.filter(|(facts, _)| facts.is_active)
+            else {
                 return refused(StoreError::NotFound(Entity::VendorCredit));
             };
-            if facts.vendor_id.get() != vendor_id {
+            if before.vendor_id.get() != vendor_id {
                 return Err(Error::Moved("a credit"));
             }
+            // D44: its applications go with it.
+            let mut change = FigureChange::new();
+            let credits = BTreeMap::from([(id.get(), before)]);
+            release(&mut db_tx, &released, (&invoices, &credits), &mut change).await?;
             sqlx::query("UPDATE vendor_credits SET is_active = FALSE, updated_at = $2 WHERE id = $1")
                 .bind(id.get())
                 .bind(micros(ctx.at))
                 .execute(&mut *db_tx)
                 .await?;
-            commit(db_tx, &ctx, "delete", Entity::VendorCredit, id.get(), Some(())).await
+            let applied: Decimal = unscaled(released.iter().map(|(_, _, _, scaled)| i128::from(*scaled)).sum());
+            let released_facts = CreditFacts { applied: before.applied - applied, ..before };
+            change.row(Some(&released_facts), Some(&CreditFacts { is_active: false, ..released_facts }));
+            commit_moving(db_tx, &ctx, ("delete", Entity::VendorCredit, id.get()), Some(()), Some(&change)).await
         })
         .await
     }
 
     async fn restore_credit(&self, id: VendorCreditId, ctx: WriteContext) -> StoreResult<VendorCredit> {
         answer(|| async {
-            let mut db_tx = self.begin().await?;
-            let Some(vendor_id) = vendor_of_credit(&mut db_tx, id.get()).await? else {
+            let (mut db_tx, calendar) = self.begin_with_calendar().await?;
+            let Some((vendor_id, vendor_active, before, number_key)) =
+                lock_credit(&mut db_tx, id.get(), &calendar).await?.filter(|(.., f, _)| !f.is_active)
+            else {
                 return refused(StoreError::NotFound(Entity::VendorCredit));
             };
-            let (vendor_active, _) = lock_vendors(&mut db_tx, [vendor_id, vendor_id], vendor_id).await?;
-            let Some((facts, false, number_key)) = credit_for_change(&mut db_tx, id.get()).await? else {
-                return refused(StoreError::NotFound(Entity::VendorCredit));
-            };
-            if facts.vendor_id.get() != vendor_id {
-                return Err(Error::Moved("a credit"));
-            }
             restore::check_parent(Entity::Vendor, vendor_active)?;
             check_number_free(&mut db_tx, vendor_id, &number_key, Some(id.get())).await?;
             sqlx::query("UPDATE vendor_credits SET is_active = TRUE, updated_at = $2 WHERE id = $1")
@@ -326,8 +494,10 @@ impl CreditStore for SqlStore {
                 .bind(micros(ctx.at))
                 .execute(&mut *db_tx)
                 .await?;
+            let mut change = FigureChange::new();
+            change.row(Some(&before), Some(&CreditFacts { is_active: true, ..before }));
             let written = credit_in(&mut db_tx, id.get()).await?;
-            commit(db_tx, &ctx, "restore", Entity::VendorCredit, id.get(), written).await
+            commit_moving(db_tx, &ctx, ("restore", Entity::VendorCredit, id.get()), written, Some(&change)).await
         })
         .await
     }
@@ -349,6 +519,142 @@ impl CreditStore for SqlStore {
                 binds.query(format!("SELECT COUNT(*) FROM vendor_credits c WHERE {filter}"))
             };
             self.page(binds, sql, query.page, credit_from, recount).await
+        })
+        .await
+    }
+
+    async fn apply_credit(
+        &self,
+        id: VendorCreditId,
+        application: NewCreditApplication,
+        ctx: WriteContext,
+    ) -> StoreResult<VendorCredit> {
+        answer(|| async {
+            let (mut db_tx, calendar) = self.begin_with_calendar().await?;
+            // D48: the vendor, then the invoices it may credit (in id order, as a vendor payment
+            // locks them), then the credit.
+            let Some(vendor_id) = vendor_of_credit(&mut db_tx, id.get()).await? else {
+                return refused(StoreError::NotFound(Entity::VendorCredit));
+            };
+            lock_vendors(&mut db_tx, [vendor_id, vendor_id], vendor_id).await?;
+            let (payable, invoices) =
+                payable(&mut db_tx, vendor_id, application.allocations.as_deref(), &calendar).await?;
+            let Some((before, _)) =
+                credit_for_change(&mut db_tx, id.get(), &calendar).await?.filter(|(facts, _)| facts.is_active)
+            else {
+                return refused(StoreError::NotFound(Entity::VendorCredit));
+            };
+            if before.vendor_id.get() != vendor_id {
+                return Err(Error::Moved("a credit"));
+            }
+            let allocations = credits::plan_application(&before, &application, ctx.at, &payable)?;
+            let date = micros(application.date.unwrap_or(ctx.at));
+            let mut change = FigureChange::new();
+            let mut applied = Decimal::ZERO;
+            for share in &allocations {
+                let scaled = share.amount.to_scaled();
+                sqlx::query(
+                    "INSERT INTO credit_applications (credit_id, invoice_id, amount, date, is_active, created_at) \
+                     VALUES ($1, $2, $3, $4, TRUE, $5)",
+                )
+                .bind(id.get())
+                .bind(share.invoice_id.get())
+                .bind(scaled)
+                .bind(date)
+                .bind(micros(ctx.at))
+                .execute(&mut *db_tx)
+                .await?;
+                sqlx::query("UPDATE invoices SET credited = credited + $2 WHERE id = $1")
+                    .bind(share.invoice_id.get())
+                    .bind(scaled)
+                    .execute(&mut *db_tx)
+                    .await?;
+                if let Some(invoice) = invoices.get(&share.invoice_id.get()) {
+                    let after = InvoiceFacts { credited: invoice.credited + share.amount.get(), ..*invoice };
+                    change.row(Some(invoice), Some(&after));
+                }
+                applied += share.amount.get();
+            }
+            sqlx::query("UPDATE vendor_credits SET applied = applied + $2 WHERE id = $1")
+                .bind(id.get())
+                .bind(scaled(applied)?)
+                .execute(&mut *db_tx)
+                .await?;
+            change.row(Some(&before), Some(&CreditFacts { applied: before.applied + applied, ..before }));
+            let written = credit_in(&mut db_tx, id.get()).await?;
+            commit_moving(db_tx, &ctx, ("apply", Entity::VendorCredit, id.get()), written, Some(&change)).await
+        })
+        .await
+    }
+
+    async fn undo_application(
+        &self,
+        credit: VendorCreditId,
+        application: CreditApplicationId,
+        ctx: WriteContext,
+    ) -> StoreResult<()> {
+        answer(|| async {
+            let (mut db_tx, calendar) = self.begin_with_calendar().await?;
+            let found = row_by_id(
+                &mut db_tx,
+                "SELECT credit_id, invoice_id FROM credit_applications WHERE id = $1 AND is_active",
+                application.get(),
+            )
+            .await?;
+            let Some((credit_id, invoice_id)) = found
+                .map(|row| -> Result<(i64, i64)> { Ok((row.try_get("credit_id")?, row.try_get("invoice_id")?)) })
+                .transpose()?
+                .filter(|(credit_id, _)| *credit_id == credit.get())
+            else {
+                return refused(StoreError::NotFound(Entity::CreditApplication));
+            };
+            // D48: the vendor, the invoice, then the credit; the application is read again under
+            // their locks.
+            let Some(vendor_id) = vendor_of_credit(&mut db_tx, credit_id).await? else {
+                return refused(StoreError::NotFound(Entity::CreditApplication));
+            };
+            lock_vendors(&mut db_tx, [vendor_id, vendor_id], vendor_id).await?;
+            let invoices: BTreeMap<i64, InvoiceFacts> =
+                locked_invoices(&mut db_tx, &BTreeSet::from([invoice_id]), &calendar).await?.into_iter().collect();
+            let Some((before, _)) = credit_for_change(&mut db_tx, credit_id, &calendar)
+                .await?
+                .filter(|(facts, _)| facts.is_active && facts.vendor_id.get() == vendor_id)
+            else {
+                return refused(StoreError::NotFound(Entity::CreditApplication));
+            };
+            let released: Vec<(i64, i64, i64, i64)> = active_applications(&mut db_tx, Of::Credit(credit_id))
+                .await?
+                .into_iter()
+                .filter(|(id, ..)| *id == application.get())
+                .collect();
+            if released.is_empty() {
+                return refused(StoreError::NotFound(Entity::CreditApplication));
+            }
+            let mut change = FigureChange::new();
+            release(&mut db_tx, &released, (&invoices, &BTreeMap::from([(credit_id, before)])), &mut change).await?;
+            commit_moving(
+                db_tx,
+                &ctx,
+                ("delete", Entity::CreditApplication, application.get()),
+                Some(()),
+                Some(&change),
+            )
+            .await
+        })
+        .await
+    }
+
+    async fn credit_summary(&self) -> StoreResult<CreditSummary> {
+        self.answer_read(|| async move {
+            let mut conn = self.read().await?;
+            let row = sqlx::query(
+                "SELECT t.*, (SELECT MIN(claim_date) FROM vendor_credits WHERE is_active AND accepted IS NULL) AS oldest \
+                 FROM ledger_totals t WHERE t.id = 1",
+            )
+            .fetch_one(&mut *conn)
+            .await?;
+            let oldest = row.try_get::<Option<i64>, _>("oldest")?.map(instant).transpose()?;
+            Ok(CreditSummary::of(&ledger_totals_from(&row)?, oldest))
         })
         .await
     }

@@ -12,8 +12,9 @@
 use pharmapay_core::BusinessCalendar;
 use pharmapay_core::domain::setting::TIME_ZONE;
 use pharmapay_core::figures::{
-    Contribution, DayFigures, FigureChange, InvoiceFacts, KeptCount, KeptFigures, KeptTerm, LedgerTotals, OpenFigures,
-    PaymentFacts, VendorDayFigures, VendorFacts, VendorFigures, day_key, day_of_key, days_of, vendor_days_of,
+    Contribution, CreditFacts, DayFigures, FigureChange, InvoiceFacts, KeptCount, KeptFigures, KeptTerm, LedgerTotals,
+    OpenFigures, PaymentFacts, VendorDayFigures, VendorFacts, VendorFigures, day_key, day_of_key, days_of,
+    vendor_days_of,
 };
 use pharmapay_core::ids::VendorId;
 use pharmapay_core::jiff::Timestamp;
@@ -105,7 +106,7 @@ pub(super) fn calendar_from(row: Option<DbRow>) -> Result<BusinessCalendar> {
     Ok(BusinessCalendar::from_setting(value.as_deref()))
 }
 
-/// An invoice's facts from a row holding `vendor_id`, `is_active`, `due_date` and
+/// An invoice's facts from a row holding `vendor_id`, `is_active`, `credited`, `due_date` and
 /// `invoice_date` (whose business day `calendar` reads), with its scaled amount and paid total
 /// in the columns `amount` and `paid` name.
 pub(super) fn invoice_facts(
@@ -116,11 +117,13 @@ pub(super) fn invoice_facts(
 ) -> Result<InvoiceFacts> {
     let amount: i64 = row.try_get(amount)?;
     let paid: i64 = row.try_get(paid)?;
+    let credited: i64 = row.try_get("credited")?;
     Ok(InvoiceFacts {
         vendor_id: VendorId(row.try_get("vendor_id")?),
         is_active: row.try_get("is_active")?,
         amount: unscaled(i128::from(amount)),
         paid: unscaled(i128::from(paid)),
+        credited: unscaled(i128::from(credited)),
         due_date: instant(row.try_get("due_date")?)?,
         day: calendar.date_of(instant(row.try_get("invoice_date")?)?),
     })
@@ -227,6 +230,8 @@ fn add_to_vendors(binds: &mut Binds, vendors: &[(VendorId, &VendorFigures)]) -> 
         let (invoiced_high, invoiced_low) = pair(vendor.invoiced)?;
         let (outstanding_high, outstanding_low) = pair(vendor.outstanding())?;
         let (owed_high, owed_low) = pair(vendor.owed)?;
+        let (credited_high, credited_low) = pair(vendor.credited)?;
+        let (available_high, available_low) = pair(vendor.available_credit)?;
         let values = [
             binds.int(vendor_id.get()),
             binds.int(vendor.active_invoices),
@@ -237,16 +242,22 @@ fn add_to_vendors(binds: &mut Binds, vendors: &[(VendorId, &VendorFigures)]) -> 
             binds.int(vendor.open_invoices),
             binds.int(owed_high),
             binds.int(owed_low),
+            binds.int(credited_high),
+            binds.int(credited_low),
+            binds.int(available_high),
+            binds.int(available_low),
         ];
         rows.push(format!("({})", values.join(", ")));
     }
     Ok(format!(
         "UPDATE vendors SET active_invoices = vendors.active_invoices + d.column2, {}, {}, \
-         open_invoices = vendors.open_invoices + d.column7, {} \
+         open_invoices = vendors.open_invoices + d.column7, {}, {}, {} \
          FROM (VALUES {}) AS d WHERE vendors.id = d.column1",
         add_pair("vendors", "invoiced", "d.column3", "d.column4"),
         add_pair("vendors", "outstanding", "d.column5", "d.column6"),
         add_pair("vendors", "owed", "d.column8", "d.column9"),
+        add_pair("vendors", "credited", "d.column10", "d.column11"),
+        add_pair("vendors", "available_credit", "d.column12", "d.column13"),
         rows.join(", ")
     ))
 }
@@ -289,6 +300,7 @@ fn add_to_vendor_days(binds: &mut Binds, days: &[((VendorId, Date), &VendorDayFi
     for ((vendor_id, day), figures) in days {
         let (invoiced_high, invoiced_low) = pair(figures.invoiced)?;
         let (paid_high, paid_low) = pair(figures.paid)?;
+        let (credited_high, credited_low) = pair(figures.credited)?;
         let values = [
             binds.int(vendor_id.get()),
             binds.int(day_key(*day)),
@@ -298,16 +310,22 @@ fn add_to_vendor_days(binds: &mut Binds, days: &[((VendorId, Date), &VendorDayFi
             binds.int(figures.payments),
             binds.int(paid_high),
             binds.int(paid_low),
+            binds.int(figures.credits),
+            binds.int(credited_high),
+            binds.int(credited_low),
         ];
         rows.push(format!("({})", values.join(", ")));
     }
     Ok(format!(
-        "INSERT INTO vendor_days (vendor_id, day, invoices, invoiced_high, invoiced_low, payments, paid_high, paid_low) \
+        "INSERT INTO vendor_days (vendor_id, day, invoices, invoiced_high, invoiced_low, payments, paid_high, paid_low, \
+         credits, credited_high, credited_low) \
          VALUES {} ON CONFLICT (vendor_id, day) DO UPDATE SET invoices = vendor_days.invoices + excluded.invoices, \
-         payments = vendor_days.payments + excluded.payments, {}, {}",
+         payments = vendor_days.payments + excluded.payments, credits = vendor_days.credits + excluded.credits, \
+         {}, {}, {}",
         rows.join(", "),
         add_pair("vendor_days", "invoiced", "excluded.invoiced_high", "excluded.invoiced_low"),
-        add_pair("vendor_days", "paid", "excluded.paid_high", "excluded.paid_low")
+        add_pair("vendor_days", "paid", "excluded.paid_high", "excluded.paid_low"),
+        add_pair("vendor_days", "credited", "excluded.credited_high", "excluded.credited_low")
     ))
 }
 
@@ -322,6 +340,8 @@ pub(super) fn vendor_day_from(row: &DbRow) -> Result<(Date, VendorDayFigures)> {
             invoiced: pair_of(row, pair_columns!("invoiced"))?,
             payments: row.try_get("payments")?,
             paid: pair_of(row, pair_columns!("paid"))?,
+            credits: row.try_get("credits")?,
+            credited: pair_of(row, pair_columns!("credited"))?,
         },
     ))
 }
@@ -337,12 +357,24 @@ fn add_to_totals(binds: &mut Binds, totals: &LedgerTotals) -> Result<String> {
         ("open_invoices", totals.open_invoices),
         ("payments", totals.payments),
         ("active_payments", totals.active_payments),
+        ("credits_available", totals.credits_available),
+        ("pending_claims", totals.pending_claims),
     ] {
-        sets.push(format!("{column} = ledger_totals.{column} + {}", binds.int(value)));
+        if value != 0 {
+            sets.push(format!("{column} = ledger_totals.{column} + {}", binds.int(value)));
+        }
     }
-    for (column, value) in
-        [("invoiced", totals.invoiced), ("invoice_paid", totals.invoice_paid), ("paid_out", totals.paid_out)]
-    {
+    for (column, value) in [
+        ("invoiced", totals.invoiced),
+        ("invoice_paid", totals.invoice_paid),
+        ("paid_out", totals.paid_out),
+        ("invoice_credited", totals.invoice_credited),
+        ("available_credit", totals.available_credit),
+        ("pending_claimed", totals.pending_claimed),
+    ] {
+        if value.is_zero() {
+            continue;
+        }
         let (high, low) = pair(value)?;
         let (high, low) = (binds.int(high), binds.int(low));
         sets.push(add_pair("ledger_totals", column, &high, &low));
@@ -385,7 +417,9 @@ pub(super) fn kept_count(binds: &mut Binds, count: KeptCount, today_start: Optio
 macro_rules! ledger_totals_columns {
     () => {
         "vendors, active_vendors, invoices, active_invoices, open_invoices, invoiced_high, invoiced_low, \
-         invoice_paid_high, invoice_paid_low, payments, active_payments, paid_out_high, paid_out_low"
+         invoice_paid_high, invoice_paid_low, payments, active_payments, paid_out_high, paid_out_low, \
+         invoice_credited_high, invoice_credited_low, credits_available, available_credit_high, available_credit_low, \
+         pending_claims, pending_claimed_high, pending_claimed_low"
     };
 }
 
@@ -402,6 +436,11 @@ pub(super) fn ledger_totals_from(row: &DbRow) -> Result<LedgerTotals> {
         payments: row.try_get("payments")?,
         active_payments: row.try_get("active_payments")?,
         paid_out: pair_of(row, pair_columns!("paid_out"))?,
+        invoice_credited: pair_of(row, pair_columns!("invoice_credited"))?,
+        credits_available: row.try_get("credits_available")?,
+        available_credit: pair_of(row, pair_columns!("available_credit"))?,
+        pending_claims: row.try_get("pending_claims")?,
+        pending_claimed: pair_of(row, pair_columns!("pending_claimed"))?,
     })
 }
 
@@ -421,7 +460,7 @@ pub(super) async fn kept(conn: &mut Conn) -> Result<KeptFigures> {
     figures.totals = ledger_totals_from(&totals)?;
     let vendors = sqlx::query(
         "SELECT id, active_invoices, invoiced_high, invoiced_low, outstanding_high, outstanding_low, open_invoices, \
-         owed_high, owed_low FROM vendors",
+         owed_high, owed_low, credited_high, credited_low, available_credit_high, available_credit_low FROM vendors",
     )
     .fetch_all(&mut *conn)
     .await?;
@@ -431,7 +470,8 @@ pub(super) async fn kept(conn: &mut Conn) -> Result<KeptFigures> {
             pair_of(row, pair_columns!("invoiced"))?,
             pair_of(row, pair_columns!("outstanding"))?,
         )
-        .with_open(row.try_get("open_invoices")?, pair_of(row, pair_columns!("owed"))?);
+        .with_open(row.try_get("open_invoices")?, pair_of(row, pair_columns!("owed"))?)
+        .with_credits(pair_of(row, pair_columns!("credited"))?, pair_of(row, pair_columns!("available_credit"))?);
         if vendor != VendorFigures::default() {
             figures.vendors.insert(VendorId(row.try_get("id")?), vendor);
         }
@@ -455,7 +495,8 @@ pub(super) async fn kept(conn: &mut Conn) -> Result<KeptFigures> {
         }
     }
     for row in sqlx::query(
-        "SELECT vendor_id, day, invoices, invoiced_high, invoiced_low, payments, paid_high, paid_low FROM vendor_days",
+        "SELECT vendor_id, day, invoices, invoiced_high, invoiced_low, payments, paid_high, paid_low, credits, \
+         credited_high, credited_low FROM vendor_days",
     )
     .fetch_all(&mut *conn)
     .await?
@@ -498,7 +539,7 @@ pub(super) async fn recount(conn: &mut Conn, calendar: &BusinessCalendar) -> Res
     .await?;
     recount_rows(
         conn,
-        "SELECT id, vendor_id, is_active, amount, paid, due_date, invoice_date FROM invoices WHERE id > $1 \
+        "SELECT id, vendor_id, is_active, amount, paid, credited, due_date, invoice_date FROM invoices WHERE id > $1 \
          ORDER BY id LIMIT $2",
         &mut figures,
         |row| invoice_facts(row, "amount", "paid", calendar),
@@ -518,14 +559,37 @@ pub(super) async fn recount(conn: &mut Conn, calendar: &BusinessCalendar) -> Res
         },
     )
     .await?;
+    recount_rows(conn, CREDIT_FACTS_AFTER, &mut figures, |row| credit_facts(row, calendar)).await?;
     Ok(figures)
+}
+
+/// The credits after the id `$1`, at most `$2`, in id order, with what [`credit_facts`] reads.
+const CREDIT_FACTS_AFTER: &str = "SELECT id, vendor_id, is_active, claimed, claim_date, accepted, decision_date, applied \
+     FROM vendor_credits WHERE id > $1 ORDER BY id LIMIT $2";
+
+/// A credit's facts (D44) from a row holding `vendor_id`, `is_active`, `claimed`, `claim_date`,
+/// `accepted`, `decision_date` (whose business day `calendar` reads) and `applied`.
+pub(super) fn credit_facts(row: &DbRow, calendar: &BusinessCalendar) -> Result<CreditFacts> {
+    let scaled = |column: &str| -> Result<Decimal> { Ok(unscaled(i128::from(row.try_get::<i64, _>(column)?))) };
+    let decision_date = row.try_get::<Option<i64>, _>("decision_date")?.map(instant).transpose()?;
+    Ok(CreditFacts {
+        vendor_id: VendorId(row.try_get("vendor_id")?),
+        is_active: row.try_get("is_active")?,
+        claimed: scaled("claimed")?,
+        claim_date: instant(row.try_get("claim_date")?)?,
+        accepted: row.try_get::<Option<i64>, _>("accepted")?.map(|accepted| unscaled(i128::from(accepted))),
+        decision_date,
+        decided_on: decision_date.map(|date| calendar.date_of(date)),
+        applied: scaled("applied")?,
+    })
 }
 
 /// Replaces every kept figure by `figures` (after a migration recounted them).
 pub(super) async fn replace(conn: &mut Conn, figures: &KeptFigures) -> Result<()> {
     sqlx::query(
         "UPDATE vendors SET active_invoices = 0, invoiced_high = 0, invoiced_low = 0, outstanding_high = 0, \
-         outstanding_low = 0, open_invoices = 0, owed_high = 0, owed_low = 0",
+         outstanding_low = 0, open_invoices = 0, owed_high = 0, owed_low = 0, credited_high = 0, credited_low = 0, \
+         available_credit_high = 0, available_credit_low = 0",
     )
     .execute(&mut *conn)
     .await?;
@@ -535,7 +599,9 @@ pub(super) async fn replace(conn: &mut Conn, figures: &KeptFigures) -> Result<()
     sqlx::query(
         "UPDATE ledger_totals SET vendors = 0, active_vendors = 0, invoices = 0, active_invoices = 0, \
          open_invoices = 0, invoiced_high = 0, invoiced_low = 0, invoice_paid_high = 0, invoice_paid_low = 0, \
-         payments = 0, active_payments = 0, paid_out_high = 0, paid_out_low = 0 WHERE id = 1",
+         payments = 0, active_payments = 0, paid_out_high = 0, paid_out_low = 0, invoice_credited_high = 0, \
+         invoice_credited_low = 0, credits_available = 0, available_credit_high = 0, available_credit_low = 0, \
+         pending_claims = 0, pending_claimed_high = 0, pending_claimed_low = 0 WHERE id = 1",
     )
     .execute(&mut *conn)
     .await?;
@@ -588,11 +654,21 @@ pub(super) async fn recount_days(conn: &mut Conn, calendar: &BusinessCalendar) -
             lines.push((VendorId(row.try_get("vendor_id")?), instant(row.try_get("at")?)?, figures));
         }
     }
-    let days = KeptFigures {
-        days: days_of(calendar, groups),
-        vendor_days: vendor_days_of(calendar, lines),
-        ..KeptFigures::default()
-    };
+    // D44: and its active credits with something accepted, by decision date.
+    let credits = sqlx::query(
+        "SELECT id, vendor_id, is_active, claimed, claim_date, accepted, decision_date, applied FROM vendor_credits \
+         WHERE is_active AND accepted > 0",
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut figures_of_credits = KeptFigures::default();
+    figures_of_credits.add_rows(credits.iter().map(|row| credit_facts(row, calendar)).collect::<Result<Vec<_>>>()?);
+    let credit_days = figures_of_credits.vendor_days;
+    let mut vendor_days = vendor_days_of(calendar, lines);
+    for (key, figures) in credit_days {
+        vendor_days.entry(key).or_default().apply(&figures);
+    }
+    let days = KeptFigures { days: days_of(calendar, groups), vendor_days, ..KeptFigures::default() };
     sqlx::query("DELETE FROM payment_days").execute(&mut *conn).await?;
     sqlx::query("DELETE FROM vendor_days").execute(&mut *conn).await?;
     apply(conn, &days.as_change()).await

@@ -165,6 +165,7 @@ impl ImportStore for SqlStore {
                 is_active: imported.is_active,
                 amount: imported.invoice.amount.get(),
                 paid: Decimal::ZERO,
+                credited: Decimal::ZERO,
                 due_date: imported.invoice.due_date,
                 day: calendar.date_of(imported.invoice.invoice_date),
             });
@@ -308,7 +309,8 @@ pub(super) async fn locked_invoices(
     let ids: Vec<i64> = ids.iter().copied().collect();
     let sql = |list: &str| {
         format!(
-            "SELECT id, vendor_id, is_active, amount, paid, due_date, invoice_date FROM invoices WHERE id IN ({list}) \
+            "SELECT id, vendor_id, is_active, amount, paid, credited, due_date, invoice_date FROM invoices \
+             WHERE id IN ({list}) \
              ORDER BY id{}",
             for_update!()
         )

@@ -14,7 +14,7 @@ use pharmapay_core::domain::{
 use pharmapay_core::figures::{FigureChange, InvoiceFacts, KeptCount};
 use pharmapay_core::ids::InvoiceId;
 use pharmapay_core::jiff::Timestamp;
-use pharmapay_core::rules::{licence, restore};
+use pharmapay_core::rules::{credits, licence, restore};
 use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::store::{InvoiceStore, StoreResult, UniqueKey, WriteContext};
 use pharmapay_core::text::key;
@@ -22,6 +22,7 @@ use pharmapay_core::{Entity, Page, StoreError};
 use sqlx::Row;
 
 use super::binds::{Binds, conditions, contains_pattern, direction, instant_range, page_limits};
+use super::credits::release_on_invoice;
 use super::figures::{invoice_facts, kept_count, payments_of};
 use super::guards::{check_free, lock_vendors_of};
 use super::rows::{instant, invoice_from, invoice_in, micros, scaled_bound, vendor_type};
@@ -65,8 +66,8 @@ pub(super) fn invoice_conditions(binds: &mut Binds, filter: &InvoiceFilter, toda
     }
     match filter.overpaid {
         // D33: overpaid invoices owe less than nothing.
-        Some(true) => parts.push("i.amount - i.paid < 0".to_owned()),
-        Some(false) => parts.push("i.amount - i.paid >= 0".to_owned()),
+        Some(true) => parts.push("i.amount - i.paid - i.credited < 0".to_owned()),
+        Some(false) => parts.push("i.amount - i.paid - i.credited >= 0".to_owned()),
         None => {}
     }
     if let Some(status) = filter.status {
@@ -84,15 +85,15 @@ pub(super) fn invoice_conditions(binds: &mut Binds, filter: &InvoiceFilter, toda
 /// of `terms`, the status table's (D10, `pharmapay_core::domain::invoice`), today starting at the
 /// placeholder `today`: the one rendering of the status table in SQL, which every list, count
 /// and lock that selects invoices by status or openness uses. "Still owes" is written
-/// `amount - paid > 0`, the expression the pending-amount index is built on.
+/// `amount - paid - credited > 0` (D44), the expression the pending-amount index is built on.
 pub(super) fn terms_condition(table: &str, terms: &[StatusTerm], today: Option<&str>) -> String {
     let rendered: Vec<String> = terms
         .iter()
         .map(|term| match *term {
             StatusTerm::Active(true) => format!("{table}.is_active"),
             StatusTerm::Active(false) => format!("NOT {table}.is_active"),
-            StatusTerm::Owes(true) => format!("{table}.amount - {table}.paid > 0"),
-            StatusTerm::Owes(false) => format!("{table}.amount - {table}.paid <= 0"),
+            StatusTerm::Owes(true) => format!("{table}.amount - {table}.paid - {table}.credited > 0"),
+            StatusTerm::Owes(false) => format!("{table}.amount - {table}.paid - {table}.credited <= 0"),
             StatusTerm::DueBeforeToday(before) => {
                 let operator = if before { "<" } else { ">=" };
                 format!("{table}.due_date {operator} {}", today.unwrap_or("NULL"))
@@ -108,7 +109,7 @@ pub(super) fn invoice_sort(key: InvoiceSortKey) -> &'static str {
         InvoiceSortKey::DueDate => "i.due_date",
         InvoiceSortKey::Amount => "i.amount",
         // The same expression as the index `invoices_by_pending`, so the planner uses it.
-        InvoiceSortKey::PendingAmount => "(i.amount - i.paid)",
+        InvoiceSortKey::PendingAmount => "(i.amount - i.paid - i.credited)",
         InvoiceSortKey::PaidAmount => "i.paid",
         InvoiceSortKey::InvoiceNumber => "i.number_key",
         InvoiceSortKey::VendorName => "v.name_key",
@@ -137,7 +138,8 @@ pub(super) async fn invoice_for_change(
     let row = row_by_id(
         conn,
         concat!(
-            "SELECT vendor_id, is_active, amount, paid, due_date, invoice_date, number_key FROM invoices WHERE id = $1",
+            "SELECT vendor_id, is_active, amount, paid, credited, due_date, invoice_date, number_key FROM invoices \
+             WHERE id = $1",
             for_update!()
         ),
         id,
@@ -154,8 +156,8 @@ async fn invoice_change(
     id: i64,
     (before, after): (&InvoiceFacts, &InvoiceFacts),
     calendar: &BusinessCalendar,
+    mut change: FigureChange,
 ) -> Result<FigureChange> {
-    let mut change = FigureChange::new();
     change.row(Some(before), Some(after));
     if (before.vendor_id, before.is_active) != (after.vendor_id, after.is_active) {
         for payment in payments_of(conn, before, id, calendar).await? {
@@ -220,13 +222,15 @@ async fn check_licence(
     Ok(licence::check_invoice(policy, valid_until, day_start)?)
 }
 
-/// The facts of an active invoice holding `invoice`'s fields with `paid` already paid.
-fn facts_of(invoice: &NewInvoice, paid: Decimal, calendar: &BusinessCalendar) -> InvoiceFacts {
+/// The facts of an active invoice holding `invoice`'s fields with `paid` already paid and
+/// `credited` already credited (D44).
+fn facts_of(invoice: &NewInvoice, (paid, credited): (Decimal, Decimal), calendar: &BusinessCalendar) -> InvoiceFacts {
     InvoiceFacts {
         vendor_id: invoice.vendor_id,
         is_active: true,
         amount: invoice.amount.get(),
         paid,
+        credited,
         due_date: invoice.due_date,
         day: calendar.date_of(invoice.invoice_date),
     }
@@ -266,7 +270,7 @@ impl InvoiceStore for SqlStore {
             .await?;
             let id: i64 = row.try_get(0)?;
             let mut change = FigureChange::new();
-            change.row(None, Some(&facts_of(&invoice, Decimal::ZERO, &calendar)));
+            change.row(None, Some(&facts_of(&invoice, (Decimal::ZERO, Decimal::ZERO), &calendar)));
             let invoice = invoice_in(&mut db_tx, id, today_start).await?;
             commit_moving(db_tx, &ctx, ("create", Entity::Invoice, id), invoice, Some(&change)).await
         })
@@ -334,6 +338,7 @@ impl InvoiceStore for SqlStore {
             let number_key = key(&invoice.invoice_number);
             check_free(&mut db_tx, UniqueKey::InvoiceNumber, &number_key, Some(id.get())).await?;
             check_licence(&mut db_tx, valid_until, invoice.invoice_date, &calendar).await?;
+            credits::check_invoice_move(&before, invoice.vendor_id)?;
             // The paid total is kept: it belongs to the payments, not to the replaced fields.
             sqlx::query(
                 "UPDATE invoices SET vendor_id = $2, invoice_number = $3, number_key = $4, amount = $5, \
@@ -358,8 +363,9 @@ impl InvoiceStore for SqlStore {
                     .execute(&mut *db_tx)
                     .await?;
             }
-            let after = facts_of(&invoice, before.paid, &calendar);
-            let change = invoice_change(&mut db_tx, id.get(), (&before, &after), &calendar).await?;
+            let after = facts_of(&invoice, (before.paid, before.credited), &calendar);
+            let change =
+                invoice_change(&mut db_tx, id.get(), (&before, &after), &calendar, FigureChange::new()).await?;
             let invoice = invoice_in(&mut db_tx, id.get(), today_start).await?;
             commit_moving(db_tx, &ctx, ("update", Entity::Invoice, id.get()), invoice, Some(&change)).await
         })
@@ -377,13 +383,16 @@ impl InvoiceStore for SqlStore {
                 return refused(StoreError::NotFound(Entity::Invoice));
             };
             vendors.hold(before.vendor_id)?;
+            // D44: the applications on it go with it; their credits have them available again.
+            let mut credits = FigureChange::new();
+            let released = release_on_invoice(&mut db_tx, id.get(), &calendar, &mut credits).await?;
             sqlx::query("UPDATE invoices SET is_active = FALSE, updated_at = $2 WHERE id = $1")
                 .bind(id.get())
                 .bind(micros(ctx.at))
                 .execute(&mut *db_tx)
                 .await?;
-            let after = InvoiceFacts { is_active: false, ..before };
-            let change = invoice_change(&mut db_tx, id.get(), (&before, &after), &calendar).await?;
+            let after = InvoiceFacts { is_active: false, credited: before.credited - released, ..before };
+            let change = invoice_change(&mut db_tx, id.get(), (&before, &after), &calendar, credits).await?;
             commit_moving(db_tx, &ctx, ("delete", Entity::Invoice, id.get()), Some(()), Some(&change)).await
         })
         .await
@@ -413,7 +422,8 @@ impl InvoiceStore for SqlStore {
                 .execute(&mut *db_tx)
                 .await?;
             let after = InvoiceFacts { is_active: true, ..before };
-            let change = invoice_change(&mut db_tx, id.get(), (&before, &after), &calendar).await?;
+            let change =
+                invoice_change(&mut db_tx, id.get(), (&before, &after), &calendar, FigureChange::new()).await?;
             let invoice = invoice_in(&mut db_tx, id.get(), today_start).await?;
             commit_moving(db_tx, &ctx, ("restore", Entity::Invoice, id.get()), invoice, Some(&change)).await
         })

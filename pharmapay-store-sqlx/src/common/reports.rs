@@ -15,10 +15,11 @@ use pharmapay_core::domain::{
     AuditEntry, AuditQuery, Invoice, InvoiceFilter, Setting, Transaction, TransactionFilter, Vendor, VendorFilter,
 };
 use pharmapay_core::figures::{DayFigures, OpenFigures, day_key};
-use pharmapay_core::ids::{InvoiceId, TransactionId, VendorId};
+use pharmapay_core::ids::{InvoiceId, TransactionId, VendorCreditId, VendorId};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::jiff::civil::Date;
 use pharmapay_core::paging::PagePlace;
+use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::store::{ReportStore, StoreResult, WriteContext};
 use pharmapay_core::{Entity, Page, PageRequest, StoreError};
 use sqlx::Row;
@@ -74,8 +75,9 @@ impl SqlStore {
 
 impl SqlStore {
     /// Vendor `vendor_id`'s statement lines (D35) dated in `[from, before)`, in any order: its
-    /// active invoices, along `invoices_by_vendor_date`, and the active payments of its active
-    /// invoices, along `transactions_by_vendor_date`.
+    /// active invoices, along `invoices_by_vendor_date`, the active payments of its active
+    /// invoices, along `transactions_by_vendor_date`, and its active credits with something
+    /// accepted, by decision date, along `vendor_credits_by_vendor` (D44).
     async fn statement_lines(
         conn: &mut Conn,
         vendor_id: VendorId,
@@ -96,10 +98,12 @@ impl SqlStore {
             entries.push(StatementEntry {
                 date: calendar.date_of(instant(row.try_get("invoice_date")?)?),
                 kind: StatementLineKind::Invoice,
-                invoice_id: InvoiceId(row.try_get("id")?),
-                invoice_number: row.try_get("invoice_number")?,
+                invoice_id: Some(InvoiceId(row.try_get("id")?)),
+                invoice_number: Some(row.try_get("invoice_number")?),
                 transaction_id: None,
                 reference: None,
+                credit_id: None,
+                credit_number: None,
                 description: row.try_get("description")?,
                 amount: amount(row.try_get("amount")?)?.get(),
             });
@@ -119,12 +123,40 @@ impl SqlStore {
             entries.push(StatementEntry {
                 date: calendar.date_of(instant(row.try_get("transaction_date")?)?),
                 kind: StatementLineKind::Payment,
-                invoice_id: InvoiceId(row.try_get("invoice_id")?),
-                invoice_number: row.try_get("invoice_number")?,
+                invoice_id: Some(InvoiceId(row.try_get("invoice_id")?)),
+                invoice_number: Some(row.try_get("invoice_number")?),
                 transaction_id: Some(TransactionId(row.try_get("id")?)),
                 reference: row.try_get("reference")?,
+                credit_id: None,
+                credit_number: None,
                 description: row.try_get("description")?,
                 amount: amount(row.try_get("amount")?)?.get(),
+            });
+        }
+        let credits = sqlx::query(
+            "SELECT c.id, c.credit_number, c.decision_date, c.accepted, c.distributor_reference, c.description, \
+             c.against_invoice_id, i.invoice_number FROM vendor_credits c \
+             LEFT JOIN invoices i ON i.id = c.against_invoice_id \
+             WHERE c.vendor_id = $1 AND c.is_active AND c.decision_date >= $2 AND c.decision_date < $3 \
+             AND c.accepted > 0",
+        )
+        .bind(vendor_id.get())
+        .bind(micros(from))
+        .bind(micros(before))
+        .fetch_all(&mut *conn)
+        .await?;
+        for row in &credits {
+            entries.push(StatementEntry {
+                date: calendar.date_of(instant(row.try_get("decision_date")?)?),
+                kind: StatementLineKind::Credit,
+                invoice_id: row.try_get::<Option<i64>, _>("against_invoice_id")?.map(InvoiceId),
+                invoice_number: row.try_get("invoice_number")?,
+                transaction_id: None,
+                reference: row.try_get("distributor_reference")?,
+                credit_id: Some(VendorCreditId(row.try_get("id")?)),
+                credit_number: Some(row.try_get("credit_number")?),
+                description: row.try_get("description")?,
+                amount: amount(row.try_get("accepted")?)?.get(),
             });
         }
         Ok(entries)
@@ -333,9 +365,19 @@ impl ReportStore for SqlStore {
             .bind(micros(from))
             .fetch_one(&mut *conn)
             .await?;
+            let credited = sqlx::query(concat!(
+                "SELECT ",
+                exact_sum!("accepted", "credited"),
+                " FROM vendor_credits WHERE vendor_id = $1 AND is_active AND accepted > 0 AND decision_date < $2"
+            ))
+            .bind(vendor_id.get())
+            .bind(micros(from))
+            .fetch_one(&mut *conn)
+            .await?;
             let mut rows = StatementRows {
                 invoiced_before: pair_of(&invoiced, pair_columns!("invoiced"))?,
                 paid_before: pair_of(&paid, pair_columns!("paid"))?,
+                credited_before: pair_of(&credited, pair_columns!("credited"))?,
                 entries: Vec::new(),
             };
             rows.entries = Self::statement_lines(&mut conn, vendor_id, (from, before), calendar).await?;
@@ -359,15 +401,23 @@ impl ReportStore for SqlStore {
         self.answer_read(|| async move {
             let mut reader = self.read().await?;
             let mut snapshot = reader.begin_snapshot(READ_SNAPSHOT).await?;
-            let balance = sqlx::query("SELECT outstanding_high, outstanding_low FROM vendors WHERE id = $1")
-                .bind(vendor_id.get())
-                .fetch_optional(&mut *snapshot)
-                .await?;
-            let balance =
-                balance.map(|row| pair_of(&row, pair_columns!("outstanding"))).transpose()?.unwrap_or_default();
+            let balance = sqlx::query(
+                "SELECT outstanding_high, outstanding_low, available_credit_high, available_credit_low FROM vendors \
+                 WHERE id = $1",
+            )
+            .bind(vendor_id.get())
+            .fetch_optional(&mut *snapshot)
+            .await?;
+            // D44: a statement of everything closes at the balance less the credit available.
+            let balance = balance
+                .map(|row| -> Result<Decimal> {
+                    Ok(pair_of(&row, pair_columns!("outstanding"))? - pair_of(&row, pair_columns!("available_credit"))?)
+                })
+                .transpose()?
+                .unwrap_or_default();
             let days = sqlx::query(
-                "SELECT day, invoices, invoiced_high, invoiced_low, payments, paid_high, paid_low FROM vendor_days \
-                 WHERE vendor_id = $1 AND day >= $2 ORDER BY day",
+                "SELECT day, invoices, invoiced_high, invoiced_low, payments, paid_high, paid_low, credits, credited_high, \
+                 credited_low FROM vendor_days WHERE vendor_id = $1 AND day >= $2 ORDER BY day",
             )
             .bind(vendor_id.get())
             .bind(day_key(from_date))

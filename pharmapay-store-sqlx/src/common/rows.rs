@@ -95,7 +95,8 @@ pub(super) fn vendor_from(row: &DbRow) -> Result<Vendor> {
         0,
         pair_of(row, pair_columns!("invoiced"))?,
         pair_of(row, pair_columns!("outstanding"))?,
-    );
+    )
+    .with_credits(pair_of(row, pair_columns!("credited"))?, pair_of(row, pair_columns!("available_credit"))?);
     Ok(Vendor {
         id: VendorId(row.try_get("id")?),
         name: row.try_get("name")?,
@@ -124,6 +125,7 @@ pub(super) fn vendor_from(row: &DbRow) -> Result<Vendor> {
 pub(super) fn invoice_from(row: &DbRow, today_start: Timestamp) -> Result<Invoice> {
     let scaled_amount: i64 = row.try_get("amount")?;
     let paid: i64 = row.try_get("paid")?;
+    let credited: i64 = row.try_get("credited")?;
     let is_active: bool = row.try_get("is_active")?;
     let due_date = instant(row.try_get("due_date")?)?;
     Ok(Invoice {
@@ -133,21 +135,22 @@ pub(super) fn invoice_from(row: &DbRow, today_start: Timestamp) -> Result<Invoic
         invoice_number: row.try_get("invoice_number")?,
         amount: amount(scaled_amount)?,
         paid_amount: from_scaled(paid),
+        credited_amount: from_scaled(credited),
         invoice_date: instant(row.try_get("invoice_date")?)?,
         due_date,
         description: row.try_get("description")?,
         is_active,
         created_at: instant(row.try_get("created_at")?)?,
         updated_at: instant(row.try_get("updated_at")?)?,
-        status: InvoiceStatus::compute(is_active, difference(scaled_amount, paid), due_date, today_start),
+        status: InvoiceStatus::compute(is_active, difference(scaled_amount, paid + credited), due_date, today_start),
     })
 }
 
 /// The payment's nested invoice from a row with `invoice_number`, `vendor_id`, `vendor_name`,
-/// `invoice_amount` and `invoice_paid`.
+/// `invoice_amount`, `invoice_paid` and `invoice_credited`.
 pub(super) fn invoice_brief_from(row: &DbRow, invoice_id: InvoiceId) -> Result<InvoiceBrief> {
     let invoice_amount: i64 = row.try_get("invoice_amount")?;
-    let invoice_paid: i64 = row.try_get("invoice_paid")?;
+    let invoice_paid: i64 = row.try_get::<i64, _>("invoice_paid")? + row.try_get::<i64, _>("invoice_credited")?;
     Ok(InvoiceBrief {
         id: invoice_id,
         invoice_number: row.try_get("invoice_number")?,

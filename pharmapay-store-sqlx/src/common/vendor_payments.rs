@@ -13,7 +13,7 @@ use pharmapay_core::domain::invoice::OPEN;
 use pharmapay_core::domain::{NewTransaction, NewVendorPayment, PaymentReference, Transaction, VendorPayment};
 use pharmapay_core::figures::{FigureChange, InvoiceFacts, PaymentFacts};
 use pharmapay_core::ids::{InvoiceId, VendorId, VendorPaymentId};
-use pharmapay_core::rules::allocation::{self, PayableInvoice};
+use pharmapay_core::rules::allocation::{self, PayableInvoice, RequestedAllocation};
 use pharmapay_core::store::{StoreResult, VendorPaymentStore, WriteContext};
 use pharmapay_core::{Entity, StoreError};
 use sqlx::Row;
@@ -34,7 +34,7 @@ async fn payable_invoices(
     ids: Option<Vec<i64>>,
     calendar: &BusinessCalendar,
 ) -> Result<Vec<(i64, InvoiceFacts)>> {
-    let columns = "id, vendor_id, is_active, amount, paid, due_date, invoice_date";
+    let columns = "id, vendor_id, is_active, amount, paid, credited, due_date, invoice_date";
     let rows = match ids {
         Some(mut ids) => {
             ids.sort_unstable();
@@ -55,6 +55,36 @@ async fn payable_invoices(
         }
     };
     rows.iter().map(|row| Ok((row.try_get::<i64, _>("id")?, invoice_facts(row, "amount", "paid", calendar)?))).collect()
+}
+
+/// The invoices a vendor payment, or a credit's application (D44), may pay, locked in id order
+/// (those its `allocations` name, or the vendor's open invoices), as `rules::allocation` reads
+/// them, with their facts for the kept figures.
+pub(super) async fn payable(
+    conn: &mut Conn,
+    vendor_id: i64,
+    allocations: Option<&[RequestedAllocation]>,
+    calendar: &BusinessCalendar,
+) -> Result<(Vec<PayableInvoice>, BTreeMap<i64, InvoiceFacts>)> {
+    let asked: Option<Vec<i64>> =
+        allocations.map(|allocations| allocations.iter().map(|allocation| allocation.invoice_id.get()).collect());
+    let invoices = payable_invoices(conn, vendor_id, asked, calendar).await?;
+    let ids: Vec<i64> = invoices.iter().map(|(id, _)| *id).collect();
+    let dates = invoice_dates(conn, &ids).await?;
+    let payable = invoices
+        .iter()
+        .map(|(id, facts)| {
+            Ok(PayableInvoice {
+                id: InvoiceId(*id),
+                vendor_id: facts.vendor_id,
+                is_active: facts.is_active,
+                pending: facts.pending(),
+                due_date: facts.due_date,
+                invoice_date: instant(dates.get(id).copied().unwrap_or_default())?,
+            })
+        })
+        .collect::<Result<Vec<PayableInvoice>>>()?;
+    Ok((payable, invoices.into_iter().collect()))
 }
 
 /// The invoice dates of `invoices`' rows, which the oldest-first split orders by.
@@ -123,26 +153,8 @@ impl VendorPaymentStore for SqlStore {
                 return refused(StoreError::NotFound(Entity::Vendor));
             }
             check_reference(&mut db_tx, kind, key, None).await?;
-            let asked: Option<Vec<i64>> = payment
-                .allocations
-                .as_ref()
-                .map(|allocations| allocations.iter().map(|allocation| allocation.invoice_id.get()).collect());
-            let invoices = payable_invoices(&mut db_tx, vendor_id.get(), asked, &calendar).await?;
-            let ids: Vec<i64> = invoices.iter().map(|(id, _)| *id).collect();
-            let dates = invoice_dates(&mut db_tx, &ids).await?;
-            let payable = invoices
-                .iter()
-                .map(|(id, facts)| {
-                    Ok(PayableInvoice {
-                        id: InvoiceId(*id),
-                        vendor_id: facts.vendor_id,
-                        is_active: facts.is_active,
-                        pending: facts.amount - facts.paid,
-                        due_date: facts.due_date,
-                        invoice_date: instant(dates.get(id).copied().unwrap_or_default())?,
-                    })
-                })
-                .collect::<Result<Vec<PayableInvoice>>>()?;
+            let (payable, facts) =
+                payable(&mut db_tx, vendor_id.get(), payment.allocations.as_deref(), &calendar).await?;
             let allocations =
                 allocation::allocate(vendor_id, payment.amount, payment.allocations.as_deref(), &payable)?;
 
@@ -161,7 +173,6 @@ impl VendorPaymentStore for SqlStore {
             .await?;
             let id: i64 = row.try_get(0)?;
             let mut change = FigureChange::new();
-            let facts: BTreeMap<i64, InvoiceFacts> = invoices.into_iter().collect();
             for share in &allocations {
                 let part = NewTransaction {
                     invoice_id: share.invoice_id,

@@ -1,15 +1,22 @@
 //! Vendor credits (D44): claims, decisions, replacements, deletes and restores, the list and
 //! who may do what.
 
+use std::sync::Arc;
+
 use jiff::SignedDuration;
+use rust_decimal::Decimal;
 
 use super::{field_error, params};
 use crate::conformance::{Fixture, amount, created, dec, ts};
+use crate::domain::aging::AgingQuery;
+use crate::domain::statement::{StatementLineKind, StatementQuery};
 use crate::domain::{
-    AuditQuery, CreditDecision, CreditKind, CreditQuery, CreditStatus, NewRole, NewVendorCredit, VendorCredit,
+    AuditQuery, CreditDecision, CreditKind, CreditQuery, CreditStatus, InvoiceStatus, NewCreditApplication, NewRole,
+    NewVendorCredit, NewVendorPayment, TransactionType, VendorCredit,
 };
 use crate::error::{Entity, Error, RuleBroken};
 use crate::ids::{InvoiceId, VendorCreditId, VendorId};
+use crate::rules::allocation::RequestedAllocation;
 use crate::store::{Store, UniqueKey};
 
 fn credit_query(pairs: &[(&str, &str)]) -> CreditQuery {
@@ -281,4 +288,229 @@ pub async fn credit_permissions_follow_the_seeded_policy<S: Store>(store: S) {
         Err(Error::Forbidden { required }) => assert_eq!(required.to_string(), "VendorCredit:Read"),
         other => panic!("a user without the permission lists no credit: {other:?}"),
     }
+}
+
+fn application(total: Option<&str>, allocations: &[(InvoiceId, &str)]) -> NewCreditApplication {
+    NewCreditApplication {
+        amount: total.map(amount),
+        date: None,
+        allocations: (!allocations.is_empty()).then(|| {
+            allocations
+                .iter()
+                .map(|(invoice_id, share)| RequestedAllocation { invoice_id: *invoice_id, amount: amount(share) })
+                .collect()
+        }),
+    }
+}
+
+/// D44: an accepted credit is set against the vendor's bills as a vendor payment is split (D31),
+/// never beyond what is available or what an invoice owes; every balance counts it (D10, D11,
+/// D12, D32, D34, D35); undoing an application, deleting the invoice or the credit gives it
+/// back.
+pub async fn credits_set_against_bills_lower_what_is_owed_everywhere<S: Store>(store: S) {
+    let fx = Fixture::new(store).await;
+    let vendor = fx.vendor("Cipla").await;
+    let other = fx.vendor("Sun").await;
+    let early = fx.invoice(vendor.id, "E-1", "100", "2024-05-01T00:00:00Z").await;
+    let later = fx.invoice(vendor.id, "E-2", "50", "2024-06-01T00:00:00Z").await;
+    let foreign = fx.invoice(other.id, "F-1", "80", "2024-06-01T00:00:00Z").await;
+    fx.pay(early.id, "30").await;
+    let credit = fx.credit(claim(vendor.id, "CN-1", "120", "2024-05-08T00:00:00Z")).await;
+    let apply = |request: NewCreditApplication| fx.engine.apply_credit(&fx.admin, credit.id, request, None);
+
+    field_error(apply(application(Some("1"), &[])).await, "amount", "an undecided credit");
+    fx.engine.decide_credit(&fx.admin, credit.id, decision("100", "2024-05-09T00:00:00Z")).await.unwrap();
+
+    // Each breach is named, and nothing is written.
+    field_error(apply(application(Some("100.0001"), &[])).await, "amount", "more than is available");
+    field_error(apply(application(None, &[(later.id, "50.0001")])).await, "allocations[0].amount", "more than owed");
+    field_error(apply(application(None, &[(foreign.id, "5")])).await, "allocations[0].invoiceId", "another's");
+    field_error(
+        apply(application(None, &[(early.id, "70"), (later.id, "30.0001")])).await,
+        "amount",
+        "allocations adding up to more than is available",
+    );
+    field_error(apply(application(Some("5"), &[(early.id, "4")])).await, "amount", "an amount that is not the sum");
+    let early_date = NewCreditApplication { date: Some(ts("2024-05-08T23:59:59Z")), ..application(Some("1"), &[]) };
+    field_error(apply(early_date).await, "date", "before the decision");
+    let future = NewCreditApplication { date: Some(ts("2024-05-11T00:00:00Z")), ..application(Some("1"), &[]) };
+    field_error(apply(future).await, "date", "after today");
+    assert_eq!(fx.engine.get_credit(&fx.admin, credit.id).await.unwrap().applied_amount, dec("0"));
+
+    // Oldest due first: 70 settles E-1, 20 goes to E-2.
+    let applied = created(apply(application(Some("90"), &[])).await.unwrap());
+    let shares: Vec<(InvoiceId, Decimal)> =
+        applied.applications.iter().map(|application| (application.invoice_id, application.amount.get())).collect();
+    assert_eq!(shares, [(early.id, dec("70")), (later.id, dec("20"))]);
+    assert_eq!(applied.applications[0].invoice_number, "E-1");
+    assert_eq!(applied.applications[0].date, fx.engine.now(), "dated now when no date is given");
+    assert_eq!((applied.applied_amount, applied.available_amount()), (dec("90"), dec("10")));
+    assert_eq!(applied.status(), CreditStatus::PartlyAccepted, "applying changes no status");
+
+    let read = |id| fx.engine.get_invoice(&fx.admin, id);
+    let settled = read(early.id).await.unwrap().invoice;
+    assert_eq!(
+        (settled.paid_amount, settled.credited_amount, settled.pending_amount()),
+        (dec("30"), dec("70"), dec("0"))
+    );
+    assert_eq!(settled.status, InvoiceStatus::FullyPaid, "D10: a credit settles like a payment");
+    assert_eq!(read(later.id).await.unwrap().invoice.pending_amount(), dec("30"));
+    let totals = fx.engine.get_vendor(&fx.admin, vendor.id).await.unwrap().totals;
+    assert_eq!(
+        (totals.total_invoice_value, totals.total_paid_amount, totals.total_credited_amount),
+        (dec("150"), dec("30"), dec("90"))
+    );
+    assert_eq!((totals.outstanding_balance, totals.available_credit), (dec("30"), dec("10")));
+    assert_eq!(fx.engine.dashboard_summary(&fx.admin).await.unwrap().total_due, dec("110"), "30 + 80 still due");
+    let payables = fx.engine.payables(&fx.admin).await.unwrap();
+    assert_eq!(
+        (payables.credits.available_credit.amount, payables.credits.available_credit.credit_count),
+        (dec("10"), 1)
+    );
+    assert_eq!(payables.overdue.invoice_count, 0, "E-1 is settled, so nothing is overdue");
+    let open = fx.engine.list_invoices(&fx.admin, &super::invoice_query(&[("status", "PartiallyPaid")])).await.unwrap();
+    assert_eq!(open.total_count, 2);
+
+    // A vendor payment sees what credits left owing (D31).
+    let payment = NewVendorPayment {
+        amount: amount("30.0001"),
+        transaction_date: ts("2024-05-10T09:00:00Z"),
+        transaction_type: TransactionType::Cash,
+        reference: None,
+        description: None,
+        allocations: Some(vec![RequestedAllocation { invoice_id: later.id, amount: amount("30.0001") }]),
+    };
+    field_error(
+        fx.engine.create_vendor_payment(&fx.admin, vendor.id, payment, None).await,
+        "allocations[0].amount",
+        "D31",
+    );
+
+    // The aging counts applications on or before its day (D34).
+    let aging = |day: &str| {
+        let query = AgingQuery { as_of: Some(day.parse().unwrap()), vendor_id: Some(vendor.id), page: None };
+        let engine = &fx.engine;
+        let admin = &fx.admin;
+        async move { engine.aging(admin, &query).await.unwrap().totals.total() }
+    };
+    assert_eq!(aging("2024-05-10").await, dec("30"));
+    assert_eq!(
+        aging("2024-05-09").await,
+        dec("100"),
+        "yesterday E-1 still owed all of it (paid and credited today), and E-2 was not yet billed"
+    );
+
+    // The statement shows the credit on its decision day and closes at the balance less what is
+    // available (D35).
+    let statement = fx
+        .engine
+        .vendor_statement(
+            &fx.admin,
+            vendor.id,
+            &StatementQuery { from_date: Some("2024-05-01".parse().unwrap()), to_date: None, page: None },
+        )
+        .await
+        .unwrap();
+    let lines: Vec<(StatementLineKind, Decimal)> =
+        statement.figures.lines.iter().map(|line| (line.entry.kind, line.credited)).collect();
+    assert!(lines.contains(&(StatementLineKind::Credit, dec("100"))), "{lines:?}");
+    let credit_line = statement.figures.lines.iter().find(|line| line.entry.kind == StatementLineKind::Credit).unwrap();
+    assert_eq!((credit_line.entry.credit_id, credit_line.entry.invoice_id), (Some(credit.id), None));
+    assert_eq!(credit_line.entry.credit_number.as_deref(), Some("CN-1"));
+    assert_eq!(statement.figures.total_credited, dec("100"));
+    assert_eq!(statement.figures.closing_balance, totals.outstanding_balance - totals.available_credit);
+    let paged = fx
+        .engine
+        .vendor_statement(
+            &fx.admin,
+            vendor.id,
+            &StatementQuery {
+                from_date: Some("2024-05-01".parse().unwrap()),
+                to_date: None,
+                page: Some(crate::paging::PageRequest::new(1, 100)),
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(paged.figures, statement.figures, "D43: the one page of a short statement is the whole of it");
+
+    // The decision can no longer go below what is applied.
+    field_error(
+        fx.engine.decide_credit(&fx.admin, credit.id, decision("89.9999", "2024-05-09T00:00:00Z")).await,
+        "acceptedAmount",
+        "below what is applied",
+    );
+    // Undo one application: the invoice owes it again, the credit has it again.
+    let first = applied.applications[0].id;
+    let other_credit = fx.credit(claim(vendor.id, "CN-2", "5", "2024-05-09T00:00:00Z")).await;
+    assert!(matches!(
+        fx.engine.undo_application(&fx.admin, other_credit.id, first).await,
+        Err(Error::NotFound { entity: Entity::CreditApplication })
+    ));
+    fx.engine.undo_application(&fx.admin, credit.id, first).await.unwrap();
+    assert!(matches!(fx.engine.undo_application(&fx.admin, credit.id, first).await, Err(Error::NotFound { .. })));
+    assert_eq!(read(early.id).await.unwrap().invoice.pending_amount(), dec("70"));
+    let undone = fx.engine.get_credit(&fx.admin, credit.id).await.unwrap();
+    assert_eq!((undone.available_amount(), undone.applications.len()), (dec("80"), 1));
+
+    // Deleting the invoice deletes the applications on it; restoring it does not bring them back.
+    fx.engine.delete_invoice(&fx.admin, later.id, None).await.unwrap();
+    assert_eq!(fx.engine.get_credit(&fx.admin, credit.id).await.unwrap().available_amount(), dec("100"));
+    let restored = fx.engine.restore_invoice(&fx.admin, later.id).await.unwrap();
+    assert_eq!((restored.credited_amount, restored.pending_amount()), (dec("0"), dec("50")));
+
+    // Deleting the credit deletes its applications.
+    created(apply(application(None, &[(later.id, "50"), (early.id, "10")])).await.unwrap());
+    fx.engine.delete_credit(&fx.admin, credit.id, None).await.unwrap();
+    let totals = fx.engine.get_vendor(&fx.admin, vendor.id).await.unwrap().totals;
+    assert_eq!(
+        (totals.total_credited_amount, totals.outstanding_balance, totals.available_credit),
+        (dec("0"), dec("120"), dec("0"))
+    );
+    let restored = fx.engine.restore_credit(&fx.admin, credit.id).await.unwrap();
+    assert!(restored.applications.is_empty(), "D44: a restore brings the credit back alone");
+    assert_eq!(restored.available_amount(), dec("100"));
+    let payables = fx.engine.payables(&fx.admin).await.unwrap();
+    assert_eq!(payables.credits.available_credit.amount, dec("100"));
+    assert_eq!(
+        (payables.credits.pending_claims.amount, payables.credits.pending_claims.credit_count),
+        (dec("5"), 1),
+        "CN-2 is undecided"
+    );
+    assert_eq!(payables.credits.pending_claims.oldest_claim_date, Some(ts("2024-05-09T00:00:00Z")));
+}
+
+/// D44: applications racing for one credit never apply more than was accepted, and every
+/// answered application is kept.
+pub async fn concurrent_applications_never_apply_more_than_accepted<S: Store>(store: S) {
+    let fx = Arc::new(Fixture::new(store).await);
+    let vendor = fx.vendor("Raced").await;
+    for n in 0..4 {
+        fx.invoice(vendor.id, &format!("R-{n}"), "100", "2024-05-20T00:00:00Z").await;
+    }
+    let credit = fx.credit(claim(vendor.id, "CN-R", "500", "2024-05-01T00:00:00Z")).await;
+    fx.engine.decide_credit(&fx.admin, credit.id, decision("250", "2024-05-02T00:00:00Z")).await.unwrap();
+    let tasks: Vec<_> = (0..12)
+        .map(|_| {
+            let fx = Arc::clone(&fx);
+            tokio::spawn(async move {
+                fx.engine.apply_credit(&fx.admin, credit.id, application(Some("30"), &[]), None).await.map(drop)
+            })
+        })
+        .collect();
+    let mut acknowledged = 0;
+    for task in tasks {
+        match task.await.expect("no task panics") {
+            Ok(()) => acknowledged += 1,
+            Err(Error::Validation(errors)) => assert!(errors.contains("amount"), "{errors}"),
+            Err(other) => panic!("an application answered {other:?}"),
+        }
+    }
+    assert_eq!(acknowledged, 8, "250 accepted: eight applications of 30 fit");
+    let read = fx.engine.get_credit(&fx.admin, credit.id).await.unwrap();
+    assert_eq!((read.applied_amount, read.available_amount()), (dec("240"), dec("10")));
+    let sum: Decimal = read.applications.iter().map(|application| application.amount.get()).sum();
+    assert_eq!(sum, dec("240"));
+    let totals = fx.engine.get_vendor(&fx.admin, vendor.id).await.unwrap().totals;
+    assert_eq!((totals.total_credited_amount, totals.outstanding_balance), (dec("240"), dec("160")));
 }

@@ -29,8 +29,9 @@ pub use access::{
     users_are_managed_with_unique_emails,
 };
 pub use credits::{
-    credit_list_filters_and_orders, credit_permissions_follow_the_seeded_policy,
-    credits_are_claimed_decided_replaced_deleted_and_restored,
+    concurrent_applications_never_apply_more_than_accepted, credit_list_filters_and_orders,
+    credit_permissions_follow_the_seeded_policy, credits_are_claimed_decided_replaced_deleted_and_restored,
+    credits_set_against_bills_lower_what_is_owed_everywhere,
 };
 pub use grants::{
     changing_the_email_does_not_start_the_guesses_again, demotions_racing_sign_ins_leave_no_stale_admin_token,

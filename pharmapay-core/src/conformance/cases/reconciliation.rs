@@ -361,7 +361,7 @@ pub async fn vendor_statements_open_run_and_close<S: Store>(store: S) {
             (
                 line.entry.date,
                 line.entry.kind,
-                line.entry.invoice_number.as_str(),
+                line.entry.invoice_number.as_deref().unwrap_or(""),
                 line.invoiced,
                 line.paid,
                 line.balance,
