@@ -6,17 +6,22 @@
 //! reproduced. The spread is meant to look like a real ledger: invoices over the last three
 //! years with due dates in the past and the future, invoices unpaid, partly paid, fully paid
 //! and overpaid, all three payment types, bank references on transfers, drug licences valid,
-//! lapsed and unknown, GSTINs, and a few soft-deleted records of every kind.
+//! lapsed and unknown, GSTINs, vendor credits claimed, decided and applied (D44), and a few
+//! soft-deleted records of every kind.
 
 use std::io::{IsTerminal, Write};
 use std::time::Instant;
 
 use pharmapay_core::domain::gstin::{self, Gstin};
-use pharmapay_core::domain::{NewInvoice, NewTransaction, NewVendor, PaymentReference, TransactionType, VendorType};
+use pharmapay_core::domain::{
+    CreditDecision, CreditKind, NewCreditApplication, NewInvoice, NewTransaction, NewVendor, NewVendorCredit,
+    PaymentReference, TransactionType, VendorType,
+};
 use pharmapay_core::ids::{InvoiceId, VendorId};
 use pharmapay_core::jiff::{SignedDuration, Timestamp};
+use pharmapay_core::rules::allocation::RequestedAllocation;
 use pharmapay_core::rust_decimal::Decimal;
-use pharmapay_core::store::{ImportedInvoice, ImportedTransaction, ImportedVendor};
+use pharmapay_core::store::{ImportedCredit, ImportedInvoice, ImportedTransaction, ImportedVendor};
 use pharmapay_core::{Amount, ImportStore, StoreError};
 use tracing::info;
 
@@ -49,6 +54,8 @@ pub struct DemoReport {
     pub invoices: u64,
     /// Payments written.
     pub payments: u64,
+    /// Vendor credits written (D44).
+    pub credits: u64,
 }
 
 /// Records written per import call (one database transaction each): large batches amortise
@@ -196,12 +203,15 @@ pub async fn seed<S: ImportStore>(store: &S, size: DemoSize, now: Timestamp) -> 
     let mut progress = Progress::new("invoices", size.invoices);
     struct InvoiceFacts {
         id: InvoiceId,
+        vendor_id: VendorId,
         cents: i64,
         invoice_day: i64,
         active: bool,
+        /// What its active payments add up to, in hundredths.
+        paid: i64,
     }
     let mut invoices: Vec<InvoiceFacts> = Vec::with_capacity(size.invoices as usize);
-    let mut pending: Vec<(i64, i64, bool)> = Vec::with_capacity(BATCH);
+    let mut pending: Vec<(VendorId, i64, i64, bool)> = Vec::with_capacity(BATCH);
     let mut invoice_batch: Vec<ImportedInvoice> = Vec::with_capacity(BATCH);
     for n in 0..size.invoices {
         let skewed = random.below(vendor_ids.len() as u64) * random.below(100) / 100;
@@ -219,15 +229,15 @@ pub async fn seed<S: ImportStore>(store: &S, size: DemoSize, now: Timestamp) -> 
             due_date,
             description: (random.chance(20)).then(|| "Monthly stock".to_owned()),
         };
-        pending.push((cents, invoice_day, active));
+        pending.push((vendor_id, cents, invoice_day, active));
         let created_at = (invoice_date + SignedDuration::from_hours(random.below(48) as i64)).min(now);
         invoice_batch.push(ImportedInvoice { invoice, is_active: active, created_at });
         let last = n + 1 == size.invoices;
         if let Some(ids) =
             write_batch(&mut invoice_batch, last, &mut progress, |records| store.import_invoices(records)).await?
         {
-            for (id, (cents, invoice_day, active)) in ids.into_iter().zip(pending.drain(..)) {
-                invoices.push(InvoiceFacts { id, cents, invoice_day, active });
+            for (id, (vendor_id, cents, invoice_day, active)) in ids.into_iter().zip(pending.drain(..)) {
+                invoices.push(InvoiceFacts { id, vendor_id, cents, invoice_day, active, paid: 0 });
             }
         }
     }
@@ -249,7 +259,8 @@ pub async fn seed<S: ImportStore>(store: &S, size: DemoSize, now: Timestamp) -> 
     let mut cursor = 0usize;
     let mut references = 0u64;
     while remaining > 0 {
-        let facts = &invoices[cursor % invoices.len()];
+        let count_of_invoices = invoices.len();
+        let facts = &mut invoices[cursor % count_of_invoices];
         cursor += 1;
         let count = random.below(2 * per_invoice + 1).min(remaining);
         for _ in 0..count {
@@ -273,6 +284,9 @@ pub async fn seed<S: ImportStore>(store: &S, size: DemoSize, now: Timestamp) -> 
                 description: None,
             };
             let active = facts.active && !random.chance(2);
+            if active {
+                facts.paid += cents;
+            }
             payments.push(ImportedTransaction {
                 transaction: payment,
                 is_active: active,
@@ -286,6 +300,69 @@ pub async fn seed<S: ImportStore>(store: &S, size: DemoSize, now: Timestamp) -> 
         {
             report.payments += ids.len() as u64;
         }
+    }
+    progress.finish();
+
+    // Credits (D44): about one active invoice in thirty gets a claim against it (stock expired
+    // or broken, a rate billed too high), most of them decided, in full, in part or not at all,
+    // and most of what was accepted set against that invoice, as far as it still owes.
+    let expected = invoices.iter().filter(|facts| facts.active).count() as u64 / 30;
+    let mut progress = Progress::new("credits", expected);
+    let mut credits = Vec::with_capacity(BATCH);
+    let kinds = [CreditKind::ExpiryReturn, CreditKind::Breakage, CreditKind::RateDifference, CreditKind::Other];
+    let at_day = |days_ago: i64| now - day * (days_ago as i32);
+    let mut written = 0u64;
+    for facts in invoices.iter().filter(|facts| facts.active) {
+        if random.below(30) != 0 {
+            continue;
+        }
+        written += 1;
+        let claimed_cents = (facts.cents * (2 + random.below(14) as i64) / 100).max(1);
+        let claim_day = (facts.invoice_day - 5 - random.below(26) as i64).max(0);
+        let decision_day = (claim_day - 3 - random.below(28) as i64).max(0);
+        let accepted_cents = match random.below(100) {
+            0..=14 => None,
+            15..=24 => Some(0),
+            25..=44 => Some(claimed_cents * (50 + random.below(50) as i64) / 100),
+            _ => Some(claimed_cents),
+        };
+        let is_active = !random.chance(2);
+        let decision = accepted_cents.map(|cents| CreditDecision {
+            accepted_amount: Decimal::new(cents, 2),
+            decision_date: at_day(decision_day),
+            distributor_reference: random.chance(60).then(|| format!("DCN-{}", random.below(1_000_000))),
+        });
+        let owed = facts.cents - facts.paid;
+        let applied = accepted_cents.unwrap_or(0).min(owed);
+        let application = (is_active && applied > 0 && random.chance(80)).then(|| NewCreditApplication {
+            amount: None,
+            date: Some(at_day((decision_day - random.below(10) as i64).max(0))),
+            allocations: Some(vec![RequestedAllocation {
+                invoice_id: facts.id,
+                amount: Amount::try_from(Decimal::new(applied, 2)).expect("positive"),
+            }]),
+        });
+        let credit = NewVendorCredit {
+            vendor_id: facts.vendor_id,
+            credit_number: format!("CN{}-{written:07}", size.seed),
+            kind: kinds[random.below(4) as usize],
+            claimed_amount: Amount::try_from(Decimal::new(claimed_cents, 2)).expect("positive"),
+            claim_date: at_day(claim_day),
+            against_invoice_id: Some(facts.id),
+            description: None,
+        };
+        credits.push(ImportedCredit { credit, decision, application, is_active, created_at: at_day(claim_day) });
+        if let Some(ids) =
+            write_batch(&mut credits, false, &mut progress, |records| store.import_credits(records)).await?
+        {
+            report.credits += ids.len() as u64;
+        }
+    }
+    if !credits.is_empty()
+        && let Some(ids) =
+            write_batch(&mut credits, true, &mut progress, |records| store.import_credits(records)).await?
+    {
+        report.credits += ids.len() as u64;
     }
     progress.finish();
     Ok(report)
@@ -318,6 +395,23 @@ mod tests {
         let gstins: std::collections::BTreeSet<String> =
             (0..20_000).map(|n| demo_gstin(n, n % 26).to_string()).collect();
         assert_eq!(gstins.len(), 20_000);
+    }
+
+    /// The demo history, vendor credits among it (D44), keeps every figure equal to its recount
+    /// (D41), in memory and in SQLite.
+    #[tokio::test]
+    async fn demo_data_keeps_every_figure_exact() {
+        let size = DemoSize { vendors: 12, invoices: 1_500, payments: 4_500, seed: 3 };
+        let now: Timestamp = "2024-05-10T10:00:00Z".parse().unwrap();
+        let memory = pharmapay_store_memory::MemoryStore::new();
+        let report = seed(&memory, size, now).await.unwrap();
+        assert!(report.credits >= 20, "about one active invoice in thirty has a claim: {report:?}");
+        memory.check_figures().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("demo.db");
+        let sqlite = pharmapay_store_sqlx::SqliteStore::connect(path.to_str().unwrap()).await.unwrap();
+        assert_eq!(seed(&sqlite, size, now).await.unwrap(), report, "the same history on every store");
+        sqlite.check_figures().await.unwrap();
     }
 
     #[test]

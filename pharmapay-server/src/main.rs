@@ -80,10 +80,11 @@ async fn seed_demo(config: Config, args: SeedDemoArgs) -> ExitCode {
     match pharmapay_server::seed_demo(&config, size, SystemClock).await {
         Ok(report) => {
             println!(
-                "Wrote {} vendors, {} invoices and {} payments in {:.1} s.",
+                "Wrote {} vendors, {} invoices, {} payments and {} vendor credits in {:.1} s.",
                 report.vendors,
                 report.invoices,
                 report.payments,
+                report.credits,
                 started.elapsed().as_secs_f64()
             );
             println!(

@@ -3,7 +3,7 @@
 //! judged by `rules::credits` over the credit and the invoices as they stand under the store's
 //! lock, and every write keeps the figures its rows contribute to (D41).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use pharmapay_core::dashboard::CreditSummary;
 use pharmapay_core::domain::{
@@ -14,7 +14,7 @@ use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::rules::credits::{self, CreditFacts};
 use pharmapay_core::rules::restore;
 use pharmapay_core::rust_decimal::Decimal;
-use pharmapay_core::store::{CreditStore, StoreResult, UniqueKey, WriteContext};
+use pharmapay_core::store::{CreditStore, ImportedCredit, StoreResult, UniqueKey, WriteContext};
 use pharmapay_core::text::key;
 use pharmapay_core::{Amount, Entity, Page, StoreError};
 
@@ -239,6 +239,124 @@ impl State {
     fn active_credit(&self, id: VendorCreditId) -> StoreResult<CreditFacts> {
         self.credit_facts(id.get()).filter(|facts| facts.is_active).ok_or(StoreError::NotFound(Entity::VendorCredit))
     }
+}
+
+impl State {
+    /// Imports `credits` (D44): the whole batch is checked first (vendors, numbers, decisions,
+    /// and applications over their invoices as the batch leaves them), then written with the
+    /// figures each moves.
+    pub(crate) fn import_credits(&mut self, credits: Vec<ImportedCredit>) -> StoreResult<Vec<VendorCreditId>> {
+        let mut keys: HashSet<(i64, String)> = HashSet::new();
+        let mut credited: HashMap<i64, Decimal> = HashMap::new();
+        let mut plans = Vec::with_capacity(credits.len());
+        for imported in &credits {
+            let vendor_id = imported.credit.vendor_id.get();
+            if !self.vendors.contains_key(&vendor_id) {
+                return Err(StoreError::ParentInactive(Entity::Vendor));
+            }
+            if imported.is_active {
+                let number_key = key(&imported.credit.credit_number);
+                self.check_credit_number(vendor_id, &number_key, None)?;
+                if !keys.insert((vendor_id, number_key)) {
+                    return Err(StoreError::Conflict(UniqueKey::CreditNumber));
+                }
+            }
+            let facts = imported_facts(imported, &self.calendar)?;
+            let allocations = match (&imported.application, imported.is_active) {
+                (Some(application), true) => {
+                    let mut payable = self.payable(vendor_id, application.allocations.as_deref());
+                    for invoice in &mut payable {
+                        invoice.pending -= credited.get(&invoice.id.get()).copied().unwrap_or_default();
+                    }
+                    let at = application.date.unwrap_or(imported.created_at);
+                    let allocations = credits::plan_application(&facts, application, at, &payable)?;
+                    for share in &allocations {
+                        *credited.entry(share.invoice_id.get()).or_default() += share.amount.get();
+                    }
+                    allocations.into_iter().map(|share| (share, at)).collect()
+                }
+                _ => Vec::new(),
+            };
+            plans.push(allocations);
+        }
+        let mut ids = Vec::with_capacity(credits.len());
+        for (imported, allocations) in credits.into_iter().zip(plans) {
+            let id = self.next("credit");
+            let mut touched = vec![Touch::Credit(id)];
+            touched.extend(allocations.iter().map(|(share, _)| Touch::Invoice(share.invoice_id.get())));
+            let before = self.snapshot(&touched);
+            let credit = imported.credit;
+            let decision = imported.decision;
+            let applied: Decimal = allocations.iter().map(|(share, _)| share.amount.get()).sum();
+            self.credits.insert(
+                id,
+                CreditRow {
+                    vendor_id: credit.vendor_id.get(),
+                    number_key: key(&credit.credit_number),
+                    credit_number: credit.credit_number,
+                    kind: credit.kind,
+                    claimed: credit.claimed_amount,
+                    claim_date: credit.claim_date,
+                    against_invoice_id: credit.against_invoice_id.map(InvoiceId::get),
+                    accepted: decision.as_ref().map(|decision| decision.accepted_amount),
+                    decision_date: decision.as_ref().map(|decision| decision.decision_date),
+                    distributor_reference: decision.and_then(|decision| decision.distributor_reference),
+                    applied,
+                    description: credit.description,
+                    is_active: imported.is_active,
+                    created_at: imported.created_at,
+                    updated_at: imported.created_at,
+                },
+            );
+            for (share, date) in allocations {
+                let application_id = self.next("credit_application");
+                let invoice_id = share.invoice_id.get();
+                let row = ApplicationRow {
+                    credit_id: id,
+                    invoice_id,
+                    amount: share.amount,
+                    date,
+                    is_active: true,
+                    created_at: imported.created_at,
+                };
+                self.credit_applications.insert(application_id, row);
+                self.applications_by_credit.entry(id).or_default().push(application_id);
+                self.applications_by_invoice.entry(invoice_id).or_default().push(application_id);
+                if let Some(invoice) = self.invoices.get_mut(&invoice_id) {
+                    invoice.credited += share.amount.get();
+                }
+            }
+            self.keep_figures(before);
+            ids.push(VendorCreditId(id));
+        }
+        Ok(ids)
+    }
+}
+
+/// The facts an imported credit has once its decision is recorded, judged by
+/// `rules::credits::check_decision` (D44).
+pub(crate) fn imported_facts(
+    imported: &ImportedCredit,
+    calendar: &pharmapay_core::BusinessCalendar,
+) -> StoreResult<CreditFacts> {
+    let credit = &imported.credit;
+    let mut facts = CreditFacts {
+        vendor_id: credit.vendor_id,
+        is_active: imported.is_active,
+        claimed: credit.claimed_amount.get(),
+        claim_date: credit.claim_date,
+        accepted: None,
+        decision_date: None,
+        decided_on: None,
+        applied: Decimal::ZERO,
+    };
+    if let Some(decision) = &imported.decision {
+        credits::check_decision(&facts, decision)?;
+        facts.accepted = Some(decision.accepted_amount);
+        facts.decision_date = Some(decision.decision_date);
+        facts.decided_on = Some(calendar.date_of(decision.decision_date));
+    }
+    Ok(facts)
 }
 
 impl CreditStore for MemoryStore {

@@ -5,18 +5,24 @@
 
 use std::collections::{HashMap, HashSet};
 
-use pharmapay_core::ids::{InvoiceId, TransactionId, VendorId};
+use pharmapay_core::ids::{InvoiceId, TransactionId, VendorCreditId, VendorId};
 use pharmapay_core::rules::vendors as vendor_rules;
 use pharmapay_core::rules::{ledger, references};
 use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::store::StoreResult;
-use pharmapay_core::store::{ImportStore, ImportedInvoice, ImportedTransaction, ImportedVendor, UniqueKey};
+use pharmapay_core::store::{
+    ImportStore, ImportedCredit, ImportedInvoice, ImportedTransaction, ImportedVendor, UniqueKey,
+};
 use pharmapay_core::text::key;
 use pharmapay_core::{Entity, StoreError};
 
 use crate::MemoryStore;
 
 impl ImportStore for MemoryStore {
+    async fn import_credits(&self, credits: Vec<ImportedCredit>) -> StoreResult<Vec<VendorCreditId>> {
+        self.write().import_credits(credits)
+    }
+
     async fn import_vendors(&self, vendors: Vec<ImportedVendor>) -> StoreResult<Vec<VendorId>> {
         let mut state = self.write();
         let mut gstins = HashSet::new();

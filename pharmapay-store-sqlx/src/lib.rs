@@ -507,6 +507,10 @@ pub(crate) enum Table {
     Invoices,
     /// `transactions`.
     Transactions,
+    /// `vendor_credits`.
+    Credits,
+    /// `credit_applications`.
+    CreditApplications,
 }
 
 /// Locks that serialise a kind of write across every connection (PostgreSQL advisory locks

@@ -215,6 +215,10 @@ async fn reserve_ids(conn: &mut sqlx::PgConnection, table: Table, n: usize) -> R
         Table::Transactions => {
             "SELECT nextval(pg_get_serial_sequence('transactions', 'id')) FROM generate_series(1, $1)"
         }
+        Table::Credits => "SELECT nextval(pg_get_serial_sequence('vendor_credits', 'id')) FROM generate_series(1, $1)",
+        Table::CreditApplications => {
+            "SELECT nextval(pg_get_serial_sequence('credit_applications', 'id')) FROM generate_series(1, $1)"
+        }
     };
     let n = i64::try_from(n).map_err(|_| Error::corrupt("too many rows for one import"))?;
     let rows = sqlx::query(sql).bind(n).fetch_all(&mut *conn).await?;

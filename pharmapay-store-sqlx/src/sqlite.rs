@@ -179,6 +179,8 @@ async fn reserve_ids(conn: &mut sqlx::SqliteConnection, table: Table, n: usize) 
         Table::Vendors => "SELECT COALESCE(MAX(id), 0) FROM vendors",
         Table::Invoices => "SELECT COALESCE(MAX(id), 0) FROM invoices",
         Table::Transactions => "SELECT COALESCE(MAX(id), 0) FROM transactions",
+        Table::Credits => "SELECT COALESCE(MAX(id), 0) FROM vendor_credits",
+        Table::CreditApplications => "SELECT COALESCE(MAX(id), 0) FROM credit_applications",
     };
     let largest: i64 = sqlx::query(sql).fetch_one(&mut *conn).await?.try_get(0)?;
     let n = i64::try_from(n).map_err(|_| Error::corrupt("too many rows for one import"))?;

@@ -356,6 +356,7 @@ macro_rules! store_conformance_tests {
             credit_permissions_follow_the_seeded_policy,
             credits_set_against_bills_lower_what_is_owed_everywhere,
             concurrent_applications_never_apply_more_than_accepted,
+            imported_credits_count_as_written_ones,
         );
     };
     (@cases required $fresh:path; $($case:ident),* $(,)?) => {

@@ -63,8 +63,8 @@ use std::fmt;
 use jiff::Timestamp;
 
 pub use traits::{
-    AccessStore, CreditStore, ImportStore, ImportedInvoice, ImportedTransaction, ImportedVendor, InvoiceStore,
-    ReportStore, SessionStore, TransactionStore, VendorPaymentStore, VendorStore,
+    AccessStore, CreditStore, ImportStore, ImportedCredit, ImportedInvoice, ImportedTransaction, ImportedVendor,
+    InvoiceStore, ReportStore, SessionStore, TransactionStore, VendorPaymentStore, VendorStore,
 };
 
 use crate::access::{Authority, Permission};

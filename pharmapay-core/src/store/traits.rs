@@ -703,6 +703,17 @@ pub trait ImportStore: Send + Sync + 'static {
         transactions: Vec<ImportedTransaction>,
     ) -> impl Future<Output = StoreResult<Vec<TransactionId>>> + Send;
 
+    /// Inserts vendor credits (D44) with their decisions and applications; returns their ids in
+    /// input order. The vendor must exist (active or not); an active credit's number must be free
+    /// among its vendor's active credits and the batch's (`Conflict(CreditNumber)`); a decision
+    /// is judged by [`crate::rules::credits::check_decision`] and applications, made only of an
+    /// active credit, by [`crate::rules::credits::plan_application`] over their invoices as the
+    /// batch leaves them, each added to its invoice's credited total.
+    fn import_credits(
+        &self,
+        credits: Vec<ImportedCredit>,
+    ) -> impl Future<Output = StoreResult<Vec<VendorCreditId>>> + Send;
+
     /// Readies the store for a long run of imports (a demo load, a move from another system):
     /// a store may set aside the indexes and search upkeep the imports do not read, so each
     /// batch writes little more than its rows, until [`ImportStore::finish_bulk_load`] builds
@@ -737,6 +748,21 @@ pub struct ImportedInvoice {
     /// Its fields, already validated; the vendor must exist.
     pub invoice: NewInvoice,
     /// False to import it canceled.
+    pub is_active: bool,
+    /// Its creation (and last change) time.
+    pub created_at: Timestamp,
+}
+
+/// A vendor credit to import (D44).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImportedCredit {
+    /// Its claim, already validated; the vendor must exist.
+    pub credit: NewVendorCredit,
+    /// The distributor's decision, if it was made.
+    pub decision: Option<CreditDecision>,
+    /// What was set against bills, with explicit allocations and a date, if anything was.
+    pub application: Option<NewCreditApplication>,
+    /// False to import it soft-deleted (without applications).
     pub is_active: bool,
     /// Its creation (and last change) time.
     pub created_at: Timestamp,

@@ -30,9 +30,9 @@ pub struct Crud {
 }
 
 impl Crud {
-    /// The record's name in operation ids: `Vendor`.
+    /// The record's name in operation ids, each word capitalized: `Vendor`, `VendorCredit`.
     fn name(&self) -> String {
-        capitalized(self.singular)
+        self.singular.split(' ').map(capitalized).collect()
     }
 
     /// An operation of the resource's own `id` under its tag.

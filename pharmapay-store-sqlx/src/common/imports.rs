@@ -7,13 +7,14 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use pharmapay_core::BusinessCalendar;
 use pharmapay_core::domain::TransactionType;
-use pharmapay_core::figures::{FigureChange, InvoiceFacts, KeptFigures, PaymentFacts, VendorFacts};
-use pharmapay_core::ids::{InvoiceId, TransactionId, VendorId};
-use pharmapay_core::rules::ledger;
+use pharmapay_core::figures::{CreditFacts, FigureChange, InvoiceFacts, KeptFigures, PaymentFacts, VendorFacts};
+use pharmapay_core::ids::{InvoiceId, TransactionId, VendorCreditId, VendorId};
+use pharmapay_core::rules::allocation::PayableInvoice;
 use pharmapay_core::rules::vendors as vendor_rules;
+use pharmapay_core::rules::{credits, ledger};
 use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::store::{
-    ImportStore, ImportedInvoice, ImportedTransaction, ImportedVendor, StoreResult, UniqueKey,
+    ImportStore, ImportedCredit, ImportedInvoice, ImportedTransaction, ImportedVendor, StoreResult, UniqueKey,
 };
 use pharmapay_core::text::key;
 use pharmapay_core::{Entity, StoreError};
@@ -176,6 +177,16 @@ impl ImportStore for SqlStore {
         .await
     }
 
+    async fn import_credits(&self, credits: Vec<ImportedCredit>) -> StoreResult<Vec<VendorCreditId>> {
+        answer(|| async {
+            if credits.is_empty() {
+                return Ok(Vec::new());
+            }
+            self.import_credit_batch(&credits).await
+        })
+        .await
+    }
+
     async fn import_transactions(&self, transactions: Vec<ImportedTransaction>) -> StoreResult<Vec<TransactionId>> {
         answer(|| async {
             if transactions.is_empty() {
@@ -270,6 +281,184 @@ impl ImportStore for SqlStore {
         })
         .await
     }
+}
+
+impl SqlStore {
+    /// [`ImportStore::import_credits`]: checks the whole batch (vendors, numbers, decisions, and
+    /// applications over their invoices, locked after their vendors, as the batch leaves them),
+    /// then writes the credits, their applications and the invoices' credited totals in
+    /// multi-row statements, and moves the kept figures once.
+    async fn import_credit_batch(&self, credits: &[ImportedCredit]) -> Result<Vec<VendorCreditId>> {
+        let (mut db_tx, calendar) = self.begin_with_calendar().await?;
+        let vendor_ids: BTreeSet<i64> = credits.iter().map(|imported| imported.credit.vendor_id.get()).collect();
+        let vendors = existing_ids(&mut db_tx, "vendors", &vendor_ids).await?;
+        let listed: Vec<i64> = vendor_ids.iter().copied().collect();
+        let sql = |list: &str| {
+            format!("SELECT vendor_id, number_key FROM vendor_credits WHERE is_active AND vendor_id IN ({list})")
+        };
+        let mut taken: HashSet<(i64, String)> = rows_in(&mut db_tx, &listed, sql)
+            .await?
+            .iter()
+            .map(|row| Ok((row.try_get::<i64, _>("vendor_id")?, row.try_get::<String, _>("number_key")?)))
+            .collect::<Result<_>>()?;
+        // D48: the invoices' vendors, then the invoices, as every write that credits them.
+        let invoice_ids: BTreeSet<i64> = credits
+            .iter()
+            .filter_map(|imported| imported.application.as_ref()?.allocations.as_ref())
+            .flatten()
+            .map(|allocation| allocation.invoice_id.get())
+            .collect();
+        let ordered: Vec<i64> = invoice_ids.iter().copied().collect();
+        lock_vendors_of(&mut db_tx, &ordered).await?;
+        let mut invoices: HashMap<i64, InvoiceFacts> = locked_invoices(&mut db_tx, &invoice_ids, &calendar).await?;
+        let mut plans = Vec::with_capacity(credits.len());
+        let mut change = FigureChange::new();
+        for imported in credits {
+            let vendor_id = imported.credit.vendor_id.get();
+            if !vendors.contains(&vendor_id) {
+                return refused(StoreError::ParentInactive(Entity::Vendor));
+            }
+            if imported.is_active && !taken.insert((vendor_id, key(&imported.credit.credit_number))) {
+                return refused(StoreError::Conflict(UniqueKey::CreditNumber));
+            }
+            let mut facts = credit_facts_of(imported, &calendar)?;
+            let mut shares = Vec::new();
+            if let (Some(application), true) = (&imported.application, imported.is_active) {
+                // The invoices its allocations name, as the batch left them so far; explicit
+                // allocations are split as listed, so the rule reads no invoice dates.
+                let payable: Vec<PayableInvoice> = application
+                    .allocations
+                    .iter()
+                    .flatten()
+                    .filter_map(|allocation| {
+                        let invoice = invoices.get(&allocation.invoice_id.get())?;
+                        Some(PayableInvoice {
+                            id: allocation.invoice_id,
+                            vendor_id: invoice.vendor_id,
+                            is_active: invoice.is_active,
+                            pending: invoice.pending(),
+                            due_date: invoice.due_date,
+                            invoice_date: invoice.due_date,
+                        })
+                    })
+                    .collect();
+                let at = application.date.unwrap_or(imported.created_at);
+                for share in credits::plan_application(&facts, application, at, &payable)? {
+                    let invoice = invoices
+                        .get_mut(&share.invoice_id.get())
+                        .ok_or_else(|| Error::corrupt("a locked invoice is gone"))?;
+                    let after = InvoiceFacts { credited: invoice.credited + share.amount.get(), ..*invoice };
+                    change.row(Some(&*invoice), Some(&after));
+                    *invoice = after;
+                    facts.applied += share.amount.get();
+                    shares.push((share, at));
+                }
+            }
+            change.row(None, Some(&facts));
+            plans.push((facts, shares));
+        }
+        let ids = reserve_ids(&mut db_tx, Table::Credits, credits.len()).await?;
+        let head = "INSERT INTO vendor_credits (id, vendor_id, credit_number, number_key, kind, claimed, claim_date, \
+                    against_invoice_id, accepted, decision_date, distributor_reference, applied, description, is_active, \
+                    created_at, updated_at)";
+        let rows: Vec<(&ImportedCredit, i64)> =
+            credits.iter().zip(&plans).map(|(imported, (facts, _))| (imported, scaled_of(facts.applied))).collect();
+        insert_chunks(&mut db_tx, head, &rows, &ids, |binds, (imported, applied), id| {
+            let (credit, decision) = (&imported.credit, imported.decision.as_ref());
+            let at = micros(imported.created_at);
+            [
+                binds.int(id),
+                binds.int(credit.vendor_id.get()),
+                binds.text(credit.credit_number.clone()),
+                binds.text(key(&credit.credit_number)),
+                binds.text(credit.kind.name()),
+                binds.int(credit.claimed_amount.to_scaled()),
+                binds.int(micros(credit.claim_date)),
+                binds.int(credit.against_invoice_id.map(InvoiceId::get)),
+                binds.int(decision.map(|decision| scaled_of(decision.accepted_amount))),
+                binds.int(decision.map(|decision| micros(decision.decision_date))),
+                binds.opt_text(decision.and_then(|decision| decision.distributor_reference.clone())),
+                binds.int(*applied),
+                binds.opt_text(credit.description.clone()),
+                binds.flag(imported.is_active),
+                binds.int(at),
+                binds.int(at),
+            ]
+        })
+        .await?;
+        let applications: Vec<(i64, i64, i64, i64, i64)> = ids
+            .iter()
+            .zip(credits.iter().zip(&plans))
+            .flat_map(|(id, (imported, (_, shares)))| {
+                shares.iter().map(move |(share, at)| {
+                    (*id, share.invoice_id.get(), share.amount.to_scaled(), micros(*at), micros(imported.created_at))
+                })
+            })
+            .collect();
+        let application_ids = reserve_ids(&mut db_tx, Table::CreditApplications, applications.len()).await?;
+        let head = "INSERT INTO credit_applications (id, credit_id, invoice_id, amount, date, is_active, created_at)";
+        insert_chunks(&mut db_tx, head, &applications, &application_ids, |binds, row, id| {
+            let (credit_id, invoice_id, amount, date, created_at) = *row;
+            [
+                binds.int(id),
+                binds.int(credit_id),
+                binds.int(invoice_id),
+                binds.int(amount),
+                binds.int(date),
+                binds.flag(true),
+                binds.int(created_at),
+            ]
+        })
+        .await?;
+        let mut added: BTreeMap<i64, i64> = BTreeMap::new();
+        for (_, invoice_id, amount, _, _) in &applications {
+            *added.entry(*invoice_id).or_default() += amount;
+        }
+        let added: Vec<(i64, i64)> = added.into_iter().collect();
+        for chunk in added.chunks(IMPORT_CHUNK) {
+            let mut binds = Binds::in_order();
+            let rows: Vec<String> =
+                chunk.iter().map(|(invoice, sum)| format!("({}, {})", binds.int(*invoice), binds.int(*sum))).collect();
+            let sql = format!(
+                "UPDATE invoices SET credited = credited + added.column2 FROM (VALUES {}) AS added \
+                 WHERE invoices.id = added.column1",
+                rows.join(", ")
+            );
+            binds.query(sql).execute(&mut *db_tx).await?;
+        }
+        figures::apply(&mut db_tx, &change).await?;
+        db_tx.commit().await?;
+        Ok(ids.into_iter().map(VendorCreditId).collect())
+    }
+}
+
+/// A decided amount or an applied total in ten-thousandths: both are within the amounts' range
+/// (D1), which the stored values keep.
+fn scaled_of(value: Decimal) -> i64 {
+    pharmapay_core::money::to_scaled(value).unwrap_or(i64::MAX)
+}
+
+/// The facts of an imported credit once its decision is recorded, judged by
+/// `rules::credits::check_decision` (D44).
+fn credit_facts_of(imported: &ImportedCredit, calendar: &BusinessCalendar) -> Result<CreditFacts> {
+    let credit = &imported.credit;
+    let mut facts = CreditFacts {
+        vendor_id: credit.vendor_id,
+        is_active: imported.is_active,
+        claimed: credit.claimed_amount.get(),
+        claim_date: credit.claim_date,
+        accepted: None,
+        decision_date: None,
+        decided_on: None,
+        applied: Decimal::ZERO,
+    };
+    if let Some(decision) = &imported.decision {
+        credits::check_decision(&facts, decision)?;
+        facts.accepted = Some(decision.accepted_amount);
+        facts.decision_date = Some(decision.decision_date);
+        facts.decided_on = Some(calendar.date_of(decision.decision_date));
+    }
+    Ok(facts)
 }
 
 /// D30: refuses an import whose active payments carry a reference that a stored active payment

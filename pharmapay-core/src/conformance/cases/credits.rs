@@ -17,7 +17,7 @@ use crate::domain::{
 use crate::error::{Entity, Error, RuleBroken};
 use crate::ids::{InvoiceId, VendorCreditId, VendorId};
 use crate::rules::allocation::RequestedAllocation;
-use crate::store::{Store, UniqueKey};
+use crate::store::{ImportStore, ImportedCredit, Store, UniqueKey};
 
 fn credit_query(pairs: &[(&str, &str)]) -> CreditQuery {
     CreditQuery::from_params(&params(pairs)).unwrap_or_else(|errors| panic!("query {pairs:?}: {errors}"))
@@ -513,4 +513,66 @@ pub async fn concurrent_applications_never_apply_more_than_accepted<S: Store>(st
     assert_eq!(sum, dec("240"));
     let totals = fx.engine.get_vendor(&fx.admin, vendor.id).await.unwrap().totals;
     assert_eq!((totals.total_credited_amount, totals.outstanding_balance), (dec("240"), dec("160")));
+}
+
+/// D44: credits imported with their decisions and applications read and count as if they had
+/// been written one by one; a batch with a taken number or an application above what an invoice
+/// owes writes nothing.
+pub async fn imported_credits_count_as_written_ones<S: Store + ImportStore>(store: S) {
+    let fx = Fixture::new(store).await;
+    let vendor = fx.vendor("Cipla").await;
+    let first = fx.invoice(vendor.id, "I-1", "100", "2024-05-05T00:00:00Z").await;
+    let second = fx.invoice(vendor.id, "I-2", "50", "2024-06-01T00:00:00Z").await;
+    let at = ts("2024-05-09T00:00:00Z");
+    let imported =
+        |number: &str, accepted: Option<&str>, applied: &[(InvoiceId, &str)], is_active: bool| ImportedCredit {
+            credit: claim(vendor.id, number, "80", "2024-05-01T00:00:00Z"),
+            decision: accepted.map(|accepted| decision(accepted, "2024-05-02T00:00:00Z")),
+            application: (!applied.is_empty())
+                .then(|| NewCreditApplication { date: Some(at), ..application(None, applied) }),
+            is_active,
+            created_at: at,
+        };
+    let store = fx.engine.store();
+    let refused = [
+        vec![imported("C-1", Some("80"), &[], true), imported("c-1", None, &[], true)],
+        vec![imported("C-1", Some("80"), &[(second.id, "50.0001")], true)],
+        vec![imported("C-1", Some("60"), &[(first.id, "40"), (second.id, "20.0001")], true)],
+        vec![imported("C-1", Some("80.0001"), &[], true)],
+    ];
+    for batch in refused {
+        assert!(store.import_credits(batch).await.is_err(), "a refused batch");
+    }
+    let ids = store
+        .import_credits(vec![
+            imported("C-1", Some("70"), &[(first.id, "40"), (second.id, "25")], true),
+            imported("C-2", Some("30"), &[(first.id, "30")], true),
+            imported("C-3", None, &[], true),
+            imported("C-1", Some("10"), &[], false),
+        ])
+        .await
+        .expect("the batch imports");
+    assert_eq!(ids.len(), 4);
+    let read = fx.engine.get_credit(&fx.admin, ids[0]).await.unwrap();
+    assert_eq!(
+        (read.applied_amount, read.available_amount(), read.status()),
+        (dec("65"), dec("5"), CreditStatus::PartlyAccepted)
+    );
+    assert_eq!(read.applications.len(), 2);
+    assert_eq!(read.applications[0].date, at);
+    let first = fx.engine.get_invoice(&fx.admin, first.id).await.unwrap().invoice;
+    assert_eq!((first.credited_amount, first.pending_amount()), (dec("70"), dec("30")), "credited by two credits");
+    let totals = fx.engine.get_vendor(&fx.admin, vendor.id).await.unwrap().totals;
+    assert_eq!(
+        (totals.total_credited_amount, totals.available_credit, totals.outstanding_balance),
+        (dec("95"), dec("5"), dec("55"))
+    );
+    let cards = fx.engine.payables(&fx.admin).await.unwrap().credits;
+    assert_eq!((cards.pending_claims.credit_count, cards.pending_claims.amount), (1, dec("80")));
+    assert_eq!((cards.available_credit.credit_count, cards.available_credit.amount), (1, dec("5")));
+    let deleted = fx.engine.get_credit(&fx.admin, ids[3]).await;
+    assert!(matches!(deleted, Err(Error::NotFound { .. })), "imported soft-deleted");
+    // Writes after an import go on from its ids.
+    let later = fx.credit(claim(vendor.id, "C-4", "1", "2024-05-09T00:00:00Z")).await;
+    assert!(later.id.get() > ids[3].get());
 }

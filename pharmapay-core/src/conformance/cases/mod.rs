@@ -31,7 +31,7 @@ pub use access::{
 pub use credits::{
     concurrent_applications_never_apply_more_than_accepted, credit_list_filters_and_orders,
     credit_permissions_follow_the_seeded_policy, credits_are_claimed_decided_replaced_deleted_and_restored,
-    credits_set_against_bills_lower_what_is_owed_everywhere,
+    credits_set_against_bills_lower_what_is_owed_everywhere, imported_credits_count_as_written_ones,
 };
 pub use grants::{
     changing_the_email_does_not_start_the_guesses_again, demotions_racing_sign_ins_leave_no_stale_admin_token,
