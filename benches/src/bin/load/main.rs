@@ -128,7 +128,7 @@ struct RunArgs {
     /// dashboard-summary, dashboard-top-vendors, dashboard-recent-invoices, dashboard-monthly,
     /// dashboard-payables, dashboard-license-alerts, aging-today, aging-year-back,
     /// statement-year, aging-today-page, statement-year-first-page, statement-year-last-page,
-    /// create-payment, vendor-payment, login, get-vendor-during-logins,
+    /// create-payment, vendor-payment, apply-credit, login, get-vendor-during-logins,
     /// get-vendor-during-aging. Sign-in throttling scenarios (D21, D40), all three with
     /// `throttling`: throttling-burst (32 parallel right-password sign-ins for one account, 5
     /// rounds), throttling-flood (1,000 attempts for a throttled email, with the audit entries

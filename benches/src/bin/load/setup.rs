@@ -315,6 +315,9 @@ pub struct Fixture {
     pub busiest_vendor_id: i64,
     /// Vendors with ten open invoices each, which vendor payments spread over (D31).
     pub vendor_payments: Vec<(i64, Vec<i64>)>,
+    /// An accepted credit of each of those vendors with those ten invoices, which credit
+    /// applications spread over (D44).
+    pub credits: Vec<(i64, Vec<i64>)>,
     /// Pages of 100 lines in that vendor's statement over the year to today (D43).
     pub statement_pages: u64,
 }
@@ -378,7 +381,7 @@ pub async fn fixture(addr: SocketAddr) -> Result<Fixture, String> {
             .as_array()
             .into_iter()
             .flatten()
-            .filter(|invoice| invoice["pendingAmount"].as_f64().is_some_and(|pending| pending >= 100.0))
+            .filter(|invoice| invoice["pendingAmount"].as_f64().is_some_and(|pending| pending >= 300.0))
             .filter_map(|invoice| invoice["id"].as_i64())
             .collect();
         if ids.len() == 10 {
@@ -387,6 +390,21 @@ pub async fn fixture(addr: SocketAddr) -> Result<Fixture, String> {
     }
     if vendor_payments.is_empty() {
         return Err("no vendor with ten open invoices for the vendor payments".into());
+    }
+    // D44: a large accepted credit per vendor, claimed and decided today, to apply 0.10 at a time.
+    let today = calendar.date_of(Timestamp::now()).to_string();
+    let mut credits = Vec::new();
+    for (vendor, invoices) in &vendor_payments {
+        let number = format!("BENCH-{}-{}", vendor, Timestamp::now().as_microsecond());
+        let claim = json!({ "vendorId": vendor, "creditNumber": number, "kind": "Other", "claimedAmount": 100000,
+            "claimDate": today });
+        let created =
+            expect_ok(call(addr, Method::POST, "/api/vendor-credits", token, Some(claim)).await?, "a credit")?;
+        let id = created["id"].as_i64().ok_or("a credit without an id")?;
+        let decision = json!({ "acceptedAmount": 100000, "decisionDate": today });
+        let path = format!("/api/vendor-credits/{id}/decision");
+        expect_ok(call(addr, Method::POST, &path, token, Some(decision)).await?, "a credit's decision")?;
+        credits.push((id, invoices.clone()));
     }
     let mut fixture = Fixture {
         token: admin_token.clone(),
@@ -397,6 +415,7 @@ pub async fn fixture(addr: SocketAddr) -> Result<Fixture, String> {
         calendar,
         busiest_vendor_id,
         vendor_payments,
+        credits,
         statement_pages: 1,
     };
     let today = fixture.calendar.date_of(Timestamp::now());

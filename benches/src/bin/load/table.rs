@@ -60,6 +60,8 @@ pub enum Endpoint {
     CreatePayment,
     /// `POST /api/vendors/:id/payments` over ten invoices (D31).
     VendorPayment,
+    /// `POST /api/vendor-credits/:id/applications` over ten invoices (D44).
+    ApplyCredit,
     /// `POST /api/auth/login`.
     Login,
     /// `GET /api/vendors/:id` while twenty logins run.
@@ -70,7 +72,7 @@ pub enum Endpoint {
 
 impl Endpoint {
     /// Every endpoint, in measuring order.
-    pub const ALL: [Endpoint; 26] = [
+    pub const ALL: [Endpoint; 27] = [
         Endpoint::GetVendor,
         Endpoint::VendorsDefault,
         Endpoint::VendorsByBalance,
@@ -94,6 +96,7 @@ impl Endpoint {
         Endpoint::StatementLastPage,
         Endpoint::CreatePayment,
         Endpoint::VendorPayment,
+        Endpoint::ApplyCredit,
         Endpoint::Login,
         Endpoint::VendorDuringLogins,
         Endpoint::VendorDuringAging,
@@ -125,6 +128,7 @@ impl Endpoint {
             Endpoint::StatementLastPage => "statement-year-last-page",
             Endpoint::CreatePayment => "create-payment",
             Endpoint::VendorPayment => "vendor-payment",
+            Endpoint::ApplyCredit => "apply-credit",
             Endpoint::Login => "login",
             Endpoint::VendorDuringLogins => "get-vendor-during-logins",
             Endpoint::VendorDuringAging => "get-vendor-during-aging",
@@ -157,6 +161,7 @@ impl Endpoint {
             Endpoint::StatementLastPage => "GET /api/vendors/:id/statement?page=<last>&pageSize=100 (a year)",
             Endpoint::CreatePayment => "POST /api/transactions",
             Endpoint::VendorPayment => "POST /api/vendors/:id/payments (10 invoices)",
+            Endpoint::ApplyCredit => "POST /api/vendor-credits/:id/applications (10 invoices)",
             Endpoint::Login => "POST /api/auth/login",
             Endpoint::VendorDuringLogins => "GET /api/vendors/:id, 20 logins in parallel",
             Endpoint::VendorDuringAging => "GET /api/vendors/:id, year-back agings in parallel",
@@ -172,6 +177,7 @@ impl Endpoint {
                 | Endpoint::AgingYearBack
                 | Endpoint::CreatePayment
                 | Endpoint::VendorPayment
+                | Endpoint::ApplyCredit
                 | Endpoint::Login
                 | Endpoint::VendorDuringLogins
                 | Endpoint::VendorDuringAging
@@ -313,6 +319,16 @@ fn judge(block: &Block, row: &Row) -> Option<Verdict> {
                 target: "1-conn p50 <= 2 x bare SQL",
                 measured: format!("{against:.2} x SQL"),
                 met: against <= 2.0,
+            })
+        }
+        // D44: setting a credit against ten invoices is no slower than paying them.
+        Endpoint::ApplyCredit if block.scale == Scale::Small => {
+            let payment = block.rows.iter().find(|row| row.endpoint == Endpoint::VendorPayment)?;
+            let share = ratio(row.loaded.rps, payment.loaded.rps)?;
+            Some(Verdict {
+                target: "req/s >= 1 x vendor payment",
+                measured: format!("{share:.2} x vendor payment"),
+                met: share >= 1.0,
             })
         }
         Endpoint::CreatePayment if block.backend == Backend::Sqlite => {

@@ -80,6 +80,34 @@ pub fn traffic_for(endpoint: Endpoint, addr: SocketAddr, fixture: &Fixture, conn
                 pace: None,
             }
         }
+        Endpoint::ApplyCredit => {
+            // The same ten invoices of each vendor as the vendor payments, credited 0.01 each
+            // from a large credit of that vendor.
+            let plans: Arc<Vec<(i64, Bytes)>> = Arc::new(
+                fixture
+                    .credits
+                    .iter()
+                    .map(|(credit, invoices)| {
+                        let allocations: Vec<serde_json::Value> = invoices
+                            .iter()
+                            .map(|invoice| serde_json::json!({ "invoiceId": invoice, "amount": 0.01 }))
+                            .collect();
+                        let body = serde_json::json!({ "allocations": allocations });
+                        (*credit, Bytes::from(body.to_string()))
+                    })
+                    .collect(),
+            );
+            Traffic {
+                connections,
+                make: Arc::new(move |connection, _| {
+                    let (credit, body) = &plans[connection % plans.len()];
+                    let path = format!("/api/vendor-credits/{credit}/applications");
+                    request(addr, Method::POST, &path, Some(&token), Some(body.clone()))
+                }),
+                expect: StatusCode::CREATED,
+                pace: None,
+            }
+        }
         Endpoint::CreatePayment => {
             let ids = Arc::new(fixture.invoice_ids.clone());
             Traffic {
