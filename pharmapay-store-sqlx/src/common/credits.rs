@@ -548,33 +548,46 @@ impl CreditStore for SqlStore {
                 return Err(Error::Moved("a credit"));
             }
             let allocations = credits::plan_application(&before, &application, ctx.at, &payable)?;
-            let date = micros(application.date.unwrap_or(ctx.at));
+            // One statement writes every application, one adds them to their invoices' credited
+            // totals, and one to the credit's applied total.
+            let (date, at) = (micros(application.date.unwrap_or(ctx.at)), micros(ctx.at));
             let mut change = FigureChange::new();
             let mut applied = Decimal::ZERO;
+            let (mut inserts, mut updates) = (Binds::in_order(), Binds::in_order());
+            let (mut inserted, mut updated) = (Vec::new(), Vec::new());
             for share in &allocations {
-                let scaled = share.amount.to_scaled();
-                sqlx::query(
-                    "INSERT INTO credit_applications (credit_id, invoice_id, amount, date, is_active, created_at) \
-                     VALUES ($1, $2, $3, $4, TRUE, $5)",
-                )
-                .bind(id.get())
-                .bind(share.invoice_id.get())
-                .bind(scaled)
-                .bind(date)
-                .bind(micros(ctx.at))
-                .execute(&mut *db_tx)
-                .await?;
-                sqlx::query("UPDATE invoices SET credited = credited + $2 WHERE id = $1")
-                    .bind(share.invoice_id.get())
-                    .bind(scaled)
-                    .execute(&mut *db_tx)
-                    .await?;
-                if let Some(invoice) = invoices.get(&share.invoice_id.get()) {
+                let (invoice_id, scaled) = (share.invoice_id.get(), share.amount.to_scaled());
+                inserted.push(format!(
+                    "({}, {}, {}, {}, {}, {})",
+                    inserts.int(id.get()),
+                    inserts.int(invoice_id),
+                    inserts.int(scaled),
+                    inserts.int(date),
+                    inserts.flag(true),
+                    inserts.int(at)
+                ));
+                updated.push(format!("({}, {})", updates.int(invoice_id), updates.int(scaled)));
+                if let Some(invoice) = invoices.get(&invoice_id) {
                     let after = InvoiceFacts { credited: invoice.credited + share.amount.get(), ..*invoice };
                     change.row(Some(invoice), Some(&after));
                 }
                 applied += share.amount.get();
             }
+            inserts
+                .query(format!(
+                    "INSERT INTO credit_applications (credit_id, invoice_id, amount, date, is_active, created_at) VALUES {}",
+                    inserted.join(", ")
+                ))
+                .execute(&mut *db_tx)
+                .await?;
+            updates
+                .query(format!(
+                    "UPDATE invoices SET credited = credited + added.column2 FROM (VALUES {}) AS added \
+                     WHERE invoices.id = added.column1",
+                    updated.join(", ")
+                ))
+                .execute(&mut *db_tx)
+                .await?;
             sqlx::query("UPDATE vendor_credits SET applied = applied + $2 WHERE id = $1")
                 .bind(id.get())
                 .bind(scaled(applied)?)

@@ -315,8 +315,9 @@ pub struct Fixture {
     pub busiest_vendor_id: i64,
     /// Vendors with ten open invoices each, which vendor payments spread over (D31).
     pub vendor_payments: Vec<(i64, Vec<i64>)>,
-    /// An accepted credit of each of those vendors with those ten invoices, which credit
-    /// applications spread over (D44).
+    /// Accepted credits of those vendors, [`CREDITS_PER_VENDOR`] each, with the vendor's ten
+    /// invoices: each credit application of a run goes to a credit of its own, as a pharmacy sets
+    /// each credit note against a few bills (D44).
     pub credits: Vec<(i64, Vec<i64>)>,
     /// Pages of 100 lines in that vendor's statement over the year to today (D43).
     pub statement_pages: u64,
@@ -391,21 +392,7 @@ pub async fn fixture(addr: SocketAddr) -> Result<Fixture, String> {
     if vendor_payments.is_empty() {
         return Err("no vendor with ten open invoices for the vendor payments".into());
     }
-    // D44: a large accepted credit per vendor, claimed and decided today, to apply 0.10 at a time.
-    let today = calendar.date_of(Timestamp::now()).to_string();
-    let mut credits = Vec::new();
-    for (vendor, invoices) in &vendor_payments {
-        let number = format!("BENCH-{}-{}", vendor, Timestamp::now().as_microsecond());
-        let claim = json!({ "vendorId": vendor, "creditNumber": number, "kind": "Other", "claimedAmount": 100000,
-            "claimDate": today });
-        let created =
-            expect_ok(call(addr, Method::POST, "/api/vendor-credits", token, Some(claim)).await?, "a credit")?;
-        let id = created["id"].as_i64().ok_or("a credit without an id")?;
-        let decision = json!({ "acceptedAmount": 100000, "decisionDate": today });
-        let path = format!("/api/vendor-credits/{id}/decision");
-        expect_ok(call(addr, Method::POST, &path, token, Some(decision)).await?, "a credit's decision")?;
-        credits.push((id, invoices.clone()));
-    }
+    let credits = accepted_credits(addr, &admin_token, &calendar, &vendor_payments).await?;
     let mut fixture = Fixture {
         token: admin_token.clone(),
         admin_id,
@@ -446,6 +433,49 @@ pub async fn login(addr: SocketAddr, email: &str, password: &str) -> Result<(Str
     let token = session["token"].as_str().ok_or("the login answer has no token")?.to_owned();
     let id = session["user"]["id"].as_i64().ok_or("the login answer has no user id")?;
     Ok((token, id))
+}
+
+/// Accepted credits the credit applications of a run use, per vendor of the vendor payments.
+pub const CREDITS_PER_VENDOR: usize = 500;
+
+/// Claims and accepts [`CREDITS_PER_VENDOR`] credits of 10 for each of `vendors`, claimed and
+/// decided today, sixteen at a time; answers each with its vendor's invoices.
+async fn accepted_credits(
+    addr: SocketAddr,
+    token: &str,
+    calendar: &BusinessCalendar,
+    vendors: &[(i64, Vec<i64>)],
+) -> Result<Vec<(i64, Vec<i64>)>, String> {
+    let today = calendar.date_of(Timestamp::now()).to_string();
+    let run = Timestamp::now().as_microsecond();
+    let wanted: Vec<(i64, usize)> =
+        vendors.iter().flat_map(|(vendor, _)| (0..CREDITS_PER_VENDOR).map(move |n| (*vendor, n))).collect();
+    let mut credits = Vec::with_capacity(wanted.len());
+    for chunk in wanted.chunks(16) {
+        let mut tasks = tokio::task::JoinSet::new();
+        for (vendor, n) in chunk.iter().copied() {
+            let (token, today) = (token.to_owned(), today.clone());
+            tasks.spawn(async move {
+                let claim = json!({ "vendorId": vendor, "creditNumber": format!("BENCH-{run}-{n}"), "kind": "Other",
+                    "claimedAmount": 10, "claimDate": today });
+                let credit = expect_ok(
+                    call(addr, Method::POST, "/api/vendor-credits", Some(&token), Some(claim)).await?,
+                    "a credit",
+                )?;
+                let id = credit["id"].as_i64().ok_or("a credit without an id")?;
+                let decision = json!({ "acceptedAmount": 10, "decisionDate": today });
+                let path = format!("/api/vendor-credits/{id}/decision");
+                expect_ok(call(addr, Method::POST, &path, Some(&token), Some(decision)).await?, "a decision")?;
+                Ok::<(i64, i64), String>((vendor, id))
+            });
+        }
+        while let Some(done) = tasks.join_next().await {
+            let (vendor, id) = done.map_err(|error| error.to_string())??;
+            let invoices = vendors.iter().find(|(of, _)| *of == vendor).map(|(_, invoices)| invoices.clone());
+            credits.push((id, invoices.unwrap_or_default()));
+        }
+    }
+    Ok(credits)
 }
 
 fn expect_ok((status, body): (StatusCode, Value), what: &str) -> Result<Value, String> {

@@ -81,8 +81,9 @@ pub fn traffic_for(endpoint: Endpoint, addr: SocketAddr, fixture: &Fixture, conn
             }
         }
         Endpoint::ApplyCredit => {
-            // The same ten invoices of each vendor as the vendor payments, credited 0.01 each
-            // from a large credit of that vendor.
+            // The same ten invoices of each vendor as the vendor payments, credited 0.01 each,
+            // each request from a credit of its own (a connection walks the credits on its own
+            // stride), as a credit note is set against a few bills once.
             let plans: Arc<Vec<(i64, Bytes)>> = Arc::new(
                 fixture
                     .credits
@@ -99,8 +100,8 @@ pub fn traffic_for(endpoint: Endpoint, addr: SocketAddr, fixture: &Fixture, conn
             );
             Traffic {
                 connections,
-                make: Arc::new(move |connection, _| {
-                    let (credit, body) = &plans[connection % plans.len()];
+                make: Arc::new(move |connection, n| {
+                    let (credit, body) = &plans[(connection * 7_919 + n as usize) % plans.len()];
                     let path = format!("/api/vendor-credits/{credit}/applications");
                     request(addr, Method::POST, &path, Some(&token), Some(body.clone()))
                 }),
