@@ -52,6 +52,35 @@ pub(crate) struct CreditRow {
     updated_at: Timestamp,
 }
 
+impl CreditRow {
+    /// A credit of `credit`'s claim with `decision`, `applied` of it applied and active or not,
+    /// recorded at `at`.
+    fn new(
+        credit: NewVendorCredit,
+        decision: Option<CreditDecision>,
+        (applied, is_active): (Decimal, bool),
+        at: Timestamp,
+    ) -> Self {
+        Self {
+            vendor_id: credit.vendor_id.get(),
+            number_key: key(&credit.credit_number),
+            credit_number: credit.credit_number,
+            kind: credit.kind,
+            claimed: credit.claimed_amount,
+            claim_date: credit.claim_date,
+            against_invoice_id: credit.against_invoice_id.map(InvoiceId::get),
+            accepted: decision.as_ref().map(|decision| decision.accepted_amount),
+            decision_date: decision.as_ref().map(|decision| decision.decision_date),
+            distributor_reference: decision.and_then(|decision| decision.distributor_reference),
+            applied,
+            description: credit.description,
+            is_active,
+            created_at: at,
+            updated_at: at,
+        }
+    }
+}
+
 impl State {
     /// The facts of credit `id` as it stands, its decision filed under the business calendar's
     /// day (D3).
@@ -261,7 +290,7 @@ impl State {
                     return Err(StoreError::Conflict(UniqueKey::CreditNumber));
                 }
             }
-            let facts = imported_facts(imported, &self.calendar)?;
+            let facts = credits::check_import(imported, &self.calendar)?;
             let allocations = match (&imported.application, imported.is_active) {
                 (Some(application), true) => {
                     let mut payable = self.payable(vendor_id, application.allocations.as_deref());
@@ -285,29 +314,10 @@ impl State {
             let mut touched = vec![Touch::Credit(id)];
             touched.extend(allocations.iter().map(|(share, _)| Touch::Invoice(share.invoice_id.get())));
             let before = self.snapshot(&touched);
-            let credit = imported.credit;
-            let decision = imported.decision;
             let applied: Decimal = allocations.iter().map(|(share, _)| share.amount.get()).sum();
-            self.credits.insert(
-                id,
-                CreditRow {
-                    vendor_id: credit.vendor_id.get(),
-                    number_key: key(&credit.credit_number),
-                    credit_number: credit.credit_number,
-                    kind: credit.kind,
-                    claimed: credit.claimed_amount,
-                    claim_date: credit.claim_date,
-                    against_invoice_id: credit.against_invoice_id.map(InvoiceId::get),
-                    accepted: decision.as_ref().map(|decision| decision.accepted_amount),
-                    decision_date: decision.as_ref().map(|decision| decision.decision_date),
-                    distributor_reference: decision.and_then(|decision| decision.distributor_reference),
-                    applied,
-                    description: credit.description,
-                    is_active: imported.is_active,
-                    created_at: imported.created_at,
-                    updated_at: imported.created_at,
-                },
-            );
+            let row =
+                CreditRow::new(imported.credit, imported.decision, (applied, imported.is_active), imported.created_at);
+            self.credits.insert(id, row);
             for (share, date) in allocations {
                 let application_id = self.next("credit_application");
                 let invoice_id = share.invoice_id.get();
@@ -333,32 +343,6 @@ impl State {
     }
 }
 
-/// The facts an imported credit has once its decision is recorded, judged by
-/// `rules::credits::check_decision` (D44).
-pub(crate) fn imported_facts(
-    imported: &ImportedCredit,
-    calendar: &pharmapay_core::BusinessCalendar,
-) -> StoreResult<CreditFacts> {
-    let credit = &imported.credit;
-    let mut facts = CreditFacts {
-        vendor_id: credit.vendor_id,
-        is_active: imported.is_active,
-        claimed: credit.claimed_amount.get(),
-        claim_date: credit.claim_date,
-        accepted: None,
-        decision_date: None,
-        decided_on: None,
-        applied: Decimal::ZERO,
-    };
-    if let Some(decision) = &imported.decision {
-        credits::check_decision(&facts, decision)?;
-        facts.accepted = Some(decision.accepted_amount);
-        facts.decision_date = Some(decision.decision_date);
-        facts.decided_on = Some(calendar.date_of(decision.decision_date));
-    }
-    Ok(facts)
-}
-
 impl CreditStore for MemoryStore {
     async fn insert_credit(&self, credit: NewVendorCredit, ctx: WriteContext) -> StoreResult<VendorCredit> {
         let mut state = self.write();
@@ -366,26 +350,7 @@ impl CreditStore for MemoryStore {
         state.check_claim(&credit, &number_key, None)?;
         let id = state.next("credit");
         let before = state.snapshot(&[Touch::Credit(id)]);
-        state.credits.insert(
-            id,
-            CreditRow {
-                vendor_id: credit.vendor_id.get(),
-                credit_number: credit.credit_number,
-                number_key,
-                kind: credit.kind,
-                claimed: credit.claimed_amount,
-                claim_date: credit.claim_date,
-                against_invoice_id: credit.against_invoice_id.map(InvoiceId::get),
-                accepted: None,
-                decision_date: None,
-                distributor_reference: None,
-                applied: Decimal::ZERO,
-                description: credit.description,
-                is_active: true,
-                created_at: ctx.at,
-                updated_at: ctx.at,
-            },
-        );
+        state.credits.insert(id, CreditRow::new(credit, None, (Decimal::ZERO, true), ctx.at));
         state.keep_figures(before);
         state.finish_write(&ctx, "create", Entity::VendorCredit, id);
         Ok(state.credit(id).expect("just written"))

@@ -97,6 +97,20 @@ pub fn required_message() -> String {
     TextError::Required.to_string()
 }
 
+/// Allocations over invoices as the audit log writes them (D22, D31, D44): `[{invoiceId, amount}]`,
+/// or `null` when the split was left to the rule.
+pub(crate) fn allocations_json(
+    allocations: Option<&[crate::rules::allocation::RequestedAllocation]>,
+) -> serde_json::Value {
+    let Some(allocations) = allocations else { return serde_json::Value::Null };
+    allocations
+        .iter()
+        .map(|allocation| {
+            serde_json::json!({ "invoiceId": allocation.invoice_id.get(), "amount": decimal_text(allocation.amount.get()) })
+        })
+        .collect()
+}
+
 /// An exact decimal as the audit log writes it: normalised text in a JSON string (D1).
 pub(crate) fn decimal_text(value: rust_decimal::Decimal) -> serde_json::Value {
     serde_json::Value::String(value.normalize().to_string())

@@ -51,17 +51,7 @@ impl NewVendorPayment {
 
     /// The values written, as the audit log keeps them (D22).
     pub(crate) fn audit_changes(&self, vendor_id: VendorId) -> String {
-        let allocations = self.allocations.as_ref().map(|allocations| {
-            allocations
-                .iter()
-                .map(|allocation| {
-                    serde_json::json!({
-                        "invoiceId": allocation.invoice_id.get(),
-                        "amount": super::decimal_text(allocation.amount.get()),
-                    })
-                })
-                .collect::<Vec<_>>()
-        });
+        let allocations = super::allocations_json(self.allocations.as_deref());
         serde_json::json!({
             "vendorId": vendor_id.get(),
             "amount": super::decimal_text(self.amount.get()),

@@ -10,6 +10,7 @@
 use jiff::Timestamp;
 use rust_decimal::Decimal;
 
+use crate::clock::BusinessCalendar;
 use crate::domain::{CreditDecision, NewCreditApplication, NewVendorCredit};
 use crate::error::FieldErrors;
 pub use crate::figures::CreditFacts;
@@ -17,7 +18,7 @@ use crate::figures::InvoiceFacts;
 use crate::ids::VendorId;
 use crate::money::Amount;
 use crate::rules::allocation::{self, Allocation, PayableInvoice};
-use crate::store::{StoreError, StoreResult};
+use crate::store::{ImportedCredit, StoreError, StoreResult};
 
 /// A replacement of `credit` by `new` (D14, D44) may go on when it claims at least what was
 /// accepted and, once anything is applied, keeps the vendor.
@@ -111,6 +112,33 @@ pub fn check_invoice_move(invoice: &InvoiceFacts, new_vendor: VendorId) -> Store
         return refuse("vendorId", "cannot change while a vendor credit is applied to the invoice");
     }
     Ok(())
+}
+
+/// The facts of an imported credit (D44) once its decision, if any, is recorded: the decision
+/// is judged by [`check_decision`] as a written one is, nothing is applied yet, and the decision
+/// falls on a day of `calendar`.
+///
+/// # Errors
+/// As [`check_decision`].
+pub fn check_import(imported: &ImportedCredit, calendar: &BusinessCalendar) -> StoreResult<CreditFacts> {
+    let credit = &imported.credit;
+    let mut facts = CreditFacts {
+        vendor_id: credit.vendor_id,
+        is_active: imported.is_active,
+        claimed: credit.claimed_amount.get(),
+        claim_date: credit.claim_date,
+        accepted: None,
+        decision_date: None,
+        decided_on: None,
+        applied: Decimal::ZERO,
+    };
+    if let Some(decision) = &imported.decision {
+        check_decision(&facts, decision)?;
+        facts.accepted = Some(decision.accepted_amount);
+        facts.decision_date = Some(decision.decision_date);
+        facts.decided_on = Some(calendar.date_of(decision.decision_date));
+    }
+    Ok(facts)
 }
 
 /// A claim naming an invoice (D44) may go on when that invoice exists and belongs to the

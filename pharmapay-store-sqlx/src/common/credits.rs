@@ -30,7 +30,7 @@ use super::imports::locked_invoices;
 use super::invoices::lock_vendors;
 use super::rows::{amount, instant, micros};
 use super::vendor_payments::payable;
-use super::{Conn, DbRow, Result, SqlStore, answer, commit_moving, refused, row_by_id};
+use super::{Conn, DbRow, Query, Result, SqlStore, WriteTx, answer, commit_moving, refused, row_by_id};
 use crate::error::Error;
 use pharmapay_core::money::{from_scaled, to_scaled};
 
@@ -265,6 +265,35 @@ async fn check_claim(conn: &mut Conn, credit: &NewVendorCredit, number_key: &str
     check_number_free(conn, credit.vendor_id.get(), number_key, except).await
 }
 
+/// Ends a write of credit `id`: adds its change from `before` to `after` to `change` (what the
+/// write moved besides), reads it back with its applications, and commits as `action` with the
+/// kept figures (D41).
+async fn commit_credit(
+    mut db_tx: WriteTx,
+    ctx: &WriteContext,
+    (action, id): (&'static str, i64),
+    (before, after): (Option<&CreditFacts>, Option<&CreditFacts>),
+    mut change: FigureChange,
+) -> Result<VendorCredit> {
+    change.row(before, after);
+    let written = credit_in(&mut db_tx, id).await?;
+    commit_moving(db_tx, ctx, (action, Entity::VendorCredit, id), written, Some(&change)).await
+}
+
+/// `query` with a claim's fields bound as `$1` to `$8`, in the order the credit writes name them:
+/// vendor, number, its key, kind, claimed amount, claim date, invoice and description.
+fn with_claim(query: Query, credit: &NewVendorCredit, number_key: &str) -> Query {
+    query
+        .bind(credit.vendor_id.get())
+        .bind(credit.credit_number.clone())
+        .bind(number_key.to_owned())
+        .bind(credit.kind.name())
+        .bind(credit.claimed_amount.to_scaled())
+        .bind(micros(credit.claim_date))
+        .bind(credit.against_invoice_id.map(InvoiceId::get))
+        .bind(credit.description.clone())
+}
+
 /// The SQL condition over `vendor_credits c` selecting the credits of `status`, as
 /// `CreditStatus::compute` decides it (D44).
 fn status_condition(status: CreditStatus) -> &'static str {
@@ -301,8 +330,9 @@ fn credit_conditions(binds: &mut Binds, filter: &CreditFilter) -> String {
     conditions(parts)
 }
 
-/// A decided amount in ten-thousandths; the decoder bounded it to the amounts' range (D1).
-fn scaled(value: Decimal) -> Result<i64> {
+/// A decided amount or an applied total in ten-thousandths; both lie within the amounts' range
+/// (D1), as the decoder and the rules keep them.
+pub(super) fn scaled(value: Decimal) -> Result<i64> {
     to_scaled(value).ok_or_else(|| Error::corrupt(format!("amount {value} out of the stored range")))
 }
 
@@ -315,28 +345,15 @@ impl CreditStore for SqlStore {
                 return refused(StoreError::ParentInactive(Entity::Vendor));
             };
             check_claim(&mut db_tx, &credit, &number_key, None).await?;
-            let row = sqlx::query(
+            let insert = sqlx::query(
                 "INSERT INTO vendor_credits (vendor_id, credit_number, number_key, kind, claimed, claim_date, \
-                 against_invoice_id, applied, description, is_active, created_at, updated_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, 0, $8, TRUE, $9, $9) RETURNING id",
-            )
-            .bind(vendor_id)
-            .bind(credit.credit_number.clone())
-            .bind(number_key.clone())
-            .bind(credit.kind.name())
-            .bind(credit.claimed_amount.to_scaled())
-            .bind(micros(credit.claim_date))
-            .bind(credit.against_invoice_id.map(InvoiceId::get))
-            .bind(credit.description.clone())
-            .bind(micros(ctx.at))
-            .fetch_one(&mut *db_tx)
-            .await?;
+                 against_invoice_id, description, applied, is_active, created_at, updated_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, TRUE, $9, $9) RETURNING id",
+            );
+            let row = with_claim(insert, &credit, &number_key).bind(micros(ctx.at)).fetch_one(&mut *db_tx).await?;
             let id: i64 = row.try_get(0)?;
             let after = credit_for_change(&mut db_tx, id, &calendar).await?.map(|(facts, _)| facts);
-            let mut change = FigureChange::new();
-            change.row(None, after.as_ref());
-            let written = credit_in(&mut db_tx, id).await?;
-            commit_moving(db_tx, &ctx, ("create", Entity::VendorCredit, id), written, Some(&change)).await
+            commit_credit(db_tx, &ctx, ("create", id), (None, after.as_ref()), FigureChange::new()).await
         })
         .await
     }
@@ -372,33 +389,19 @@ impl CreditStore for SqlStore {
             }
             check_claim(&mut db_tx, &credit, &number_key, Some(id.get())).await?;
             credits::check_update(&before, &credit)?;
-            sqlx::query(
-                "UPDATE vendor_credits SET vendor_id = $2, credit_number = $3, number_key = $4, kind = $5, \
-                 claimed = $6, claim_date = $7, against_invoice_id = $8, description = $9, updated_at = $10 \
-                 WHERE id = $1",
-            )
-            .bind(id.get())
-            .bind(vendor_id)
-            .bind(credit.credit_number.clone())
-            .bind(number_key.clone())
-            .bind(credit.kind.name())
-            .bind(credit.claimed_amount.to_scaled())
-            .bind(micros(credit.claim_date))
-            .bind(credit.against_invoice_id.map(InvoiceId::get))
-            .bind(credit.description.clone())
-            .bind(micros(ctx.at))
-            .execute(&mut *db_tx)
-            .await?;
+            let update = sqlx::query(
+                "UPDATE vendor_credits SET vendor_id = $1, credit_number = $2, number_key = $3, kind = $4, \
+                 claimed = $5, claim_date = $6, against_invoice_id = $7, description = $8, updated_at = $9 \
+                 WHERE id = $10",
+            );
+            with_claim(update, &credit, &number_key).bind(micros(ctx.at)).bind(id.get()).execute(&mut *db_tx).await?;
             let after = CreditFacts {
                 vendor_id: credit.vendor_id,
                 claimed: credit.claimed_amount.get(),
                 claim_date: credit.claim_date,
                 ..before
             };
-            let mut change = FigureChange::new();
-            change.row(Some(&before), Some(&after));
-            let written = credit_in(&mut db_tx, id.get()).await?;
-            commit_moving(db_tx, &ctx, ("update", Entity::VendorCredit, id.get()), written, Some(&change)).await
+            commit_credit(db_tx, &ctx, ("update", id.get()), (Some(&before), Some(&after)), FigureChange::new()).await
         })
         .await
     }
@@ -434,10 +437,7 @@ impl CreditStore for SqlStore {
                 decided_on: Some(calendar.date_of(decision.decision_date)),
                 ..before
             };
-            let mut change = FigureChange::new();
-            change.row(Some(&before), Some(&after));
-            let written = credit_in(&mut db_tx, id.get()).await?;
-            commit_moving(db_tx, &ctx, ("decide", Entity::VendorCredit, id.get()), written, Some(&change)).await
+            commit_credit(db_tx, &ctx, ("decide", id.get()), (Some(&before), Some(&after)), FigureChange::new()).await
         })
         .await
     }
@@ -494,10 +494,8 @@ impl CreditStore for SqlStore {
                 .bind(micros(ctx.at))
                 .execute(&mut *db_tx)
                 .await?;
-            let mut change = FigureChange::new();
-            change.row(Some(&before), Some(&CreditFacts { is_active: true, ..before }));
-            let written = credit_in(&mut db_tx, id.get()).await?;
-            commit_moving(db_tx, &ctx, ("restore", Entity::VendorCredit, id.get()), written, Some(&change)).await
+            let after = CreditFacts { is_active: true, ..before };
+            commit_credit(db_tx, &ctx, ("restore", id.get()), (Some(&before), Some(&after)), FigureChange::new()).await
         })
         .await
     }
@@ -593,9 +591,8 @@ impl CreditStore for SqlStore {
                 .bind(scaled(applied)?)
                 .execute(&mut *db_tx)
                 .await?;
-            change.row(Some(&before), Some(&CreditFacts { applied: before.applied + applied, ..before }));
-            let written = credit_in(&mut db_tx, id.get()).await?;
-            commit_moving(db_tx, &ctx, ("apply", Entity::VendorCredit, id.get()), written, Some(&change)).await
+            let after = CreditFacts { applied: before.applied + applied, ..before };
+            commit_credit(db_tx, &ctx, ("apply", id.get()), (Some(&before), Some(&after)), change).await
         })
         .await
     }

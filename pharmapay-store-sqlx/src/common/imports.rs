@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use pharmapay_core::BusinessCalendar;
 use pharmapay_core::domain::TransactionType;
-use pharmapay_core::figures::{CreditFacts, FigureChange, InvoiceFacts, KeptFigures, PaymentFacts, VendorFacts};
+use pharmapay_core::figures::{FigureChange, InvoiceFacts, KeptFigures, PaymentFacts, VendorFacts};
 use pharmapay_core::ids::{InvoiceId, TransactionId, VendorCreditId, VendorId};
 use pharmapay_core::rules::allocation::PayableInvoice;
 use pharmapay_core::rules::vendors as vendor_rules;
@@ -21,6 +21,7 @@ use pharmapay_core::{Entity, StoreError};
 use sqlx::Row;
 
 use super::binds::{Binds, rows_in};
+use super::credits::scaled;
 use super::figures::{self, invoice_facts};
 use super::guards::existing_ids;
 use super::guards::{check_free, check_new_references, lock_vendors_of};
@@ -321,7 +322,7 @@ impl SqlStore {
             if imported.is_active && !taken.insert((vendor_id, key(&imported.credit.credit_number))) {
                 return refused(StoreError::Conflict(UniqueKey::CreditNumber));
             }
-            let mut facts = credit_facts_of(imported, &calendar)?;
+            let mut facts = credits::check_import(imported, &calendar)?;
             let mut shares = Vec::new();
             if let (Some(application), true) = (&imported.application, imported.is_active) {
                 // The invoices its allocations name, as the batch left them so far; explicit
@@ -361,9 +362,16 @@ impl SqlStore {
         let head = "INSERT INTO vendor_credits (id, vendor_id, credit_number, number_key, kind, claimed, claim_date, \
                     against_invoice_id, accepted, decision_date, distributor_reference, applied, description, is_active, \
                     created_at, updated_at)";
-        let rows: Vec<(&ImportedCredit, i64)> =
-            credits.iter().zip(&plans).map(|(imported, (facts, _))| (imported, scaled_of(facts.applied))).collect();
-        insert_chunks(&mut db_tx, head, &rows, &ids, |binds, (imported, applied), id| {
+        let rows = credits
+            .iter()
+            .zip(&plans)
+            .map(|(imported, (facts, _))| {
+                let accepted =
+                    imported.decision.as_ref().map(|decision| scaled(decision.accepted_amount)).transpose()?;
+                Ok((imported, scaled(facts.applied)?, accepted))
+            })
+            .collect::<Result<Vec<(&ImportedCredit, i64, Option<i64>)>>>()?;
+        insert_chunks(&mut db_tx, head, &rows, &ids, |binds, (imported, applied, accepted), id| {
             let (credit, decision) = (&imported.credit, imported.decision.as_ref());
             let at = micros(imported.created_at);
             [
@@ -375,7 +383,7 @@ impl SqlStore {
                 binds.int(credit.claimed_amount.to_scaled()),
                 binds.int(micros(credit.claim_date)),
                 binds.int(credit.against_invoice_id.map(InvoiceId::get)),
-                binds.int(decision.map(|decision| scaled_of(decision.accepted_amount))),
+                binds.int(*accepted),
                 binds.int(decision.map(|decision| micros(decision.decision_date))),
                 binds.opt_text(decision.and_then(|decision| decision.distributor_reference.clone())),
                 binds.int(*applied),
@@ -430,35 +438,6 @@ impl SqlStore {
         db_tx.commit().await?;
         Ok(ids.into_iter().map(VendorCreditId).collect())
     }
-}
-
-/// A decided amount or an applied total in ten-thousandths: both are within the amounts' range
-/// (D1), which the stored values keep.
-fn scaled_of(value: Decimal) -> i64 {
-    pharmapay_core::money::to_scaled(value).unwrap_or(i64::MAX)
-}
-
-/// The facts of an imported credit once its decision is recorded, judged by
-/// `rules::credits::check_decision` (D44).
-fn credit_facts_of(imported: &ImportedCredit, calendar: &BusinessCalendar) -> Result<CreditFacts> {
-    let credit = &imported.credit;
-    let mut facts = CreditFacts {
-        vendor_id: credit.vendor_id,
-        is_active: imported.is_active,
-        claimed: credit.claimed_amount.get(),
-        claim_date: credit.claim_date,
-        accepted: None,
-        decision_date: None,
-        decided_on: None,
-        applied: Decimal::ZERO,
-    };
-    if let Some(decision) = &imported.decision {
-        credits::check_decision(&facts, decision)?;
-        facts.accepted = Some(decision.accepted_amount);
-        facts.decision_date = Some(decision.decision_date);
-        facts.decided_on = Some(calendar.date_of(decision.decision_date));
-    }
-    Ok(facts)
 }
 
 /// D30: refuses an import whose active payments carry a reference that a stored active payment
