@@ -1,11 +1,13 @@
-//! Vendor credits (D44): what a credit's replacement and its decision may change, judged over
-//! the credit as a store loaded and locked it.
+//! Vendor credits (D44): what a credit's replacement, its decision and its applications may do,
+//! judged over the credit and the invoices as a store loaded and locked them.
 //!
 //! A claim is decided against what is stored: the distributor cannot accept more than was
 //! claimed, a credit cannot be decided below what is already applied from it, nor dated before
-//! its claim; and a replacement cannot claim less than was accepted, nor move a credit that is
-//! already set against one vendor's bills to another vendor. Each refusal names its field, as
-//! a 400 (D44).
+//! its claim; a replacement cannot claim less than was accepted, nor move a credit that is
+//! already set against one vendor's bills to another vendor; an application
+//! ([`plan_application`]) sets what is available against the vendor's invoices as D31 splits a
+//! payment; and an invoice with credit applied keeps its vendor ([`check_invoice_move`]). Each
+//! refusal names its field, as a 400 (D44).
 
 use jiff::Timestamp;
 use rust_decimal::Decimal;
