@@ -17,6 +17,7 @@
 //! for property tests, which `ops` generates.
 
 pub mod cases;
+mod credited;
 pub mod model;
 mod ops;
 mod reconciled;

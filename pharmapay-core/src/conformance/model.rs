@@ -20,9 +20,9 @@ use rust_decimal::Decimal;
 use super::{Fixture, invoice_order, invoice_sort_keys};
 use crate::domain::gstin::Gstin;
 use crate::domain::{
-    CreditDecision, CreditKind, CreditQuery, Invoice, InvoiceQuery, InvoiceSortKey, InvoiceStatus,
-    NewCreditApplication, NewInvoice, NewTransaction, NewVendor, NewVendorCredit, Transaction, TransactionQuery,
-    TransactionSortKey, TransactionType, Vendor, VendorCredit, VendorQuery, VendorSortKey, VendorType,
+    Invoice, InvoiceQuery, InvoiceSortKey, InvoiceStatus, NewInvoice, NewTransaction, NewVendor, Transaction,
+    TransactionQuery, TransactionSortKey, TransactionType, Vendor, VendorCredit, VendorQuery, VendorSortKey,
+    VendorType,
 };
 use crate::error::Error;
 use crate::idempotency::Created;
@@ -34,19 +34,23 @@ use crate::store::Store;
 use super::ops::{GSTINS, KINDS, LICENCE_DAYS, NAMES, NUMBERS, ZONES, reference_of};
 pub use super::ops::{Op, credit_op, credit_ops, op, ops};
 
-fn pick<T: Copy>(items: &[T], index: u8) -> Option<T> {
+pub(super) fn pick<T: Copy>(items: &[T], index: u8) -> Option<T> {
     if items.is_empty() { None } else { Some(items[index as usize % items.len()]) }
 }
 
 /// What `act` answers for the record `index` picks from `ids`, or `skip` when there is none.
-async fn on_picked<I: Copy, T>(ids: &[I], index: u8, act: impl AsyncFnOnce(I) -> Result<T, Error>) -> String {
+pub(super) async fn on_picked<I: Copy, T>(
+    ids: &[I],
+    index: u8,
+    act: impl AsyncFnOnce(I) -> Result<T, Error>,
+) -> String {
     match pick(ids, index) {
         Some(id) => outcome(act(id).await),
         None => "skip".into(),
     }
 }
 
-fn outcome<T>(result: Result<T, Error>) -> String {
+pub(super) fn outcome<T>(result: Result<T, Error>) -> String {
     match result {
         Ok(_) => "ok".into(),
         Err(Error::Validation(errors)) => {
@@ -63,7 +67,11 @@ fn outcome<T>(result: Result<T, Error>) -> String {
 }
 
 /// The outcome of a create, keeping the new record's id in `ids`.
-fn kept<T: std::fmt::Debug, I>(ids: &mut Vec<I>, result: Result<Created<T>, Error>, id_of: fn(&T) -> I) -> String {
+pub(super) fn kept<T: std::fmt::Debug, I>(
+    ids: &mut Vec<I>,
+    result: Result<Created<T>, Error>,
+    id_of: fn(&T) -> I,
+) -> String {
     match result {
         Ok(created) => {
             ids.push(id_of(&super::created(created)));
@@ -74,7 +82,7 @@ fn kept<T: std::fmt::Debug, I>(ids: &mut Vec<I>, result: Result<Created<T>, Erro
 }
 
 /// An amount of `value` units of `10^-scale`.
-fn units(value: u32, scale: u32) -> Amount {
+pub(super) fn units(value: u32, scale: u32) -> Amount {
     Amount::try_from(Decimal::new(i64::from(value), scale)).expect("positive")
 }
 
@@ -82,11 +90,11 @@ fn units(value: u32, scale: u32) -> Amount {
 pub struct Model<S> {
     /// The onboarded engine.
     pub fx: Fixture<S>,
-    vendors: Vec<VendorId>,
-    invoices: Vec<InvoiceId>,
+    pub(super) vendors: Vec<VendorId>,
+    pub(super) invoices: Vec<InvoiceId>,
     payments: Vec<TransactionId>,
     vendor_payments: Vec<crate::ids::VendorPaymentId>,
-    credits: Vec<VendorCreditId>,
+    pub(super) credits: Vec<VendorCreditId>,
 }
 
 impl<S: Store> Model<S> {
@@ -124,6 +132,29 @@ impl<S: Store> Model<S> {
             due_date,
             description: description.map(str::to_owned),
         }
+    }
+
+    /// `cents` hundredths in `shares` equal parts (the last takes the rest) over invoices picked in
+    /// turn from `first`, of any vendor, so that some are refused as D31 says; `None` for no
+    /// shares.
+    pub(super) fn shares(
+        &self,
+        cents: u32,
+        shares: u8,
+        first: u8,
+    ) -> Option<Vec<crate::rules::allocation::RequestedAllocation>> {
+        (shares > 0 && !self.invoices.is_empty()).then(|| {
+            let n = u32::from(shares);
+            let part = cents / n;
+            (0..n)
+                .filter_map(|index| {
+                    let invoice_id = pick(&self.invoices, first.wrapping_add(index as u8))?;
+                    let amount = if index + 1 == n { cents - part * (n - 1) } else { part };
+                    (amount > 0)
+                        .then(|| crate::rules::allocation::RequestedAllocation { invoice_id, amount: units(amount, 2) })
+                })
+                .collect::<Vec<_>>()
+        })
     }
 
     /// Applies one operation and returns its outcome (`ok`, or the error's kind).
@@ -205,20 +236,7 @@ impl<S: Store> Model<S> {
                 let total = units(cents, 2);
                 // Explicit shares: equal parts of the amount (the last takes the rest) to invoices
                 // picked in turn, of any vendor, so some are refused as D31 says.
-                let allocations = (shares > 0 && !self.invoices.is_empty()).then(|| {
-                    let n = u32::from(shares);
-                    let part = cents / n;
-                    (0..n)
-                        .filter_map(|index| {
-                            let invoice_id = pick(&self.invoices, first.wrapping_add(index as u8))?;
-                            let amount = if index + 1 == n { cents - part * (n - 1) } else { part };
-                            (amount > 0).then(|| crate::rules::allocation::RequestedAllocation {
-                                invoice_id,
-                                amount: units(amount, 2),
-                            })
-                        })
-                        .collect::<Vec<_>>()
-                });
+                let allocations = self.shares(cents, shares, first);
                 let input = crate::domain::NewVendorPayment {
                     amount: total,
                     transaction_date: engine.now(),
@@ -260,111 +278,14 @@ impl<S: Store> Model<S> {
                 let policy = if block { "Block" } else { "Warn" };
                 outcome(engine.update_setting(admin, "ExpiredLicensePolicy", policy).await)
             }
-            Op::ClaimCredit { vendor, number, cents, days_ago, against } => {
-                let Some(vendor_id) = pick(&self.vendors, vendor) else { return "skip".into() };
-                let input = NewVendorCredit {
-                    vendor_id,
-                    credit_number: NUMBERS[number as usize % NUMBERS.len()].into(),
-                    kind: CreditKind::ALL[number as usize % CreditKind::ALL.len()],
-                    claimed_amount: units(cents, 2),
-                    claim_date: engine.now() - SignedDuration::from_hours(24 * i64::from(days_ago)),
-                    against_invoice_id: self.invoices.get(usize::from(against)).copied(),
-                    description: None,
-                };
-                kept(&mut self.credits, engine.create_credit(admin, input, None).await, |credit| credit.id)
-            }
-            Op::UpdateCredit { credit, vendor, cents } => {
-                let (Some(id), Some(vendor_id)) = (pick(&self.credits, credit), pick(&self.vendors, vendor)) else {
-                    return "skip".into();
-                };
-                let Ok(current) = engine.get_credit(admin, id).await else {
-                    return outcome(engine.get_credit(admin, id).await);
-                };
-                let input = NewVendorCredit {
-                    vendor_id,
-                    credit_number: current.credit_number,
-                    kind: current.kind,
-                    claimed_amount: units(cents, 2),
-                    claim_date: current.claim_date,
-                    against_invoice_id: None,
-                    description: Some("replaced".into()),
-                };
-                outcome(engine.update_credit(admin, id, input).await)
-            }
-            Op::DecideCredit { credit, permille } => {
-                on_picked(&self.credits, credit, async |id| {
-                    let current = engine.get_credit(admin, id).await?;
-                    let accepted = current.claimed_amount.get() * Decimal::new(i64::from(permille), 3);
-                    let decision = CreditDecision {
-                        accepted_amount: accepted.round_dp(4),
-                        decision_date: engine.now(),
-                        distributor_reference: None,
-                    };
-                    engine.decide_credit(admin, id, decision).await
-                })
-                .await
-            }
-            Op::ApplyCredit { credit, cents, shares, first } => {
-                let allocations = (shares > 0 && cents > 0 && !self.invoices.is_empty()).then(|| {
-                    let n = u32::from(shares);
-                    let part = cents / n;
-                    (0..n)
-                        .filter_map(|index| {
-                            let invoice_id = pick(&self.invoices, first.wrapping_add(index as u8))?;
-                            let amount = if index + 1 == n { cents - part * (n - 1) } else { part };
-                            (amount > 0).then(|| crate::rules::allocation::RequestedAllocation {
-                                invoice_id,
-                                amount: units(amount, 2),
-                            })
-                        })
-                        .collect::<Vec<_>>()
-                });
-                let request = NewCreditApplication {
-                    amount: (cents > 0).then(|| units(cents, 2)),
-                    date: None,
-                    allocations: allocations.filter(|allocations| !allocations.is_empty()),
-                };
-                on_picked(&self.credits, credit, async |id| engine.apply_credit(admin, id, request, None).await).await
-            }
-            Op::UndoApplication { credit, application } => {
-                on_picked(&self.credits, credit, async |id| {
-                    let current = engine.get_credit(admin, id).await?;
-                    let Some(chosen) =
-                        pick(&current.applications.iter().map(|a| a.id).collect::<Vec<_>>(), application)
-                    else {
-                        return Err(Error::not_found(crate::error::Entity::CreditApplication));
-                    };
-                    engine.undo_application(admin, id, chosen).await
-                })
-                .await
-            }
-            Op::DeleteCredit { credit } => {
-                on_picked(&self.credits, credit, async |id| engine.delete_credit(admin, id, None).await).await
-            }
-            Op::RestoreCredit { credit } => {
-                on_picked(&self.credits, credit, async |id| engine.restore_credit(admin, id).await).await
-            }
+            Op::ClaimCredit { .. }
+            | Op::UpdateCredit { .. }
+            | Op::DecideCredit { .. }
+            | Op::ApplyCredit { .. }
+            | Op::UndoApplication { .. }
+            | Op::DeleteCredit { .. }
+            | Op::RestoreCredit { .. } => self.apply_credit_op(op).await,
         }
-    }
-
-    /// Every credit the history created that is active, with its applications, and the
-    /// soft-deleted ones.
-    async fn all_credits(&self) -> Vec<VendorCredit> {
-        let mut credits = Vec::new();
-        for id in &self.credits {
-            match self.fx.engine.get_credit(&self.fx.admin, *id).await {
-                Ok(credit) => credits.push(credit),
-                Err(Error::NotFound { .. }) => {
-                    let mut query = CreditQuery::default();
-                    query.filter.is_active = Some(false);
-                    query.page = PageRequest::new(1, 100);
-                    let deleted = self.fx.engine.list_credits(&self.fx.admin, &query).await.expect("deleted credits");
-                    credits.extend(deleted.items.into_iter().filter(|credit| credit.id == *id));
-                }
-                Err(other) => panic!("reading a credit failed: {other:?}"),
-            }
-        }
-        credits
     }
 
     async fn all_invoices(&self) -> Vec<Invoice> {
@@ -402,21 +323,7 @@ impl<S: Store> Model<S> {
         for payment in &payments {
             *paid_by_invoice.entry(payment.invoice_id).or_default() += payment.amount.get();
         }
-        // D44: an invoice's credited total is the sum of the active applications to it; a
-        // credit's applied total is the sum of its own, never above what was accepted.
-        let mut credited_by_invoice: BTreeMap<InvoiceId, Decimal> = BTreeMap::new();
-        for credit in &credits {
-            let applied: Decimal = credit.applications.iter().map(|application| application.amount.get()).sum();
-            assert_eq!(credit.applied_amount, applied.normalize(), "applied is its applications' sum: {credit:?}");
-            if !credit.is_active {
-                assert!(credit.applications.is_empty(), "a deleted credit has no active application");
-                continue;
-            }
-            assert!(credit.available_amount() >= Decimal::ZERO, "never more applied than accepted: {credit:?}");
-            for application in &credit.applications {
-                *credited_by_invoice.entry(application.invoice_id).or_default() += application.amount.get();
-            }
-        }
+        let credited_by_invoice = super::credited::credited_by_invoice(&credits);
         for invoice in &invoices {
             let expected_paid = paid_by_invoice.get(&invoice.id).copied().unwrap_or_default();
             let expected_credited = credited_by_invoice.get(&invoice.id).copied().unwrap_or_default();
@@ -470,36 +377,7 @@ impl<S: Store> Model<S> {
                 "vendor balance (D11, D44)"
             );
         }
-        // D44: the payables dashboard's credit cards, and the credit list's counts.
-        let cards = self.fx.engine.payables(&self.fx.admin).await.expect("payables").credits;
-        let active: Vec<&VendorCredit> = credits.iter().filter(|credit| credit.is_active).collect();
-        let with_some = active.iter().filter(|credit| credit.available_amount() > Decimal::ZERO);
-        let undecided = active.iter().filter(|credit| credit.accepted_amount.is_none());
-        assert_eq!(
-            (cards.available_credit.amount, cards.available_credit.credit_count),
-            (
-                with_some.clone().map(|credit| credit.available_amount()).sum::<Decimal>().normalize(),
-                with_some.count() as u64
-            ),
-            "available credit (D44)"
-        );
-        assert_eq!(
-            (cards.pending_claims.amount, cards.pending_claims.credit_count, cards.pending_claims.oldest_claim_date),
-            (
-                undecided.clone().map(|credit| credit.claimed_amount.get()).sum::<Decimal>().normalize(),
-                undecided.clone().count() as u64,
-                undecided.map(|credit| credit.claim_date).min()
-            ),
-            "pending claims (D44)"
-        );
-        for status in crate::domain::CreditStatus::ALL {
-            let mut query = CreditQuery { page: PageRequest::new(1, 1), ..CreditQuery::default() };
-            query.filter.status = Some(status);
-            query.filter.is_active = None;
-            let listed = self.fx.engine.list_credits(&self.fx.admin, &query).await.expect("credits by status");
-            let expected = credits.iter().filter(|credit| credit.status() == status).count() as u64;
-            assert_eq!(listed.total_count, expected, "credits of status {}", status.name());
-        }
+        self.check_credit_cards(&credits).await;
 
         let summary = self.fx.engine.dashboard_summary(&self.fx.admin).await.expect("summary");
         let due: Decimal = invoices.iter().filter(|i| i.is_active).map(Invoice::pending_amount).sum();
