@@ -23,14 +23,14 @@ use pharmapay_core::text::key;
 use pharmapay_core::{Entity, Page, StoreError};
 use sqlx::Row;
 
-use super::binds::{Binds, conditions, instant_range, page_limits};
+use super::binds::{Binds, conditions, instant_range, page_limits, rows_in};
 use super::figures::{credit_facts, ledger_totals_from, unscaled};
 use super::guards::exists;
 use super::imports::locked_invoices;
 use super::invoices::lock_vendors;
 use super::rows::{amount, instant, micros};
 use super::vendor_payments::payable;
-use super::{Conn, DbRow, Query, Result, SqlStore, WriteTx, answer, commit_moving, refused, row_by_id};
+use super::{Conn, DbRow, IMPORT_CHUNK, Query, Result, SqlStore, WriteTx, answer, commit_moving, refused, row_by_id};
 use crate::error::Error;
 use pharmapay_core::money::{from_scaled, to_scaled};
 
@@ -178,35 +178,44 @@ pub(super) async fn release(
 ) -> Result<()> {
     let mut by_invoice: BTreeMap<i64, i64> = BTreeMap::new();
     let mut by_credit: BTreeMap<i64, i64> = BTreeMap::new();
-    for (id, credit_id, invoice_id, scaled) in released {
-        sqlx::query("UPDATE credit_applications SET is_active = FALSE WHERE id = $1")
-            .bind(*id)
-            .execute(&mut *conn)
-            .await?;
+    for (_, credit_id, invoice_id, scaled) in released {
         *by_invoice.entry(*invoice_id).or_default() += scaled;
         *by_credit.entry(*credit_id).or_default() += scaled;
     }
+    let ids: Vec<i64> = released.iter().map(|(id, ..)| *id).collect();
+    rows_in(conn, &ids, |list| format!("UPDATE credit_applications SET is_active = FALSE WHERE id IN ({list})"))
+        .await?;
+    subtract(conn, "invoices", "credited", &by_invoice).await?;
+    subtract(conn, "vendor_credits", "applied", &by_credit).await?;
     for (invoice_id, scaled) in by_invoice {
-        sqlx::query("UPDATE invoices SET credited = credited - $2 WHERE id = $1")
-            .bind(invoice_id)
-            .bind(scaled)
-            .execute(&mut *conn)
-            .await?;
         if let Some(before) = invoices.get(&invoice_id) {
             let after = InvoiceFacts { credited: before.credited - unscaled(i128::from(scaled)), ..*before };
             change.row(Some(before), Some(&after));
         }
     }
     for (credit_id, scaled) in by_credit {
-        sqlx::query("UPDATE vendor_credits SET applied = applied - $2 WHERE id = $1")
-            .bind(credit_id)
-            .bind(scaled)
-            .execute(&mut *conn)
-            .await?;
         if let Some(before) = credits.get(&credit_id) {
             let after = CreditFacts { applied: before.applied - unscaled(i128::from(scaled)), ..*before };
             change.row(Some(before), Some(&after));
         }
+    }
+    Ok(())
+}
+
+/// Takes each of `amounts` (scaled, by row id) off `column` of its row of `table` (both this
+/// file's names), in one statement per chunk of rows.
+async fn subtract(conn: &mut Conn, table: &str, column: &str, amounts: &BTreeMap<i64, i64>) -> Result<()> {
+    let rows: Vec<(i64, i64)> = amounts.iter().map(|(id, amount)| (*id, *amount)).collect();
+    for chunk in rows.chunks(IMPORT_CHUNK) {
+        let mut binds = Binds::in_order();
+        let values: Vec<String> =
+            chunk.iter().map(|(id, amount)| format!("({}, {})", binds.int(*id), binds.int(*amount))).collect();
+        let sql = format!(
+            "UPDATE {table} SET {column} = {column} - taken.column2 FROM (VALUES {}) AS taken \
+             WHERE {table}.id = taken.column1",
+            values.join(", ")
+        );
+        binds.query(sql).execute(&mut *conn).await?;
     }
     Ok(())
 }
