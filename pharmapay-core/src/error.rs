@@ -222,6 +222,14 @@ pub enum Error {
     /// The input was invalid; messages are keyed by field path.
     #[error("invalid input: {0}")]
     Validation(FieldErrors),
+    /// Rows of an imported file were refused (D45): their errors by `row<N>.<field>`, and how
+    /// many rows failed.
+    #[error("{0}")]
+    Rows(crate::import::RowErrors),
+    /// The request is larger than the operation takes: an import's file beyond its rows or its
+    /// unpacked size (D45).
+    #[error("{0}")]
+    TooLarge(String),
     /// The record does not exist, or it was soft-deleted (D17).
     #[error("{entity} not found")]
     NotFound {

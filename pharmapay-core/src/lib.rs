@@ -35,6 +35,8 @@
 //!   transaction (D41), and what each row contributes to them.
 //! - [`paging`]: pages, sorts and list parameters (D8); [`dashboard`]: figures (D12);
 //!   [`idempotency`]: idempotent creates (D23); [`seed`]: the initial data (D27).
+//! - [`import`]: reading CSV and xlsx files of vendors and invoices into the inputs of their
+//!   creates (D45).
 //! - [`report`]: Excel reports (D26), streamed from the store in batches, built in constant
 //!   memory and saved into any writer.
 //! - `conformance` (feature `conformance`): the behavioural suite every store must pass, one
@@ -56,6 +58,7 @@ pub mod error;
 pub mod figures;
 pub mod idempotency;
 pub mod ids;
+pub mod import;
 pub mod money;
 pub mod paging;
 pub mod report;
@@ -70,7 +73,7 @@ pub use engine::{AdminAccount, EngineOptions, Onboarding, PharmaPay, PharmacyDet
 pub use error::{Entity, Error, FieldErrors, Result, RuleBroken};
 pub use money::Amount;
 pub use paging::{Page, PageRequest, Params, Sort, SortDir};
-pub use store::{ImportStore, Store, StoreError, StoreResult, UniqueKey};
+pub use store::{FileImportStore, ImportStore, Store, StoreError, StoreResult, UniqueKey};
 
 pub use jiff;
 pub use rust_decimal;

@@ -42,9 +42,40 @@ pub enum Command {
     /// years, for trying the product and for benchmarks. Onboards a demo pharmacy first when the
     /// database is empty (admin: admin@demo.example, password: demo-password).
     SeedDemo(SeedDemoArgs),
+    /// Import vendors or invoices from a CSV or xlsx file straight into the configured database,
+    /// without a running server: the same checks and the same all-or-nothing write as
+    /// POST /api/imports/{vendors,invoices} (D45), audited as the chosen admin's.
+    Import(ImportArgs),
     /// Write the OpenAPI document the server serves at /api/openapi.json, as it builds it from
     /// the route table; the repository keeps a copy in pharmapay-server/openapi.json.
     Openapi(OpenapiArgs),
+}
+
+/// What to import, from where.
+#[derive(Clone, Debug, Args)]
+pub struct ImportArgs {
+    /// What the file holds.
+    #[arg(value_enum)]
+    pub kind: ImportKind,
+    /// The file: `.csv` or `.xlsx` (its first worksheet). Download a template with
+    /// GET /api/imports/{vendors,invoices}/template.
+    pub file: std::path::PathBuf,
+    /// Check every row and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// The email of the active admin the audit log names as the author; the first admin
+    /// without one.
+    #[arg(long = "as", value_name = "EMAIL")]
+    pub admin_email: Option<String>,
+}
+
+/// What an imported file holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ImportKind {
+    /// Vendors, with the vendors report's columns.
+    Vendors,
+    /// Invoices of existing vendors.
+    Invoices,
 }
 
 /// Where to write the API document.

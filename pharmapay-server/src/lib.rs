@@ -24,6 +24,7 @@ pub mod demo;
 pub mod download;
 pub mod dto;
 pub mod http;
+pub mod import_command;
 pub mod openapi;
 pub mod problem;
 pub mod routes;
@@ -212,7 +213,7 @@ async fn seed_store<S: Store + ImportStore>(
     Ok(report)
 }
 
-fn engine_options(config: &Config) -> EngineOptions {
+pub(crate) fn engine_options(config: &Config) -> EngineOptions {
     EngineOptions {
         jwt_secret: config.jwt_secret.as_ref().map(|secret| Secret::new(secret.0.clone())),
         jwt_issuer: config.jwt_issuer.clone(),

@@ -36,6 +36,7 @@ fn main() -> ExitCode {
         match cli.command.unwrap_or(Command::Serve) {
             Command::Serve => serve(cli.config).await,
             Command::SeedDemo(args) => seed_demo(cli.config, args).await,
+            Command::Import(args) => pharmapay_server::import_command::main(&cli.config, &args, SystemClock).await,
             Command::Openapi(args) => write_openapi(&args),
         }
     })

@@ -79,6 +79,8 @@ pub enum ApiError {
     UnsupportedMediaType,
     /// A body over 1 MiB (413).
     PayloadTooLarge,
+    /// An import's body that is neither CSV nor xlsx (415, D45).
+    NotAFile,
     /// The client took too long to send its request (408).
     Timeout,
     /// No route has this path (404).
@@ -137,7 +139,8 @@ impl ApiError {
     pub fn status(&self) -> StatusCode {
         match self {
             ApiError::Core(error) => match error {
-                Error::Validation(_) | Error::Rule(_) => StatusCode::BAD_REQUEST,
+                Error::Validation(_) | Error::Rule(_) | Error::Rows(_) => StatusCode::BAD_REQUEST,
+                Error::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
                 Error::NotFound { .. } => StatusCode::NOT_FOUND,
                 Error::Conflict { .. } => StatusCode::CONFLICT,
                 Error::InvalidCredentials | Error::Unauthenticated => StatusCode::UNAUTHORIZED,
@@ -149,7 +152,7 @@ impl ApiError {
                 Error::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
             },
             ApiError::Invalid(_) | ApiError::Malformed(_) => StatusCode::BAD_REQUEST,
-            ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::UnsupportedMediaType | ApiError::NotAFile => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::Timeout => StatusCode::REQUEST_TIMEOUT,
             ApiError::RouteNotFound => StatusCode::NOT_FOUND,
@@ -179,6 +182,16 @@ impl ApiError {
                     body.insert("errors".into(), errors_json(&errors));
                     Some("One or more fields are invalid.".into())
                 }
+                Error::Rows(errors) => {
+                    // D45: every refused row's errors (at most 1,000 keys), and how many rows failed.
+                    body.insert("errors".into(), errors_json(errors.errors()));
+                    let rows = errors.failed_rows();
+                    Some(format!(
+                        "{rows} row{} of the file failed; nothing was imported.",
+                        if rows == 1 { "" } else { "s" }
+                    ))
+                }
+                Error::TooLarge(reason) => Some(format!("The file is too large to import: {reason}.")),
                 Error::NotFound { entity } => Some(format!("{entity} not found.")),
                 Error::Conflict(UniqueKey::PaymentReference { existing }) => {
                     // D30: the reference is already recorded; name a payment that holds it.
@@ -265,7 +278,14 @@ impl ApiError {
             }
             ApiError::Malformed(detail) => Some(detail),
             ApiError::UnsupportedMediaType => Some("Request bodies must be sent as application/json.".into()),
-            ApiError::PayloadTooLarge => Some("Request bodies may be at most 1 MiB.".into()),
+            ApiError::PayloadTooLarge => {
+                Some("Request bodies may be at most 1 MiB, and imported files at most 20 MiB.".into())
+            }
+            ApiError::NotAFile => Some(
+                "Send the file as text/csv or as an xlsx workbook \
+                 (application/vnd.openxmlformats-officedocument.spreadsheetml.sheet)."
+                    .into(),
+            ),
             ApiError::Timeout => Some("The request was not received in time.".into()),
             ApiError::RouteNotFound => Some("No route matches this path.".into()),
             ApiError::MethodNotAllowed(allow) => {

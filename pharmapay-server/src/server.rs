@@ -33,7 +33,7 @@ use tokio::time::Sleep;
 use tracing::{Instrument, info, warn};
 
 use crate::app::{App, Matched};
-use crate::http::{Body, MAX_BODY_BYTES, Reply, Req, TraceId};
+use crate::http::{Body, Reply, Req, TraceId};
 use crate::problem::ApiError;
 
 /// The log target of each request's line (method, path, status, time):
@@ -201,14 +201,14 @@ async fn respond<S: Store>(
         .get(header::CONTENT_LENGTH)
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.parse::<u64>().ok());
-    if declared_length.is_some_and(|length| length > MAX_BODY_BYTES as u64) {
+    if declared_length.is_some_and(|length| length > route.max_body as u64) {
         return Err(ApiError::PayloadTooLarge);
     }
     // A request without a body (most reads) skips the timer of the body's deadline.
     let body = if hyper::body::Body::is_end_stream(&body) {
         hyper::body::Bytes::new()
     } else {
-        let collected = tokio::time::timeout(app.request_timeout, Limited::new(body, MAX_BODY_BYTES).collect())
+        let collected = tokio::time::timeout(app.request_timeout, Limited::new(body, route.max_body).collect())
             .await
             .map_err(|_| ApiError::Timeout)?;
         match collected {

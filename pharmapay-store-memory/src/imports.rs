@@ -1,22 +1,27 @@
-//! Bulk imports in memory: [`ImportStore`] for [`MemoryStore`].
+//! Bulk imports in memory: [`ImportStore`] and the file imports of D45, [`FileImportStore`],
+//! for [`MemoryStore`].
 //!
 //! Each call checks its whole batch before writing any of it, so a refused batch changes
 //! nothing; the rules are [`vendor_rules`]' and [`ledger`]'s.
 
 use std::collections::{HashMap, HashSet};
 
+use pharmapay_core::domain::NewVendor;
+use pharmapay_core::domain::gstin::Gstin;
 use pharmapay_core::ids::{InvoiceId, TransactionId, VendorCreditId, VendorId};
+use pharmapay_core::import::{ImportSummary, InvoiceRow, VendorRow};
+use pharmapay_core::rules::imports::{self, InvoiceKeys, StoredInvoice, StoredVendor};
 use pharmapay_core::rules::vendors as vendor_rules;
 use pharmapay_core::rules::{ledger, references};
 use pharmapay_core::rust_decimal::Decimal;
-use pharmapay_core::store::StoreResult;
+use pharmapay_core::store::{FileImportStore, StoreResult, WriteContext};
 use pharmapay_core::store::{
     ImportStore, ImportedCredit, ImportedInvoice, ImportedTransaction, ImportedVendor, UniqueKey,
 };
 use pharmapay_core::text::key;
 use pharmapay_core::{Entity, StoreError};
 
-use crate::MemoryStore;
+use crate::{MemoryStore, State};
 
 impl ImportStore for MemoryStore {
     async fn import_credits(&self, credits: Vec<ImportedCredit>) -> StoreResult<Vec<VendorCreditId>> {
@@ -102,5 +107,112 @@ impl ImportStore for MemoryStore {
             TransactionId(state.add_transaction(imported.transaction, imported.is_active, imported.created_at, None))
         };
         Ok(transactions.into_iter().map(add).collect())
+    }
+}
+
+/// The active vendors, as imports judge them (D45).
+fn active_vendors(state: &State) -> Vec<StoredVendor> {
+    let stored = |(id, row): (&i64, &crate::VendorRow)| StoredVendor {
+        id: VendorId(*id),
+        fields: NewVendor {
+            name: row.name.clone(),
+            vendor_type: row.vendor_type,
+            address: row.address.clone(),
+            phone: row.phone.clone(),
+            email: row.email.clone(),
+            drug_license_number1: row.drug_license_number1.clone(),
+            drug_license_number2: row.drug_license_number2.clone(),
+            additional_drug_license_numbers: Vec::new(),
+            drug_license_valid_until: row.drug_license_valid_until,
+            gstin: row.gstin.as_deref().and_then(|gstin| Gstin::parse(gstin).ok()),
+        },
+    };
+    state.vendors.iter().filter(|(_, row)| row.is_active).map(stored).collect()
+}
+
+/// Records one `create` audit entry for each of `created`, a record of `entity` with its id and
+/// the values written (D22), and completes the claim of `ctx` with the import's summary (D23).
+fn audit_created(
+    state: &mut State,
+    ctx: &WriteContext,
+    entity: Entity,
+    created: Vec<(i64, String)>,
+    summary: ImportSummary,
+) {
+    for (id, changes) in created {
+        let mut entry = ctx.audit("create", entity, Some(id));
+        entry.changes = Some(changes);
+        state.audit(entry);
+    }
+    if let Some(ticket) = &ctx.idempotency {
+        state.complete_claim(ticket, summary.to_claim_id());
+    }
+}
+
+impl FileImportStore for MemoryStore {
+    async fn import_invoice_rows(
+        &self,
+        rows: Vec<InvoiceRow>,
+        ctx: WriteContext,
+        dry_run: bool,
+    ) -> StoreResult<ImportSummary> {
+        let mut state = self.write();
+        let row_count = rows.len();
+        let keys = InvoiceKeys::of(&rows);
+        let stored: Vec<StoredInvoice> = state
+            .invoices
+            .iter()
+            .filter(|(_, row)| row.is_active && keys.numbers.contains(&row.number_key))
+            .map(|(id, row)| StoredInvoice {
+                id: InvoiceId(*id),
+                vendor_id: VendorId(row.vendor_id),
+                invoice_number: row.invoice_number.clone(),
+                amount: row.amount,
+                invoice_date: row.invoice_date,
+                due_date: row.due_date,
+            })
+            .collect();
+        let plan =
+            imports::plan_invoices(rows, &active_vendors(&state), &stored, state.licence_policy(), &state.calendar)
+                .map_err(StoreError::Rows)?;
+        let summary = ImportSummary { dry_run, row_count, created: plan.create.len(), unchanged: plan.unchanged };
+        if dry_run {
+            return Ok(summary);
+        }
+        let created = plan
+            .create
+            .into_iter()
+            .map(|(_, invoice)| {
+                let changes = invoice.audit_changes();
+                (state.add_invoice(invoice, true, ctx.at), changes)
+            })
+            .collect();
+        audit_created(&mut state, &ctx, Entity::Invoice, created, summary);
+        Ok(summary)
+    }
+
+    async fn import_vendor_rows(
+        &self,
+        rows: Vec<VendorRow>,
+        ctx: WriteContext,
+        dry_run: bool,
+    ) -> StoreResult<ImportSummary> {
+        let mut state = self.write();
+        let row_count = rows.len();
+        let plan = imports::plan_vendors(rows, &active_vendors(&state), &state.calendar).map_err(StoreError::Rows)?;
+        let summary = ImportSummary { dry_run, row_count, created: plan.create.len(), unchanged: plan.unchanged };
+        if dry_run {
+            return Ok(summary);
+        }
+        let created = plan
+            .create
+            .into_iter()
+            .map(|(_, vendor)| {
+                let changes = vendor.audit_changes();
+                (state.add_vendor(vendor, true, ctx.at), changes)
+            })
+            .collect();
+        audit_created(&mut state, &ctx, Entity::Vendor, created, summary);
+        Ok(summary)
     }
 }

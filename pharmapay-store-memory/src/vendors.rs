@@ -115,12 +115,16 @@ impl State {
 
     /// D36: refuses, as [`licence::check_invoice`] decides, an invoice dated `invoice_date` for
     /// the vendor `vendor_id` when the `ExpiredLicensePolicy` setting blocks.
-    pub(crate) fn check_licence(&self, vendor_id: i64, invoice_date: Timestamp) -> StoreResult<()> {
-        let policy = self
-            .settings
+    /// The `ExpiredLicensePolicy` setting (D36).
+    pub(crate) fn licence_policy(&self) -> ExpiredLicensePolicy {
+        self.settings
             .get(EXPIRED_LICENSE_POLICY)
             .and_then(|setting| ExpiredLicensePolicy::parse(&setting.value))
-            .unwrap_or_default();
+            .unwrap_or_default()
+    }
+
+    pub(crate) fn check_licence(&self, vendor_id: i64, invoice_date: Timestamp) -> StoreResult<()> {
+        let policy = self.licence_policy();
         let valid_until = self.vendors.get(&vendor_id).and_then(|vendor| vendor.drug_license_valid_until);
         let day_start = self.calendar.start_of(self.calendar.date_of(invoice_date));
         licence::check_invoice(policy, valid_until, day_start)

@@ -103,7 +103,7 @@ fn payment_row(n: u32) -> PaymentRow {
         cents: 100 + i64::from(n.wrapping_mul(7919) % 5_000_000),
         kind: [TransactionType::Upi, TransactionType::NetBanking, TransactionType::Cash][(n % 3) as usize],
         paid_on: date(2024, 1, 1).checked_add(i64::from(n % 700).days()).expect("within the calendar"),
-        description: (n % 5 == 0).then_some("Monthly stock"),
+        description: n.is_multiple_of(5).then_some("Monthly stock"),
     }
 }
 

@@ -358,6 +358,11 @@ macro_rules! store_conformance_tests {
             credits_set_against_bills_lower_what_is_owed_everywhere,
             concurrent_applications_never_apply_more_than_accepted,
             imported_credits_count_as_written_ones,
+            invoice_files_import_all_or_nothing,
+            every_row_error_is_reported_at_once,
+            vendor_files_and_reports_import_back,
+            templates_and_workbooks_import,
+            imports_are_idempotent_and_race_safely,
         );
     };
     (@cases required $fresh:path; $($case:ident),* $(,)?) => {

@@ -471,11 +471,11 @@ impl<S: Store> Model<S> {
     async fn check_paging(&self, seed: u64) {
         let keys: Vec<InvoiceSortKey> = invoice_sort_keys().collect();
         let key = keys[(seed % keys.len() as u64) as usize];
-        let dir = if seed / 7 % 2 == 0 { SortDir::Asc } else { SortDir::Desc };
+        let dir = if (seed / 7).is_multiple_of(2) { SortDir::Asc } else { SortDir::Desc };
         let page_size = (seed % 5 + 1) as u32;
         let mut query =
             InvoiceQuery { sort: Sort { key, dir }, page: PageRequest::new(1, 100), ..InvoiceQuery::default() };
-        if seed % 3 == 0 {
+        if seed.is_multiple_of(3) {
             query.filter.is_active = Some(true);
         }
         let whole = self.fx.engine.list_invoices(&self.fx.admin, &query).await.expect("list").items;

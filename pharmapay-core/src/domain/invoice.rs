@@ -389,7 +389,7 @@ impl InvoiceQuery {
 
 impl NewInvoice {
     /// The values written, as the audit log keeps them (D22).
-    pub(crate) fn audit_changes(&self) -> String {
+    pub fn audit_changes(&self) -> String {
         serde_json::json!({
             "vendorId": self.vendor_id.get(),
             "invoiceNumber": self.invoice_number,

@@ -239,7 +239,32 @@ impl NewVendor {
         self.additional_drug_license_numbers = extra;
         if errors.is_empty() { Ok(self) } else { Err(errors) }
     }
+
+    /// [`NewVendor::validate`] for a create, which may not make an OwnPharmacy vendor (spec,
+    /// Vendors; D14): the checks of `POST /api/vendors` and of each row of a vendor import
+    /// (D45).
+    ///
+    /// # Errors
+    /// The messages by field path.
+    pub fn validate_new(self) -> Result<Self, FieldErrors> {
+        let own = self.vendor_type == VendorType::OwnPharmacy;
+        let mut errors = FieldErrors::new();
+        if own {
+            errors.add("vendorType", OWN_PHARMACY_AT_ONBOARDING);
+        }
+        match self.validate() {
+            Ok(vendor) if !own => Ok(vendor),
+            Ok(_) => Err(errors),
+            Err(fields) => {
+                errors.merge(fields);
+                Err(errors)
+            }
+        }
+    }
 }
+
+/// Why a create of an OwnPharmacy vendor is refused (D14).
+pub const OWN_PHARMACY_AT_ONBOARDING: &str = "OwnPharmacy is created at onboarding only";
 
 /// What to sort vendors by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -349,7 +374,7 @@ impl VendorQuery {
 
 impl NewVendor {
     /// The values written, as the audit log keeps them (D22).
-    pub(crate) fn audit_changes(&self) -> String {
+    pub fn audit_changes(&self) -> String {
         serde_json::json!({
             "name": self.name,
             "vendorType": self.vendor_type.name(),

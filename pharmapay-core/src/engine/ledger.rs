@@ -10,9 +10,9 @@ use super::{PharmaPay, licensed, payment_error, store_error, visible};
 use crate::access::{Access, Action, Collection, Principal};
 use crate::domain::{
     Invoice, InvoiceDetail, InvoiceQuery, NewInvoice, NewTransaction, NewVendor, NewVendorPayment, Transaction,
-    TransactionQuery, Vendor, VendorPayment, VendorQuery, VendorType,
+    TransactionQuery, Vendor, VendorPayment, VendorQuery,
 };
-use crate::error::{Entity, Error, FieldErrors, Result};
+use crate::error::{Entity, Error, Result};
 use crate::idempotency::{Created, IdempotencyRequest};
 use crate::ids::{InvoiceId, TransactionId, VendorId, VendorPaymentId};
 use crate::paging::Page;
@@ -58,7 +58,7 @@ impl<S: Store> PharmaPay<S> {
         idempotency: Option<&IdempotencyRequest>,
     ) -> Result<Created<Vendor>> {
         principal.require(Access::new(Collection::Vendor, Action::Create))?;
-        let vendor = self.check_new_vendor(vendor)?;
+        let vendor = vendor.validate_new().map_err(Error::Validation)?;
         let ctx = self.ctx_with(principal, vendor.audit_changes());
         let insert = |ctx| async move { self.store.insert_vendor(vendor, ctx).await.map_err(store_error) };
         let created = self
@@ -66,25 +66,6 @@ impl<S: Store> PharmaPay<S> {
             .await?;
         let bounds = self.licence_bounds().await?;
         Ok(created.map(|vendor| licensed(&bounds, vendor)))
-    }
-
-    fn check_new_vendor(&self, vendor: NewVendor) -> Result<NewVendor> {
-        let mut errors = FieldErrors::new();
-        if vendor.vendor_type == VendorType::OwnPharmacy {
-            errors.add("vendorType", "OwnPharmacy is created at onboarding only");
-        }
-        match vendor.validate() {
-            Ok(vendor) if errors.is_empty() => Ok(vendor),
-            Ok(_) => Err(Error::Validation(errors)),
-            Err(fields) => {
-                for (field, messages) in fields.iter() {
-                    for message in messages {
-                        errors.add(field, message.clone());
-                    }
-                }
-                Err(Error::Validation(errors))
-            }
-        }
     }
 
     /// Replaces a vendor's fields (D14); the type cannot change to or from OwnPharmacy.

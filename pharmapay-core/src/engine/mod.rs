@@ -21,6 +21,7 @@
 
 mod access;
 mod credits;
+mod imports;
 mod ledger;
 mod reconciliation;
 mod reports;
@@ -47,6 +48,7 @@ use crate::ids::UserId;
 use crate::store::{SignIn, Store, StoreError, StoreResult, UniqueKey, WriteContext};
 use crate::text::{self, Lines, TEXT_MAX};
 
+pub use imports::{ImportProgress, ImportRequest, ImportStage};
 pub use reconciliation::LicenceAlert;
 pub use sessions::{AdminAccount, Onboarding, PharmacyDetails};
 
@@ -131,6 +133,7 @@ pub(crate) fn store_error(error: StoreError) -> Error {
         StoreError::Rule(rule) => Error::Rule(rule),
         StoreError::Escalation(missing) => Error::Forbidden { required: Requirement::Grant(missing) },
         StoreError::Invalid(errors) => Error::Validation(errors),
+        StoreError::Rows(errors) => Error::Rows(errors),
         unavailable @ (StoreError::Unavailable(_) | StoreError::OutcomeUnknown(_)) => Error::Unavailable(unavailable),
         other => Error::Store(other),
     }

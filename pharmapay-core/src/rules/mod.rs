@@ -28,6 +28,7 @@ pub mod allocation;
 pub mod credits;
 pub mod grants;
 pub mod idempotency;
+pub mod imports;
 pub mod installation;
 pub mod ledger;
 pub mod licence;

@@ -21,6 +21,7 @@
 //!   ledger; [`CreditStore`]: vendor credits (D44).
 //! - [`AccessStore`]: users, roles, policies, permissions and the profile.
 //! - [`ReportStore`]: settings, dashboard figures, the audit log and exports.
+//! - [`FileImportStore`] (`files.rs`): the rows of imported files (D45).
 //!
 //! [`ImportStore`] holds the bulk imports; it is not part of [`Store`]. This file holds the
 //! contract's error, its unique keys and the records the traits speak.
@@ -55,6 +56,7 @@
 //! `Unavailable`, anything else to `Backend`. Run the conformance suite (feature
 //! `conformance`) against the new store.
 
+mod files;
 mod traits;
 
 use std::error::Error as StdError;
@@ -62,6 +64,7 @@ use std::fmt;
 
 use jiff::Timestamp;
 
+pub use files::FileImportStore;
 pub use traits::{
     AccessStore, CreditStore, ImportStore, ImportedCredit, ImportedInvoice, ImportedTransaction, ImportedVendor,
     InvoiceStore, ReportStore, SessionStore, TransactionStore, VendorPaymentStore, VendorStore,
@@ -72,6 +75,7 @@ use crate::domain::{NewAuditEntry, User};
 use crate::error::{Entity, FieldErrors, RuleBroken};
 use crate::idempotency::IdempotencyTicket;
 use crate::ids::{RoleId, TransactionId, UserId};
+use crate::import::RowErrors;
 use crate::rules::grants::Escalation;
 
 /// Storage for the engine: every purpose's trait at once. See the module docs for the
@@ -85,6 +89,7 @@ pub trait Store:
     + CreditStore
     + AccessStore
     + ReportStore
+    + FileImportStore
 {
 }
 
@@ -97,6 +102,7 @@ impl<T> Store for T where
         + CreditStore
         + AccessStore
         + ReportStore
+        + FileImportStore
 {
 }
 
@@ -128,6 +134,9 @@ pub enum StoreError {
     /// invoice's pending amount, D31; an invoice dated after its vendor's licence, D36).
     #[error("invalid input: {0}")]
     Invalid(FieldErrors),
+    /// Rows of an imported file were refused (D45): their errors by `row<N>.<field>`.
+    #[error("{0}")]
+    Rows(RowErrors),
     /// The backend cannot be reached.
     #[error("the store is unavailable")]
     Unavailable(#[source] BoxError),

@@ -119,6 +119,14 @@ impl Operation {
         self.request_body::<B>(false)
     }
 
+    /// A request body other than JSON, such as an uploaded file: `body` is the whole Request
+    /// Body Object.
+    #[must_use]
+    pub fn file_body(mut self, body: Json) -> Self {
+        self.body = Some(body);
+        self
+    }
+
     fn request_body<B: Schema>(mut self, required: bool) -> Self {
         self.body = Some(object! {
             "required": required,

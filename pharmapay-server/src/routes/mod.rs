@@ -15,6 +15,7 @@
 pub mod audit;
 pub mod auth;
 pub mod dashboard;
+pub mod imports;
 pub mod invoices;
 pub mod onboarding;
 pub mod permissions;
@@ -44,7 +45,7 @@ use sha2::{Digest, Sha256};
 use crate::app::{App, Guard};
 use crate::decode::{self, Body, Input};
 use crate::dto::PageDto;
-use crate::http::{Reply, Req};
+use crate::http::{MAX_BODY_BYTES, Reply, Req};
 use crate::openapi::Operation;
 use crate::problem::ApiError;
 
@@ -54,7 +55,7 @@ pub const REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
 /// Every route of the API, resource by resource, in the order the router tries them for a
 /// path's `Allow` list. A new resource adds its `routes` here.
 pub fn table<S: Store>() -> Vec<Route<S>> {
-    let resources: [fn() -> Vec<Route<S>>; 18] = [
+    let resources: [fn() -> Vec<Route<S>>; 19] = [
         auth::routes,
         onboarding::routes,
         system::routes,
@@ -63,6 +64,7 @@ pub fn table<S: Store>() -> Vec<Route<S>> {
         transactions::routes,
         vendor_payments::routes,
         vendor_credits::routes,
+        imports::routes,
         users::routes,
         roles::routes,
         permissions::routes,
@@ -190,27 +192,34 @@ pub struct Route<S> {
     pub operation: fn() -> Operation,
     /// Serves the request.
     pub handler: Handler<S>,
+    /// The largest body the route reads: [`MAX_BODY_BYTES`] (D7) but for file uploads (D45).
+    pub max_body: usize,
 }
 
 impl<S> Route<S> {
     /// A `GET` route.
     pub fn get(path: &'static str, guard: Guard, operation: fn() -> Operation, handler: Handler<S>) -> Self {
-        Self { method: Method::GET, path, guard, operation, handler }
+        Self { method: Method::GET, path, guard, operation, handler, max_body: MAX_BODY_BYTES }
     }
 
     /// A `POST` route.
     pub fn post(path: &'static str, guard: Guard, operation: fn() -> Operation, handler: Handler<S>) -> Self {
-        Self { method: Method::POST, path, guard, operation, handler }
+        Self { method: Method::POST, path, guard, operation, handler, max_body: MAX_BODY_BYTES }
     }
 
     /// A `PUT` route.
     pub fn put(path: &'static str, guard: Guard, operation: fn() -> Operation, handler: Handler<S>) -> Self {
-        Self { method: Method::PUT, path, guard, operation, handler }
+        Self { method: Method::PUT, path, guard, operation, handler, max_body: MAX_BODY_BYTES }
     }
 
     /// A `DELETE` route.
     pub fn delete(path: &'static str, guard: Guard, operation: fn() -> Operation, handler: Handler<S>) -> Self {
-        Self { method: Method::DELETE, path, guard, operation, handler }
+        Self { method: Method::DELETE, path, guard, operation, handler, max_body: MAX_BODY_BYTES }
+    }
+
+    /// The route reading bodies of up to `bytes` (a file upload, D45).
+    pub fn with_max_body(self, bytes: usize) -> Self {
+        Self { max_body: bytes, ..self }
     }
 }
 
@@ -393,6 +402,18 @@ pub fn each<T, D>(to_dto: impl FnMut(T) -> D) -> impl FnOnce(Vec<T>) -> Vec<D> {
 /// # Errors
 /// 400 for a key that is empty, too long or not visible ASCII.
 fn idempotency(req: &Req, body: &impl Serialize) -> Result<Option<IdempotencyRequest>, ApiError> {
+    if req.headers.get("idempotency-key").is_none() {
+        return Ok(None);
+    }
+    idempotency_of(req, &serde_json::to_vec(body).unwrap_or_default())
+}
+
+/// The request's `Idempotency-Key` with a fingerprint of its method, path and `body` (D23), or
+/// `None` without a key.
+///
+/// # Errors
+/// 400 on `Idempotency-Key` for a key that is not 1 to 255 visible ASCII characters.
+pub(crate) fn idempotency_of(req: &Req, body: &[u8]) -> Result<Option<IdempotencyRequest>, ApiError> {
     let Some(raw) = req.headers.get("idempotency-key") else { return Ok(None) };
     let key = raw
         .to_str()
@@ -404,7 +425,7 @@ fn idempotency(req: &Req, body: &impl Serialize) -> Result<Option<IdempotencyReq
     hasher.update(b" ");
     hasher.update(req.path.as_bytes());
     hasher.update(b"\n");
-    hasher.update(serde_json::to_vec(body).unwrap_or_default());
+    hasher.update(body);
     let fingerprint = hasher.finalize().iter().map(|byte| format!("{byte:02x}")).collect();
     Ok(Some(IdempotencyRequest { key, fingerprint }))
 }

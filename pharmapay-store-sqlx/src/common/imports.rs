@@ -6,9 +6,10 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use pharmapay_core::BusinessCalendar;
-use pharmapay_core::domain::TransactionType;
+use pharmapay_core::domain::{NewInvoice, NewVendor, TransactionType};
 use pharmapay_core::figures::{FigureChange, InvoiceFacts, KeptFigures, PaymentFacts, VendorFacts};
 use pharmapay_core::ids::{InvoiceId, TransactionId, VendorCreditId, VendorId};
+use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::rules::allocation::PayableInvoice;
 use pharmapay_core::rules::vendors as vendor_rules;
 use pharmapay_core::rules::{credits, ledger};
@@ -33,7 +34,7 @@ use crate::error::Error;
 /// [`IMPORT_CHUNK`] rows: `head` names the table and its columns, `values` writes one record's
 /// values in that order, every one of them bound, so each full chunk is the same statement text
 /// and the connection's statement cache spares it the parsing.
-async fn insert_chunks<R, const N: usize>(
+pub(super) async fn insert_chunks<R, const N: usize>(
     conn: &mut Conn,
     head: &str,
     records: &[R],
@@ -50,6 +51,67 @@ async fn insert_chunks<R, const N: usize>(
         binds.query(format!("{head} VALUES {}", rows.join(", "))).execute(&mut *conn).await?;
     }
     Ok(())
+}
+
+/// The head of a multi-row insert of vendors under reserved ids, [`vendor_values`]' columns.
+pub(super) const VENDOR_INSERT: &str = "INSERT INTO vendors (id, name, name_key, vendor_type, address, phone, email, \
+     drug_license_number1, drug_license_number2, additional_drug_license_numbers, is_active, created_at, updated_at, \
+     drug_license_valid_until, gstin)";
+
+/// One vendor's values for [`VENDOR_INSERT`].
+pub(super) fn vendor_values(
+    binds: &mut Binds,
+    vendor: &NewVendor,
+    is_active: bool,
+    at: Timestamp,
+    id: i64,
+) -> [String; 15] {
+    let at = micros(at);
+    [
+        binds.int(id),
+        binds.text(vendor.name.clone()),
+        binds.text(key(&vendor.name)),
+        binds.text(vendor.vendor_type.name()),
+        binds.opt_text(vendor.address.clone()),
+        binds.opt_text(vendor.phone.clone()),
+        binds.opt_text(vendor.email.clone()),
+        binds.opt_text(vendor.drug_license_number1.clone()),
+        binds.opt_text(vendor.drug_license_number2.clone()),
+        binds.text(licences_json(&vendor.additional_drug_license_numbers)),
+        binds.flag(is_active),
+        binds.int(at),
+        binds.int(at),
+        binds.int(vendor.drug_license_valid_until.map(micros)),
+        binds.opt_text(vendor.gstin.as_ref().map(|gstin| gstin.as_str().to_owned())),
+    ]
+}
+
+/// The head of a multi-row insert of invoices under reserved ids, [`invoice_values`]' columns.
+pub(super) const INVOICE_INSERT: &str = "INSERT INTO invoices (id, vendor_id, invoice_number, number_key, amount, \
+     invoice_date, due_date, description, is_active, created_at, updated_at)";
+
+/// One invoice's values for [`INVOICE_INSERT`].
+pub(super) fn invoice_values(
+    binds: &mut Binds,
+    invoice: &NewInvoice,
+    is_active: bool,
+    at: Timestamp,
+    id: i64,
+) -> [String; 11] {
+    let at = micros(at);
+    [
+        binds.int(id),
+        binds.int(invoice.vendor_id.get()),
+        binds.text(invoice.invoice_number.clone()),
+        binds.text(key(&invoice.invoice_number)),
+        binds.int(invoice.amount.to_scaled()),
+        binds.int(micros(invoice.invoice_date)),
+        binds.int(micros(invoice.due_date)),
+        binds.opt_text(invoice.description.clone()),
+        binds.flag(is_active),
+        binds.int(at),
+        binds.int(at),
+    ]
 }
 
 impl ImportStore for SqlStore {
@@ -80,29 +142,8 @@ impl ImportStore for SqlStore {
                 check_free(&mut db_tx, UniqueKey::Gstin, gstin.as_str(), None).await?;
             }
             let ids = reserve_ids(&mut db_tx, Table::Vendors, vendors.len()).await?;
-            let head = "INSERT INTO vendors (id, name, name_key, vendor_type, address, phone, email, drug_license_number1, \
-                     drug_license_number2, additional_drug_license_numbers, is_active, created_at, updated_at, \
-                     drug_license_valid_until, gstin)";
-            insert_chunks(&mut db_tx, head, &vendors, &ids, |binds, imported, id| {
-                let vendor = &imported.vendor;
-                let at = micros(imported.created_at);
-                [
-                    binds.int(id),
-                    binds.text(vendor.name.clone()),
-                    binds.text(key(&vendor.name)),
-                    binds.text(vendor.vendor_type.name()),
-                    binds.opt_text(vendor.address.clone()),
-                    binds.opt_text(vendor.phone.clone()),
-                    binds.opt_text(vendor.email.clone()),
-                    binds.opt_text(vendor.drug_license_number1.clone()),
-                    binds.opt_text(vendor.drug_license_number2.clone()),
-                    binds.text(licences_json(&vendor.additional_drug_license_numbers)),
-                    binds.flag(imported.is_active),
-                    binds.int(at),
-                    binds.int(at),
-                    binds.int(vendor.drug_license_valid_until.map(micros)),
-                    binds.opt_text(vendor.gstin.as_ref().map(|gstin| gstin.as_str().to_owned())),
-                ]
+            insert_chunks(&mut db_tx, VENDOR_INSERT, &vendors, &ids, |binds, imported, id| {
+                vendor_values(binds, &imported.vendor, imported.is_active, imported.created_at, id)
             })
             .await?;
             let facts = vendors.iter().map(|imported| VendorFacts { is_active: imported.is_active });
@@ -142,24 +183,8 @@ impl ImportStore for SqlStore {
                 }
             }
             let ids = reserve_ids(&mut db_tx, Table::Invoices, invoices.len()).await?;
-            let head = "INSERT INTO invoices (id, vendor_id, invoice_number, number_key, amount, invoice_date, due_date, \
-                     description, is_active, created_at, updated_at)";
-            insert_chunks(&mut db_tx, head, &invoices, &ids, |binds, imported, id| {
-                let invoice = &imported.invoice;
-                let at = micros(imported.created_at);
-                [
-                    binds.int(id),
-                    binds.int(invoice.vendor_id.get()),
-                    binds.text(invoice.invoice_number.clone()),
-                    binds.text(key(&invoice.invoice_number)),
-                    binds.int(invoice.amount.to_scaled()),
-                    binds.int(micros(invoice.invoice_date)),
-                    binds.int(micros(invoice.due_date)),
-                    binds.opt_text(invoice.description.clone()),
-                    binds.flag(imported.is_active),
-                    binds.int(at),
-                    binds.int(at),
-                ]
+            insert_chunks(&mut db_tx, INVOICE_INSERT, &invoices, &ids, |binds, imported, id| {
+                invoice_values(binds, &imported.invoice, imported.is_active, imported.created_at, id)
             })
             .await?;
             let facts = invoices.iter().map(|imported| InvoiceFacts {

@@ -203,18 +203,23 @@ pub(super) async fn lock_vendors(conn: &mut Conn, ids: [i64; 2], wanted: i64) ->
 /// D36: refuses, as `rules::licence` decides, an invoice dated `invoice_date` (a day of the write's
 /// `calendar`) for a vendor whose licence was valid until `valid_until`, when the
 /// `ExpiredLicensePolicy` setting blocks.
+/// The `ExpiredLicensePolicy` setting (D36), read under a shared lock until the write ends.
+pub(super) async fn licence_policy(conn: &mut Conn) -> Result<ExpiredLicensePolicy> {
+    let row = sqlx::query(concat!("SELECT value FROM settings WHERE key = $1", for_share!()))
+        .bind(EXPIRED_LICENSE_POLICY)
+        .fetch_optional(&mut *conn)
+        .await?;
+    let value: Option<String> = row.map(|row| row.try_get("value")).transpose()?;
+    Ok(value.as_deref().and_then(ExpiredLicensePolicy::parse).unwrap_or_default())
+}
+
 async fn check_licence(
     conn: &mut Conn,
     valid_until: Option<Timestamp>,
     invoice_date: Timestamp,
     calendar: &BusinessCalendar,
 ) -> Result<()> {
-    let row = sqlx::query(concat!("SELECT value FROM settings WHERE key = $1", for_share!()))
-        .bind(EXPIRED_LICENSE_POLICY)
-        .fetch_optional(&mut *conn)
-        .await?;
-    let value: Option<String> = row.map(|row| row.try_get("value")).transpose()?;
-    let policy = value.as_deref().and_then(ExpiredLicensePolicy::parse).unwrap_or_default();
+    let policy = licence_policy(conn).await?;
     if policy == ExpiredLicensePolicy::Warn || valid_until.is_none() {
         return Ok(());
     }

@@ -30,7 +30,7 @@
 //!   seed).
 //! - One file per purpose of the contract, as `pharmapay_core::store` is split: `sessions.rs`,
 //!   `ledger.rs` (vendors, invoices, payments), `credits.rs` (vendor credits, D44), `access.rs`,
-//!   `reports.rs` and `imports.rs`.
+//!   `reports.rs`, `imports.rs` and `file_imports.rs` (imported files, D45).
 
 mod access;
 mod aging;
@@ -38,6 +38,7 @@ mod binds;
 mod bulk;
 mod credits;
 mod figures;
+mod file_imports;
 mod guards;
 mod imports;
 mod invoices;

@@ -8,14 +8,15 @@
 //! inside, reductions that take effect at once and throttling that costs an attacker: D38 to
 //! D40), `payments.rs` (references, vendor payments, what falls due: D30 to D33),
 //! `reconciliation.rs` (GSTINs, drug licences, aging and statements: D34 to D37) and
-//! `reports.rs` (settings, dashboard, audit, exports, idempotency, imports) and `credits.rs`
-//! (vendor credits, D44). Every case is
+//! `reports.rs` (settings, dashboard, audit, exports, idempotency, imports), `credits.rs`
+//! (vendor credits, D44) and `imports.rs` (imported files, D45). Every case is
 //! re-exported here, where [`crate::store_conformance_tests!`] finds it by name. This file
 //! holds the helpers the cases share.
 
 mod access;
 mod credits;
 mod grants;
+mod imports;
 mod ledger;
 mod payments;
 mod reconciliation;
@@ -38,6 +39,10 @@ pub use grants::{
     policies_give_no_permission_beyond_their_author, reductions_revoke_older_tokens_at_once,
     throttled_sign_ins_write_nothing_and_right_passwords_pass, users_are_given_no_role_beyond_their_creator,
     wrong_current_passwords_count_as_failed_sign_ins,
+};
+pub use imports::{
+    every_row_error_is_reported_at_once, imports_are_idempotent_and_race_safely, invoice_files_import_all_or_nothing,
+    templates_and_workbooks_import, vendor_files_and_reports_import_back,
 };
 pub use ledger::{
     concurrent_invoice_numbers_have_one_winner, concurrent_payments_sum_exactly,

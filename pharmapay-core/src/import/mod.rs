@@ -1,0 +1,272 @@
+//! Importing vendors and invoices from the files pharmacies already have (D45).
+//!
+//! A file is hostile until read: [`table`] reads CSV or an xlsx's first worksheet row by row
+//! within [`FILE_LIMITS`], [`cells`] reads one cell as a field (Indian dates and amounts), and
+//! [`invoices`] and [`vendors`] turn each row into the input of the matching create, checked by
+//! the same functions as `POST /api/invoices` and `POST /api/vendors` (D1, D2, D4, D36, D37).
+//! Whatever needs the stored records (the vendor a row names, an invoice or vendor it repeats,
+//! a licence that blocks it) is [`crate::rules::imports`]' to decide, under the store's lock.
+//! Errors are kept per row, keyed `row<N>.<field>` ([`RowErrors`]).
+
+pub mod cells;
+pub mod invoices;
+pub mod table;
+pub mod template;
+pub mod vendors;
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use crate::error::FieldErrors;
+
+pub use invoices::InvoiceRow;
+pub use table::{Cell, FileError, FileFormat, Limits};
+pub use vendors::VendorRow;
+
+/// The largest file body an import takes (D45): 20 MiB.
+pub const MAX_FILE_BYTES: usize = 20 * 1024 * 1024;
+
+/// The most data rows (the header aside) an import takes (D45); more is refused whole.
+pub const MAX_ROWS: usize = 100_000;
+
+/// The most `row<N>.<field>` keys an answer lists (D45); the count of failed rows is exact.
+pub const MAX_ERROR_KEYS: usize = 1_000;
+
+/// How far an xlsx may unpack: a 20 MiB workbook of text unpacks to about ten times that.
+pub const FILE_LIMITS: Limits = Limits { max_unpacked_bytes: 256 * 1024 * 1024 };
+
+/// How many rows a reading reads between two reports of its progress.
+pub const PROGRESS_EVERY: usize = 5_000;
+
+/// A file to import, as it came.
+#[derive(Clone, Debug)]
+pub struct ImportFile {
+    /// CSV or xlsx.
+    pub format: FileFormat,
+    /// The whole body.
+    pub bytes: Vec<u8>,
+}
+
+/// What an import did, or would do (D45).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ImportSummary {
+    /// True when nothing was written.
+    pub dry_run: bool,
+    /// Data rows read.
+    pub row_count: usize,
+    /// Records created (or that a dry run would create).
+    pub created: usize,
+    /// Rows that matched an active record exactly and were not written again.
+    pub unchanged: usize,
+}
+
+impl ImportSummary {
+    /// The summary packed into the id an idempotency claim keeps (D23), so a retry whose
+    /// answer was not recorded can still be told what the import did: `unchanged` in the high
+    /// half, `created` in the low.
+    pub fn to_claim_id(self) -> i64 {
+        ((self.unchanged as i64) << 32) | (self.created as i64 & 0xFFFF_FFFF)
+    }
+
+    /// The summary [`ImportSummary::to_claim_id`] packed.
+    pub fn from_claim_id(id: i64) -> Self {
+        let (created, unchanged) = ((id & 0xFFFF_FFFF) as usize, (id >> 32) as usize);
+        Self { dry_run: false, row_count: created + unchanged, created, unchanged }
+    }
+}
+
+/// What a stored-facts check found for a file's rows: counts of what to create and what is
+/// already there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImportPlan<T> {
+    /// The records to create, in file order, each with its row number.
+    pub create: Vec<(u32, T)>,
+    /// Rows matching an active record exactly.
+    pub unchanged: usize,
+}
+
+/// The errors of an import's rows (D45): messages keyed `row<N>.<field>`, at most
+/// [`MAX_ERROR_KEYS`] keys, and the exact number of rows that failed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RowErrors {
+    errors: FieldErrors,
+    keys: BTreeSet<String>,
+    failed: BTreeSet<u32>,
+}
+
+impl RowErrors {
+    /// No errors yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records `message` for `field` of row `row`.
+    pub fn add(&mut self, row: u32, field: &str, message: impl Into<String>) {
+        self.failed.insert(row);
+        let key = format!("row{row}.{field}");
+        if self.keys.contains(&key) || self.keys.len() < MAX_ERROR_KEYS {
+            self.keys.insert(key.clone());
+            self.errors.add(key, message);
+        }
+    }
+
+    /// Records every message of `errors`, the field errors of row `row`.
+    pub fn add_fields(&mut self, row: u32, errors: &FieldErrors) {
+        for (field, messages) in errors.iter() {
+            for message in messages {
+                self.add(row, field, message.clone());
+            }
+        }
+    }
+
+    /// Moves `other`'s errors in.
+    pub fn merge(&mut self, other: RowErrors) {
+        for (key, messages) in other.errors.iter() {
+            if self.keys.contains(key) || self.keys.len() < MAX_ERROR_KEYS {
+                self.keys.insert(key.to_owned());
+                for message in messages {
+                    self.errors.add(key, message.clone());
+                }
+            }
+        }
+        self.failed.extend(other.failed);
+    }
+
+    /// True when no row failed.
+    pub fn is_empty(&self) -> bool {
+        self.failed.is_empty()
+    }
+
+    /// How many rows failed.
+    pub fn failed_rows(&self) -> usize {
+        self.failed.len()
+    }
+
+    /// Whether row `row` failed.
+    pub fn has_row(&self, row: u32) -> bool {
+        self.failed.contains(&row)
+    }
+
+    /// The messages by `row<N>.<field>`.
+    pub fn errors(&self) -> &FieldErrors {
+        &self.errors
+    }
+
+    /// `Ok(())` when no row failed, `Err(self)` otherwise.
+    pub fn into_result(self) -> Result<(), RowErrors> {
+        if self.is_empty() { Ok(()) } else { Err(self) }
+    }
+}
+
+impl fmt::Display for RowErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let rows = self.failed_rows();
+        write!(f, "{rows} row{} of the file failed", if rows == 1 { "" } else { "s" })
+    }
+}
+
+/// The data rows of a file: the first non-empty row is the header, matched by
+/// [`cells::header_key`] against `wanted` (each header's name and whether it is required); the
+/// answer is the count of data rows and the column of each wanted header (or `None`), and
+/// `visit` sees every data row; `progress` is told the rows read every [`PROGRESS_EVERY`].
+/// A file without the required headers, or unreadable, is an error on `file`; more than
+/// [`MAX_ROWS`] data rows stops the reading and answers [`ReadError::TooManyRows`].
+pub(crate) fn read_data_rows(
+    file: &ImportFile,
+    wanted: &[(&str, bool)],
+    progress: &dyn Fn(usize),
+    mut visit: impl FnMut(u32, &[Option<usize>], &[Cell]),
+) -> Result<(usize, Vec<Option<usize>>), ReadError> {
+    let mut columns: Option<Vec<Option<usize>>> = None;
+    let mut missing = Vec::new();
+    let mut rows = 0usize;
+    let mut too_many = false;
+    table::read_rows(file.format, &file.bytes, &FILE_LIMITS, &mut |number, cells| {
+        let Some(columns) = &columns else {
+            let keys: Vec<String> = cells
+                .iter()
+                .map(|cell| cells::text(cell).map(|t| cells::header_key(&t)))
+                .map(Option::unwrap_or_default)
+                .collect();
+            let found: Vec<Option<usize>> = wanted
+                .iter()
+                .map(|(name, _)| keys.iter().position(|header| *header == cells::header_key(name)))
+                .collect();
+            missing = wanted
+                .iter()
+                .zip(&found)
+                .filter(|((_, required), column)| *required && column.is_none())
+                .map(|((name, _), _)| format!("`{name}`"))
+                .collect();
+            columns = Some(found);
+            return if missing.is_empty() {
+                std::ops::ControlFlow::Continue(())
+            } else {
+                std::ops::ControlFlow::Break(())
+            };
+        };
+        rows += 1;
+        if rows > MAX_ROWS {
+            too_many = true;
+            return std::ops::ControlFlow::Break(());
+        }
+        visit(number, columns, cells);
+        if rows.is_multiple_of(PROGRESS_EVERY) {
+            progress(rows);
+        }
+        std::ops::ControlFlow::Continue(())
+    })
+    .map_err(|error| match error {
+        FileError::Unreadable(message) => ReadError::File(message),
+        FileError::TooLarge(message) => ReadError::TooLarge(message),
+    })?;
+    if too_many {
+        return Err(ReadError::TooManyRows);
+    }
+    let Some(columns) = columns else {
+        return Err(ReadError::File("the file is empty: its first row must name the columns".into()));
+    };
+    if !missing.is_empty() {
+        return Err(ReadError::File(format!(
+            "the header row lacks the column{} {}",
+            if missing.len() == 1 { "" } else { "s" },
+            missing.join(", ")
+        )));
+    }
+    Ok((rows, columns))
+}
+
+/// Why a file was not read through.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum ReadError {
+    /// Unreadable, or without its required headers: a 400 on `file`.
+    File(String),
+    /// More than [`MAX_ROWS`] data rows.
+    TooManyRows,
+    /// It unpacks beyond [`FILE_LIMITS`].
+    TooLarge(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn row_errors_cap_their_keys_but_count_every_row() {
+        let mut errors = RowErrors::new();
+        for row in 2..(MAX_ERROR_KEYS as u32 + 12) {
+            errors.add(row, "amount", "must be positive");
+        }
+        errors.add(2, "amount", "a second message on a kept key");
+        assert_eq!(errors.failed_rows(), MAX_ERROR_KEYS + 10);
+        assert_eq!(errors.errors().iter().count(), MAX_ERROR_KEYS);
+        assert_eq!(errors.errors().iter().find(|(key, _)| *key == "row2.amount").map(|(_, m)| m.len()), Some(2));
+        assert_eq!(errors.to_string(), format!("{} rows of the file failed", MAX_ERROR_KEYS + 10));
+    }
+
+    #[test]
+    fn a_summary_survives_its_claim_id() {
+        let summary = ImportSummary { dry_run: false, row_count: 100_000, created: 99_000, unchanged: 1_000 };
+        assert_eq!(ImportSummary::from_claim_id(summary.to_claim_id()), summary);
+    }
+}

@@ -1,0 +1,150 @@
+//! A vendor file's rows (D45): the vendors report's headers (`Name`, `Type`, `Address`,
+//! `Phone`, `Email`, `Drug License 1`, `Drug License 2`, `GSTIN`, `License Valid Until`), so
+//! the report (D26) imports back. Each row becomes the [`NewVendor`] of `POST /api/vendors`,
+//! checked by [`NewVendor::validate`] with the API's readers of types, GSTINs (D37) and dates;
+//! what it repeats of the stored vendors, and whether an OwnPharmacy row is the pharmacy's own
+//! vendor unchanged or a create refused as `POST /api/vendors` refuses it (D14), is
+//! [`crate::rules::imports::plan_vendors`]' to say.
+
+use jiff::civil::Date;
+
+use super::{Cell, ImportFile, ReadError, RowErrors, cells};
+use crate::domain::gstin::Gstin;
+use crate::domain::{NewVendor, VendorType};
+
+/// The columns a vendor file is read by, each with whether it is required (D45).
+pub const COLUMNS: [(&str, bool); 9] = [
+    ("Name", true),
+    ("Type", true),
+    ("Address", false),
+    ("Phone", false),
+    ("Email", false),
+    ("Drug License 1", false),
+    ("Drug License 2", false),
+    ("GSTIN", false),
+    ("License Valid Until", false),
+];
+
+/// One data row of a vendor file, checked as `POST /api/vendors` checks a body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VendorRow {
+    /// Its row number (the header is row 1).
+    pub row: u32,
+    /// The vendor.
+    pub vendor: NewVendor,
+    /// The licence's last day, when the cell named a day rather than an instant (D36).
+    pub valid_until_day: Option<Date>,
+}
+
+/// Reads every data row of `file`: the rows that pass the checks of the matching create, the
+/// errors of those that do not, and how many data rows there were.
+pub(crate) fn read(
+    file: &ImportFile,
+    progress: &dyn Fn(usize),
+) -> Result<(usize, Vec<VendorRow>, RowErrors), ReadError> {
+    let mut rows = Vec::new();
+    let mut errors = RowErrors::new();
+    let (count, _) = super::read_data_rows(file, &COLUMNS, progress, |number, columns, cells| {
+        let cell = |index: usize| columns[index].and_then(|column| cells.get(column)).unwrap_or(&Cell::Empty);
+        if let Some(row) = read_row(number, cell, &mut errors) {
+            rows.push(row);
+        }
+    })?;
+    Ok((count, rows, errors))
+}
+
+fn read_row<'a>(row: u32, cell: impl Fn(usize) -> &'a Cell, errors: &mut RowErrors) -> Option<VendorRow> {
+    let name = cells::text(cell(0)).unwrap_or_default();
+    let vendor_type = match cells::text(cell(1)) {
+        None => {
+            errors.add(row, "vendorType", "is required");
+            None
+        }
+        Some(text) => VendorType::parse(&text).or_else(|| {
+            errors.add(row, "vendorType", VendorType::expected());
+            None
+        }),
+    };
+    let gstin = match cells::text(cell(7)) {
+        None => None,
+        Some(text) => match Gstin::parse(&text) {
+            Ok(gstin) => Some(gstin),
+            Err(error) => {
+                errors.add(row, "gstin", error.to_string());
+                None
+            }
+        },
+    };
+    let valid_until = match cells::date(cell(8)) {
+        Ok(date) => date,
+        Err(message) => {
+            errors.add(row, "drugLicenseValidUntil", message);
+            None
+        }
+    };
+    let vendor_type = vendor_type?;
+    let vendor = NewVendor {
+        name,
+        vendor_type,
+        address: cells::text(cell(2)),
+        phone: cells::text(cell(3)),
+        email: cells::text(cell(4)),
+        drug_license_number1: cells::text(cell(5)),
+        drug_license_number2: cells::text(cell(6)),
+        additional_drug_license_numbers: Vec::new(),
+        drug_license_valid_until: valid_until.as_ref().map(|date| date.instant),
+        gstin,
+    };
+    // An OwnPharmacy row passes here so that the vendors report, which lists the pharmacy's
+    // own vendor, imports back: `plan_vendors` finds it unchanged, or refuses it as a create
+    // would (D14).
+    match vendor.validate() {
+        Ok(vendor) if !errors.has_row(row) => {
+            Some(VendorRow { row, vendor, valid_until_day: valid_until.and_then(|date| date.day) })
+        }
+        Ok(_) => None,
+        Err(fields) => {
+            errors.add_fields(row, &fields);
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::import::FileFormat;
+
+    fn csv(text: &str) -> ImportFile {
+        ImportFile { format: FileFormat::Csv, bytes: text.as_bytes().to_vec() }
+    }
+
+    #[test]
+    fn the_vendors_report_headers_read_a_vendor_and_the_apis_checks_refuse_the_rest() {
+        let file = csv(
+            "ID,Name,Type,Address,Phone,Email,Drug License 1,Drug License 2,Outstanding Balance,GSTIN,License Valid Until\n\
+             1,Acme Pharma,wholesaler,\"12 MG Road\nPune\",9876543210,a@acme.in,DL-1,,0,27AAPFU0939F1ZV,31/12/2026\n\
+             2,Own,OwnPharmacy,,,,,,0,,\n\
+             3,,Dealer,,,not-an-email,,,0,27AAPFU0939F1ZX,someday\n",
+        );
+        let (count, rows, errors) = read(&file, &|_| {}).unwrap();
+        assert_eq!((count, rows.len()), (3, 1));
+        let vendor = &rows[0].vendor;
+        assert_eq!((vendor.name.as_str(), vendor.vendor_type), ("Acme Pharma", VendorType::Wholesaler));
+        assert_eq!(vendor.address.as_deref(), Some("12 MG Road\nPune"));
+        assert_eq!(vendor.gstin.as_ref().map(Gstin::as_str), Some("27AAPFU0939F1ZV"));
+        assert_eq!(rows[0].valid_until_day, Some(Date::constant(2026, 12, 31)));
+        let keys: Vec<&str> = errors.errors().iter().map(|(key, _)| key).collect();
+        assert_eq!(
+            keys,
+            ["row3.vendorType", "row4.drugLicenseValidUntil", "row4.email", "row4.gstin", "row4.name"],
+            "a quoted cell's newline does not move the row numbers on"
+        );
+    }
+
+    #[test]
+    fn name_and_type_are_required_headers() {
+        let error = read(&csv("Name,Address\nA,B\n"), &|_| {}).unwrap_err();
+        assert!(matches!(error, ReadError::File(message) if message.contains("`Type`")));
+    }
+}

@@ -1,0 +1,225 @@
+//! Imported files (D45): [`FileImportStore`] over SQL. One transaction per file: it finds the
+//! active vendors the rows name and locks them by id in ascending order (the order every write
+//! locks vendors in), loads the active invoices holding the file's numbers, asks
+//! `rules::imports` what the rows create, and writes the plan in multi-row statements with an
+//! audit entry per record (D22), the kept figures it moves (D41) and the idempotency claim
+//! (D23). A dry run rolls back before writing anything.
+
+use std::collections::BTreeSet;
+
+use pharmapay_core::domain::NewVendor;
+use pharmapay_core::domain::gstin::Gstin;
+use pharmapay_core::figures::{InvoiceFacts, KeptFigures, VendorFacts};
+use pharmapay_core::ids::{InvoiceId, VendorId};
+use pharmapay_core::import::{ImportSummary, InvoiceRow, VendorRow};
+use pharmapay_core::rules::imports::{self, InvoiceKeys, StoredInvoice, StoredVendor, VendorKeys};
+use pharmapay_core::rust_decimal::Decimal;
+use pharmapay_core::store::{FileImportStore, StoreResult, WriteContext};
+use pharmapay_core::{Entity, StoreError};
+use sqlx::Row;
+
+use super::binds::{Binds, rows_in};
+use super::imports::{INVOICE_INSERT, VENDOR_INSERT, insert_chunks, invoice_values, vendor_values};
+use super::invoices::licence_policy;
+use super::rows::{amount, instant, micros, vendor_type};
+use super::{Conn, Result, SqlStore, Table, WriteTx, answer, figures, reserve_ids};
+use crate::error::Error;
+
+/// The active vendors whose name key is among `names` or whose GSTIN is among `gstins`, locked
+/// until the transaction ends: their ids are found first, then locked in ascending order.
+async fn locked_vendors(
+    conn: &mut Conn,
+    names: &BTreeSet<String>,
+    gstins: &BTreeSet<String>,
+) -> Result<Vec<StoredVendor>> {
+    let mut ids = BTreeSet::new();
+    for (column, values) in [("name_key", names), ("gstin", gstins)] {
+        let values: Vec<String> = values.iter().cloned().collect();
+        let sql = |list: &str| format!("SELECT id FROM vendors WHERE is_active AND {column} IN ({list})");
+        for row in rows_in(conn, &values, sql).await? {
+            ids.insert(row.try_get::<i64, _>(0)?);
+        }
+    }
+    let ids: Vec<i64> = ids.into_iter().collect();
+    let sql = |list: &str| {
+        format!(
+            "SELECT id, name, vendor_type, address, phone, email, drug_license_number1, drug_license_number2, \
+             drug_license_valid_until, gstin FROM vendors WHERE is_active AND id IN ({list}) ORDER BY id{}",
+            for_update!()
+        )
+    };
+    let mut vendors = Vec::with_capacity(ids.len());
+    for row in rows_in(conn, &ids, sql).await? {
+        let gstin: Option<String> = row.try_get("gstin")?;
+        vendors.push(StoredVendor {
+            id: VendorId(row.try_get("id")?),
+            fields: NewVendor {
+                name: row.try_get("name")?,
+                vendor_type: vendor_type(row.try_get("vendor_type")?)?,
+                address: row.try_get("address")?,
+                phone: row.try_get("phone")?,
+                email: row.try_get("email")?,
+                drug_license_number1: row.try_get("drug_license_number1")?,
+                drug_license_number2: row.try_get("drug_license_number2")?,
+                additional_drug_license_numbers: Vec::new(),
+                drug_license_valid_until: row
+                    .try_get::<Option<i64>, _>("drug_license_valid_until")?
+                    .map(instant)
+                    .transpose()?,
+                gstin: gstin
+                    .as_deref()
+                    .map(Gstin::parse)
+                    .transpose()
+                    .map_err(|error| Error::corrupt(error.to_string()))?,
+            },
+        });
+    }
+    Ok(vendors)
+}
+
+/// The active invoices whose number key is among `numbers`.
+async fn stored_invoices(conn: &mut Conn, numbers: &BTreeSet<String>) -> Result<Vec<StoredInvoice>> {
+    let numbers: Vec<String> = numbers.iter().cloned().collect();
+    let sql = |list: &str| {
+        format!(
+            "SELECT id, vendor_id, invoice_number, amount, invoice_date, due_date FROM invoices \
+             WHERE is_active AND number_key IN ({list})"
+        )
+    };
+    let rows = rows_in(conn, &numbers, sql).await?;
+    rows.iter()
+        .map(|row| {
+            Ok(StoredInvoice {
+                id: InvoiceId(row.try_get("id")?),
+                vendor_id: VendorId(row.try_get("vendor_id")?),
+                invoice_number: row.try_get("invoice_number")?,
+                amount: amount(row.try_get("amount")?)?,
+                invoice_date: instant(row.try_get("invoice_date")?)?,
+                due_date: instant(row.try_get("due_date")?)?,
+            })
+        })
+        .collect()
+}
+
+/// Records a `create` audit entry for each of `created`, a record of `entity` under its id with
+/// the values written (D22), and completes the claim of `ctx` with the import's summary (D23).
+async fn audit_created(
+    conn: &mut Conn,
+    ctx: &WriteContext,
+    entity: Entity,
+    ids: &[i64],
+    changes: &[String],
+    summary: ImportSummary,
+) -> Result<()> {
+    let head = "INSERT INTO audit_log (at, user_id, action, entity, entity_key, entity_id, reason, changes)";
+    let entry = ctx.audit("create", entity, None);
+    insert_chunks(conn, head, changes, ids, |binds, changes, id| {
+        [
+            binds.int(micros(entry.at)),
+            binds.int(entry.user_id.map(|user| user.get())),
+            binds.text(entry.action),
+            binds.text(entry.entity),
+            binds.text(entry.entity.to_ascii_lowercase()),
+            binds.int(id),
+            binds.opt_text(None),
+            binds.text(changes.clone()),
+        ]
+    })
+    .await?;
+    if let Some(ticket) = &ctx.idempotency {
+        let mut binds = Binds::default();
+        let sql = format!(
+            "UPDATE idempotency_keys SET entity_id = {} WHERE user_id = {} AND key = {}",
+            binds.int(summary.to_claim_id()),
+            binds.int(ticket.user_id.get()),
+            binds.text(ticket.key.as_str())
+        );
+        binds.query(sql).execute(&mut *conn).await?;
+    }
+    Ok(())
+}
+
+/// Ends a dry run: nothing it did is kept.
+async fn roll_back(db_tx: WriteTx, summary: ImportSummary) -> Result<ImportSummary> {
+    db_tx.rollback().await?;
+    Ok(summary)
+}
+
+impl FileImportStore for SqlStore {
+    async fn import_invoice_rows(
+        &self,
+        rows: Vec<InvoiceRow>,
+        ctx: WriteContext,
+        dry_run: bool,
+    ) -> StoreResult<ImportSummary> {
+        let keys = InvoiceKeys::of(&rows);
+        answer(|| async {
+            let (mut db_tx, calendar) = self.begin_with_calendar().await?;
+            let vendors = locked_vendors(&mut db_tx, &keys.vendor_names, &keys.gstins).await?;
+            let stored = stored_invoices(&mut db_tx, &keys.numbers).await?;
+            let policy = licence_policy(&mut db_tx).await?;
+            let plan = imports::plan_invoices(rows.clone(), &vendors, &stored, policy, &calendar)
+                .map_err(|errors| Error::Refused(StoreError::Rows(errors)))?;
+            let summary =
+                ImportSummary { dry_run, row_count: rows.len(), created: plan.create.len(), unchanged: plan.unchanged };
+            if dry_run {
+                return roll_back(db_tx, summary).await;
+            }
+            let invoices: Vec<_> = plan.create.into_iter().map(|(_, invoice)| invoice).collect();
+            let ids = reserve_ids(&mut db_tx, Table::Invoices, invoices.len()).await?;
+            insert_chunks(&mut db_tx, INVOICE_INSERT, &invoices, &ids, |binds, invoice, id| {
+                invoice_values(binds, invoice, true, ctx.at, id)
+            })
+            .await?;
+            let facts = invoices.iter().map(|invoice| InvoiceFacts {
+                vendor_id: invoice.vendor_id,
+                is_active: true,
+                amount: invoice.amount.get(),
+                paid: Decimal::ZERO,
+                credited: Decimal::ZERO,
+                due_date: invoice.due_date,
+                day: calendar.date_of(invoice.invoice_date),
+            });
+            figures::apply(&mut db_tx, &KeptFigures::recount(facts).as_change()).await?;
+            let changes: Vec<String> = invoices.iter().map(|invoice| invoice.audit_changes()).collect();
+            audit_created(&mut db_tx, &ctx, Entity::Invoice, &ids, &changes, summary).await?;
+            db_tx.commit().await?;
+            Ok(summary)
+        })
+        .await
+    }
+
+    async fn import_vendor_rows(
+        &self,
+        rows: Vec<VendorRow>,
+        ctx: WriteContext,
+        dry_run: bool,
+    ) -> StoreResult<ImportSummary> {
+        let keys = VendorKeys::of(&rows);
+        answer(|| async {
+            let (mut db_tx, calendar) = self.begin_with_calendar().await?;
+            let stored = locked_vendors(&mut db_tx, &keys.names, &keys.gstins).await?;
+            let plan = imports::plan_vendors(rows.clone(), &stored, &calendar)
+                .map_err(|errors| Error::Refused(StoreError::Rows(errors)))?;
+            let summary =
+                ImportSummary { dry_run, row_count: rows.len(), created: plan.create.len(), unchanged: plan.unchanged };
+            if dry_run {
+                return roll_back(db_tx, summary).await;
+            }
+            let vendors: Vec<_> = plan.create.into_iter().map(|(_, vendor)| vendor).collect();
+            let ids = reserve_ids(&mut db_tx, Table::Vendors, vendors.len()).await?;
+            // Under a race the GSTIN's partial unique index decides, as a Conflict (D37).
+            insert_chunks(&mut db_tx, VENDOR_INSERT, &vendors, &ids, |binds, vendor, id| {
+                vendor_values(binds, vendor, true, ctx.at, id)
+            })
+            .await?;
+            let facts = vendors.iter().map(|_| VendorFacts { is_active: true });
+            figures::apply(&mut db_tx, &KeptFigures::recount(facts).as_change()).await?;
+            let changes: Vec<String> = vendors.iter().map(|vendor| vendor.audit_changes()).collect();
+            audit_created(&mut db_tx, &ctx, Entity::Vendor, &ids, &changes, summary).await?;
+            db_tx.commit().await?;
+            Ok(summary)
+        })
+        .await
+    }
+}
