@@ -44,6 +44,9 @@ pub fn routes<S: Store>() -> Vec<Route<S>> {
 /// The tag these routes' operations are listed under.
 const TAG: Tag = Tag("Imports");
 
+/// A bound on a template's size, for the document: each is a few kilobytes.
+const TEMPLATE_MAX_BYTES: usize = 64 * 1024;
+
 /// The media type of CSV.
 const CSV: &str = "text/csv";
 
@@ -219,7 +222,14 @@ fn template_operation(id: &'static str, summary: &'static str, columns: &str) ->
             "description": "The template.",
             "content": Json::object().with(
                 XLSX,
-                object! { "schema": object! { "type": "string", "format": "binary", "contentMediaType": XLSX } },
+                object! {
+                    "schema": object! {
+                        "type": "string",
+                        "format": "binary",
+                        "contentMediaType": XLSX,
+                        "maxLength": TEMPLATE_MAX_BYTES,
+                    },
+                },
             ),
         },
     )

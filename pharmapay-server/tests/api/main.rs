@@ -12,6 +12,7 @@ mod dashboard;
 mod errors;
 mod faults;
 mod idempotency;
+mod imports;
 mod invoices;
 mod onboarding;
 mod openapi;
