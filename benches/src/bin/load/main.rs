@@ -21,6 +21,7 @@
 mod attacks;
 mod children;
 mod client;
+mod imports;
 mod logins;
 mod setup;
 mod sql;
@@ -129,7 +130,8 @@ struct RunArgs {
     /// dashboard-payables, dashboard-license-alerts, aging-today, aging-year-back,
     /// statement-year, aging-today-page, statement-year-first-page, statement-year-last-page,
     /// create-payment, vendor-payment, apply-credit, login, get-vendor-during-logins,
-    /// get-vendor-during-aging. Sign-in throttling scenarios (D21, D40), all three with
+    /// get-vendor-during-aging. `import`: a 100,000-row invoice CSV imported into a copy of the
+    /// database, as a dry run and for real (D45). Sign-in throttling scenarios (D21, D40), all three with
     /// `throttling`: throttling-burst (32 parallel right-password sign-ins for one account, 5
     /// rounds), throttling-flood (1,000 attempts for a throttled email, with the audit entries
     /// and bytes on disk they wrote), throttling-payments (POST /api/transactions alone, then
@@ -294,8 +296,16 @@ async fn run(args: RunArgs) -> Result<(), String> {
         command.arg("ceiling-server");
         Child::spawn_server("ceiling server", command, Duration::from_secs(30))?
     };
+    let import_targets: Vec<(Backend, Scale, String)> = seeded
+        .iter()
+        .filter(|(backend, _, _)| *backend != Backend::Memory)
+        .map(|(backend, scale, prepared)| (*backend, *scale, prepared.url.clone()))
+        .collect();
+    // `--only import` measures the import alone, without the endpoint rows.
+    let only_imports =
+        !settings.args.only.is_empty() && settings.args.only.iter().all(|only| "import".contains(only.as_str()));
     let mut blocks = Vec::new();
-    for (backend, scale, prepared) in seeded {
+    for (backend, scale, prepared) in seeded.into_iter().filter(|_| !only_imports) {
         let block =
             measure_block(&settings, backend, scale, &prepared.url, prepared.seeded_in, (ceiling_addr, ceiling.pid()))
                 .await?;
@@ -307,6 +317,18 @@ async fn run(args: RunArgs) -> Result<(), String> {
         blocks.push(block);
     }
     drop(ceiling);
+    if selected(&settings.args.only, "import") {
+        let mut measured = Vec::new();
+        for (backend, scale, url) in &import_targets {
+            eprintln!("== import {} {} ==", backend.name(), scale.name());
+            measured.push(imports::measure(&settings.places, *backend, *scale, url).await?);
+        }
+        let text = imports::render(&measured);
+        println!("{text}");
+        if let Some(path) = &settings.args.markdown {
+            append(path, &text)?;
+        }
+    }
     let summary = table::summary(&blocks);
     println!("{summary}");
     if let Some(path) = &settings.args.markdown {
