@@ -72,6 +72,10 @@ const SCRIPTS_IN_ONE_CALL: bool = false;
 /// PostgreSQL binds `$n` by position already: no other placeholder is needed.
 const IN_ORDER_PLACEHOLDER: Option<&str> = None;
 
+/// The texts of the JSON array bound as `$1`, as a subquery: a list of thousands of keys (an
+/// imported file's invoice numbers, D45) in one bound value and one statement.
+const JSON_TEXTS: &str = "SELECT json_array_elements_text($1::json)";
+
 /// How a read that spans statements begins: one snapshot for all of them.
 const READ_SNAPSHOT: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
 

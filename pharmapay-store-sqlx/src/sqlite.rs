@@ -81,6 +81,10 @@ const SCRIPTS_IN_ONE_CALL: bool = true;
 /// time: a plain `?` is bound by position instead.
 const IN_ORDER_PLACEHOLDER: Option<&str> = Some("?");
 
+/// The texts of the JSON array bound as `$1`, as a subquery: a list of thousands of keys (an
+/// imported file's invoice numbers, D45) in one bound value and one statement.
+const JSON_TEXTS: &str = "SELECT value FROM json_each($1)";
+
 /// How a read that spans statements begins: a deferred transaction takes its snapshot at its
 /// first read and keeps it (WAL) until it ends.
 const READ_SNAPSHOT: &str = "BEGIN";

@@ -62,6 +62,10 @@ pub(super) fn outcome<T>(result: Result<T, Error>) -> String {
         Err(Error::Conflict(key)) => format!("conflict:{key:?}"),
         Err(Error::NotFound { entity }) => format!("not_found:{entity}"),
         Err(Error::Rule(rule)) => format!("rule:{rule:?}"),
+        Err(Error::Rows(errors)) => {
+            let keys: Vec<&str> = errors.errors().iter().map(|(key, _)| key).collect();
+            format!("rows:{}", keys.join(","))
+        }
         Err(other) => panic!("no operation of the model may fail with {other:?}"),
     }
 }
@@ -190,6 +194,33 @@ impl<S: Store> Model<S> {
                 let Some(vendor_id) = pick(&self.vendors, vendor) else { return "skip".into() };
                 let input = self.invoice(vendor_id, number, cents, due_days, None);
                 kept(&mut self.invoices, engine.create_invoice(admin, input, None).await, |invoice| invoice.id)
+            }
+            Op::ImportInvoices { vendor, number, rows, cents, due_days } => {
+                let Some(vendor_id) = pick(&self.vendors, vendor) else { return "skip".into() };
+                let name = match engine.get_vendor(admin, vendor_id).await {
+                    Ok(vendor) => vendor.name,
+                    Err(_) => "a vendor no longer active".into(),
+                };
+                let mut file = String::from("Invoice Number,Vendor,Amount,Invoice Date,Due Date\n");
+                for row in 0..rows {
+                    let input = self.invoice(vendor_id, number.wrapping_add(row), cents, due_days, None);
+                    let (amount, issued, due) = (input.amount.get(), input.invoice_date, input.due_date);
+                    file.push_str(&format!("{},{name},{amount},{issued},{due}\n", input.invoice_number));
+                }
+                let file =
+                    crate::import::ImportFile { format: crate::import::FileFormat::Csv, bytes: file.into_bytes() };
+                let imported = engine.import_invoices(admin, crate::engine::ImportRequest::new(file)).await;
+                if imported.is_ok() {
+                    // The created invoices join the ones later operations pick from.
+                    let query = crate::domain::InvoiceQuery::from_params(&[("pageSize", "100")][..]).expect("a query");
+                    let listed = engine.list_invoices(admin, &query).await.expect("invoices listed");
+                    for invoice in listed.items {
+                        if !self.invoices.contains(&invoice.id) {
+                            self.invoices.push(invoice.id);
+                        }
+                    }
+                }
+                outcome(imported.map(|_| ()))
             }
             Op::UpdateInvoice { invoice, vendor, number, cents, due_days } => {
                 let (Some(id), Some(vendor_id)) = (pick(&self.invoices, invoice), pick(&self.vendors, vendor)) else {

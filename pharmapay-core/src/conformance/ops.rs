@@ -52,6 +52,21 @@ pub enum Op {
         /// Due date, in days from now.
         due_days: i8,
     },
+    /// Import invoices from a CSV file (D45): `rows` rows for one vendor, named by its name,
+    /// with numbers from `number` on, so that some rows repeat stored invoices exactly (unchanged)
+    /// or not (refused).
+    ImportInvoices {
+        /// Which vendor.
+        vendor: u8,
+        /// Number index of the first row.
+        number: u8,
+        /// Rows, 1 to 3.
+        rows: u8,
+        /// Amount in hundredths of each row.
+        cents: u32,
+        /// Due date, in days from now.
+        due_days: i8,
+    },
     /// Replace an invoice.
     UpdateInvoice {
         /// Which invoice.
@@ -226,6 +241,8 @@ pub fn op() -> impl Strategy<Value = Op> {
             .prop_map(|(vendor, number, cents, due_days)| Op::CreateInvoice { vendor, number, cents, due_days }),
         1 => (any::<u8>(), any::<u8>(), any::<u8>(), 1u32..=500_000, -20i8..=20)
             .prop_map(|(invoice, vendor, number, cents, due_days)| Op::UpdateInvoice { invoice, vendor, number, cents, due_days }),
+        2 => (any::<u8>(), any::<u8>(), 1u8..=3, 1u32..=500_000, -20i8..=20)
+            .prop_map(|(vendor, number, rows, cents, due_days)| Op::ImportInvoices { vendor, number, rows, cents, due_days }),
         1 => any::<u8>().prop_map(|invoice| Op::DeleteInvoice { invoice }),
         1 => any::<u8>().prop_map(|invoice| Op::RestoreInvoice { invoice }),
         6 => (any::<u8>(), 1u32..=30_000_000, 0u8..=120, any::<u8>(), any::<u8>())

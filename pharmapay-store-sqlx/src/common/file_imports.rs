@@ -22,7 +22,7 @@ use super::binds::{Binds, rows_in};
 use super::imports::{INVOICE_INSERT, VENDOR_INSERT, insert_chunks, invoice_values, vendor_values};
 use super::invoices::licence_policy;
 use super::rows::{amount, instant, micros, vendor_type};
-use super::{Conn, Result, SqlStore, Table, WriteTx, answer, figures, reserve_ids};
+use super::{Conn, JSON_TEXTS, Result, SqlStore, Table, WriteTx, answer, figures, reserve_ids};
 use crate::error::Error;
 
 /// The active vendors whose name key is among `names` or whose GSTIN is among `gstins`, locked
@@ -34,9 +34,8 @@ async fn locked_vendors(
 ) -> Result<Vec<StoredVendor>> {
     let mut ids = BTreeSet::new();
     for (column, values) in [("name_key", names), ("gstin", gstins)] {
-        let values: Vec<String> = values.iter().cloned().collect();
-        let sql = |list: &str| format!("SELECT id FROM vendors WHERE is_active AND {column} IN ({list})");
-        for row in rows_in(conn, &values, sql).await? {
+        let sql = format!("SELECT id FROM vendors WHERE is_active AND {column} IN ({JSON_TEXTS})");
+        for row in sqlx::query(sqlx::AssertSqlSafe(sql)).bind(json_list(values)).fetch_all(&mut *conn).await? {
             ids.insert(row.try_get::<i64, _>(0)?);
         }
     }
@@ -77,16 +76,18 @@ async fn locked_vendors(
     Ok(vendors)
 }
 
-/// The active invoices whose number key is among `numbers`.
+/// `values` as the JSON array [`JSON_TEXTS`] reads.
+fn json_list(values: &BTreeSet<String>) -> String {
+    serde_json::to_string(values).unwrap_or_else(|_| "[]".to_owned())
+}
+
+/// The active invoices whose number key is among `numbers`, in one statement however many.
 async fn stored_invoices(conn: &mut Conn, numbers: &BTreeSet<String>) -> Result<Vec<StoredInvoice>> {
-    let numbers: Vec<String> = numbers.iter().cloned().collect();
-    let sql = |list: &str| {
-        format!(
-            "SELECT id, vendor_id, invoice_number, amount, invoice_date, due_date FROM invoices \
-             WHERE is_active AND number_key IN ({list})"
-        )
-    };
-    let rows = rows_in(conn, &numbers, sql).await?;
+    let sql = format!(
+        "SELECT id, vendor_id, invoice_number, amount, invoice_date, due_date FROM invoices \
+         WHERE is_active AND number_key IN ({JSON_TEXTS})"
+    );
+    let rows = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(json_list(numbers)).fetch_all(&mut *conn).await?;
     rows.iter()
         .map(|row| {
             Ok(StoredInvoice {
