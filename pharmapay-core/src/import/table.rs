@@ -275,7 +275,7 @@ fn flush(
 /// fails to read (the workbook is then refused as damaged) instead of unpacking more. The test
 /// `a_lying_size_stops_the_unpacking` pins this down.
 fn check_archive(bytes: &[u8], limits: &Limits) -> Result<(), FileError> {
-    // Compound files (D0 CF 11 E0) are old .xls workbooks, or xlsx ones encrypted by a password.
+    // Compound files (magic bytes 0xD0 0xCF 0x11 0xE0) are old .xls workbooks, or xlsx ones encrypted by a password.
     if bytes.starts_with(&[0xD0, 0xCF, 0x11, 0xE0]) {
         return Err(unreadable("not an xlsx workbook (an .xls or password-protected file); save it as .xlsx"));
     }
