@@ -149,12 +149,7 @@ async fn sqlite_keeps_every_acknowledged_payment_through_sigkill() {
     let path = dir.path().join("ledger.db");
     let url = format!("sqlite:{}", path.display());
     payments_survive_a_kill(&url).await;
-    // SQLite's own check of the file after the crash and the restart.
-    use sqlx::Connection;
-    let mut connection = sqlx::SqliteConnection::connect(&url).await.expect("the file opens again");
-    let verdict: String =
-        sqlx::query_scalar("PRAGMA integrity_check").fetch_one(&mut connection).await.expect("the check runs");
-    assert_eq!(verdict, "ok", "PRAGMA integrity_check");
+    process::assert_sqlite_intact(&url).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -95,11 +95,7 @@ async fn sqlite_keeps_all_or_none_of_an_import_through_sigkill() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let url = format!("sqlite:{}", dir.path().join("imports.db").display());
     an_import_is_all_or_nothing_through_a_kill(&url).await;
-    use sqlx::Connection;
-    let mut connection = sqlx::SqliteConnection::connect(&url).await.expect("the file opens again");
-    let verdict: String =
-        sqlx::query_scalar("PRAGMA integrity_check").fetch_one(&mut connection).await.expect("the check runs");
-    assert_eq!(verdict, "ok", "PRAGMA integrity_check");
+    process::assert_sqlite_intact(&url).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

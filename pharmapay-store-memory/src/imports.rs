@@ -9,7 +9,7 @@ use std::collections::{HashMap, HashSet};
 use pharmapay_core::domain::NewVendor;
 use pharmapay_core::domain::gstin::Gstin;
 use pharmapay_core::ids::{InvoiceId, TransactionId, VendorCreditId, VendorId};
-use pharmapay_core::import::{ImportSummary, InvoiceRow, VendorRow};
+use pharmapay_core::import::{ImportPlan, ImportSummary, InvoiceRow, VendorRow};
 use pharmapay_core::rules::imports::{self, InvoiceKeys, StoredInvoice, StoredVendor};
 use pharmapay_core::rules::vendors as vendor_rules;
 use pharmapay_core::rules::{ledger, references};
@@ -130,16 +130,23 @@ fn active_vendors(state: &State) -> Vec<StoredVendor> {
     state.vendors.iter().filter(|(_, row)| row.is_active).map(stored).collect()
 }
 
-/// Records one `create` audit entry for each of `created`, a record of `entity` with its id and
-/// the values written (D22), and completes the claim of `ctx` with the import's summary (D23).
-fn audit_created(
+/// Ends an import of `row_count` rows as `plan` says: unless `dry_run`, each record is added
+/// by `add`, which answers its id and the values written, and gets its `create` audit entry as a
+/// record of `entity` (D22); the claim of `ctx` is completed with the summary (D23).
+fn write_plan<T>(
     state: &mut State,
     ctx: &WriteContext,
+    (dry_run, row_count): (bool, usize),
+    plan: ImportPlan<T>,
     entity: Entity,
-    created: Vec<(i64, String)>,
-    summary: ImportSummary,
-) {
-    for (id, changes) in created {
+    mut add: impl FnMut(&mut State, T) -> (i64, String),
+) -> ImportSummary {
+    let summary = plan.summary(dry_run, row_count);
+    if dry_run {
+        return summary;
+    }
+    for (_, record) in plan.create {
+        let (id, changes) = add(state, record);
         let mut entry = ctx.audit("create", entity, Some(id));
         entry.changes = Some(changes);
         state.audit(entry);
@@ -147,6 +154,7 @@ fn audit_created(
     if let Some(ticket) = &ctx.idempotency {
         state.complete_claim(ticket, summary.to_claim_id());
     }
+    summary
 }
 
 impl FileImportStore for MemoryStore {
@@ -175,20 +183,10 @@ impl FileImportStore for MemoryStore {
         let plan =
             imports::plan_invoices(rows, &active_vendors(&state), &stored, state.licence_policy(), &state.calendar)
                 .map_err(StoreError::Rows)?;
-        let summary = ImportSummary { dry_run, row_count, created: plan.create.len(), unchanged: plan.unchanged };
-        if dry_run {
-            return Ok(summary);
-        }
-        let created = plan
-            .create
-            .into_iter()
-            .map(|(_, invoice)| {
-                let changes = invoice.audit_changes();
-                (state.add_invoice(invoice, true, ctx.at), changes)
-            })
-            .collect();
-        audit_created(&mut state, &ctx, Entity::Invoice, created, summary);
-        Ok(summary)
+        Ok(write_plan(&mut state, &ctx, (dry_run, row_count), plan, Entity::Invoice, |state, invoice| {
+            let changes = invoice.audit_changes();
+            (state.add_invoice(invoice, true, ctx.at), changes)
+        }))
     }
 
     async fn import_vendor_rows(
@@ -200,19 +198,9 @@ impl FileImportStore for MemoryStore {
         let mut state = self.write();
         let row_count = rows.len();
         let plan = imports::plan_vendors(rows, &active_vendors(&state), &state.calendar).map_err(StoreError::Rows)?;
-        let summary = ImportSummary { dry_run, row_count, created: plan.create.len(), unchanged: plan.unchanged };
-        if dry_run {
-            return Ok(summary);
-        }
-        let created = plan
-            .create
-            .into_iter()
-            .map(|(_, vendor)| {
-                let changes = vendor.audit_changes();
-                (state.add_vendor(vendor, true, ctx.at), changes)
-            })
-            .collect();
-        audit_created(&mut state, &ctx, Entity::Vendor, created, summary);
-        Ok(summary)
+        Ok(write_plan(&mut state, &ctx, (dry_run, row_count), plan, Entity::Vendor, |state, vendor| {
+            let changes = vendor.audit_changes();
+            (state.add_vendor(vendor, true, ctx.at), changes)
+        }))
     }
 }

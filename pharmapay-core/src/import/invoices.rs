@@ -8,7 +8,7 @@
 use jiff::civil::Date;
 
 use super::cells;
-use super::{Cell, ImportFile, ReadError, RowErrors};
+use super::{ImportFile, ReadError, RowCells, RowErrors};
 use crate::domain::NewInvoice;
 use crate::domain::gstin::Gstin;
 use crate::ids::VendorId;
@@ -49,21 +49,15 @@ pub(crate) fn read(
     file: &ImportFile,
     progress: &dyn Fn(usize),
 ) -> Result<(usize, Vec<InvoiceRow>, RowErrors), ReadError> {
-    let mut rows = Vec::new();
-    let mut errors = RowErrors::new();
-    let (count, columns) = super::read_data_rows(file, &COLUMNS, progress, |number, columns, cells| {
-        let cell = |index: usize| columns[index].and_then(|column| cells.get(column)).unwrap_or(&Cell::Empty);
-        if let Some(row) = read_row(number, cell, &mut errors) {
-            rows.push(row);
-        }
-    })?;
-    if columns[1].is_none() && columns[2].is_none() {
+    let read = super::read_data_rows(file, &COLUMNS, progress, read_row)?;
+    if read.columns[1].is_none() && read.columns[2].is_none() {
         return Err(ReadError::File("the header row needs a `Vendor` or a `Vendor GSTIN` column".into()));
     }
-    Ok((count, rows, errors))
+    Ok((read.count, read.rows, read.errors))
 }
 
-fn read_row<'a>(row: u32, cell: impl Fn(usize) -> &'a Cell, errors: &mut RowErrors) -> Option<InvoiceRow> {
+fn read_row(row: u32, found: &RowCells<'_>, errors: &mut RowErrors) -> Option<InvoiceRow> {
+    let cell = |index| found.get(index);
     let failed_before = errors.has_row(row);
     let invoice_number = cells::text(cell(0)).unwrap_or_default();
     let vendor_name = cells::text(cell(1));

@@ -85,6 +85,13 @@ pub struct ImportPlan<T> {
     pub unchanged: usize,
 }
 
+impl<T> ImportPlan<T> {
+    /// What the plan does to a file of `row_count` rows, in a dry run or not.
+    pub fn summary(&self, dry_run: bool, row_count: usize) -> ImportSummary {
+        ImportSummary { dry_run, row_count, created: self.create.len(), unchanged: self.unchanged }
+    }
+}
+
 /// The errors of an import's rows (D45): messages keyed `row<N>.<field>`, at most
 /// [`MAX_ERROR_KEYS`] keys, and the exact number of rows that failed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -165,21 +172,44 @@ impl fmt::Display for RowErrors {
     }
 }
 
+/// One data row's cells, found by the index of the wanted column they stand under.
+pub(crate) struct RowCells<'a> {
+    columns: &'a [Option<usize>],
+    cells: &'a [Cell],
+}
+
+impl RowCells<'_> {
+    /// The cell under the `index`th wanted column; empty where the file has no such column or
+    /// the row stops before it.
+    pub(crate) fn get(&self, index: usize) -> &Cell {
+        self.columns.get(index).copied().flatten().and_then(|column| self.cells.get(column)).unwrap_or(&Cell::Empty)
+    }
+}
+
+/// What reading a file gave: how many data rows it had, the column of each wanted header
+/// (or `None`), the rows that passed and the errors of the others.
+pub(crate) struct ReadRows<R> {
+    pub(crate) count: usize,
+    pub(crate) columns: Vec<Option<usize>>,
+    pub(crate) rows: Vec<R>,
+    pub(crate) errors: RowErrors,
+}
+
 /// The data rows of a file: the first non-empty row is the header, matched by
-/// [`cells::header_key`] against `wanted` (each header's name and whether it is required); the
-/// answer is the count of data rows and the column of each wanted header (or `None`), and
-/// `visit` sees every data row; `progress` is told the rows read every [`PROGRESS_EVERY`].
-/// A file without the required headers, or unreadable, is an error on `file`; more than
-/// [`MAX_ROWS`] data rows stops the reading and answers [`ReadError::TooManyRows`].
-pub(crate) fn read_data_rows(
+/// [`cells::header_key`] against `wanted` (each header's name and whether it is required), and
+/// `read_row` turns each later row into an `R` or records its errors; `progress` is told the
+/// rows read every [`PROGRESS_EVERY`]. A file without the required headers, or unreadable, is
+/// an error on `file`; more than [`MAX_ROWS`] data rows stops the reading and answers
+/// [`ReadError::TooManyRows`].
+pub(crate) fn read_data_rows<R>(
     file: &ImportFile,
     wanted: &[(&str, bool)],
     progress: &dyn Fn(usize),
-    mut visit: impl FnMut(u32, &[Option<usize>], &[Cell]),
-) -> Result<(usize, Vec<Option<usize>>), ReadError> {
+    mut read_row: impl FnMut(u32, &RowCells<'_>, &mut RowErrors) -> Option<R>,
+) -> Result<ReadRows<R>, ReadError> {
     let mut columns: Option<Vec<Option<usize>>> = None;
     let mut missing = Vec::new();
-    let mut rows = 0usize;
+    let (mut count, mut rows, mut errors) = (0usize, Vec::new(), RowErrors::new());
     let mut too_many = false;
     table::read_rows(file.format, &file.bytes, &FILE_LIMITS, &mut |number, cells| {
         let Some(columns) = &columns else {
@@ -205,14 +235,16 @@ pub(crate) fn read_data_rows(
                 std::ops::ControlFlow::Break(())
             };
         };
-        rows += 1;
-        if rows > MAX_ROWS {
+        count += 1;
+        if count > MAX_ROWS {
             too_many = true;
             return std::ops::ControlFlow::Break(());
         }
-        visit(number, columns, cells);
-        if rows.is_multiple_of(PROGRESS_EVERY) {
-            progress(rows);
+        if let Some(row) = read_row(number, &RowCells { columns, cells }, &mut errors) {
+            rows.push(row);
+        }
+        if count.is_multiple_of(PROGRESS_EVERY) {
+            progress(count);
         }
         std::ops::ControlFlow::Continue(())
     })
@@ -233,7 +265,7 @@ pub(crate) fn read_data_rows(
             missing.join(", ")
         )));
     }
-    Ok((rows, columns))
+    Ok(ReadRows { count, columns, rows, errors })
 }
 
 /// Why a file was not read through.

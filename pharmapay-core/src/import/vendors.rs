@@ -8,7 +8,7 @@
 
 use jiff::civil::Date;
 
-use super::{Cell, ImportFile, ReadError, RowErrors, cells};
+use super::{ImportFile, ReadError, RowCells, RowErrors, cells};
 use crate::domain::gstin::Gstin;
 use crate::domain::{NewVendor, VendorType};
 
@@ -42,18 +42,12 @@ pub(crate) fn read(
     file: &ImportFile,
     progress: &dyn Fn(usize),
 ) -> Result<(usize, Vec<VendorRow>, RowErrors), ReadError> {
-    let mut rows = Vec::new();
-    let mut errors = RowErrors::new();
-    let (count, _) = super::read_data_rows(file, &COLUMNS, progress, |number, columns, cells| {
-        let cell = |index: usize| columns[index].and_then(|column| cells.get(column)).unwrap_or(&Cell::Empty);
-        if let Some(row) = read_row(number, cell, &mut errors) {
-            rows.push(row);
-        }
-    })?;
-    Ok((count, rows, errors))
+    let read = super::read_data_rows(file, &COLUMNS, progress, read_row)?;
+    Ok((read.count, read.rows, read.errors))
 }
 
-fn read_row<'a>(row: u32, cell: impl Fn(usize) -> &'a Cell, errors: &mut RowErrors) -> Option<VendorRow> {
+fn read_row(row: u32, found: &RowCells<'_>, errors: &mut RowErrors) -> Option<VendorRow> {
+    let cell = |index| found.get(index);
     let name = cells::text(cell(0)).unwrap_or_default();
     let vendor_type = match cells::text(cell(1)) {
         None => {

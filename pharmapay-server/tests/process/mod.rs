@@ -189,3 +189,12 @@ impl Http {
 pub fn dec(value: &Value) -> Decimal {
     value.to_string().parse().unwrap_or_else(|_| panic!("{value} is a decimal"))
 }
+
+/// Asserts that SQLite's own check finds the file at `url` whole (after a crash and a restart).
+pub async fn assert_sqlite_intact(url: &str) {
+    use sqlx::Connection;
+    let mut connection = sqlx::SqliteConnection::connect(url).await.expect("the file opens again");
+    let verdict: String =
+        sqlx::query_scalar("PRAGMA integrity_check").fetch_one(&mut connection).await.expect("the check runs");
+    assert_eq!(verdict, "ok", "PRAGMA integrity_check");
+}

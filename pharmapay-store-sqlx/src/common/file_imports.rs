@@ -7,11 +7,11 @@
 
 use std::collections::BTreeSet;
 
-use pharmapay_core::domain::NewVendor;
 use pharmapay_core::domain::gstin::Gstin;
+use pharmapay_core::domain::{NewInvoice, NewVendor};
 use pharmapay_core::figures::{InvoiceFacts, KeptFigures, VendorFacts};
 use pharmapay_core::ids::{InvoiceId, VendorId};
-use pharmapay_core::import::{ImportSummary, InvoiceRow, VendorRow};
+use pharmapay_core::import::{ImportPlan, ImportSummary, InvoiceRow, VendorRow};
 use pharmapay_core::rules::imports::{self, InvoiceKeys, StoredInvoice, StoredVendor, VendorKeys};
 use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::store::{FileImportStore, StoreResult, WriteContext};
@@ -102,19 +102,35 @@ async fn stored_invoices(conn: &mut Conn, numbers: &BTreeSet<String>) -> Result<
         .collect()
 }
 
-/// Records a `create` audit entry for each of `created`, a record of `entity` under its id with
-/// the values written (D22), and completes the claim of `ctx` with the import's summary (D23).
-async fn audit_created(
-    conn: &mut Conn,
+/// How an import's records are written: the table their ids are reserved in, the kind of
+/// record they are audited as, and the head of their multi-row insert (`insert_chunks`).
+type Written = (Table, Entity, &'static str);
+
+/// Ends an import as `plan` says: a dry run rolls back; otherwise the plan's records are
+/// inserted under ids reserved in `table`, each written by `values` and audited as a `create`
+/// of `entity` with the values `changes` says (D22), the kept figures move by what `facts`
+/// recounts of them (D41), the claim of `ctx` is completed with the summary (D23), and the
+/// transaction commits.
+async fn write_plan<T, const N: usize>(
+    mut db_tx: WriteTx,
     ctx: &WriteContext,
-    entity: Entity,
-    ids: &[i64],
-    changes: &[String],
     summary: ImportSummary,
-) -> Result<()> {
-    let head = "INSERT INTO audit_log (at, user_id, action, entity, entity_key, entity_id, reason, changes)";
+    plan: ImportPlan<T>,
+    (table, entity, head): Written,
+    (values, changes): (impl Fn(&mut Binds, &T, i64) -> [String; N], impl Fn(&T) -> String),
+    facts: impl FnOnce(&[T]) -> KeptFigures,
+) -> Result<ImportSummary> {
+    if summary.dry_run {
+        db_tx.rollback().await?;
+        return Ok(summary);
+    }
+    let records: Vec<T> = plan.create.into_iter().map(|(_, record)| record).collect();
+    let ids = reserve_ids(&mut db_tx, table, records.len()).await?;
+    insert_chunks(&mut db_tx, head, &records, &ids, values).await?;
+    figures::apply(&mut db_tx, &facts(&records).as_change()).await?;
     let entry = ctx.audit("create", entity, None);
-    insert_chunks(conn, head, changes, ids, |binds, changes, id| {
+    let audit_head = "INSERT INTO audit_log (at, user_id, action, entity, entity_key, entity_id, reason, changes)";
+    insert_chunks(&mut db_tx, audit_head, &records, &ids, |binds, record, id| {
         [
             binds.int(micros(entry.at)),
             binds.int(entry.user_id.map(|user| user.get())),
@@ -123,7 +139,7 @@ async fn audit_created(
             binds.text(entry.entity.to_ascii_lowercase()),
             binds.int(id),
             binds.opt_text(None),
-            binds.text(changes.clone()),
+            binds.text(changes(record)),
         ]
     })
     .await?;
@@ -135,14 +151,9 @@ async fn audit_created(
             binds.int(ticket.user_id.get()),
             binds.text(ticket.key.as_str())
         );
-        binds.query(sql).execute(&mut *conn).await?;
+        binds.query(sql).execute(&mut *db_tx).await?;
     }
-    Ok(())
-}
-
-/// Ends a dry run: nothing it did is kept.
-async fn roll_back(db_tx: WriteTx, summary: ImportSummary) -> Result<ImportSummary> {
-    db_tx.rollback().await?;
+    db_tx.commit().await?;
     Ok(summary)
 }
 
@@ -161,31 +172,21 @@ impl FileImportStore for SqlStore {
             let policy = licence_policy(&mut db_tx).await?;
             let plan = imports::plan_invoices(rows.clone(), &vendors, &stored, policy, &calendar)
                 .map_err(|errors| Error::Refused(StoreError::Rows(errors)))?;
-            let summary =
-                ImportSummary { dry_run, row_count: rows.len(), created: plan.create.len(), unchanged: plan.unchanged };
-            if dry_run {
-                return roll_back(db_tx, summary).await;
-            }
-            let invoices: Vec<_> = plan.create.into_iter().map(|(_, invoice)| invoice).collect();
-            let ids = reserve_ids(&mut db_tx, Table::Invoices, invoices.len()).await?;
-            insert_chunks(&mut db_tx, INVOICE_INSERT, &invoices, &ids, |binds, invoice, id| {
-                invoice_values(binds, invoice, true, ctx.at, id)
+            let summary = plan.summary(dry_run, rows.len());
+            let written = (Table::Invoices, Entity::Invoice, INVOICE_INSERT);
+            let values = |binds: &mut Binds, invoice: &NewInvoice, id| invoice_values(binds, invoice, true, ctx.at, id);
+            write_plan(db_tx, &ctx, summary, plan, written, (values, NewInvoice::audit_changes), |invoices| {
+                KeptFigures::recount(invoices.iter().map(|invoice| InvoiceFacts {
+                    vendor_id: invoice.vendor_id,
+                    is_active: true,
+                    amount: invoice.amount.get(),
+                    paid: Decimal::ZERO,
+                    credited: Decimal::ZERO,
+                    due_date: invoice.due_date,
+                    day: calendar.date_of(invoice.invoice_date),
+                }))
             })
-            .await?;
-            let facts = invoices.iter().map(|invoice| InvoiceFacts {
-                vendor_id: invoice.vendor_id,
-                is_active: true,
-                amount: invoice.amount.get(),
-                paid: Decimal::ZERO,
-                credited: Decimal::ZERO,
-                due_date: invoice.due_date,
-                day: calendar.date_of(invoice.invoice_date),
-            });
-            figures::apply(&mut db_tx, &KeptFigures::recount(facts).as_change()).await?;
-            let changes: Vec<String> = invoices.iter().map(|invoice| invoice.audit_changes()).collect();
-            audit_created(&mut db_tx, &ctx, Entity::Invoice, &ids, &changes, summary).await?;
-            db_tx.commit().await?;
-            Ok(summary)
+            .await
         })
         .await
     }
@@ -202,24 +203,14 @@ impl FileImportStore for SqlStore {
             let stored = locked_vendors(&mut db_tx, &keys.names, &keys.gstins).await?;
             let plan = imports::plan_vendors(rows.clone(), &stored, &calendar)
                 .map_err(|errors| Error::Refused(StoreError::Rows(errors)))?;
-            let summary =
-                ImportSummary { dry_run, row_count: rows.len(), created: plan.create.len(), unchanged: plan.unchanged };
-            if dry_run {
-                return roll_back(db_tx, summary).await;
-            }
-            let vendors: Vec<_> = plan.create.into_iter().map(|(_, vendor)| vendor).collect();
-            let ids = reserve_ids(&mut db_tx, Table::Vendors, vendors.len()).await?;
+            let summary = plan.summary(dry_run, rows.len());
             // Under a race the GSTIN's partial unique index decides, as a Conflict (D37).
-            insert_chunks(&mut db_tx, VENDOR_INSERT, &vendors, &ids, |binds, vendor, id| {
-                vendor_values(binds, vendor, true, ctx.at, id)
+            let written = (Table::Vendors, Entity::Vendor, VENDOR_INSERT);
+            let values = |binds: &mut Binds, vendor: &NewVendor, id| vendor_values(binds, vendor, true, ctx.at, id);
+            write_plan(db_tx, &ctx, summary, plan, written, (values, NewVendor::audit_changes), |vendors| {
+                KeptFigures::recount(vendors.iter().map(|_| VendorFacts { is_active: true }))
             })
-            .await?;
-            let facts = vendors.iter().map(|_| VendorFacts { is_active: true });
-            figures::apply(&mut db_tx, &KeptFigures::recount(facts).as_change()).await?;
-            let changes: Vec<String> = vendors.iter().map(|vendor| vendor.audit_changes()).collect();
-            audit_created(&mut db_tx, &ctx, Entity::Vendor, &ids, &changes, summary).await?;
-            db_tx.commit().await?;
-            Ok(summary)
+            .await
         })
         .await
     }
