@@ -28,14 +28,8 @@ async fn payments_survive_a_kill(database_url: &str) {
     // Arrange: a server with a pharmacy, a vendor and three invoices.
     let server = ServerProcess::start(database_url);
     let mut http = Http::new(&server.base);
-    let setup = json!({ "pharmacy": { "name": "Crash Pharmacy" }, "adminUser": { "firstName": "C", "lastName": "T", "email": "crash@example.com", "password": "crash-password" } });
-    http.token =
-        http.ok(Method::POST, "/api/onboarding/setup", Some(&setup)).await["token"].as_str().unwrap().to_owned();
-    let vendor = http
-        .ok(Method::POST, "/api/vendors", Some(&json!({ "name": "Cipla", "vendorType": "Wholesaler" })))
-        .await["id"]
-        .as_i64()
-        .unwrap();
+    http.onboard("crash@example.com", "crash-password").await;
+    let vendor = http.vendor("Cipla").await;
     let mut invoices = Vec::new();
     for n in 0..3 {
         let body = json!({ "vendorId": vendor, "invoiceNumber": format!("CR-{n}"), "amount": 1000000, "invoiceDate": "2024-01-01", "dueDate": "2030-01-01" });

@@ -14,7 +14,6 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use pharmapay_core::rust_decimal::Decimal;
 use process::{Http, ServerProcess, dec};
-use serde_json::json;
 
 const ROWS: usize = 50_000;
 
@@ -34,14 +33,8 @@ async fn an_import_is_all_or_nothing_through_a_kill(database_url: &str) {
     // Arrange: a pharmacy and its vendor.
     let server = ServerProcess::start(database_url);
     let mut http = Http::new(&server.base);
-    let setup = json!({ "pharmacy": { "name": "Crash Pharmacy" }, "adminUser": { "firstName": "C", "lastName": "T", "email": "crash@example.com", "password": "crash-password" } });
-    http.token =
-        http.ok(Method::POST, "/api/onboarding/setup", Some(&setup)).await["token"].as_str().unwrap().to_owned();
-    let vendor = http
-        .ok(Method::POST, "/api/vendors", Some(&json!({ "name": "Cipla", "vendorType": "Wholesaler" })))
-        .await["id"]
-        .as_i64()
-        .unwrap();
+    http.onboard("crash@example.com", "crash-password").await;
+    let vendor = http.vendor("Cipla").await;
     let (file, total) = invoice_file();
 
     // Act: send the file, and kill the server once it has read it and is writing.
@@ -71,8 +64,7 @@ async fn an_import_is_all_or_nothing_through_a_kill(database_url: &str) {
     // Assert: restarted, the database holds every invoice of the file or none.
     let server = ServerProcess::start(database_url);
     let mut http = Http::new(&server.base);
-    let login = json!({ "email": "crash@example.com", "password": "crash-password" });
-    http.token = http.ok(Method::POST, "/api/auth/login", Some(&login)).await["token"].as_str().unwrap().to_owned();
+    http.sign_in("crash@example.com", "crash-password").await;
     let stored = http.ok(Method::GET, "/api/invoices?pageSize=1", None).await["totalCount"].as_u64().unwrap();
     eprintln!("answered before the kill: {:?}; invoices after the restart: {stored}", answered.as_ref().map(|a| a.0));
     assert!(stored == 0 || stored == ROWS as u64, "all or nothing, found {stored}");

@@ -68,10 +68,10 @@ fn read_row(row: u32, found: &RowCells<'_>, errors: &mut RowErrors) -> Option<In
     if vendor_name.is_none() && cells::text(cell(2)).is_none() {
         errors.add(row, "vendor", "needs the vendor's name or GSTIN");
     }
-    let amount = required(row, "amount", cells::amount_text(cell(3)), errors)
+    let amount = super::required(row, "amount", cells::amount_text(cell(3)), errors)
         .and_then(|text| Amount::parse(&text).map_err(|error| errors.add(row, "amount", error.to_string())).ok());
-    let invoice_date = required(row, "invoiceDate", cells::date(cell(4)), errors);
-    let due_date = required(row, "dueDate", cells::date(cell(5)), errors);
+    let invoice_date = super::required(row, "invoiceDate", cells::date(cell(4)), errors);
+    let due_date = super::required(row, "dueDate", cells::date(cell(5)), errors);
     let description = cells::text(cell(6));
     // A cell that failed stands in with a value no check refuses, so the checks of the create
     // still report the row's other fields.
@@ -101,21 +101,6 @@ fn read_row(row: u32, found: &RowCells<'_>, errors: &mut RowErrors) -> Option<In
         Ok(_) => None,
         Err(fields) => {
             errors.add_fields(row, &fields);
-            None
-        }
-    }
-}
-
-/// The value of a required cell, or an error on `field` when it is empty or unreadable.
-fn required<T>(row: u32, field: &str, cell: Result<Option<T>, String>, errors: &mut RowErrors) -> Option<T> {
-    match cell {
-        Ok(Some(value)) => Some(value),
-        Ok(None) => {
-            errors.add(row, field, "is required");
-            None
-        }
-        Err(message) => {
-            errors.add(row, field, message);
             None
         }
     }

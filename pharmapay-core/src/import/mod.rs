@@ -268,6 +268,27 @@ pub(crate) fn read_data_rows<R>(
     Ok(ReadRows { count, columns, rows, errors })
 }
 
+/// The value of a required cell, or an error on `field` of row `row` when it is empty or
+/// unreadable.
+pub(crate) fn required<T>(row: u32, field: &str, cell: Result<Option<T>, String>, errors: &mut RowErrors) -> Option<T> {
+    match cell {
+        Ok(None) => {
+            errors.add(row, field, "is required");
+            None
+        }
+        other => optional(row, field, other, errors),
+    }
+}
+
+/// The value of an optional cell (`None` when empty), or an error on `field` of row `row` when
+/// it is unreadable.
+pub(crate) fn optional<T>(row: u32, field: &str, cell: Result<Option<T>, String>, errors: &mut RowErrors) -> Option<T> {
+    cell.unwrap_or_else(|message| {
+        errors.add(row, field, message);
+        None
+    })
+}
+
 /// Why a file was not read through.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum ReadError {

@@ -49,33 +49,21 @@ pub(crate) fn read(
 fn read_row(row: u32, found: &RowCells<'_>, errors: &mut RowErrors) -> Option<VendorRow> {
     let cell = |index| found.get(index);
     let name = cells::text(cell(0)).unwrap_or_default();
-    let vendor_type = match cells::text(cell(1)) {
-        None => {
-            errors.add(row, "vendorType", "is required");
-            None
-        }
-        Some(text) => VendorType::parse(&text).or_else(|| {
-            errors.add(row, "vendorType", VendorType::expected());
-            None
-        }),
-    };
-    let gstin = match cells::text(cell(7)) {
-        None => None,
-        Some(text) => match Gstin::parse(&text) {
-            Ok(gstin) => Some(gstin),
-            Err(error) => {
-                errors.add(row, "gstin", error.to_string());
-                None
-            }
-        },
-    };
-    let valid_until = match cells::date(cell(8)) {
-        Ok(date) => date,
-        Err(message) => {
-            errors.add(row, "drugLicenseValidUntil", message);
-            None
-        }
-    };
+    let vendor_type = super::required(
+        row,
+        "vendorType",
+        cells::text(cell(1))
+            .map(|text| VendorType::parse(&text).ok_or_else(|| VendorType::expected().to_owned()))
+            .transpose(),
+        errors,
+    );
+    let gstin = super::optional(
+        row,
+        "gstin",
+        cells::text(cell(7)).map(|text| Gstin::parse(&text).map_err(|error| error.to_string())).transpose(),
+        errors,
+    );
+    let valid_until = super::optional(row, "drugLicenseValidUntil", cells::date(cell(8)), errors);
     let vendor_type = vendor_type?;
     let vendor = NewVendor {
         name,

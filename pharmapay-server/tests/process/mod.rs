@@ -198,3 +198,29 @@ pub async fn assert_sqlite_intact(url: &str) {
         sqlx::query_scalar("PRAGMA integrity_check").fetch_one(&mut connection).await.expect("the check runs");
     assert_eq!(verdict, "ok", "PRAGMA integrity_check");
 }
+
+impl Http {
+    /// Onboards the server's pharmacy with the admin `email` and `password`, and keeps the
+    /// admin's token.
+    pub async fn onboard(&mut self, email: &str, password: &str) {
+        let setup = serde_json::json!({
+            "pharmacy": { "name": "Crash Pharmacy" },
+            "adminUser": { "firstName": "C", "lastName": "T", "email": email, "password": password }
+        });
+        let answer = self.ok(Method::POST, "/api/onboarding/setup", Some(&setup)).await;
+        self.token = answer["token"].as_str().expect("onboarding answers a token").to_owned();
+    }
+
+    /// Signs in and keeps the token.
+    pub async fn sign_in(&mut self, email: &str, password: &str) {
+        let login = serde_json::json!({ "email": email, "password": password });
+        let answer = self.ok(Method::POST, "/api/auth/login", Some(&login)).await;
+        self.token = answer["token"].as_str().expect("sign-in answers a token").to_owned();
+    }
+
+    /// Creates a Wholesaler vendor named `name` and answers its id.
+    pub async fn vendor(&self, name: &str) -> i64 {
+        let body = serde_json::json!({ "name": name, "vendorType": "Wholesaler" });
+        self.ok(Method::POST, "/api/vendors", Some(&body)).await["id"].as_i64().expect("a vendor id")
+    }
+}
