@@ -207,8 +207,7 @@ impl<S: Store> Model<S> {
                     let (amount, issued, due) = (input.amount.get(), input.invoice_date, input.due_date);
                     file.push_str(&format!("{},{name},{amount},{issued},{due}\n", input.invoice_number));
                 }
-                let file =
-                    crate::import::ImportFile { format: crate::import::FileFormat::Csv, bytes: file.into_bytes() };
+                let file = crate::import::ImportFile::csv(file);
                 let imported = engine.import_invoices(admin, crate::engine::ImportRequest::new(file)).await;
                 if imported.is_ok() {
                     // The created invoices join the ones later operations pick from.

@@ -58,13 +58,10 @@ pub(crate) fn read(
 
 fn read_row(row: u32, found: &RowCells<'_>, errors: &mut RowErrors) -> Option<InvoiceRow> {
     let cell = |index| found.get(index);
-    let failed_before = errors.has_row(row);
     let invoice_number = cells::text(cell(0)).unwrap_or_default();
     let vendor_name = cells::text(cell(1));
-    let vendor_gstin = match cells::text(cell(2)) {
-        None => None,
-        Some(text) => Gstin::parse(&text).map_err(|error| errors.add(row, "vendor", error.to_string())).ok(),
-    };
+    let gstin = cells::text(cell(2)).map(|text| Gstin::parse(&text).map_err(|error| error.to_string()));
+    let vendor_gstin = super::optional(row, "vendor", gstin.transpose(), errors);
     if vendor_name.is_none() && cells::text(cell(2)).is_none() {
         errors.add(row, "vendor", "needs the vendor's name or GSTIN");
     }
@@ -75,7 +72,6 @@ fn read_row(row: u32, found: &RowCells<'_>, errors: &mut RowErrors) -> Option<In
     let description = cells::text(cell(6));
     // A cell that failed stands in with a value no check refuses, so the checks of the create
     // still report the row's other fields.
-    let complete = amount.is_some() && invoice_date.is_some() && due_date.is_some();
     let stand_in = invoice_date.as_ref().or(due_date.as_ref()).map_or(jiff::Timestamp::UNIX_EPOCH, |date| date.instant);
     let amount = match amount {
         Some(amount) => amount,
@@ -89,30 +85,18 @@ fn read_row(row: u32, found: &RowCells<'_>, errors: &mut RowErrors) -> Option<In
         due_date: due_date.as_ref().map_or(stand_in, |date| date.instant),
         description,
     };
-    match invoice.validate() {
-        Ok(invoice) if complete && !failed_before && !errors.has_row(row) => Some(InvoiceRow {
-            row,
-            vendor_name,
-            vendor_gstin,
-            invoice,
-            invoice_day: invoice_date.and_then(|date| date.day),
-            due_day: due_date.and_then(|date| date.day),
-        }),
-        Ok(_) => None,
-        Err(fields) => {
-            errors.add_fields(row, &fields);
-            None
-        }
-    }
+    // A stand-in was used only where a cell failed, which the row's errors already hold.
+    let invoice = super::passed(row, invoice.validate(), errors)?;
+    let (invoice_day, due_day) = (invoice_date.and_then(|date| date.day), due_date.and_then(|date| date.day));
+    Some(InvoiceRow { row, vendor_name, vendor_gstin, invoice, invoice_day, due_day })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::import::FileFormat;
 
     fn csv(text: &str) -> ImportFile {
-        ImportFile { format: FileFormat::Csv, bytes: text.as_bytes().to_vec() }
+        ImportFile::csv(text)
     }
 
     #[test]

@@ -47,6 +47,18 @@ pub struct ImportFile {
     pub bytes: Vec<u8>,
 }
 
+impl ImportFile {
+    /// A CSV file of `bytes`.
+    pub fn csv(bytes: impl Into<Vec<u8>>) -> Self {
+        Self { format: FileFormat::Csv, bytes: bytes.into() }
+    }
+
+    /// An xlsx workbook of `bytes`.
+    pub fn xlsx(bytes: impl Into<Vec<u8>>) -> Self {
+        Self { format: FileFormat::Xlsx, bytes: bytes.into() }
+    }
+}
+
 /// What an import did, or would do (D45).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ImportSummary {
@@ -287,6 +299,19 @@ pub(crate) fn optional<T>(row: u32, field: &str, cell: Result<Option<T>, String>
         errors.add(row, field, message);
         None
     })
+}
+
+/// The row the checks of its create passed (`checked`), kept when nothing else of the row
+/// `row` failed either; otherwise its errors are recorded and the row is left out.
+pub(crate) fn passed<T>(row: u32, checked: Result<T, FieldErrors>, errors: &mut RowErrors) -> Option<T> {
+    match checked {
+        Ok(value) if !errors.has_row(row) => Some(value),
+        Ok(_) => None,
+        Err(fields) => {
+            errors.add_fields(row, &fields);
+            None
+        }
+    }
 }
 
 /// Why a file was not read through.

@@ -101,10 +101,10 @@ impl TemplateKind {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::import::{FileFormat, ImportFile};
+    use crate::import::ImportFile;
 
     fn file(kind: TemplateKind) -> ImportFile {
-        ImportFile { format: FileFormat::Xlsx, bytes: kind.workbook().unwrap() }
+        ImportFile::xlsx(kind.workbook().unwrap())
     }
 
     #[test]

@@ -80,25 +80,16 @@ fn read_row(row: u32, found: &RowCells<'_>, errors: &mut RowErrors) -> Option<Ve
     // An OwnPharmacy row passes here so that the vendors report, which lists the pharmacy's
     // own vendor, imports back: `plan_vendors` finds it unchanged, or refuses it as a create
     // would (D14).
-    match vendor.validate() {
-        Ok(vendor) if !errors.has_row(row) => {
-            Some(VendorRow { row, vendor, valid_until_day: valid_until.and_then(|date| date.day) })
-        }
-        Ok(_) => None,
-        Err(fields) => {
-            errors.add_fields(row, &fields);
-            None
-        }
-    }
+    let vendor = super::passed(row, vendor.validate(), errors)?;
+    Some(VendorRow { row, vendor, valid_until_day: valid_until.and_then(|date| date.day) })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::import::FileFormat;
 
     fn csv(text: &str) -> ImportFile {
-        ImportFile { format: FileFormat::Csv, bytes: text.as_bytes().to_vec() }
+        ImportFile::csv(text)
     }
 
     #[test]

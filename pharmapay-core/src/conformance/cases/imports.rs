@@ -15,17 +15,17 @@ use crate::engine::ImportRequest;
 use crate::error::Error;
 use crate::idempotency::{Created, IdempotencyKey, IdempotencyRequest, Replay};
 use crate::import::template::TemplateKind;
-use crate::import::{FileFormat, ImportFile, ImportSummary};
+use crate::import::{ImportFile, ImportSummary};
 use crate::store::Store;
 
 const CIPLA_GSTIN: &str = "27AAPFU0939F1ZV";
 
 fn csv(text: &str) -> ImportFile {
-    ImportFile { format: FileFormat::Csv, bytes: text.as_bytes().to_vec() }
+    ImportFile::csv(text)
 }
 
 fn xlsx(bytes: Vec<u8>) -> ImportFile {
-    ImportFile { format: FileFormat::Xlsx, bytes }
+    ImportFile::xlsx(bytes)
 }
 
 fn dry(file: ImportFile) -> ImportRequest<'static> {
