@@ -220,44 +220,34 @@ pub async fn templates_and_workbooks_import<S: Store>(store: S) {
     let invoices = xlsx(TemplateKind::Invoices.workbook().unwrap());
     assert_eq!(counts(summary(fx.import_invoices(ImportRequest::new(invoices)).await)), (false, 1, 1, 0));
 
-    let date = Format::new().set_num_format("dd/mm/yyyy");
-    let mut workbook = Workbook::new();
-    let sheet = workbook.add_worksheet();
-    for (column, header) in ["Invoice Number", "Vendor", "Amount", "Invoice Date", "Due Date"].iter().enumerate() {
-        sheet.write_string(2, column as u16, *header).unwrap();
-    }
-    sheet.write_string(3, 0, "X-1").unwrap();
-    sheet.write_string(3, 1, "Example Distributors").unwrap();
-    sheet.write_number(3, 2, 1234.56).unwrap();
-    sheet.write_datetime_with_format(3, 3, ExcelDateTime::from_ymd(2024, 3, 1).unwrap(), &date).unwrap();
-    sheet.write_datetime_with_format(3, 4, ExcelDateTime::from_ymd(2024, 3, 31).unwrap(), &date).unwrap();
-    sheet.write_string(5, 0, "X-2").unwrap();
-    sheet.write_string(5, 1, "Example Distributors").unwrap();
-    sheet.write_number(5, 2, -1.0).unwrap();
-    sheet.write_datetime_with_format(5, 3, ExcelDateTime::from_ymd(2024, 3, 1).unwrap(), &date).unwrap();
-    sheet.write_datetime_with_format(5, 4, ExcelDateTime::from_ymd(2024, 3, 31).unwrap(), &date).unwrap();
-    let bytes = workbook.save_to_buffer().unwrap();
     // Rows are the sheet's own numbers: the header on row 3, the data on rows 4 and 6.
-    assert_eq!(
-        row_errors(fx.import_invoices(ImportRequest::new(xlsx(bytes.clone()))).await),
-        (vec!["row6.amount".into()], 1)
-    );
-    let mut workbook = Workbook::new();
-    let sheet = workbook.add_worksheet();
-    for (column, header) in ["Invoice Number", "Vendor", "Amount", "Invoice Date", "Due Date"].iter().enumerate() {
-        sheet.write_string(0, column as u16, *header).unwrap();
-    }
-    sheet.write_string(1, 0, "X-1").unwrap();
-    sheet.write_string(1, 1, "Example Distributors").unwrap();
-    sheet.write_number(1, 2, 1234.56).unwrap();
-    sheet.write_datetime_with_format(1, 3, ExcelDateTime::from_ymd(2024, 3, 1).unwrap(), &date).unwrap();
-    sheet.write_datetime_with_format(1, 4, ExcelDateTime::from_ymd(2024, 3, 31).unwrap(), &date).unwrap();
-    let good = xlsx(workbook.save_to_buffer().unwrap());
+    let bytes = invoice_sheet(2, &[(3, "X-1", 1234.56), (5, "X-2", -1.0)]);
+    assert_eq!(row_errors(fx.import_invoices(ImportRequest::new(xlsx(bytes))).await), (vec!["row6.amount".into()], 1));
+    let good = xlsx(invoice_sheet(0, &[(1, "X-1", 1234.56)]));
     assert_eq!(counts(summary(fx.import_invoices(ImportRequest::new(good)).await)), (false, 1, 1, 0));
     let query = InvoiceQuery::from_params(&params(&[("invoiceNumber", "X-1")])).unwrap();
     let invoice = fx.engine.list_invoices(&fx.admin, &query).await.unwrap().items.remove(0);
     assert_eq!(invoice.amount.get(), dec("1234.56"), "the number as it was");
     assert_eq!(invoice.invoice_date.to_string(), "2024-03-01T00:00:00Z");
+}
+
+/// A workbook of invoices of Example Distributors: the headers on the 0-based row `header`, and
+/// each `(row, number, amount)` dated 1 March 2024, due 31 March, in real date cells.
+fn invoice_sheet(header: u32, rows: &[(u32, &str, f64)]) -> Vec<u8> {
+    let date = Format::new().set_num_format("dd/mm/yyyy");
+    let mut workbook = Workbook::new();
+    let sheet = workbook.add_worksheet();
+    for (column, title) in ["Invoice Number", "Vendor", "Amount", "Invoice Date", "Due Date"].iter().enumerate() {
+        sheet.write_string(header, column as u16, *title).unwrap();
+    }
+    for &(row, number, amount) in rows {
+        sheet.write_string(row, 0, number).unwrap();
+        sheet.write_string(row, 1, "Example Distributors").unwrap();
+        sheet.write_number(row, 2, amount).unwrap();
+        sheet.write_datetime_with_format(row, 3, ExcelDateTime::from_ymd(2024, 3, 1).unwrap(), &date).unwrap();
+        sheet.write_datetime_with_format(row, 4, ExcelDateTime::from_ymd(2024, 3, 31).unwrap(), &date).unwrap();
+    }
+    workbook.save_to_buffer().unwrap()
 }
 
 /// D23 and D45: a retry with the same key replays the first import's counts and writes nothing
