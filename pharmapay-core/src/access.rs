@@ -43,11 +43,13 @@ pub enum Collection {
     AuditLog,
     /// Vendor credits (D44).
     VendorCredit,
+    /// Bank statements (D46).
+    BankStatement,
 }
 
 impl Collection {
     /// Every collection, in seeding order.
-    pub const ALL: [Collection; 11] = [
+    pub const ALL: [Collection; 12] = [
         Collection::Vendor,
         Collection::Invoice,
         Collection::Transaction,
@@ -59,6 +61,7 @@ impl Collection {
         Collection::User,
         Collection::AuditLog,
         Collection::VendorCredit,
+        Collection::BankStatement,
     ];
 
     /// The name as written in a permission.
@@ -75,6 +78,7 @@ impl Collection {
             Collection::User => "User",
             Collection::AuditLog => "AuditLog",
             Collection::VendorCredit => "VendorCredit",
+            Collection::BankStatement => "BankStatement",
         }
     }
 }

@@ -42,6 +42,10 @@ pub enum Entity {
     VendorCredit,
     /// One application of a vendor credit to an invoice (D44).
     CreditApplication,
+    /// An uploaded bank statement (D46).
+    BankStatement,
+    /// One line of a bank statement (D46).
+    BankLine,
 }
 
 impl Entity {
@@ -60,6 +64,8 @@ impl Entity {
             Entity::VendorPayment => "VendorPayment",
             Entity::VendorCredit => "VendorCredit",
             Entity::CreditApplication => "CreditApplication",
+            Entity::BankStatement => "BankStatement",
+            Entity::BankLine => "BankLine",
         }
     }
 }
@@ -183,6 +189,10 @@ pub enum RuleBroken {
     WrongCurrentPassword,
     /// A payment would bring its invoice's paid total above the largest amount (D1).
     PaidTotalTooLarge,
+    /// Only a `Suggested` bank line can be confirmed (D46).
+    LineNotSuggested,
+    /// A payment is recorded only from a bank line that holds none (D46).
+    LineHoldsPayment,
 }
 
 impl RuleBroken {
@@ -202,6 +212,10 @@ impl RuleBroken {
             RuleBroken::WrongCurrentPassword => "The current password is not correct.".into(),
             RuleBroken::PaidTotalTooLarge => {
                 "The invoice's paid total would exceed 999999999999.9999, the largest amount.".into()
+            }
+            RuleBroken::LineNotSuggested => "Only a line whose status is Suggested can be confirmed.".into(),
+            RuleBroken::LineHoldsPayment => {
+                "The line is already matched to a payment; unmatch it before recording one from it.".into()
             }
         }
     }

@@ -52,4 +52,8 @@ ids! {
     VendorCreditId,
     /// Id of one application of a vendor credit to an invoice (D44).
     CreditApplicationId,
+    /// Id of an uploaded bank statement (D46).
+    BankStatementId,
+    /// Id of one line of a bank statement (D46).
+    BankLineId,
 }

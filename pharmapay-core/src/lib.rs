@@ -37,6 +37,8 @@
 //!   [`idempotency`]: idempotent creates (D23); [`seed`]: the initial data (D27).
 //! - [`import`]: reading CSV and xlsx files of vendors and invoices into the inputs of their
 //!   creates (D45).
+//! - [`bank`]: reading the bank statements pharmacies download into their money-out lines, and
+//!   the keys a line's payment may be found by (D46).
 //! - [`report`]: Excel reports (D26), streamed from the store in batches, built in constant
 //!   memory and saved into any writer.
 //! - `conformance` (feature `conformance`): the behavioural suite every store must pass, one
@@ -48,6 +50,7 @@
 pub mod access;
 pub mod auth;
 pub mod background;
+pub mod bank;
 pub mod clock;
 #[cfg(feature = "conformance")]
 pub mod conformance;

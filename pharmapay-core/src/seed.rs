@@ -86,6 +86,8 @@ pub fn permissions() -> Vec<SeedPermission> {
     list.push(Access::new(C::AuditLog, Read));
     // D44: ids 30 to 33, after the audit log's.
     list.extend(crud.iter().map(|action| Access::new(C::VendorCredit, *action)));
+    // D46: ids 34 to 37, for admins only by default (no policy grants them).
+    list.extend(crud.iter().map(|action| Access::new(C::BankStatement, *action)));
     list.into_iter()
         .enumerate()
         .map(|(index, access)| SeedPermission {
@@ -109,6 +111,7 @@ fn describe(access: Access) -> String {
         Collection::User => "users",
         Collection::AuditLog => "the audit log",
         Collection::VendorCredit => "vendor credits",
+        Collection::BankStatement => "bank statements",
     };
     let verb = match access.action {
         Action::Read => "View",
@@ -173,7 +176,7 @@ mod tests {
     #[test]
     fn permission_ids_follow_the_d27_order() {
         let names: Vec<String> = permissions().iter().map(|p| p.access.to_string()).collect();
-        assert_eq!(names.len(), 33);
+        assert_eq!(names.len(), 37);
         assert_eq!(names[0], "Vendor:Read");
         assert_eq!(names[3], "Vendor:Delete");
         assert_eq!(names[11], "Transaction:Delete");
@@ -183,8 +186,12 @@ mod tests {
         assert_eq!(names[27], "Permission:Read");
         assert_eq!(names[28], "AuditLog:Read");
         assert_eq!(
-            names[29..],
+            names[29..33],
             ["VendorCredit:Read", "VendorCredit:Create", "VendorCredit:Update", "VendorCredit:Delete"]
+        );
+        assert_eq!(
+            names[33..],
+            ["BankStatement:Read", "BankStatement:Create", "BankStatement:Update", "BankStatement:Delete"]
         );
         assert!(permissions().iter().enumerate().all(|(i, p)| p.id.0 == i as i64 + 1));
     }

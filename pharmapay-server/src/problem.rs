@@ -205,6 +205,16 @@ impl ApiError {
                     );
                     Some(format!("Payment {} already carries this reference for this payment type.", existing.get()))
                 }
+                Error::Conflict(UniqueKey::BankMatch { line, vendor_payment }) => {
+                    // D46: a payment is held by one line of the active statements.
+                    body.insert("existingLineId".into(), json!(line.get()));
+                    let field = unique_field(UniqueKey::BankMatch { line, vendor_payment });
+                    body.insert(
+                        "errors".into(),
+                        errors_json(&FieldErrors::single(field, "is already matched to another line")),
+                    );
+                    Some(format!("Line {} of an active statement already holds this payment.", line.get()))
+                }
                 Error::Conflict(key) => Some(taken(&mut body, key.entity(), unique_field(key))),
                 Error::Rule(rule) => Some(rule.message()),
                 Error::Unauthenticated => {
@@ -325,6 +335,8 @@ fn unique_field(key: UniqueKey) -> &'static str {
         UniqueKey::PaymentReference { .. } => "reference",
         UniqueKey::OwnPharmacy => "vendorType",
         UniqueKey::CreditNumber => "creditNumber",
+        UniqueKey::BankMatch { vendor_payment: false, .. } => "transactionId",
+        UniqueKey::BankMatch { vendor_payment: true, .. } => "vendorPaymentId",
     }
 }
 

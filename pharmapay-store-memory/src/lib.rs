@@ -25,10 +25,12 @@
 //! ([`AccessStore`](pharmapay_core::store::AccessStore)), `reports.rs`
 //! ([`ReportStore`](pharmapay_core::store::ReportStore)), `vendor_payments.rs`
 //! ([`VendorPaymentStore`](pharmapay_core::store::VendorPaymentStore)), `credits.rs`
-//! ([`CreditStore`](pharmapay_core::store::CreditStore)) and `imports.rs`
+//! ([`CreditStore`](pharmapay_core::store::CreditStore)), `bank.rs`
+//! ([`BankStatementStore`](pharmapay_core::store::BankStatementStore)) and `imports.rs`
 //! ([`ImportStore`](pharmapay_core::ImportStore)).
 
 mod access;
+mod bank;
 mod credits;
 mod figures;
 mod imports;
@@ -211,6 +213,11 @@ struct State {
     credit_applications: BTreeMap<i64, credits::ApplicationRow>,
     applications_by_credit: HashMap<i64, Vec<i64>>,
     applications_by_invoice: HashMap<i64, Vec<i64>>,
+    /// Bank statements (D46), their lines, and the line of an active statement holding each
+    /// payment.
+    bank_statements: BTreeMap<i64, bank::StatementRow>,
+    bank_lines: BTreeMap<i64, bank::LineRow>,
+    bank_holds: HashMap<pharmapay_core::rules::references::Holder, i64>,
     users: BTreeMap<i64, UserRow>,
     roles: BTreeMap<i64, RoleRow>,
     permissions: BTreeMap<i64, Permission>,
@@ -243,6 +250,9 @@ impl Default for State {
             credit_applications: BTreeMap::new(),
             applications_by_credit: HashMap::new(),
             applications_by_invoice: HashMap::new(),
+            bank_statements: BTreeMap::new(),
+            bank_lines: BTreeMap::new(),
+            bank_holds: HashMap::new(),
             users: BTreeMap::new(),
             roles: BTreeMap::new(),
             permissions: BTreeMap::new(),

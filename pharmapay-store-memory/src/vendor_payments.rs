@@ -70,22 +70,24 @@ impl State {
     }
 }
 
-impl VendorPaymentStore for MemoryStore {
-    async fn insert_vendor_payment(
-        &self,
+impl State {
+    /// Records a vendor payment (D31) under the lock the caller holds: the vendor active, the
+    /// reference free (D30), the amount split by [`allocation::allocate`], a payment per share.
+    /// Answers its id; writes nothing when refused.
+    pub(crate) fn record_vendor_payment(
+        &mut self,
         vendor_id: VendorId,
-        payment: NewVendorPayment,
-        ctx: WriteContext,
-    ) -> StoreResult<VendorPayment> {
-        let mut state = self.write();
-        if !state.active_vendor(vendor_id.get()) {
+        payment: &NewVendorPayment,
+        at: pharmapay_core::jiff::Timestamp,
+    ) -> StoreResult<i64> {
+        if !self.active_vendor(vendor_id.get()) {
             return Err(StoreError::NotFound(Entity::Vendor));
         }
-        state.check_reference(payment.transaction_type, payment.reference.as_ref(), None)?;
-        let payable = state.payable(vendor_id.get(), payment.allocations.as_deref());
+        self.check_reference(payment.transaction_type, payment.reference.as_ref(), None)?;
+        let payable = self.payable(vendor_id.get(), payment.allocations.as_deref());
         let allocations = allocation::allocate(vendor_id, payment.amount, payment.allocations.as_deref(), &payable)?;
-        let id = state.next("vendor_payment");
-        state.vendor_payments.insert(
+        let id = self.next("vendor_payment");
+        self.vendor_payments.insert(
             id,
             VendorPaymentRow {
                 vendor_id: vendor_id.get(),
@@ -94,7 +96,7 @@ impl VendorPaymentStore for MemoryStore {
                 transaction_type: payment.transaction_type,
                 reference: payment.reference.clone(),
                 description: payment.description.clone(),
-                created_at: ctx.at,
+                created_at: at,
             },
         );
         for share in allocations {
@@ -106,8 +108,21 @@ impl VendorPaymentStore for MemoryStore {
                 reference: payment.reference.clone(),
                 description: payment.description.clone(),
             };
-            state.add_transaction(part, true, ctx.at, Some(id));
+            self.add_transaction(part, true, at, Some(id));
         }
+        Ok(id)
+    }
+}
+
+impl VendorPaymentStore for MemoryStore {
+    async fn insert_vendor_payment(
+        &self,
+        vendor_id: VendorId,
+        payment: NewVendorPayment,
+        ctx: WriteContext,
+    ) -> StoreResult<VendorPayment> {
+        let mut state = self.write();
+        let id = state.record_vendor_payment(vendor_id, &payment, ctx.at)?;
         state.finish_write(&ctx, "create", Entity::VendorPayment, id);
         Ok(state.vendor_payment(id).expect("just written"))
     }

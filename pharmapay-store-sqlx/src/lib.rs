@@ -198,6 +198,14 @@ macro_rules! migrations {
                 recounts_figures: true,
                 rekeys_references: false,
             },
+            Migration {
+                version: 17,
+                description: "bank statements",
+                sql: include_str!(concat!("../migrations/", $backend, "/0017_bank_statements.sql")),
+                seeds: false,
+                recounts_figures: false,
+                rekeys_references: false,
+            },
         ]
     };
 }
@@ -533,6 +541,10 @@ pub(crate) enum Lock {
     /// reference would exhaust PostgreSQL's lock table): held alone, it waits for the writers
     /// of single references, which hold it shared, and keeps new ones out until it ends.
     AllReferences,
+    /// Bank statements (D46): uploads and line actions are decided one at a time, so a payment
+    /// is held by one line at most. Taken after the time zone setting and before any payment
+    /// reference's lock.
+    BankStatements,
 }
 
 impl Lock {
@@ -553,6 +565,7 @@ impl Lock {
             Lock::Onboarding => BASE + 2,
             Lock::Access => BASE + 3,
             Lock::AllReferences => BASE + 4,
+            Lock::BankStatements => BASE + 5,
             Lock::Reference(hash) => REFERENCES + i64::from(hash),
         }
     }

@@ -4,6 +4,7 @@
 
 pub mod aging;
 pub mod audit;
+pub mod bank_statement;
 pub mod credit;
 pub mod gstin;
 pub mod invoice;

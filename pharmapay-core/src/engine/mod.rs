@@ -20,6 +20,7 @@
 //! use cases are [`crate::report`]'s.
 
 mod access;
+mod bank;
 mod credits;
 mod imports;
 mod ledger;
@@ -48,6 +49,7 @@ use crate::ids::UserId;
 use crate::store::{SignIn, Store, StoreError, StoreResult, UniqueKey, WriteContext};
 use crate::text::{self, Lines, TEXT_MAX};
 
+pub use bank::StatementUpload;
 pub use imports::{ImportProgress, ImportRequest, ImportStage};
 pub use reconciliation::LicenceAlert;
 pub use sessions::{AdminAccount, Onboarding, PharmacyDetails};

@@ -25,6 +25,7 @@
 //!   (D36).
 
 pub mod allocation;
+pub mod bank;
 pub mod credits;
 pub mod grants;
 pub mod idempotency;

@@ -12,7 +12,7 @@ use crate::store::{StoreError, StoreResult, UniqueKey};
 
 /// What holds a reference: a payment recorded on its own, or a vendor payment, whose payments
 /// share its reference.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Holder {
     /// A payment on its own.
     Payment(TransactionId),

@@ -22,6 +22,7 @@
 //! - [`AccessStore`]: users, roles, policies, permissions and the profile.
 //! - [`ReportStore`]: settings, dashboard figures, the audit log and exports.
 //! - [`FileImportStore`] (`files.rs`): the rows of imported files (D45).
+//! - [`BankStatementStore`] (`bank.rs`): bank statements, their lines and matches (D46).
 //!
 //! [`ImportStore`] holds the bulk imports; it is not part of [`Store`]. This file holds the
 //! contract's error, its unique keys and the records the traits speak.
@@ -56,6 +57,7 @@
 //! `Unavailable`, anything else to `Backend`. Run the conformance suite (feature
 //! `conformance`) against the new store.
 
+mod bank;
 mod files;
 mod traits;
 
@@ -64,6 +66,7 @@ use std::fmt;
 
 use jiff::Timestamp;
 
+pub use bank::BankStatementStore;
 pub use files::FileImportStore;
 pub use traits::{
     AccessStore, CreditStore, ImportStore, ImportedCredit, ImportedInvoice, ImportedTransaction, ImportedVendor,
@@ -74,7 +77,7 @@ use crate::access::{Authority, Permission};
 use crate::domain::{NewAuditEntry, User};
 use crate::error::{Entity, FieldErrors, RuleBroken};
 use crate::idempotency::IdempotencyTicket;
-use crate::ids::{RoleId, TransactionId, UserId};
+use crate::ids::{BankLineId, RoleId, TransactionId, UserId};
 use crate::import::RowErrors;
 use crate::rules::grants::Escalation;
 
@@ -90,6 +93,7 @@ pub trait Store:
     + AccessStore
     + ReportStore
     + FileImportStore
+    + BankStatementStore
 {
 }
 
@@ -103,6 +107,7 @@ impl<T> Store for T where
         + AccessStore
         + ReportStore
         + FileImportStore
+        + BankStatementStore
 {
 }
 
@@ -176,6 +181,14 @@ pub enum UniqueKey {
     OwnPharmacy,
     /// A vendor credit's number, among the vendor's active credits (D44).
     CreditNumber,
+    /// A payment (a payment on its own or a whole vendor payment) matched to a line of an
+    /// active bank statement (D46): it is matched to one line at most.
+    BankMatch {
+        /// The line holding it.
+        line: BankLineId,
+        /// Whether the payment is a vendor payment (else a payment on its own).
+        vendor_payment: bool,
+    },
 }
 
 impl UniqueKey {
@@ -190,6 +203,7 @@ impl UniqueKey {
             UniqueKey::PaymentReference { .. } => Entity::Transaction,
             UniqueKey::OwnPharmacy => Entity::Vendor,
             UniqueKey::CreditNumber => Entity::VendorCredit,
+            UniqueKey::BankMatch { .. } => Entity::BankLine,
         }
     }
 }
@@ -205,6 +219,7 @@ impl fmt::Display for UniqueKey {
             UniqueKey::PaymentReference { .. } => "payment reference",
             UniqueKey::OwnPharmacy => "OwnPharmacy vendor",
             UniqueKey::CreditNumber => "credit number",
+            UniqueKey::BankMatch { .. } => "matched payment",
         })
     }
 }

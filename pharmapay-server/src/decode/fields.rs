@@ -197,6 +197,21 @@ impl Fields<'_> {
         parse(&text).or_else(|| self.fail(name, expected))
     }
 
+    /// An optional enum value, parsed by `parse` (any case, D7); absent and `null` are
+    /// `Some(None)`.
+    pub fn optional_choice<T>(
+        &mut self,
+        name: &str,
+        slot: Option<Slot>,
+        parse: fn(&str) -> Option<T>,
+        expected: &str,
+    ) -> Option<Option<T>> {
+        match self.optional_string(name, slot)? {
+            None => Some(None),
+            Some(text) => parse(&text).map(Some).or_else(|| self.fail(name, expected)),
+        }
+    }
+
     /// A required password meeting D29.
     pub fn password(&mut self, name: &str, slot: Option<Slot>) -> Option<Password> {
         let text = self.string(name, slot)?;

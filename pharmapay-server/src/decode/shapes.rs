@@ -98,6 +98,17 @@ impl Shapes {
         self.add(name, true, schema::choice(&values).with("description", description));
     }
 
+    /// An optional enum value, one of `values` in any case (D7), which may be `null`.
+    pub fn optional_choice(
+        &mut self,
+        name: &'static str,
+        _: Option<Slot>,
+        (values, description): (Vec<&'static str>, String),
+    ) {
+        let choice = schema::choice(&values).with("type", vec!["string", "null"]).with("description", description);
+        self.add(name, false, choice);
+    }
+
     /// A required new password (D29).
     pub fn password(&mut self, name: &'static str, _: Option<Slot>, description: &str) {
         self.add(name, true, schema::password(description));

@@ -52,6 +52,14 @@ pub(crate) fn day<S: Serializer>(value: &Date, serializer: S) -> Result<S::Ok, S
     short_text(value, serializer)
 }
 
+/// A calendar day or `null`, written `YYYY-MM-DD` (D46).
+pub(crate) fn optional_day<S: Serializer>(value: &Option<Date>, serializer: S) -> Result<S::Ok, S::Error> {
+    match value {
+        Some(value) => short_text(value, serializer),
+        None => serializer.serialize_none(),
+    }
+}
+
 /// Writes `value`'s text as one JSON string, formatted on the stack first. `collect_str` hands
 /// each piece a formatter writes (a timestamp is a dozen of them) to the JSON escaper on its
 /// own, which cost a thousand-row answer (the licence alerts) a tenth of its serialising.

@@ -143,7 +143,7 @@ fn template(kind: TemplateKind) -> Result<Reply, ApiError> {
 }
 
 /// The request body of an import: a CSV or xlsx file.
-fn file_body() -> Json {
+pub(super) fn file_body() -> Json {
     let binary = object! { "type": "string", "format": "binary", "maxLength": MAX_FILE_BYTES };
     object! {
         "required": true,

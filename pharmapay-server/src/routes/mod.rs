@@ -14,6 +14,7 @@
 
 pub mod audit;
 pub mod auth;
+pub mod bank_statements;
 pub mod dashboard;
 pub mod imports;
 pub mod invoices;
@@ -55,7 +56,7 @@ pub const REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
 /// Every route of the API, resource by resource, in the order the router tries them for a
 /// path's `Allow` list. A new resource adds its `routes` here.
 pub fn table<S: Store>() -> Vec<Route<S>> {
-    let resources: [fn() -> Vec<Route<S>>; 19] = [
+    let resources: [fn() -> Vec<Route<S>>; 20] = [
         auth::routes,
         onboarding::routes,
         system::routes,
@@ -65,6 +66,7 @@ pub fn table<S: Store>() -> Vec<Route<S>> {
         vendor_payments::routes,
         vendor_credits::routes,
         imports::routes,
+        bank_statements::routes,
         users::routes,
         roles::routes,
         permissions::routes,

@@ -75,6 +75,9 @@ pub(super) async fn check_free(conn: &mut Conn, key: UniqueKey, value: &str, exc
         UniqueKey::CreditNumber => {
             return Err(crate::error::Error::corrupt("credit numbers are checked per vendor, in credits.rs"));
         }
+        UniqueKey::BankMatch { .. } => {
+            return Err(crate::error::Error::corrupt("matched payments are judged by rules::bank, in bank.rs"));
+        }
     };
     let query = sqlx::query(sql).bind(value.to_owned()).bind(except.unwrap_or(0));
     if exists(conn, query).await? { refused(StoreError::Conflict(key)) } else { Ok(()) }

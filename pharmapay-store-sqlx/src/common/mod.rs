@@ -34,6 +34,7 @@
 
 mod access;
 mod aging;
+mod bank;
 mod binds;
 mod bulk;
 mod credits;

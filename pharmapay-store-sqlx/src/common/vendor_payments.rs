@@ -94,9 +94,76 @@ async fn invoice_dates(conn: &mut Conn, ids: &[i64]) -> Result<BTreeMap<i64, i64
     rows.iter().map(|row| Ok((row.try_get::<i64, _>("id")?, row.try_get::<i64, _>("invoice_date")?))).collect()
 }
 
+/// Records a vendor payment (D31) in the write transaction on `conn`, whose calendar is
+/// `calendar`: the reference's lock (D30), the vendor's row, then the invoices it may pay in id
+/// order, all locked before `rules::allocation` splits the amount over them; a payment row per
+/// share, added to its invoice's paid total. Answers its id and the kept figures it moves, for
+/// the caller to apply when it commits.
+pub(super) async fn write_vendor_payment(
+    conn: &mut Conn,
+    calendar: &BusinessCalendar,
+    vendor_id: VendorId,
+    payment: &NewVendorPayment,
+    at: pharmapay_core::jiff::Timestamp,
+) -> Result<(i64, FigureChange)> {
+    let kind = payment.transaction_type;
+    let key = payment.reference.as_ref().map(PaymentReference::key);
+    lock_reference(&mut *conn, kind, key).await?;
+    let vendor =
+        row_by_id(&mut *conn, concat!("SELECT is_active FROM vendors WHERE id = $1", for_update!()), vendor_id.get())
+            .await?;
+    if vendor.map(|row| row.try_get::<bool, _>("is_active")).transpose()? != Some(true) {
+        return refused(StoreError::NotFound(Entity::Vendor));
+    }
+    check_reference(&mut *conn, kind, key, None).await?;
+    let (payable, facts) = payable(&mut *conn, vendor_id.get(), payment.allocations.as_deref(), calendar).await?;
+    let allocations = allocation::allocate(vendor_id, payment.amount, payment.allocations.as_deref(), &payable)?;
+
+    let row = sqlx::query(
+        "INSERT INTO vendor_payments (vendor_id, amount, transaction_date, transaction_type, reference, \
+         description, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
+    )
+    .bind(vendor_id.get())
+    .bind(payment.amount.to_scaled())
+    .bind(micros(payment.transaction_date))
+    .bind(kind.name())
+    .bind(payment.reference.as_ref().map(|reference| reference.as_str().to_owned()))
+    .bind(payment.description.clone())
+    .bind(micros(at))
+    .fetch_one(&mut *conn)
+    .await?;
+    let id: i64 = row.try_get(0)?;
+    let mut change = FigureChange::new();
+    for share in &allocations {
+        let part = NewTransaction {
+            invoice_id: share.invoice_id,
+            amount: share.amount,
+            transaction_date: payment.transaction_date,
+            transaction_type: kind,
+            reference: payment.reference.clone(),
+            description: payment.description.clone(),
+        };
+        insert_payment_row(&mut *conn, &part, at, Some(id)).await?;
+        let scaled = share.amount.to_scaled();
+        sqlx::query("UPDATE invoices SET paid = paid + $2 WHERE id = $1")
+            .bind(share.invoice_id.get())
+            .bind(scaled)
+            .execute(&mut *conn)
+            .await?;
+        let before = facts
+            .get(&share.invoice_id.get())
+            .copied()
+            .ok_or_else(|| crate::error::Error::corrupt("an allocated invoice was not locked"))?;
+        let after = InvoiceFacts { paid: before.paid + share.amount.get(), ..before };
+        let paid = PaymentFacts::new(true, share.amount.get(), payment.transaction_date, calendar, &after);
+        change.row(Some(&before), Some(&after)).row(None, Some(&paid));
+    }
+    Ok((id, change))
+}
+
 impl SqlStore {
     /// The vendor payment `id` as stored, with its active parts, read on `conn`.
-    async fn vendor_payment_in(conn: &mut Conn, id: i64) -> Result<Option<VendorPayment>> {
+    pub(super) async fn vendor_payment_in(conn: &mut Conn, id: i64) -> Result<Option<VendorPayment>> {
         let row = row_by_id(
             conn,
             "SELECT p.id, p.vendor_id, v.name AS vendor_name, p.amount, p.transaction_date, p.transaction_type, \
@@ -140,63 +207,7 @@ impl VendorPaymentStore for SqlStore {
     ) -> StoreResult<VendorPayment> {
         answer(|| async {
             let (mut db_tx, calendar) = self.begin_with_calendar().await?;
-            let kind = payment.transaction_type;
-            let key = payment.reference.as_ref().map(PaymentReference::key);
-            lock_reference(&mut db_tx, kind, key).await?;
-            let vendor = row_by_id(
-                &mut db_tx,
-                concat!("SELECT is_active FROM vendors WHERE id = $1", for_update!()),
-                vendor_id.get(),
-            )
-            .await?;
-            if vendor.map(|row| row.try_get::<bool, _>("is_active")).transpose()? != Some(true) {
-                return refused(StoreError::NotFound(Entity::Vendor));
-            }
-            check_reference(&mut db_tx, kind, key, None).await?;
-            let (payable, facts) =
-                payable(&mut db_tx, vendor_id.get(), payment.allocations.as_deref(), &calendar).await?;
-            let allocations =
-                allocation::allocate(vendor_id, payment.amount, payment.allocations.as_deref(), &payable)?;
-
-            let row = sqlx::query(
-                "INSERT INTO vendor_payments (vendor_id, amount, transaction_date, transaction_type, reference, \
-                 description, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
-            )
-            .bind(vendor_id.get())
-            .bind(payment.amount.to_scaled())
-            .bind(micros(payment.transaction_date))
-            .bind(kind.name())
-            .bind(payment.reference.as_ref().map(|reference| reference.as_str().to_owned()))
-            .bind(payment.description.clone())
-            .bind(micros(ctx.at))
-            .fetch_one(&mut *db_tx)
-            .await?;
-            let id: i64 = row.try_get(0)?;
-            let mut change = FigureChange::new();
-            for share in &allocations {
-                let part = NewTransaction {
-                    invoice_id: share.invoice_id,
-                    amount: share.amount,
-                    transaction_date: payment.transaction_date,
-                    transaction_type: kind,
-                    reference: payment.reference.clone(),
-                    description: payment.description.clone(),
-                };
-                insert_payment_row(&mut db_tx, &part, ctx.at, Some(id)).await?;
-                let scaled = share.amount.to_scaled();
-                sqlx::query("UPDATE invoices SET paid = paid + $2 WHERE id = $1")
-                    .bind(share.invoice_id.get())
-                    .bind(scaled)
-                    .execute(&mut *db_tx)
-                    .await?;
-                let before = facts
-                    .get(&share.invoice_id.get())
-                    .copied()
-                    .ok_or_else(|| crate::error::Error::corrupt("an allocated invoice was not locked"))?;
-                let after = InvoiceFacts { paid: before.paid + share.amount.get(), ..before };
-                let paid = PaymentFacts::new(true, share.amount.get(), payment.transaction_date, &calendar, &after);
-                change.row(Some(&before), Some(&after)).row(None, Some(&paid));
-            }
+            let (id, change) = write_vendor_payment(&mut db_tx, &calendar, vendor_id, &payment, ctx.at).await?;
             // The figures are applied at the end; the payment read back does not show them.
             let recorded = Self::vendor_payment_in(&mut db_tx, id).await?;
             commit_moving(db_tx, &ctx, ("create", Entity::VendorPayment, id), recorded, Some(&change)).await

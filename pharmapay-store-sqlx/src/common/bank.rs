@@ -1,0 +1,602 @@
+//! Bank statements over SQL (D46): [`BankStatementStore`].
+//!
+//! Every write holds the bank statements' lock (`Lock::BankStatements`: SQLite's one writer
+//! already, an advisory lock on PostgreSQL), taken after the time zone setting and before any
+//! payment's lock, so uploads and line actions are decided one at a time. An upload loads the
+//! identities of the account's other active lines on its days and the active payments no line
+//! holds that its lines could match (by reference key; by amount on the days around them), asks
+//! `rules::bank::plan_statement`, and writes the statement and its lines in multi-row statements.
+//! A line `holds` its payment while its statement is active; two partial unique indexes are the
+//! last guard of one line per payment.
+
+use std::collections::{BTreeSet, HashSet};
+
+use pharmapay_core::BusinessCalendar;
+use pharmapay_core::bank::read::StatementLine;
+use pharmapay_core::domain::bank_statement::{
+    BankLine, BankStatement, LineAction, LineCounts, LineQuery, LineStatus, MatchedBy, NewBankStatement, PaymentChoice,
+    StatementQuery, UnclearedPayment,
+};
+use pharmapay_core::domain::{NewVendorPayment, PaymentReference};
+use pharmapay_core::ids::{BankLineId, BankStatementId, TransactionId, VendorId, VendorPaymentId};
+use pharmapay_core::jiff::Timestamp;
+use pharmapay_core::jiff::civil::Date;
+use pharmapay_core::paging::Page;
+use pharmapay_core::rules::bank::{
+    self, ChosenPayment, LineChange, LineFacts, LineIdentity, MatchingNeeds, OpenPayment,
+};
+use pharmapay_core::rules::references::Holder;
+use pharmapay_core::store::{BankStatementStore, StoreResult, WriteContext};
+use pharmapay_core::{Entity, StoreError};
+use sqlx::Row;
+
+use super::binds::{Binds, page_limits, rows_in};
+use super::rows::{amount, instant, micros, transaction_type};
+use super::vendor_payments::write_vendor_payment;
+use super::{
+    Conn, DbRow, IMPORT_CHUNK, JSON_TEXTS, Result, SqlStore, answer, commit, commit_moving, insert_audit, lock,
+    refused, row_by_id,
+};
+use crate::Lock;
+use crate::error::Error;
+
+const STATEMENT_COLUMNS: &str = "id, account, from_date, to_date, matched, amount_differs, suggested, unmatched, \
+     ignored, duplicate_lines, deposit_lines, skipped_rows, is_active, created_at";
+
+const LINE_COLUMNS: &str = "id, statement_id, line_number, date, narration, reference, amount, status, matched_by, \
+     transaction_id, vendor_payment_id";
+
+fn day(text: &str) -> Result<Date> {
+    text.parse().map_err(|_| Error::corrupt("a stored day is not YYYY-MM-DD"))
+}
+
+fn small(value: i64) -> u32 {
+    u32::try_from(value).unwrap_or(u32::MAX)
+}
+
+fn statement_from(row: &DbRow) -> Result<BankStatement> {
+    let optional_day = |column: &str| -> Result<Option<Date>> {
+        row.try_get::<Option<String>, _>(column)?.as_deref().map(day).transpose()
+    };
+    Ok(BankStatement {
+        id: BankStatementId(row.try_get("id")?),
+        account: row.try_get("account")?,
+        from_date: optional_day("from_date")?,
+        to_date: optional_day("to_date")?,
+        counts: LineCounts {
+            matched: small(row.try_get("matched")?),
+            amount_differs: small(row.try_get("amount_differs")?),
+            suggested: small(row.try_get("suggested")?),
+            unmatched: small(row.try_get("unmatched")?),
+            ignored: small(row.try_get("ignored")?),
+        },
+        duplicate_lines: small(row.try_get("duplicate_lines")?),
+        deposit_lines: small(row.try_get("deposit_lines")?),
+        skipped_rows: small(row.try_get("skipped_rows")?),
+        is_active: row.try_get("is_active")?,
+        created_at: instant(row.try_get("created_at")?)?,
+    })
+}
+
+fn holder_from(row: &DbRow) -> Result<Option<Holder>> {
+    let transaction: Option<i64> = row.try_get("transaction_id")?;
+    let vendor_payment: Option<i64> = row.try_get("vendor_payment_id")?;
+    Ok(match (transaction, vendor_payment) {
+        (Some(id), _) => Some(Holder::Payment(TransactionId(id))),
+        (None, Some(id)) => Some(Holder::VendorPayment(VendorPaymentId(id))),
+        (None, None) => None,
+    })
+}
+
+fn line_from(row: &DbRow) -> Result<BankLine> {
+    let status: String = row.try_get("status")?;
+    let matched_by: Option<String> = row.try_get("matched_by")?;
+    Ok(BankLine {
+        id: BankLineId(row.try_get("id")?),
+        statement_id: BankStatementId(row.try_get("statement_id")?),
+        line_number: small(row.try_get("line_number")?),
+        date: day(&row.try_get::<String, _>("date")?)?,
+        narration: row.try_get("narration")?,
+        reference: row.try_get("reference")?,
+        amount: amount(row.try_get("amount")?)?,
+        status: LineStatus::parse(&status).ok_or_else(|| Error::corrupt("a stored line status is unknown"))?,
+        matched_by: matched_by
+            .map(|name| MatchedBy::parse(&name).ok_or_else(|| Error::corrupt("a stored match kind is unknown")))
+            .transpose()?,
+        payment: holder_from(row)?,
+    })
+}
+
+/// The two payment columns of a line holding `payment`.
+fn holder_ids(payment: Option<Holder>) -> (Option<i64>, Option<i64>) {
+    match payment {
+        Some(Holder::Payment(id)) => (Some(id.get()), None),
+        Some(Holder::VendorPayment(id)) => (None, Some(id.get())),
+        None => (None, None),
+    }
+}
+
+/// A payment row (a payment on its own, or a vendor payment's row) as matching reads it.
+fn open_payment(row: &DbRow, payment: Holder) -> Result<OpenPayment> {
+    let reference: Option<String> = row.try_get("reference")?;
+    Ok(OpenPayment {
+        payment,
+        amount: amount(row.try_get("amount")?)?.get(),
+        date: instant(row.try_get("transaction_date")?)?,
+        transaction_type: transaction_type(row.try_get("transaction_type")?)?,
+        reference_key: reference.as_deref().map(PaymentReference::key_of),
+    })
+}
+
+/// Payments on their own that no line holds.
+const FREE_PAYMENT: &str = "t.is_active AND t.vendor_payment_id IS NULL \
+     AND NOT EXISTS (SELECT 1 FROM bank_lines l WHERE l.transaction_id = t.id AND l.holds)";
+
+/// Vendor payments with an active part that no line holds.
+const FREE_VENDOR_PAYMENT: &str = "EXISTS (SELECT 1 FROM transactions t WHERE t.vendor_payment_id = p.id AND t.is_active) \
+     AND NOT EXISTS (SELECT 1 FROM bank_lines l WHERE l.vendor_payment_id = p.id AND l.holds)";
+
+/// The active payments no line holds that `needs` names: those whose reference key is a
+/// candidate, and those other than Cash of the lines' amounts dated on the days around them.
+async fn open_payments(
+    conn: &mut Conn,
+    needs: &MatchingNeeds,
+    calendar: &BusinessCalendar,
+) -> Result<Vec<OpenPayment>> {
+    let mut found = Vec::new();
+    let mut vendor_payments: BTreeSet<i64> = BTreeSet::new();
+    let keys = serde_json::to_string(&needs.keys).unwrap_or_else(|_| "[]".to_owned());
+    // By key: payments on their own, and the vendor payments whose parts carry the key.
+    let sql = format!(
+        "SELECT t.id, t.vendor_payment_id, t.amount, t.transaction_date, t.transaction_type, t.reference \
+         FROM transactions t WHERE t.is_active AND t.reference_key IN ({JSON_TEXTS})"
+    );
+    for row in sqlx::query(sqlx::AssertSqlSafe(sql)).bind(keys).fetch_all(&mut *conn).await? {
+        match row.try_get::<Option<i64>, _>("vendor_payment_id")? {
+            Some(parent) => {
+                vendor_payments.insert(parent);
+            }
+            None => found.push((row.try_get::<i64, _>("id")?, row)),
+        }
+    }
+    let mut singles: Vec<OpenPayment> = Vec::new();
+    let mut seen: HashSet<i64> = HashSet::new();
+    // Held ones are dropped below, in one statement.
+    let held = held_payments(conn, &found.iter().map(|(id, _)| *id).collect::<Vec<_>>()).await?;
+    for (id, row) in &found {
+        if !held.contains(id) && seen.insert(*id) {
+            singles.push(open_payment(row, Holder::Payment(TransactionId(*id)))?);
+        }
+    }
+    if let Some((first, last)) = needs.days {
+        let from = micros(calendar.start_of(first));
+        let to = micros(calendar.start_of(last.saturating_add(pharmapay_core::jiff::Span::new().days(1))));
+        let amounts: Vec<i64> = needs
+            .amounts
+            .iter()
+            .filter_map(|value| pharmapay_core::Amount::try_from(*value).ok())
+            .map(|value| value.to_scaled())
+            .collect();
+        let sql = |list: &str| {
+            format!(
+                "SELECT t.id, t.amount, t.transaction_date, t.transaction_type, t.reference FROM transactions t \
+                 WHERE t.transaction_date >= {from} AND t.transaction_date < {to} AND t.transaction_type <> 'Cash' \
+                 AND t.amount IN ({list}) AND {FREE_PAYMENT}"
+            )
+        };
+        for row in rows_in(conn, &amounts, sql).await? {
+            let id: i64 = row.try_get("id")?;
+            if seen.insert(id) {
+                singles.push(open_payment(&row, Holder::Payment(TransactionId(id)))?);
+            }
+        }
+        let sql = |list: &str| {
+            format!(
+                "SELECT p.id FROM vendor_payments p WHERE p.transaction_date >= {from} AND p.transaction_date < {to} \
+                 AND p.transaction_type <> 'Cash' AND p.amount IN ({list})"
+            )
+        };
+        for row in rows_in(conn, &amounts, sql).await? {
+            vendor_payments.insert(row.try_get("id")?);
+        }
+    }
+    let ids: Vec<i64> = vendor_payments.into_iter().collect();
+    let sql = |list: &str| {
+        format!(
+            "SELECT p.id, p.amount, p.transaction_date, p.transaction_type, p.reference FROM vendor_payments p \
+             WHERE p.id IN ({list}) AND {FREE_VENDOR_PAYMENT}"
+        )
+    };
+    for row in rows_in(conn, &ids, sql).await? {
+        let id = VendorPaymentId(row.try_get("id")?);
+        singles.push(open_payment(&row, Holder::VendorPayment(id))?);
+    }
+    Ok(singles)
+}
+
+/// Which of the payments `ids` (on their own) a line holds.
+async fn held_payments(conn: &mut Conn, ids: &[i64]) -> Result<HashSet<i64>> {
+    let sql = |list: &str| format!("SELECT transaction_id FROM bank_lines WHERE holds AND transaction_id IN ({list})");
+    rows_in(conn, ids, sql).await?.iter().map(|row| Ok(row.try_get::<i64, _>(0)?)).collect()
+}
+
+/// The identities of the lines of `account`'s active statements dated `days`.
+async fn existing_lines(conn: &mut Conn, account: &str, days: Option<(Date, Date)>) -> Result<HashSet<LineIdentity>> {
+    let Some((first, last)) = days else { return Ok(HashSet::new()) };
+    let rows = sqlx::query(
+        "SELECT l.date, l.amount, l.narration, l.reference FROM bank_statements s \
+         JOIN bank_lines l ON l.statement_id = s.id \
+         WHERE s.is_active AND s.account = $1 AND l.date >= $2 AND l.date <= $3",
+    )
+    .bind(account.to_owned())
+    .bind(first.to_string())
+    .bind(last.to_string())
+    .fetch_all(&mut *conn)
+    .await?;
+    rows.iter()
+        .map(|row| {
+            Ok(LineIdentity::new(
+                day(&row.try_get::<String, _>("date")?)?,
+                amount(row.try_get("amount")?)?.get(),
+                row.try_get::<Option<String>, _>("narration")?.as_deref(),
+                row.try_get::<Option<String>, _>("reference")?.as_deref(),
+            ))
+        })
+        .collect()
+}
+
+async fn statement_in(conn: &mut Conn, id: i64) -> Result<Option<BankStatement>> {
+    let sql = format!("SELECT {STATEMENT_COLUMNS} FROM bank_statements WHERE id = $1");
+    let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&mut *conn).await?;
+    row.as_ref().map(statement_from).transpose()
+}
+
+async fn line_in(conn: &mut Conn, statement: i64, line: i64) -> Result<Option<BankLine>> {
+    let sql = format!("SELECT {LINE_COLUMNS} FROM bank_lines WHERE id = $1 AND statement_id = $2");
+    let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(line).bind(statement).fetch_optional(&mut *conn).await?;
+    row.as_ref().map(line_from).transpose()
+}
+
+/// The line `line` of the active statement `statement`, as an action finds it.
+async fn acted_line(conn: &mut Conn, statement: BankStatementId, line: BankLineId) -> Result<BankLine> {
+    let active = row_by_id(conn, "SELECT is_active FROM bank_statements WHERE id = $1", statement.get()).await?;
+    if active.map(|row| row.try_get::<bool, _>("is_active")).transpose()? != Some(true) {
+        return refused(StoreError::NotFound(Entity::BankStatement));
+    }
+    match line_in(conn, statement.get(), line.get()).await? {
+        Some(found) => Ok(found),
+        None => refused(StoreError::NotFound(Entity::BankLine)),
+    }
+}
+
+fn facts_of(line: &BankLine) -> LineFacts {
+    LineFacts { id: line.id, status: line.status, matched_by: line.matched_by, payment: line.payment }
+}
+
+/// The payment a match by hand names, active, with its amount and the line holding it.
+async fn chosen(conn: &mut Conn, choice: PaymentChoice) -> Result<ChosenPayment> {
+    let payment = match choice {
+        PaymentChoice::Transaction(id) => {
+            let row = row_by_id(conn, "SELECT vendor_payment_id, is_active FROM transactions WHERE id = $1", id.get())
+                .await?;
+            match row {
+                Some(row) if row.try_get::<bool, _>("is_active")? => {
+                    match row.try_get::<Option<i64>, _>("vendor_payment_id")? {
+                        Some(parent) => Holder::VendorPayment(VendorPaymentId(parent)),
+                        None => Holder::Payment(id),
+                    }
+                }
+                _ => return refused(StoreError::NotFound(Entity::Transaction)),
+            }
+        }
+        PaymentChoice::VendorPayment(id) => Holder::VendorPayment(id),
+    };
+    let (amount_sql, holder_sql, id) = match payment {
+        Holder::Payment(id) => (
+            "SELECT amount FROM transactions WHERE id = $1",
+            "SELECT id FROM bank_lines WHERE holds AND transaction_id = $1",
+            id.get(),
+        ),
+        Holder::VendorPayment(id) => (
+            "SELECT amount FROM vendor_payments p WHERE p.id = $1 \
+             AND EXISTS (SELECT 1 FROM transactions t WHERE t.vendor_payment_id = p.id AND t.is_active)",
+            "SELECT id FROM bank_lines WHERE holds AND vendor_payment_id = $1",
+            id.get(),
+        ),
+    };
+    let Some(row) = row_by_id(conn, amount_sql, id).await? else {
+        return refused(StoreError::NotFound(Entity::VendorPayment));
+    };
+    let held_by = row_by_id(conn, holder_sql, id).await?.map(|row| row.try_get::<i64, _>(0)).transpose()?;
+    Ok(ChosenPayment { payment, amount: amount(row.try_get("amount")?)?.get(), held_by: held_by.map(BankLineId) })
+}
+
+/// Writes `change` to `line` and moves its statement's counts.
+async fn change_line(conn: &mut Conn, line: &BankLine, change: LineChange) -> Result<()> {
+    let (transaction, vendor_payment) = holder_ids(change.payment);
+    sqlx::query(
+        "UPDATE bank_lines SET status = $2, matched_by = $3, transaction_id = $4, vendor_payment_id = $5, holds = $6 \
+         WHERE id = $1",
+    )
+    .bind(line.id.get())
+    .bind(change.status.name())
+    .bind(change.matched_by.map(MatchedBy::name))
+    .bind(transaction)
+    .bind(vendor_payment)
+    .bind(change.payment.is_some())
+    .execute(&mut *conn)
+    .await?;
+    if change.status != line.status {
+        let sql = format!(
+            "UPDATE bank_statements SET {from} = {from} - 1, {to} = {to} + 1 WHERE id = $1",
+            from = count_column(line.status),
+            to = count_column(change.status)
+        );
+        sqlx::query(sqlx::AssertSqlSafe(sql)).bind(line.statement_id.get()).execute(&mut *conn).await?;
+    }
+    Ok(())
+}
+
+fn count_column(status: LineStatus) -> &'static str {
+    match status {
+        LineStatus::Matched => "matched",
+        LineStatus::AmountDiffers => "amount_differs",
+        LineStatus::Suggested => "suggested",
+        LineStatus::Unmatched => "unmatched",
+        LineStatus::Ignored => "ignored",
+    }
+}
+
+/// Inserts the planned lines of statement `id` in multi-row statements.
+async fn insert_lines(conn: &mut Conn, id: i64, lines: &[bank::PlannedLine]) -> Result<()> {
+    for chunk in lines.chunks(IMPORT_CHUNK) {
+        let mut binds = Binds::in_order();
+        let rows: Vec<String> = chunk
+            .iter()
+            .map(|planned| {
+                let (transaction, vendor_payment) = holder_ids(planned.payment);
+                let line: &StatementLine = &planned.line;
+                let values = [
+                    binds.int(id),
+                    binds.int(i64::from(planned.line_number)),
+                    binds.text(line.date.to_string()),
+                    binds.opt_text(line.narration.clone()),
+                    binds.opt_text(line.reference.clone()),
+                    binds.int(line.amount.to_scaled()),
+                    binds.text(planned.status.name()),
+                    binds.opt_text(planned.matched_by.map(|by| by.name().to_owned())),
+                    binds.int(transaction),
+                    binds.int(vendor_payment),
+                    binds.flag(planned.payment.is_some()),
+                ];
+                format!("({})", values.join(", "))
+            })
+            .collect();
+        let sql = format!(
+            "INSERT INTO bank_lines (statement_id, line_number, date, narration, reference, amount, status, matched_by, \
+             transaction_id, vendor_payment_id, holds) VALUES {}",
+            rows.join(", ")
+        );
+        binds.query(sql).execute(&mut *conn).await?;
+    }
+    Ok(())
+}
+
+impl BankStatementStore for SqlStore {
+    async fn insert_statement(&self, statement: NewBankStatement, ctx: WriteContext) -> StoreResult<BankStatement> {
+        answer(|| async {
+            let (mut db_tx, calendar) = self.begin_with_calendar().await?;
+            lock(&mut db_tx, Lock::BankStatements).await?;
+            let needs = MatchingNeeds::of(&statement.lines);
+            let range = MatchingNeeds::range(&statement.lines);
+            let existing = existing_lines(&mut db_tx, &statement.account, range).await?;
+            let open = open_payments(&mut db_tx, &needs, &calendar).await?;
+            let plan = bank::plan_statement(statement.lines.clone(), &existing, open, &calendar);
+            let counts = plan.counts;
+            let row = sqlx::query(
+                "INSERT INTO bank_statements (account, from_date, to_date, matched, amount_differs, suggested, \
+                 unmatched, ignored, duplicate_lines, deposit_lines, skipped_rows, is_active, created_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, TRUE, $12) RETURNING id",
+            )
+            .bind(statement.account.clone())
+            .bind(range.map(|(first, _)| first.to_string()))
+            .bind(range.map(|(_, last)| last.to_string()))
+            .bind(i64::from(counts.matched))
+            .bind(i64::from(counts.amount_differs))
+            .bind(i64::from(counts.suggested))
+            .bind(i64::from(counts.unmatched))
+            .bind(i64::from(counts.ignored))
+            .bind(i64::from(plan.duplicate_lines))
+            .bind(i64::from(statement.deposit_lines))
+            .bind(i64::from(statement.skipped_rows))
+            .bind(micros(ctx.at))
+            .fetch_one(&mut *db_tx)
+            .await?;
+            let id: i64 = row.try_get(0)?;
+            insert_lines(&mut db_tx, id, &plan.lines).await?;
+            let kept = statement_in(&mut db_tx, id).await?;
+            commit(db_tx, &ctx, "create", Entity::BankStatement, id, kept).await
+        })
+        .await
+    }
+
+    async fn get_statement(&self, id: BankStatementId) -> StoreResult<Option<BankStatement>> {
+        self.answer_read(|| async move { statement_in(&mut *self.read().await?, id.get()).await }).await
+    }
+
+    async fn list_statements(&self, query: &StatementQuery) -> StoreResult<Page<BankStatement>> {
+        self.answer_read(|| async move {
+            let (limit, offset) = page_limits(query.page);
+            let sql = format!(
+                "SELECT (SELECT COUNT(*) FROM bank_statements WHERE is_active) AS total_count, {STATEMENT_COLUMNS} \
+                 FROM bank_statements WHERE is_active ORDER BY id DESC LIMIT {limit} OFFSET {offset}"
+            );
+            let recount = || Binds::default().query("SELECT COUNT(*) FROM bank_statements WHERE is_active".to_owned());
+            self.page(Binds::default(), sql, query.page, statement_from, recount).await
+        })
+        .await
+    }
+
+    async fn uncleared_payments(&self, from: Timestamp, to: Timestamp) -> StoreResult<Vec<UnclearedPayment>> {
+        self.answer_read(|| async move {
+            let mut conn = self.read().await?;
+            let (from, to) = (micros(from), micros(to));
+            let singles = sqlx::query(sqlx::AssertSqlSafe(format!(
+                "SELECT t.id, t.amount, t.transaction_date, t.transaction_type, t.reference FROM transactions t \
+                 WHERE t.transaction_date >= $1 AND t.transaction_date < $2 AND t.transaction_type <> 'Cash' \
+                 AND {FREE_PAYMENT}"
+            )))
+            .bind(from)
+            .bind(to)
+            .fetch_all(&mut *conn)
+            .await?;
+            let parents = sqlx::query(sqlx::AssertSqlSafe(format!(
+                "SELECT p.id, p.amount, p.transaction_date, p.transaction_type, p.reference FROM vendor_payments p \
+                 WHERE p.transaction_date >= $1 AND p.transaction_date < $2 AND p.transaction_type <> 'Cash' \
+                 AND {FREE_VENDOR_PAYMENT}"
+            )))
+            .bind(from)
+            .bind(to)
+            .fetch_all(&mut *conn)
+            .await?;
+            let mut found = Vec::with_capacity(singles.len() + parents.len());
+            for (rows, vendor_payment) in [(&singles, false), (&parents, true)] {
+                for row in rows {
+                    let id: i64 = row.try_get("id")?;
+                    let payment = if vendor_payment {
+                        Holder::VendorPayment(VendorPaymentId(id))
+                    } else {
+                        Holder::Payment(TransactionId(id))
+                    };
+                    found.push(UnclearedPayment {
+                        payment,
+                        date: instant(row.try_get("transaction_date")?)?,
+                        amount: amount(row.try_get("amount")?)?,
+                        transaction_type: transaction_type(row.try_get("transaction_type")?)?,
+                        reference: row.try_get("reference")?,
+                    });
+                }
+            }
+            found.sort_by_key(|payment| (payment.date, payment.payment));
+            Ok(found)
+        })
+        .await
+    }
+
+    async fn list_lines(&self, statement: BankStatementId, query: &LineQuery) -> StoreResult<Page<BankLine>> {
+        self.answer_read(|| async move {
+            let active = {
+                let mut conn = self.read().await?;
+                row_by_id(&mut conn, "SELECT is_active FROM bank_statements WHERE id = $1", statement.get())
+                    .await?
+                    .map(|row| row.try_get::<bool, _>("is_active"))
+                    .transpose()?
+            };
+            if active != Some(true) {
+                return refused(StoreError::NotFound(Entity::BankStatement));
+            }
+            let conditions = |binds: &mut Binds| {
+                let mut parts = vec![format!("statement_id = {}", binds.int(statement.get()))];
+                if let Some(status) = query.status {
+                    parts.push(format!("status = {}", binds.text(status.name())));
+                }
+                parts.join(" AND ")
+            };
+            let mut binds = Binds::default();
+            let filter = conditions(&mut binds);
+            let (limit, offset) = page_limits(query.page);
+            let sql = format!(
+                "SELECT (SELECT COUNT(*) FROM bank_lines WHERE {filter}) AS total_count, {LINE_COLUMNS} \
+                 FROM bank_lines WHERE {filter} ORDER BY line_number LIMIT {limit} OFFSET {offset}"
+            );
+            let recount = || {
+                let mut binds = Binds::default();
+                let filter = conditions(&mut binds);
+                binds.query(format!("SELECT COUNT(*) FROM bank_lines WHERE {filter}"))
+            };
+            self.page(binds, sql, query.page, line_from, recount).await
+        })
+        .await
+    }
+
+    async fn get_line(&self, statement: BankStatementId, line: BankLineId) -> StoreResult<Option<BankLine>> {
+        self.answer_read(|| async move {
+            let mut conn = self.read().await?;
+            match acted_line(&mut conn, statement, line).await {
+                Ok(found) => Ok(Some(found)),
+                Err(Error::Refused(StoreError::NotFound(_))) => Ok(None),
+                Err(other) => Err(other),
+            }
+        })
+        .await
+    }
+
+    async fn act_on_line(
+        &self,
+        statement: BankStatementId,
+        line: BankLineId,
+        action: LineAction,
+        ctx: WriteContext,
+    ) -> StoreResult<BankLine> {
+        answer(|| async {
+            let mut db_tx = self.begin_locked(Lock::BankStatements).await?;
+            let found = acted_line(&mut db_tx, statement, line).await?;
+            let facts = facts_of(&found);
+            let change = match &action {
+                LineAction::Confirm => bank::confirm(&facts)?,
+                LineAction::Match(choice) => {
+                    let chosen = chosen(&mut db_tx, *choice).await?;
+                    bank::match_by_hand(&facts, found.amount.get(), &chosen)?
+                }
+                LineAction::Unmatch => bank::unmatch(),
+                LineAction::Ignore { .. } => bank::ignore(),
+            };
+            change_line(&mut db_tx, &found, change).await?;
+            let changed = line_in(&mut db_tx, statement.get(), line.get()).await?;
+            commit(db_tx, &ctx, action.name(), Entity::BankLine, line.get(), changed).await
+        })
+        .await
+    }
+
+    async fn record_line(
+        &self,
+        statement: BankStatementId,
+        line: BankLineId,
+        vendor: VendorId,
+        payment: NewVendorPayment,
+        ctx: WriteContext,
+    ) -> StoreResult<BankLine> {
+        answer(|| async {
+            let (mut db_tx, calendar) = self.begin_with_calendar().await?;
+            lock(&mut db_tx, Lock::BankStatements).await?;
+            let found = acted_line(&mut db_tx, statement, line).await?;
+            bank::check_record(&facts_of(&found))?;
+            let (id, change) = write_vendor_payment(&mut db_tx, &calendar, vendor, &payment, ctx.at).await?;
+            insert_audit(&mut db_tx, ctx.audit("create", Entity::VendorPayment, Some(id))).await?;
+            change_line(&mut db_tx, &found, bank::recorded(Holder::VendorPayment(VendorPaymentId(id)))).await?;
+            let changed = line_in(&mut db_tx, statement.get(), line.get()).await?;
+            commit_moving(db_tx, &ctx, ("record", Entity::BankLine, line.get()), changed, Some(&change)).await
+        })
+        .await
+    }
+
+    async fn delete_statement(&self, id: BankStatementId, ctx: WriteContext) -> StoreResult<()> {
+        answer(|| async {
+            let mut db_tx = self.begin_locked(Lock::BankStatements).await?;
+            let deleted = sqlx::query("UPDATE bank_statements SET is_active = FALSE WHERE id = $1 AND is_active")
+                .bind(id.get())
+                .execute(&mut *db_tx)
+                .await?
+                .rows_affected();
+            if deleted == 0 {
+                return refused(StoreError::NotFound(Entity::BankStatement));
+            }
+            sqlx::query("UPDATE bank_lines SET holds = FALSE WHERE statement_id = $1 AND holds")
+                .bind(id.get())
+                .execute(&mut *db_tx)
+                .await?;
+            commit(db_tx, &ctx, "delete", Entity::BankStatement, id.get(), Some(())).await
+        })
+        .await
+    }
+}
