@@ -214,8 +214,8 @@ impl BankStatementStore for MemoryStore {
                 by_key || near
             })
             .collect();
-        let range = MatchingNeeds::range(&statement.lines);
         let plan = bank::plan_statement(statement.lines, &existing, open, &calendar);
+        let range = plan.range();
         let id = state.next("bank_statement");
         let mut lines = Vec::with_capacity(plan.lines.len());
         for planned in plan.lines {

@@ -363,6 +363,9 @@ macro_rules! store_conformance_tests {
             vendor_files_and_reports_import_back,
             templates_and_workbooks_import,
             imports_are_idempotent_and_race_safely,
+            statements_match_lines_and_every_action_keeps_the_counts,
+            concurrent_uploads_match_a_payment_once,
+            bad_statements_are_refused_and_statements_are_for_admins,
         );
     };
     (@cases required $fresh:path; $($case:ident),* $(,)?) => {

@@ -111,7 +111,7 @@ impl MatchingNeeds {
         Self { keys, amounts, days }
     }
 
-    /// The first and last day of the lines themselves (the statement's range), if any.
+    /// The first and last day of the lines themselves, if any: where their duplicates may be.
     pub fn range(lines: &[StatementLine]) -> Option<(Date, Date)> {
         let first = lines.iter().map(|line| line.date).min()?;
         let last = lines.iter().map(|line| line.date).max()?;
@@ -143,6 +143,16 @@ pub struct StatementPlan {
     pub duplicate_lines: u32,
     /// The kept lines by status.
     pub counts: LineCounts,
+}
+
+impl StatementPlan {
+    /// The first and last day of the kept lines: the statement's range (D46); `None` when no
+    /// line is kept.
+    pub fn range(&self) -> Option<(Date, Date)> {
+        let first = self.lines.iter().map(|line| line.line.date).min()?;
+        let last = self.lines.iter().map(|line| line.line.date).max()?;
+        Some((first, last))
+    }
 }
 
 /// Decides an upload (D46): a line identical to one in `existing` (the identities of the lines

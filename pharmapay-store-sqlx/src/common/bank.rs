@@ -388,11 +388,11 @@ impl BankStatementStore for SqlStore {
             let (mut db_tx, calendar) = self.begin_with_calendar().await?;
             lock(&mut db_tx, Lock::BankStatements).await?;
             let needs = MatchingNeeds::of(&statement.lines);
-            let range = MatchingNeeds::range(&statement.lines);
-            let existing = existing_lines(&mut db_tx, &statement.account, range).await?;
+            let days = MatchingNeeds::range(&statement.lines);
+            let existing = existing_lines(&mut db_tx, &statement.account, days).await?;
             let open = open_payments(&mut db_tx, &needs, &calendar).await?;
             let plan = bank::plan_statement(statement.lines.clone(), &existing, open, &calendar);
-            let counts = plan.counts;
+            let (counts, range) = (plan.counts, plan.range());
             let row = sqlx::query(
                 "INSERT INTO bank_statements (account, from_date, to_date, matched, amount_differs, suggested, \
                  unmatched, ignored, duplicate_lines, deposit_lines, skipped_rows, is_active, created_at) \

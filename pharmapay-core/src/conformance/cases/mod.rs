@@ -9,11 +9,12 @@
 //! D40), `payments.rs` (references, vendor payments, what falls due: D30 to D33),
 //! `reconciliation.rs` (GSTINs, drug licences, aging and statements: D34 to D37) and
 //! `reports.rs` (settings, dashboard, audit, exports, idempotency, imports), `credits.rs`
-//! (vendor credits, D44) and `imports.rs` (imported files, D45). Every case is
+//! (vendor credits, D44), `imports.rs` (imported files, D45) and `bank.rs` (bank statements, D46). Every case is
 //! re-exported here, where [`crate::store_conformance_tests!`] finds it by name. This file
 //! holds the helpers the cases share.
 
 mod access;
+mod bank;
 mod credits;
 mod grants;
 mod imports;
@@ -28,6 +29,10 @@ pub use access::{
     policies_are_managed_with_unique_active_names, profile_and_password_change_follow_d24,
     roles_are_managed_and_system_roles_protected, the_last_admin_and_oneself_cannot_be_removed,
     users_are_managed_with_unique_emails,
+};
+pub use bank::{
+    bad_statements_are_refused_and_statements_are_for_admins, concurrent_uploads_match_a_payment_once,
+    statements_match_lines_and_every_action_keeps_the_counts,
 };
 pub use credits::{
     concurrent_applications_never_apply_more_than_accepted, credit_list_filters_and_orders,
