@@ -40,7 +40,11 @@ async fn permissions_and_policies() {
     let app = spawn_app().await;
     let permissions = app.get("/api/permissions").await.expect(200).json();
     let permissions = permissions.as_array().unwrap();
-    assert_eq!(permissions.len(), 33, "D27, D44");
+    assert_eq!(permissions.len(), 37, "D27, D44, D46");
+    assert_eq!(
+        permissions[33],
+        json!({ "id": 34, "collection": "BankStatement", "action": "Read", "description": "View bank statements" })
+    );
     assert_eq!(
         permissions[0],
         json!({ "id": 1, "collection": "Vendor", "action": "Read", "description": "View vendors" })

@@ -4,6 +4,7 @@ mod helpers;
 
 mod access;
 mod auth;
+mod bank_statements;
 mod catalogue;
 mod concurrency;
 mod conditions;

@@ -1,0 +1,187 @@
+//! Bank statements over HTTP (D46): an upload matched against the payments, its lists and
+//! uncleared payments, every line action, and what bad requests answer.
+
+use hyper::Method;
+use serde_json::{Value, json};
+
+use crate::helpers::{TestApp, TestResponse, spawn_app};
+
+const CSV: &str = "text/csv";
+
+/// An ICICI-shaped download: a preamble, the header, a UPI line naming a recorded UTR, a NEFT
+/// line of a recorded amount, a cheque nobody recorded and a deposit.
+const STATEMENT: &str = "Detailed Statement,,,,,,,\n\
+    Account Number,XXXXXXXX5678,,,,,,\n\
+    S No.,Value Date,Transaction Date,Cheque Number,Transaction Remarks,Withdrawal Amount (INR ),Deposit Amount (INR ),Balance (INR )\n\
+    1,05/05/2024,05/05/2024,,UPI/512345678901/Paid to Shree/shree@ybl,\"2,500.00\",0.00,97500.00\n\
+    2,06/05/2024,06/05/2024,,NEFT-ACME PHARMA,1200.00,0.00,96300.00\n\
+    3,07/05/2024,07/05/2024,000451,CHQ PAID-CLG,4000.00,0.00,92300.00\n\
+    4,08/05/2024,08/05/2024,,NEFT CR-REFUND,0.00,100.00,92400.00\n";
+
+impl TestApp {
+    async fn statement(&self, query: &str, content_type: &str, body: impl Into<hyper::body::Bytes>) -> TestResponse {
+        let path = format!("/api/bank-statements{query}");
+        self.call_raw(Method::POST, &path, Some(&self.admin_token), Some(content_type), body).await
+    }
+
+    async fn line_action(&self, statement: i64, line: &Value, action: &str, body: &Value) -> TestResponse {
+        let path = format!("/api/bank-statements/{statement}/lines/{}/{action}", line["id"]);
+        self.post(&path, body).await
+    }
+}
+
+#[tokio::test]
+async fn statements_are_uploaded_matched_listed_and_acted_on() {
+    let app = spawn_app().await;
+    let vendor = app.vendor("Shree Medicals").await;
+    let invoice = app.invoice(vendor, "SM-1", "50000", "2024-06-30").await;
+    let payment = |amount: &str, day: &str, reference: Value| {
+        json!({ "invoiceId": invoice, "amount": amount.parse::<f64>().unwrap(), "transactionDate": day,
+                "transactionType": "UPI", "reference": reference })
+    };
+    let upi = app.post("/api/transactions", &payment("2500", "2024-05-05", json!("512345678901"))).await;
+    let upi = upi.expect(201).json()["id"].clone();
+    let neft = app.post("/api/transactions", &payment("1200", "2024-05-04", Value::Null)).await;
+    let neft = neft.expect(201).json()["id"].clone();
+    let unseen = app.post("/api/transactions", &payment("333", "2024-05-03", json!("NEVER-SEEN"))).await;
+    let unseen = unseen.expect(201).json()["id"].clone();
+
+    let created = app.statement("?account=ICICI%205678", CSV, STATEMENT).await;
+    created.expect(201);
+    let statement = created.json();
+    let id = statement["id"].as_i64().unwrap();
+    assert_eq!(created.header("location"), Some(format!("/api/bank-statements/{id}").as_str()));
+    assert_eq!(
+        statement,
+        json!({ "id": id, "account": "ICICI 5678", "fromDate": "2024-05-05", "toDate": "2024-05-07",
+                "lineCount": 3, "matched": 1, "amountDiffers": 0, "suggested": 1, "unmatched": 1, "ignored": 0,
+                "duplicateLines": 0, "depositLines": 1, "skippedRows": 0, "isActive": true,
+                "createdAt": statement["createdAt"] })
+    );
+    let detail = app.get(&format!("/api/bank-statements/{id}")).await.expect(200).json();
+    assert_eq!(
+        detail["unclearedPayments"],
+        json!([{ "transactionId": unseen, "vendorPaymentId": null, "date": "2024-05-03T00:00:00Z",
+                 "amount": 333, "transactionType": "UPI", "reference": "NEVER-SEEN" }])
+    );
+    let lines = app.get(&format!("/api/bank-statements/{id}/lines")).await.expect(200).json();
+    assert_eq!(lines["totalCount"], 3);
+    let line = |n: usize| lines["items"][n - 1].clone();
+    assert_eq!(
+        line(1),
+        json!({ "id": line(1)["id"], "lineNumber": 1, "date": "2024-05-05",
+                "narration": "UPI/512345678901/Paid to Shree/shree@ybl", "reference": null, "amount": 2500,
+                "status": "Matched", "matchedBy": "Reference", "transactionId": upi, "vendorPaymentId": null })
+    );
+    assert_eq!((line(2)["status"].clone(), line(2)["transactionId"].clone()), (json!("Suggested"), neft.clone()));
+    assert_eq!((line(3)["status"].clone(), line(3)["reference"].clone()), (json!("Unmatched"), json!("000451")));
+    let suggested = app.get(&format!("/api/bank-statements/{id}/lines?status=suggested")).await.expect(200).json();
+    assert_eq!(suggested["totalCount"], 1);
+    app.get(&format!("/api/bank-statements/{id}/lines?status=Cleared")).await.invalid("status");
+
+    // Every action answers the line.
+    let confirmed = app.line_action(id, &line(2), "confirm", &json!({})).await.expect(200).json();
+    assert_eq!(
+        (confirmed["status"].clone(), confirmed["matchedBy"].clone()),
+        (json!("Matched"), json!("AmountAndDate"))
+    );
+    let again = app.line_action(id, &line(2), "confirm", &json!({})).await.problem(400);
+    assert!(again["detail"].as_str().unwrap().contains("Suggested"), "{again}");
+    let taken = app.line_action(id, &line(3), "match", &json!({ "transactionId": upi })).await.problem(409);
+    assert_eq!(taken["existingLineId"], line(1)["id"]);
+    assert!(taken["errors"]["transactionId"].is_array(), "{taken}");
+    app.line_action(id, &line(3), "match", &json!({})).await.invalid("transactionId");
+    app.line_action(id, &line(3), "match", &json!({ "transactionId": 999999 })).await.problem(404);
+    let freed = app.line_action(id, &line(1), "unmatch", &json!({})).await.expect(200).json();
+    assert_eq!((freed["status"].clone(), freed["transactionId"].clone()), (json!("Unmatched"), Value::Null));
+    let by_hand = app.line_action(id, &line(3), "match", &json!({ "transactionId": upi })).await.expect(200).json();
+    assert_eq!(
+        (by_hand["status"].clone(), by_hand["matchedBy"].clone()),
+        (json!("AmountDiffers"), json!("Hand")),
+        "2,500 recorded against a 4,000 cheque"
+    );
+    let ignored = app.line_action(id, &line(3), "ignore", &json!({ "reason": "rent" })).await.expect(200).json();
+    assert_eq!((ignored["status"].clone(), ignored["transactionId"].clone()), (json!("Ignored"), Value::Null));
+    let audit = app.get(&format!("/api/audit-log?entity=BankLine&entityId={}", line(3)["id"])).await.expect(200).json();
+    assert!(audit["items"].as_array().unwrap().iter().any(|entry| entry["reason"] == "rent"), "{audit}");
+
+    // Recording the first line (freed above) as a vendor payment: a 409, since its UTR is
+    // recorded already (D30); once that payment is gone, the line records it anew.
+    let record = json!({ "vendorId": vendor });
+    let recorded_twice = app.line_action(id, &line(1), "record", &record).await.problem(409);
+    assert_eq!(recorded_twice["existingTransactionId"], upi);
+    app.delete(&format!("/api/transactions/{upi}")).await.expect(204);
+    let recorded = app.line_action(id, &line(1), "record", &record).await.expect(200).json();
+    assert_eq!((recorded["status"].clone(), recorded["matchedBy"].clone()), (json!("Matched"), json!("Hand")));
+    let made = app.get(&format!("/api/vendor-payments/{}", recorded["vendorPaymentId"])).await.expect(200).json();
+    assert_eq!(
+        (
+            made["amount"].clone(),
+            made["transactionType"].clone(),
+            made["reference"].clone(),
+            made["transactionDate"].clone()
+        ),
+        (json!(2500), json!("UPI"), json!("512345678901"), json!("2024-05-05T00:00:00Z"))
+    );
+    app.line_action(id, &line(1), "record", &record).await.problem(400);
+    let counts = app.get(&format!("/api/bank-statements/{id}")).await.expect(200).json();
+    assert_eq!(
+        [&counts["matched"], &counts["suggested"], &counts["unmatched"], &counts["ignored"]],
+        [&json!(2), &json!(0), &json!(0), &json!(1)]
+    );
+
+    // Overlapping downloads are harmless; a delete frees the matches.
+    let overlap = app.statement("?account=ICICI%205678", CSV, STATEMENT).await.expect(201).json();
+    assert_eq!((overlap["lineCount"].clone(), overlap["duplicateLines"].clone()), (json!(0), json!(3)));
+    let listed = app.get("/api/bank-statements").await.expect(200).json();
+    assert_eq!(listed["items"][0]["id"], overlap["id"], "newest first");
+    app.delete(&format!("/api/bank-statements/{id}")).await.expect(204);
+    app.get(&format!("/api/bank-statements/{id}")).await.problem(404);
+    app.get(&format!("/api/bank-statements/{id}/lines")).await.problem(404);
+    app.line_action(id, &line(2), "unmatch", &json!({})).await.problem(404);
+    let fresh = app.statement("?account=ICICI%205678", CSV, STATEMENT).await.expect(201).json();
+    assert_eq!((fresh["matched"].clone(), fresh["suggested"].clone()), (json!(1), json!(1)), "{fresh}");
+}
+
+#[tokio::test]
+async fn bad_statements_and_actions_answer_their_problem() {
+    let app = spawn_app().await;
+    let path_free = "?account=A";
+    let not_a_file = app.statement(path_free, "application/json", "{}").await.problem(415);
+    assert!(not_a_file["detail"].as_str().unwrap().contains("text/csv"), "{not_a_file}");
+    app.statement("", CSV, STATEMENT).await.invalid("account");
+    app.statement("?account=A&dateFormat=DDMM", CSV, STATEMENT).await.invalid("dateFormat");
+    let no_debit = app.statement(path_free, CSV, "Date,Narration,Balance\n05/05/2024,X,1\n").await.invalid("file");
+    assert!(no_debit["errors"]["file"][0].as_str().unwrap().contains("debit"), "{no_debit}");
+    app.statement(path_free, CSV, b"Date,Debit\n\xff\xfe,1\n".to_vec()).await.invalid("file");
+    let rows = app.statement(path_free, CSV, "Date,Narration,Debit\n05/05/2024,X,abc\n").await.problem(400);
+    assert!(rows["errors"]["row2.amount"].is_array(), "{rows}");
+    let too_big = vec![b'a'; 20 * 1024 * 1024 + 1];
+    app.statement(path_free, CSV, too_big).await.problem(413);
+    assert_eq!(app.get("/api/bank-statements").await.expect(200).json()["totalCount"], 0, "nothing was written");
+
+    // Named columns and month-first dates.
+    let named = app
+        .statement(
+            "?account=A&dateColumn=When&debitColumn=Paid%20Out&dateFormat=MDY",
+            CSV,
+            "When,Paid Out\n04/30/2024,10\n",
+        )
+        .await
+        .expect(201)
+        .json();
+    assert_eq!(named["fromDate"], "2024-04-30");
+    let id = named["id"].as_i64().unwrap();
+    let line = app.get(&format!("/api/bank-statements/{id}/lines")).await.expect(200).json()["items"][0].clone();
+    let other = app.statement("?account=B", CSV, "Date,Debit\n01/05/2024,5\n").await.expect(201).json();
+    let foreign = app.get(&format!("/api/bank-statements/{}/lines", other["id"])).await.expect(200).json();
+    app.line_action(id, &foreign["items"][0], "ignore", &json!({})).await.problem(404);
+    app.line_action(id, &line, "record", &json!({ "vendorId": 999999 })).await.problem(404);
+    app.line_action(id, &line, "record", &json!({ "transactionType": "Cheque" })).await.problem(400);
+
+    // Bank statements are the admins' by default (D46).
+    let (_, pharmacist) = app.user("pharmacist@example.com", 2).await;
+    app.call(Method::GET, "/api/bank-statements", Some(&pharmacist), None).await.problem(403);
+    let path = format!("/api/bank-statements/{id}/lines/{}/unmatch", line["id"]);
+    app.call(Method::POST, &path, Some(&pharmacist), Some(&json!({}))).await.problem(403);
+}
