@@ -307,12 +307,18 @@ pub fn read_days(params: &(impl Params + ?Sized), name: &str, errors: &mut Field
     }
 }
 
-/// Reads an optional calendar day `YYYY-MM-DD` (D34, D35); anything else is an error.
+/// Reads an optional calendar day `YYYY-MM-DD` (D34, D35) of the years 1900 to 9999, the
+/// years a request's dates may name (D2); anything else is an error.
 pub fn read_day(params: &(impl Params + ?Sized), name: &str, errors: &mut FieldErrors) -> Option<jiff::civil::Date> {
     let value = params.get(name)?.trim();
     let parsed = (value.len() == 10).then(|| value.parse::<jiff::civil::Date>().ok()).flatten();
-    if parsed.is_none() {
-        errors.add(name, "must be a date written YYYY-MM-DD");
+    match parsed {
+        None => errors.add(name, "must be a date written YYYY-MM-DD"),
+        Some(day) if !(1900..=9999).contains(&day.year()) => {
+            errors.add(name, crate::clock::DateError::OutOfRange.to_string());
+            return None;
+        }
+        Some(_) => {}
     }
     parsed
 }
@@ -350,6 +356,21 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+
+    #[test]
+    fn days_are_read_within_the_years_requests_may_name() {
+        let read = |value: &str| {
+            let mut errors = FieldErrors::new();
+            let day = read_day(&[("fromDate", value)][..], "fromDate", &mut errors);
+            (day.map(|day| day.to_string()), errors.contains("fromDate"))
+        };
+        assert_eq!(read("2024-05-10"), (Some("2024-05-10".to_owned()), false));
+        assert_eq!(read("1900-01-01"), (Some("1900-01-01".to_owned()), false));
+        // A report from the year 401 would reach dates no store or workbook can hold.
+        assert_eq!(read("0401-09-03"), (None, true));
+        assert_eq!(read("1899-12-31"), (None, true));
+        assert_eq!(read("2024-5-10"), (None, true));
+    }
 
     proptest! {
         /// Every page of a list cut by selection is the page of the list sorted whole, with
