@@ -16,6 +16,7 @@ use rust_decimal::Decimal;
 
 use crate::import::{Cell, FILE_LIMITS, FileError, ImportFile, MAX_ROWS, RowErrors, cells, table};
 use crate::money::{self, Amount};
+use crate::text::TEXT_MAX;
 
 /// How many rows from the top of the file may hold the header row (D46).
 pub const HEADER_ROWS: u32 = 30;
@@ -325,14 +326,25 @@ fn read_row(
         Ok(Flow::Out(amount)) => read.lines.push(StatementLine {
             row: number,
             date,
-            narration: cells::text(cell_at(row, columns.narration)),
-            reference: cells::text(cell_at(row, columns.reference)).filter(|text| !is_dash(text)),
+            narration: line_text(cell_at(row, columns.narration)),
+            reference: line_text(cell_at(row, columns.reference)).filter(|text| !is_dash(text)),
             amount,
         }),
         Ok(Flow::In) => read.deposit_lines += 1,
         Ok(Flow::Nothing) => read.skipped_rows += 1,
         Err(message) => errors.add(number, AMOUNT_FIELD, message),
     }
+}
+
+/// A narration or reference cell as a line keeps it: trimmed, its control characters (a NUL, a
+/// line break inside a quoted cell) turned into spaces, at most [`TEXT_MAX`] characters, so what
+/// a hostile file holds is text every store can keep and every screen can show; `None` when
+/// nothing is left.
+fn line_text(cell: &Cell) -> Option<String> {
+    let text = cells::text(cell)?;
+    let clean: String =
+        text.chars().map(|c| if c.is_control() { ' ' } else { c }).take(TEXT_MAX).collect::<String>().trim().to_owned();
+    (!clean.is_empty()).then_some(clean)
 }
 
 /// Money out of `value`'s size.

@@ -477,3 +477,14 @@ proptest! {
         let _ = read_with(&body, &ReadOptions::default());
     }
 }
+
+#[test]
+fn narrations_and_references_keep_no_control_characters_and_a_bounded_length() {
+    let long = "N".repeat(TEXT_MAX + 50);
+    let body =
+        format!("Date,Narration,Ref No,Debit\n05/04/2026,\"UPI\u{0}PAY\nTO X\",\u{7}\u{7},10\n06/04/2026,{long},R,5\n");
+    let statement = read(&body);
+    assert_eq!(statement.lines[0].narration.as_deref(), Some("UPI PAY TO X"));
+    assert_eq!(statement.lines[0].reference, None, "nothing but control characters is nothing");
+    assert_eq!(statement.lines[1].narration.as_ref().map(|text| text.chars().count()), Some(TEXT_MAX));
+}
