@@ -76,6 +76,10 @@ const IN_ORDER_PLACEHOLDER: Option<&str> = None;
 /// imported file's invoice numbers, D45) in one bound value and one statement.
 const JSON_TEXTS: &str = "SELECT json_array_elements_text($1::json)";
 
+/// The integers of the JSON array bound as `$1`, as a subquery: a bank statement's thousands of
+/// amounts (D46) in one bound value, so the days around its lines are read once.
+const JSON_INTS: &str = "SELECT json_array_elements_text($1::json)::bigint";
+
 /// How a read that spans statements begins: one snapshot for all of them.
 const READ_SNAPSHOT: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
 

@@ -85,6 +85,10 @@ const IN_ORDER_PLACEHOLDER: Option<&str> = Some("?");
 /// imported file's invoice numbers, D45) in one bound value and one statement.
 const JSON_TEXTS: &str = "SELECT value FROM json_each($1)";
 
+/// The integers of the JSON array bound as `$1`, as a subquery: a bank statement's thousands of
+/// amounts (D46) in one bound value, so the days around its lines are read once.
+const JSON_INTS: &str = "SELECT value FROM json_each($1)";
+
 /// How a read that spans statements begins: a deferred transaction takes its snapshot at its
 /// first read and keeps it (WAL) until it ends.
 const READ_SNAPSHOT: &str = "BEGIN";

@@ -64,7 +64,7 @@ use sqlx::Pool;
 use tracing::warn;
 
 use super::{
-    BACKEND, Db, IN_ORDER_PLACEHOLDER, JSON_TEXTS, LICENCE_HOLDERS, LICENCE_HOLDERS_PACKED, LONG_READ_SETUP,
+    BACKEND, Db, IN_ORDER_PLACEHOLDER, JSON_INTS, JSON_TEXTS, LICENCE_HOLDERS, LICENCE_HOLDERS_PACKED, LONG_READ_SETUP,
     MIGRATIONS, MIGRATIONS_TABLE, READ_SNAPSHOT, ROW_LOCKS, ReadConn, Reader, SCRIPTS_IN_ONE_CALL, SEARCH_INDEX, Table,
     WriteTx, Writer, after_seed, before_index_builds, begin_write, begin_write_reading, begin_write_tx, lock,
     rebuild_search, reserve_ids, schema_definitions, writer_pool,

@@ -47,7 +47,7 @@ pub struct Measured {
 /// # Errors
 /// When the copy, the server or an import fails.
 pub async fn measure(places: &Places, backend: Backend, scale: Scale, url: &str) -> Result<Measured, String> {
-    let copy = Copy::make(places, backend, url).await?;
+    let copy = Copy::make(places, backend, url, "import").await?;
     let outcome = measure_on(places, backend, scale, &copy.url).await;
     copy.drop_it(places).await;
     outcome
@@ -122,7 +122,12 @@ fn invoice_file(stamp: u64, vendors: &[String]) -> String {
     file
 }
 
-async fn send(
+/// Sends `body` as `content_type` with the token on a fresh connection, and answers the status
+/// and the JSON body (null when it is none).
+///
+/// # Errors
+/// When the server cannot be reached or the exchange fails.
+pub(crate) async fn send(
     addr: SocketAddr,
     token: &str,
     path: &str,
@@ -142,21 +147,26 @@ async fn send(
 }
 
 /// A copy of a prepared database, made for one run and dropped after it.
-struct Copy {
-    url: String,
+pub(crate) struct Copy {
+    /// The URL of the copy.
+    pub(crate) url: String,
     /// The SQLite files to remove, or the PostgreSQL database to drop.
     files: Vec<std::path::PathBuf>,
     database: Option<String>,
 }
 
 impl Copy {
-    async fn make(places: &Places, backend: Backend, url: &str) -> Result<Self, String> {
+    /// Copies the database at `url` beside it, named after `purpose` (`import`, `bank`).
+    ///
+    /// # Errors
+    /// When the copy fails, or for the memory store, which has nothing to copy.
+    pub(crate) async fn make(places: &Places, backend: Backend, url: &str, purpose: &str) -> Result<Self, String> {
         match backend {
             Backend::Sqlite => {
                 let path = std::path::PathBuf::from(url.trim_start_matches("sqlite:"));
-                let copy = path.with_extension("import.db");
-                // The prepared file is checkpointed (no server has it open), so the main file
-                // is the whole database.
+                let copy = path.with_extension(format!("{purpose}.db"));
+                // The write-ahead log and its index go with the main file, so the copy holds
+                // every committed page, checkpointed or not.
                 let mut files = Vec::new();
                 for suffix in ["", "-wal", "-shm"] {
                     let from = std::path::PathBuf::from(format!("{}{suffix}", path.display()));
@@ -171,7 +181,7 @@ impl Copy {
             }
             Backend::Postgres => {
                 let source = url.rsplit('/').next().unwrap_or_default().to_owned();
-                let name = format!("{source}_import");
+                let name = format!("{source}_{purpose}");
                 let started = Instant::now();
                 for sql in
                     [format!("DROP DATABASE IF EXISTS {name}"), format!("CREATE DATABASE {name} TEMPLATE {source}")]
@@ -181,11 +191,12 @@ impl Copy {
                 eprintln!("copied {source} to {name} in {:.1} s", started.elapsed().as_secs_f64());
                 Ok(Self { url: format!("{}/{name}", places.pg_base), files: Vec::new(), database: Some(name) })
             }
-            Backend::Memory => Err("the import is measured on SQL backends".into()),
+            Backend::Memory => Err(format!("the {purpose} is measured on SQL backends")),
         }
     }
 
-    async fn drop_it(self, places: &Places) {
+    /// Removes the copy's files, or drops its database.
+    pub(crate) async fn drop_it(self, places: &Places) {
         for file in &self.files {
             let _ = std::fs::remove_file(file);
         }

@@ -19,6 +19,7 @@
 //! 127.0.0.1. `BENCHMARKS.md` describes the method and the figures.
 
 mod attacks;
+mod bank;
 mod children;
 mod client;
 mod imports;
@@ -131,7 +132,9 @@ struct RunArgs {
     /// statement-year, aging-today-page, statement-year-first-page, statement-year-last-page,
     /// create-payment, vendor-payment, apply-credit, login, get-vendor-during-logins,
     /// get-vendor-during-aging. `import`: a 100,000-row invoice CSV imported into a copy of the
-    /// database, as a dry run and for real (D45). Sign-in throttling scenarios (D21, D40), all three with
+    /// database, as a dry run and for real (D45). `bank`: a 5,000-line bank statement uploaded into
+    /// a copy of the database, and one line's action against a vendor fetch (D46). Sign-in
+    /// throttling scenarios (D21, D40), all three with
     /// `throttling`: throttling-burst (32 parallel right-password sign-ins for one account, 5
     /// rounds), throttling-flood (1,000 attempts for a throttled email, with the audit entries
     /// and bytes on disk they wrote), throttling-payments (POST /api/transactions alone, then
@@ -301,9 +304,9 @@ async fn run(args: RunArgs) -> Result<(), String> {
         .filter(|(backend, _, _)| *backend != Backend::Memory)
         .map(|(backend, scale, prepared)| (*backend, *scale, prepared.url.clone()))
         .collect();
-    // `--only import` measures the import alone, without the endpoint rows.
-    let only_imports =
-        !settings.args.only.is_empty() && settings.args.only.iter().all(|only| "import".contains(only.as_str()));
+    // `--only import` or `--only bank` measures those alone, without the endpoint rows.
+    let only_imports = !settings.args.only.is_empty()
+        && settings.args.only.iter().all(|only| ["import", "bank"].iter().any(|key| key.contains(only.as_str())));
     let mut blocks = Vec::new();
     for (backend, scale, prepared) in seeded.into_iter().filter(|_| !only_imports) {
         let block =
@@ -324,6 +327,13 @@ async fn run(args: RunArgs) -> Result<(), String> {
             measured.push(imports::measure(&settings.places, *backend, *scale, url).await?);
         }
         let text = imports::render(&measured);
+        println!("{text}");
+        if let Some(path) = &settings.args.markdown {
+            append(path, &text)?;
+        }
+    }
+    if selected(&settings.args.only, "bank") {
+        let text = bank::measure_all(&settings.places, &import_targets, settings.args.max_busy).await?;
         println!("{text}");
         if let Some(path) = &settings.args.markdown {
             append(path, &text)?;
