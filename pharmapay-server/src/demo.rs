@@ -62,8 +62,9 @@ pub struct DemoReport {
 /// each commit's index work.
 const BATCH: usize = 50_000;
 
-/// SplitMix64: small, fast and good enough for demo data; no cryptographic use.
-struct Random(u64);
+/// SplitMix64: small, fast and good enough for demo data; no cryptographic use. The load
+/// harness draws its own test files from it too, so the same seed gives the same file.
+pub struct Random(pub u64);
 
 impl Random {
     fn next(&mut self) -> u64 {
@@ -75,7 +76,7 @@ impl Random {
     }
 
     /// A number in `0..bound`.
-    fn below(&mut self, bound: u64) -> u64 {
+    pub fn below(&mut self, bound: u64) -> u64 {
         if bound == 0 { 0 } else { self.next() % bound }
     }
 

@@ -67,11 +67,11 @@ async fn a_sqlite_file_keeps_its_data_across_reopens_and_migrates_once() {
     let kept = again.token_secret(pharmapay_core::auth::Secret::new("t".repeat(40))).await.unwrap();
     assert_eq!(kept.expose(), secret.expose(), "the first secret is kept across restarts");
     assert_eq!(again.list_roles().await.unwrap().len(), 2, "the seed is written once");
-    assert_eq!(again.list_permissions().await.unwrap().len(), 33);
+    assert_eq!(again.list_permissions().await.unwrap().len(), 37);
     let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
     let applied: i64 =
         sqlx::query("SELECT COUNT(*) FROM _pharmapay_migrations").fetch_one(&mut conn).await.unwrap().get(0);
-    assert_eq!(applied, 16, "each of the sixteen migrations is recorded once");
+    assert_eq!(applied, 17, "each of the seventeen migrations is recorded once");
 }
 
 /// Writes a small ledger through `store`: an overdue, a fully paid and a partially paid
@@ -141,6 +141,11 @@ async fn reads_as_the_small_ledger<S: Store>(store: &S) {
     assert_eq!((top.len(), top[0].outstanding_balance, top[0].total_invoices), (1, dec("17.5"), 3));
 }
 
+/// Takes a database back from version 17 to 16: no bank statements and no permissions for them
+/// (D46); the same text on both backends.
+const UNDO_17: &str = "DROP TABLE bank_lines; DROP TABLE bank_statements; DROP INDEX vendor_payments_by_date; \
+     DELETE FROM permissions WHERE id >= 34; DELETE FROM _pharmapay_migrations WHERE version = 17";
+
 /// Takes a SQLite database back from version 16 to 15: no credit applications, and the figures
 /// and indexes as they were before credits were set against bills (D44).
 const UNDO_16_SQLITE: &str = "DROP TABLE credit_applications; DROP INDEX vendor_credits_by_vendor; \
@@ -182,6 +187,7 @@ async fn sqlite_kept_figures_are_recounted_when_an_existing_database_upgrades() 
     small_ledger(&store).await.unwrap();
     store.close().await;
     let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
+    sqlx::raw_sql(UNDO_17).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_16_SQLITE).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(
         "DROP INDEX vendors_by_outstanding; DROP INDEX vendors_ranked; \
@@ -218,6 +224,7 @@ async fn postgres_kept_figures_are_recounted_when_an_existing_database_upgrades(
     small_ledger(&store).await.unwrap();
     store.close().await;
     let mut conn = sqlx::PgConnection::connect(database.url()).await.unwrap();
+    sqlx::raw_sql(UNDO_17).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_16_POSTGRES).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(
         "ALTER TABLE vendors DROP COLUMN active_invoices, DROP COLUMN invoiced_high, DROP COLUMN invoiced_low, \
@@ -794,7 +801,7 @@ async fn assert_seeded_permissions<S: Store>(store: &S) {
         .collect();
     let seeded: Vec<(i64, String)> =
         pharmapay_core::seed::permissions().into_iter().map(|seed| (seed.id.get(), seed.access.to_string())).collect();
-    assert_eq!(held, seeded, "D44: permissions 30 to 33 after the audit log's");
+    assert_eq!(held, seeded, "D44, D46: permissions 30 to 37 after the audit log's");
     let policy = store.get_policy(pharmapay_core::ids::PolicyId(1)).await.unwrap().unwrap();
     let mut granted: Vec<i64> = policy.permissions.iter().map(|permission| permission.id.get()).collect();
     granted.sort_unstable();
@@ -809,6 +816,7 @@ async fn sqlite_credit_permissions_are_added_when_an_existing_database_upgrades(
     let store = SqliteStore::connect(&path).await.unwrap();
     store.close().await;
     let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
+    sqlx::raw_sql(UNDO_17).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_16_SQLITE).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(BEFORE_CREDITS).execute(&mut conn).await.unwrap();
     conn.close().await.unwrap();
@@ -823,6 +831,7 @@ async fn postgres_credit_permissions_are_added_when_an_existing_database_upgrade
     let Some((store, database)) = common::fresh_postgres().await else { return };
     store.close().await;
     let mut conn = sqlx::PgConnection::connect(database.url()).await.unwrap();
+    sqlx::raw_sql(UNDO_17).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_16_POSTGRES).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(BEFORE_CREDITS).execute(&mut conn).await.unwrap();
     conn.close().await.unwrap();

@@ -6,9 +6,9 @@ use std::time::Instant;
 
 use tracing::{info, instrument};
 
+use super::imports::read_in_background;
 use super::{PharmaPay, store_error, visible};
 use crate::access::{Access, Action, Collection, Principal};
-use crate::background::BackgroundError;
 use crate::bank::read::{ReadOptions, StatementError, read_statement};
 use crate::domain::bank_statement::{
     BankLine, BankStatement, LineAction, LineQuery, LineRecording, MatchRequest, NewBankStatement, PaymentChoice,
@@ -20,7 +20,7 @@ use crate::ids::{BankLineId, BankStatementId};
 use crate::import::{ImportFile, MAX_FILE_BYTES, MAX_ROWS};
 use crate::paging::Page;
 use crate::rules::bank::{self, SUGGEST_WITHIN_DAYS};
-use crate::store::{Store, StoreError};
+use crate::store::Store;
 
 /// An upload's request (D46): the account, the file, how to read it, and its idempotency key.
 pub struct StatementUpload<'a> {
@@ -56,18 +56,14 @@ impl<S: Store> PharmaPay<S> {
             return Err(Error::TooLarge(format!("the file is larger than {} MiB", MAX_FILE_BYTES >> 20)));
         }
         let started = Instant::now();
-        let read = crate::background::run("pharmapay-statement", move || read_statement(&file, &options))
-            .await
-            .map_err(|error| match error {
-                BackgroundError::Panicked => Error::invalid("file", "the file could not be read: it is damaged"),
-                other => Error::Store(StoreError::backend(other)),
-            })?
-            .map_err(|error| match error {
+        let read = read_in_background("pharmapay-statement", move || read_statement(&file, &options)).await?.map_err(
+            |error| match error {
                 StatementError::File(message) => Error::invalid("file", message),
                 StatementError::TooManyRows => Error::TooLarge(format!("the file has more than {MAX_ROWS} rows")),
                 StatementError::TooLarge(message) => Error::TooLarge(message),
                 StatementError::Rows(errors) => Error::Rows(errors),
-            })?;
+            },
+        )?;
         let statement = NewBankStatement {
             account,
             lines: read.lines,

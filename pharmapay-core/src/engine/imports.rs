@@ -59,6 +59,19 @@ impl<'a> ImportRequest<'a> {
     }
 }
 
+/// Runs `read`, the reading of an uploaded file, on a thread of lower priority (D48). A reader
+/// that gave up on a file (a damaged workbook can trip its parser) is the file's fault, not the
+/// server's: a 400 on `file`.
+pub(super) async fn read_in_background<T: Send + 'static>(
+    name: &'static str,
+    read: impl FnOnce() -> T + Send + 'static,
+) -> Result<T> {
+    crate::background::run(name, read).await.map_err(|error| match error {
+        BackgroundError::Panicked => Error::invalid("file", "the file could not be read: it is damaged"),
+        other => Error::Store(StoreError::backend(other)),
+    })
+}
+
 impl<S: Store> PharmaPay<S> {
     /// The caller a command line acts as when it imports without a server (D45): the active
     /// admin with `email`, or the first active admin. Whoever runs the command holds the
@@ -146,15 +159,8 @@ impl<S: Store> PharmaPay<S> {
                 progress(ImportStage::Reading(rows));
             }
         };
-        let (row_count, rows, mut errors) = crate::background::run("pharmapay-import", move || read(&file, &tick))
-            .await
-            // A reader that gave up on a file (a damaged workbook can trip its parser) is the
-            // file's fault, not the server's.
-            .map_err(|error| match error {
-                BackgroundError::Panicked => Error::invalid("file", "the file could not be read: it is damaged"),
-                other => Error::Store(StoreError::backend(other)),
-            })?
-            .map_err(|error| match error {
+        let (row_count, rows, mut errors) =
+            read_in_background("pharmapay-import", move || read(&file, &tick)).await?.map_err(|error| match error {
                 ReadError::File(message) => Error::invalid("file", message),
                 ReadError::TooManyRows => Error::TooLarge(format!("the file has more than {MAX_ROWS} data rows")),
                 ReadError::TooLarge(message) => Error::TooLarge(message),

@@ -20,6 +20,7 @@ use pharmapay_benches::stats::Latencies;
 use pharmapay_core::BusinessCalendar;
 use pharmapay_core::jiff::civil::Date;
 use pharmapay_core::jiff::{Span, Timestamp};
+use pharmapay_server::demo::Random;
 use pharmapay_server::{DEMO_ADMIN_EMAIL, DEMO_ADMIN_PASSWORD};
 use serde_json::Value;
 
@@ -326,29 +327,11 @@ fn payment(item: &Value, calendar: &BusinessCalendar) -> Option<Payment> {
     Some(Payment { cents, date: calendar.date_of(paid), upi, reference })
 }
 
-/// A small deterministic generator (SplitMix64), so the same payments give the same statement.
-struct Random(u64);
-
-impl Random {
-    /// The next number.
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A number below `n` (the bias of the modulo is of no matter here).
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-
-    /// Shuffles `items` in place (Fisher-Yates).
-    fn shuffle<T>(&mut self, items: &mut [T]) {
-        for i in (1..items.len()).rev() {
-            items.swap(i, self.below(i as u64 + 1) as usize);
-        }
+/// Shuffles `items` in place (Fisher-Yates) with the demo data's generator, so the same
+/// payments give the same statement.
+fn shuffle<T>(random: &mut Random, items: &mut [T]) {
+    for i in (1..items.len()).rev() {
+        items.swap(i, random.below(i as u64 + 1) as usize);
     }
 }
 
@@ -401,8 +384,8 @@ impl Built {
     fn from(pools: &Pools) -> Self {
         let mut random = Random(46);
         let (mut referenced, mut unreferenced) = (pools.referenced.clone(), pools.unreferenced.clone());
-        random.shuffle(&mut referenced);
-        random.shuffle(&mut unreferenced);
+        shuffle(&mut random, &mut referenced);
+        shuffle(&mut random, &mut unreferenced);
         referenced.truncate(REFERENCED);
         unreferenced.truncate(SUGGESTIBLE);
         // (day, narration, reference cell, amount in hundredths)
