@@ -427,22 +427,32 @@ impl MatchRequest {
 /// recognised headers, and `dateFormat`.
 ///
 /// # Errors
-/// The messages by parameter name: an unknown `dateFormat`, a column name that is blank or
-/// longer than 64 characters.
+/// The messages by parameter name: an unknown `dateFormat`, a column name that is blank,
+/// longer than 64 characters or the same header as an earlier column parameter.
 pub fn upload_params(
     params: &(impl Params + ?Sized),
 ) -> Result<(Option<String>, crate::bank::read::ReadOptions), FieldErrors> {
     use crate::bank::read::{DateOrder, ReadOptions};
     let mut errors = FieldErrors::new();
-    let mut column = |name: &str| -> Option<String> {
+    // Each named column is read as one thing: a header named for two (the date and the amount)
+    // is a mistake, answered on the later parameter.
+    let mut named: Vec<(&str, String)> = Vec::new();
+    let mut column = |name: &'static str| -> Option<String> {
         let value = params.get(name)?;
-        match text::required(value, ACCOUNT_MAX) {
-            Ok(value) => Some(value),
+        let value = match text::required(value, ACCOUNT_MAX) {
+            Ok(value) => value,
             Err(error) => {
                 errors.add(name, error.to_string());
-                None
+                return None;
             }
+        };
+        let key = crate::bank::read::bank_header_key(&value);
+        if let Some((earlier, _)) = named.iter().find(|(_, other)| *other == key) {
+            errors.add(name, format!("names the same column as {earlier}"));
+            return None;
         }
+        named.push((name, key));
+        Some(value)
     };
     let mut options = ReadOptions {
         date_column: column("dateColumn"),

@@ -415,7 +415,8 @@ fn column(name: &'static str, what: &str) -> Json {
     query(
         name,
         format!(
-            "The header of the {what} column, matched ignoring case, spaces and punctuation; replaces the recognised names."
+            "The header of the {what} column, matched ignoring case, spaces and punctuation; replaces the recognised \
+             names. A header named for two columns is a 400."
         ),
         object! { "type": "string", "minLength": 1, "maxLength": ACCOUNT_MAX },
     )

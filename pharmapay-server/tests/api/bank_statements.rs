@@ -151,6 +151,10 @@ async fn bad_statements_and_actions_answer_their_problem() {
     assert!(not_a_file["detail"].as_str().unwrap().contains("text/csv"), "{not_a_file}");
     app.statement("", CSV, STATEMENT).await.invalid("account");
     app.statement("?account=A&dateFormat=DDMM", CSV, STATEMENT).await.invalid("dateFormat");
+    // One column cannot be both the date and the amount (a one-cell file `0` would read as a
+    // header naming both).
+    let twice = app.statement("?account=A&dateColumn=0&amountColumn=%200", CSV, "0").await.invalid("amountColumn");
+    assert!(twice["errors"]["amountColumn"][0].as_str().unwrap().contains("dateColumn"), "{twice}");
     let no_debit = app.statement(path_free, CSV, "Date,Narration,Balance\n05/05/2024,X,1\n").await.invalid("file");
     assert!(no_debit["errors"]["file"][0].as_str().unwrap().contains("debit"), "{no_debit}");
     app.statement(path_free, CSV, b"Date,Debit\n\xff\xfe,1\n".to_vec()).await.invalid("file");

@@ -143,29 +143,28 @@ async fn open_payments(
     needs: &MatchingNeeds,
     calendar: &BusinessCalendar,
 ) -> Result<Vec<OpenPayment>> {
-    let mut found = Vec::new();
+    let mut singles: Vec<OpenPayment> = Vec::new();
+    let mut seen: HashSet<i64> = HashSet::new();
     let mut vendor_payments: BTreeSet<i64> = BTreeSet::new();
     let keys = serde_json::to_string(&needs.keys).unwrap_or_else(|_| "[]".to_owned());
-    // By key: payments on their own, and the vendor payments whose parts carry the key.
+    // By key: payments on their own no line holds, and the vendor payments whose parts carry
+    // the key (whether a line holds those is asked below, with the others).
     let sql = format!(
         "SELECT t.id, t.vendor_payment_id, t.amount, t.transaction_date, t.transaction_type, t.reference \
-         FROM transactions t WHERE t.is_active AND t.reference_key IN ({JSON_TEXTS})"
+         FROM transactions t WHERE t.is_active AND t.reference_key IN ({JSON_TEXTS}) \
+         AND (t.vendor_payment_id IS NOT NULL OR {FREE_PAYMENT})"
     );
     for row in sqlx::query(sqlx::AssertSqlSafe(sql)).bind(keys).fetch_all(&mut *conn).await? {
         match row.try_get::<Option<i64>, _>("vendor_payment_id")? {
             Some(parent) => {
                 vendor_payments.insert(parent);
             }
-            None => found.push((row.try_get::<i64, _>("id")?, row)),
-        }
-    }
-    let mut singles: Vec<OpenPayment> = Vec::new();
-    let mut seen: HashSet<i64> = HashSet::new();
-    // Held ones are dropped below, in one statement.
-    let held = held_payments(conn, &found.iter().map(|(id, _)| *id).collect::<Vec<_>>()).await?;
-    for (id, row) in &found {
-        if !held.contains(id) && seen.insert(*id) {
-            singles.push(open_payment(row, Holder::Payment(TransactionId(*id)))?);
+            None => {
+                let id: i64 = row.try_get("id")?;
+                if seen.insert(id) {
+                    singles.push(open_payment(&row, Holder::Payment(TransactionId(id)))?);
+                }
+            }
         }
     }
     if let Some((first, last)) = needs.days {
@@ -212,12 +211,6 @@ async fn open_payments(
         singles.push(open_payment(&row, Holder::VendorPayment(id))?);
     }
     Ok(singles)
-}
-
-/// Which of the payments `ids` (on their own) a line holds.
-async fn held_payments(conn: &mut Conn, ids: &[i64]) -> Result<HashSet<i64>> {
-    let sql = |list: &str| format!("SELECT transaction_id FROM bank_lines WHERE holds AND transaction_id IN ({list})");
-    rows_in(conn, ids, sql).await?.iter().map(|row| Ok(row.try_get::<i64, _>(0)?)).collect()
 }
 
 /// The identities of the lines of `account`'s active statements dated `days`.
