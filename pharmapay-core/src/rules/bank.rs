@@ -96,9 +96,7 @@ impl MatchingNeeds {
             keys.extend(candidate_keys(line.reference.as_deref(), line.narration.as_deref()));
             amounts.insert(line.amount.get().normalize());
         }
-        let first = lines.iter().map(|line| line.date).min();
-        let last = lines.iter().map(|line| line.date).max();
-        let days = first.zip(last).map(|(first, last)| {
+        let days = Self::range(lines).map(|(first, last)| {
             (
                 first.saturating_sub(jiff::Span::new().days(SUGGEST_WITHIN_DAYS)),
                 last.saturating_add(jiff::Span::new().days(SUGGEST_WITHIN_DAYS)),
@@ -113,9 +111,7 @@ impl MatchingNeeds {
 
     /// The first and last day of the lines themselves, if any: where their duplicates may be.
     pub fn range(lines: &[StatementLine]) -> Option<(Date, Date)> {
-        let first = lines.iter().map(|line| line.date).min()?;
-        let last = lines.iter().map(|line| line.date).max()?;
-        Some((first, last))
+        first_and_last(lines.iter().map(|line| line.date))
     }
 }
 
@@ -149,10 +145,16 @@ impl StatementPlan {
     /// The first and last day of the kept lines: the statement's range (D46); `None` when no
     /// line is kept.
     pub fn range(&self) -> Option<(Date, Date)> {
-        let first = self.lines.iter().map(|line| line.line.date).min()?;
-        let last = self.lines.iter().map(|line| line.line.date).max()?;
-        Some((first, last))
+        first_and_last(self.lines.iter().map(|line| line.line.date))
     }
+}
+
+/// The earliest and latest of `days`; `None` when there are none.
+fn first_and_last(days: impl Iterator<Item = Date>) -> Option<(Date, Date)> {
+    days.fold(None, |range, day| match range {
+        None => Some((day, day)),
+        Some((first, last)) => Some((first.min(day), last.max(day))),
+    })
 }
 
 /// Decides an upload (D46): a line identical to one in `existing` (the identities of the lines
@@ -262,6 +264,13 @@ pub struct LineFacts {
     pub matched_by: Option<MatchedBy>,
     /// The payment it holds.
     pub payment: Option<Holder>,
+}
+
+impl LineFacts {
+    /// The facts of a line as a store read it.
+    pub fn of(line: &crate::domain::bank_statement::BankLine) -> Self {
+        Self { id: line.id, status: line.status, matched_by: line.matched_by, payment: line.payment }
+    }
 }
 
 /// What an action leaves a line as.

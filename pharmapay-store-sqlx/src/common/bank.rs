@@ -262,10 +262,6 @@ async fn acted_line(conn: &mut Conn, statement: BankStatementId, line: BankLineI
     }
 }
 
-fn facts_of(line: &BankLine) -> LineFacts {
-    LineFacts { id: line.id, status: line.status, matched_by: line.matched_by, payment: line.payment }
-}
-
 /// The payment a match by hand names, active, with its amount and the line holding it.
 async fn chosen(conn: &mut Conn, choice: PaymentChoice) -> Result<ChosenPayment> {
     let payment = match choice {
@@ -534,7 +530,7 @@ impl BankStatementStore for SqlStore {
         answer(|| async {
             let mut db_tx = self.begin_locked(Lock::BankStatements).await?;
             let found = acted_line(&mut db_tx, statement, line).await?;
-            let facts = facts_of(&found);
+            let facts = LineFacts::of(&found);
             let change = match &action {
                 LineAction::Confirm => bank::confirm(&facts)?,
                 LineAction::Match(choice) => {
@@ -563,7 +559,7 @@ impl BankStatementStore for SqlStore {
             let (mut db_tx, calendar) = self.begin_with_calendar().await?;
             lock(&mut db_tx, Lock::BankStatements).await?;
             let found = acted_line(&mut db_tx, statement, line).await?;
-            bank::check_record(&facts_of(&found))?;
+            bank::check_record(&LineFacts::of(&found))?;
             let (id, change) = write_vendor_payment(&mut db_tx, &calendar, vendor, &payment, ctx.at).await?;
             insert_audit(&mut db_tx, ctx.audit("create", Entity::VendorPayment, Some(id))).await?;
             change_line(&mut db_tx, &found, bank::recorded(Holder::VendorPayment(VendorPaymentId(id)))).await?;
