@@ -45,11 +45,13 @@ pub enum Collection {
     VendorCredit,
     /// Bank statements (D46).
     BankStatement,
+    /// Webhooks and the event feed (D47).
+    Webhook,
 }
 
 impl Collection {
     /// Every collection, in seeding order.
-    pub const ALL: [Collection; 12] = [
+    pub const ALL: [Collection; 13] = [
         Collection::Vendor,
         Collection::Invoice,
         Collection::Transaction,
@@ -62,6 +64,7 @@ impl Collection {
         Collection::AuditLog,
         Collection::VendorCredit,
         Collection::BankStatement,
+        Collection::Webhook,
     ];
 
     /// The name as written in a permission.
@@ -79,6 +82,7 @@ impl Collection {
             Collection::AuditLog => "AuditLog",
             Collection::VendorCredit => "VendorCredit",
             Collection::BankStatement => "BankStatement",
+            Collection::Webhook => "Webhook",
         }
     }
 }

@@ -39,6 +39,8 @@
 //!   creates (D45).
 //! - [`bank`]: reading the bank statements pharmacies download into their money-out lines, and
 //!   the keys a line's payment may be found by (D46).
+//! - [`events`]: what a write announces to the integrations following the books, rendered
+//!   in the write's own transaction (D47).
 //! - [`report`]: Excel reports (D26), streamed from the store in batches, built in constant
 //!   memory and saved into any writer.
 //! - `conformance` (feature `conformance`): the behavioural suite every store must pass, one
@@ -58,6 +60,7 @@ pub mod dashboard;
 pub mod domain;
 pub mod engine;
 pub mod error;
+pub mod events;
 pub mod figures;
 pub mod idempotency;
 pub mod ids;

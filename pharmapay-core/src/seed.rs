@@ -88,6 +88,8 @@ pub fn permissions() -> Vec<SeedPermission> {
     list.extend(crud.iter().map(|action| Access::new(C::VendorCredit, *action)));
     // D46: ids 34 to 37, for admins only by default (no policy grants them).
     list.extend(crud.iter().map(|action| Access::new(C::BankStatement, *action)));
+    // D47: ids 38 to 41, for admins only by default.
+    list.extend(crud.iter().map(|action| Access::new(C::Webhook, *action)));
     list.into_iter()
         .enumerate()
         .map(|(index, access)| SeedPermission {
@@ -112,6 +114,7 @@ fn describe(access: Access) -> String {
         Collection::AuditLog => "the audit log",
         Collection::VendorCredit => "vendor credits",
         Collection::BankStatement => "bank statements",
+        Collection::Webhook => "webhooks and events",
     };
     let verb = match access.action {
         Action::Read => "View",
@@ -176,7 +179,7 @@ mod tests {
     #[test]
     fn permission_ids_follow_the_d27_order() {
         let names: Vec<String> = permissions().iter().map(|p| p.access.to_string()).collect();
-        assert_eq!(names.len(), 37);
+        assert_eq!(names.len(), 41);
         assert_eq!(names[0], "Vendor:Read");
         assert_eq!(names[3], "Vendor:Delete");
         assert_eq!(names[11], "Transaction:Delete");
@@ -190,9 +193,10 @@ mod tests {
             ["VendorCredit:Read", "VendorCredit:Create", "VendorCredit:Update", "VendorCredit:Delete"]
         );
         assert_eq!(
-            names[33..],
+            names[33..37],
             ["BankStatement:Read", "BankStatement:Create", "BankStatement:Update", "BankStatement:Delete"]
         );
+        assert_eq!(names[37..], ["Webhook:Read", "Webhook:Create", "Webhook:Update", "Webhook:Delete"]);
         assert!(permissions().iter().enumerate().all(|(i, p)| p.id.0 == i as i64 + 1));
     }
 

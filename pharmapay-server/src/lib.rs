@@ -219,6 +219,8 @@ pub(crate) fn engine_options(config: &Config) -> EngineOptions {
         jwt_issuer: config.jwt_issuer.clone(),
         jwt_audience: config.jwt_audience.clone(),
         token_lifetime: SignedDuration::from_hours(i64::from(config.token_hours)),
+        // D47: every write of the ledger records its event, its data as the API's reads answer.
+        events: Some(std::sync::Arc::new(routes::events::ApiRenderer)),
         ..EngineOptions::default()
     }
 }

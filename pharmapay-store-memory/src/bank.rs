@@ -14,6 +14,7 @@ use pharmapay_core::domain::bank_statement::{
     BankLine, BankStatement, LineAction, LineCounts, LineQuery, LineStatus, MatchedBy, NewBankStatement, PaymentChoice,
     StatementQuery, UnclearedPayment,
 };
+use pharmapay_core::events::Announcement;
 use pharmapay_core::ids::{BankLineId, BankStatementId, VendorId, VendorPaymentId};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::jiff::civil::Date;
@@ -45,7 +46,7 @@ pub(crate) struct StatementRow {
 /// A kept line.
 #[derive(Clone)]
 pub(crate) struct LineRow {
-    statement_id: i64,
+    pub(crate) statement_id: i64,
     line_number: u32,
     line: StatementLine,
     status: LineStatus,
@@ -54,7 +55,7 @@ pub(crate) struct LineRow {
 }
 
 impl State {
-    fn statement(&self, id: i64) -> Option<BankStatement> {
+    pub(crate) fn statement(&self, id: i64) -> Option<BankStatement> {
         let row = self.bank_statements.get(&id)?;
         Some(BankStatement {
             id: BankStatementId(id),
@@ -355,7 +356,8 @@ impl BankStatementStore for MemoryStore {
         let id = state.record_vendor_payment(vendor, &payment, ctx.at)?;
         state.audit(ctx.audit("create", Entity::VendorPayment, Some(id)));
         state.change_line(line.get(), bank::recorded(Holder::VendorPayment(VendorPaymentId(id))));
-        state.finish_write(&ctx, "record", Entity::BankLine, line.get());
+        let also = [Announcement::vendor_payment_recorded(id)];
+        state.finish_announcing(&ctx, ("record", Entity::BankLine, line.get()), &also);
         Ok(state.bank_line(line.get()).expect("recorded above"))
     }
 

@@ -9,6 +9,7 @@ use pharmapay_core::dashboard::CreditSummary;
 use pharmapay_core::domain::{
     CreditApplication, CreditDecision, CreditKind, CreditQuery, NewCreditApplication, NewVendorCredit, VendorCredit,
 };
+use pharmapay_core::events::Announcement;
 use pharmapay_core::ids::{CreditApplicationId, InvoiceId, VendorCreditId, VendorId};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::rules::credits::{self, CreditFacts};
@@ -220,7 +221,7 @@ impl State {
         }
     }
 
-    fn credit(&self, id: i64) -> Option<VendorCredit> {
+    pub(crate) fn credit(&self, id: i64) -> Option<VendorCredit> {
         let row = self.credits.get(&id)?;
         Some(VendorCredit {
             id: VendorCreditId(id),
@@ -522,7 +523,9 @@ impl CreditStore for MemoryStore {
         let before = state.snapshot(&[Touch::Invoice(invoice_id), Touch::Credit(credit.get())]);
         state.release_applications(vec![application.get()]);
         state.keep_figures(before);
-        state.finish_write(&ctx, "delete", Entity::CreditApplication, application.get());
+        // D47: undoing an application changes its credit.
+        let also = [Announcement::credit_released(credit.get())];
+        state.finish_announcing(&ctx, ("delete", Entity::CreditApplication, application.get()), &also);
         Ok(())
     }
 

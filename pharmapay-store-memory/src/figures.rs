@@ -99,9 +99,18 @@ impl State {
     pub(crate) fn keep_figures(&mut self, before: Snapshot) {
         let mut change = FigureChange::new();
         for (touch, then) in before.0 {
-            change.row(Some(&then), Some(&self.facts(touch)));
+            match (touch, then, self.facts(touch)) {
+                (Touch::Invoice(id), Facts::Invoice(then), Facts::Invoice(now)) => {
+                    change.invoice(id, then.as_ref(), now.as_ref());
+                }
+                (_, then, now) => {
+                    change.row(Some(&then), Some(&now));
+                }
+            }
         }
         self.figures.apply(&change);
+        // D47: the write announces the invoices it brought to FullyPaid where it ends.
+        self.paid_now.extend(change.paid_invoices());
     }
 
     /// Switches the business calendar to `calendar` and recounts every day figure in its days

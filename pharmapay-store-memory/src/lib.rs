@@ -32,6 +32,7 @@
 mod access;
 mod bank;
 mod credits;
+mod events;
 mod figures;
 mod imports;
 mod invoices;
@@ -226,6 +227,9 @@ struct State {
     user_policies: BTreeSet<(i64, i64)>,
     settings: BTreeMap<String, Setting>,
     audit: Vec<AuditEntry>,
+    /// The event feed (D47), by id, and the invoices the current write brought to FullyPaid.
+    events: BTreeMap<i64, pharmapay_core::events::Event>,
+    paid_now: BTreeSet<i64>,
     idempotency: HashMap<(i64, String), IdempotencyRow>,
     login_attempts: HashMap<String, LoginAttempts>,
     token_secret: Option<Secret>,
@@ -260,6 +264,8 @@ impl Default for State {
             role_policies: BTreeSet::new(),
             user_policies: BTreeSet::new(),
             settings: BTreeMap::new(),
+            events: BTreeMap::new(),
+            paid_now: BTreeSet::new(),
             audit: Vec::new(),
             idempotency: HashMap::new(),
             login_attempts: HashMap::new(),
@@ -358,10 +364,22 @@ impl State {
         });
     }
 
-    /// Records the write's audit entry and completes its idempotency claim, as the last step
-    /// of a write (D22, D23).
+    /// Records the write's audit entry and events and completes its idempotency claim, as the
+    /// last step of a write (D22, D23, D47).
     fn finish_write(&mut self, ctx: &WriteContext, action: &'static str, entity: Entity, entity_id: i64) {
+        self.finish_announcing(ctx, (action, entity, entity_id), &[]);
+    }
+
+    /// [`Self::finish_write`] for a write that also announces `also` (D47).
+    fn finish_announcing(
+        &mut self,
+        ctx: &WriteContext,
+        (action, entity, entity_id): (&'static str, Entity, i64),
+        also: &[pharmapay_core::events::Announcement],
+    ) {
         self.audit(ctx.audit(action, entity, Some(entity_id)));
+        let paid = std::mem::take(&mut self.paid_now);
+        self.announce(ctx, ctx.announcements((action, entity, entity_id), also, paid));
         if let Some(ticket) = &ctx.idempotency {
             self.complete_claim(ticket, entity_id);
         }

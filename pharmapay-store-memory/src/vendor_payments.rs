@@ -14,7 +14,7 @@ use crate::figures::Touch;
 use crate::{MemoryStore, State, VendorPaymentRow};
 
 impl State {
-    fn vendor_payment(&self, id: i64) -> Option<VendorPayment> {
+    pub(crate) fn vendor_payment(&self, id: i64) -> Option<VendorPayment> {
         let row = self.vendor_payments.get(&id)?;
         let parts = self
             .active_parts(id)

@@ -206,6 +206,14 @@ macro_rules! migrations {
                 recounts_figures: false,
                 rekeys_references: false,
             },
+            Migration {
+                version: 18,
+                description: "events",
+                sql: include_str!(concat!("../migrations/", $backend, "/0018_events.sql")),
+                seeds: false,
+                recounts_figures: false,
+                rekeys_references: false,
+            },
         ]
     };
 }
@@ -545,6 +553,10 @@ pub(crate) enum Lock {
     /// is held by one line at most. Taken after the time zone setting and before any payment
     /// reference's lock.
     BankStatements,
+    /// Giving committed events their positions in the feed (D47): one sequencer at a time
+    /// across every server sharing the database, so positions follow the order it finds events
+    /// in. Taken alone, by a transaction that writes nothing else.
+    EventPositions,
 }
 
 impl Lock {
@@ -566,6 +578,7 @@ impl Lock {
             Lock::Access => BASE + 3,
             Lock::AllReferences => BASE + 4,
             Lock::BankStatements => BASE + 5,
+            Lock::EventPositions => BASE + 6,
             Lock::Reference(hash) => REFERENCES + i64::from(hash),
         }
     }

@@ -67,11 +67,11 @@ async fn a_sqlite_file_keeps_its_data_across_reopens_and_migrates_once() {
     let kept = again.token_secret(pharmapay_core::auth::Secret::new("t".repeat(40))).await.unwrap();
     assert_eq!(kept.expose(), secret.expose(), "the first secret is kept across restarts");
     assert_eq!(again.list_roles().await.unwrap().len(), 2, "the seed is written once");
-    assert_eq!(again.list_permissions().await.unwrap().len(), 37);
+    assert_eq!(again.list_permissions().await.unwrap().len(), 41);
     let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
     let applied: i64 =
         sqlx::query("SELECT COUNT(*) FROM _pharmapay_migrations").fetch_one(&mut conn).await.unwrap().get(0);
-    assert_eq!(applied, 17, "each of the seventeen migrations is recorded once");
+    assert_eq!(applied, 18, "each of the eighteen migrations is recorded once");
 }
 
 /// Writes a small ledger through `store`: an overdue, a fully paid and a partially paid
@@ -141,6 +141,10 @@ async fn reads_as_the_small_ledger<S: Store>(store: &S) {
     assert_eq!((top.len(), top[0].outstanding_balance, top[0].total_invoices), (1, dec("17.5"), 3));
 }
 
+/// Takes a database back from version 18 to 17: no event feed, no webhook permissions (D47).
+const UNDO_18: &str = "DROP TABLE events; DROP TABLE event_positions; DELETE FROM permissions WHERE id >= 38; \
+     DELETE FROM _pharmapay_migrations WHERE version = 18";
+
 /// Takes a database back from version 17 to 16: no bank statements and no permissions for them
 /// (D46); the same text on both backends.
 const UNDO_17: &str = "DROP TABLE bank_lines; DROP TABLE bank_statements; DROP INDEX vendor_payments_by_date; \
@@ -187,6 +191,7 @@ async fn sqlite_kept_figures_are_recounted_when_an_existing_database_upgrades() 
     small_ledger(&store).await.unwrap();
     store.close().await;
     let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
+    sqlx::raw_sql(UNDO_18).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_17).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_16_SQLITE).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(
@@ -224,6 +229,7 @@ async fn postgres_kept_figures_are_recounted_when_an_existing_database_upgrades(
     small_ledger(&store).await.unwrap();
     store.close().await;
     let mut conn = sqlx::PgConnection::connect(database.url()).await.unwrap();
+    sqlx::raw_sql(UNDO_18).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_17).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_16_POSTGRES).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(
@@ -801,7 +807,7 @@ async fn assert_seeded_permissions<S: Store>(store: &S) {
         .collect();
     let seeded: Vec<(i64, String)> =
         pharmapay_core::seed::permissions().into_iter().map(|seed| (seed.id.get(), seed.access.to_string())).collect();
-    assert_eq!(held, seeded, "D44, D46: permissions 30 to 37 after the audit log's");
+    assert_eq!(held, seeded, "D44, D46, D47: permissions 30 to 41 after the audit log's");
     let policy = store.get_policy(pharmapay_core::ids::PolicyId(1)).await.unwrap().unwrap();
     let mut granted: Vec<i64> = policy.permissions.iter().map(|permission| permission.id.get()).collect();
     granted.sort_unstable();
@@ -816,6 +822,7 @@ async fn sqlite_credit_permissions_are_added_when_an_existing_database_upgrades(
     let store = SqliteStore::connect(&path).await.unwrap();
     store.close().await;
     let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
+    sqlx::raw_sql(UNDO_18).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_17).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_16_SQLITE).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(BEFORE_CREDITS).execute(&mut conn).await.unwrap();
@@ -831,6 +838,7 @@ async fn postgres_credit_permissions_are_added_when_an_existing_database_upgrade
     let Some((store, database)) = common::fresh_postgres().await else { return };
     store.close().await;
     let mut conn = sqlx::PgConnection::connect(database.url()).await.unwrap();
+    sqlx::raw_sql(UNDO_18).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_17).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_16_POSTGRES).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(BEFORE_CREDITS).execute(&mut conn).await.unwrap();

@@ -34,6 +34,7 @@ use crate::domain::{
     Vendor, VendorType,
 };
 use crate::engine::{AdminAccount, EngineOptions, Onboarding, PharmaPay, PharmacyDetails, Session};
+use crate::events::{Announced, Render};
 use crate::idempotency::Created;
 use crate::ids::{InvoiceId, PolicyId, VendorId};
 use crate::money::Amount;
@@ -80,7 +81,41 @@ pub fn test_options() -> EngineOptions {
             params: argon2::Params::new(1024, 1, 1, None).expect("valid Argon2 parameters"),
             max_concurrent: 4,
         },
+        events: Some(std::sync::Arc::new(Facts)),
         ..EngineOptions::default()
+    }
+}
+
+/// Renders an event's record as a few of its facts (D47): what the cases of events check. The
+/// server renders records with its API's answers, which its own tests compare with reads.
+#[derive(Debug)]
+pub struct Facts;
+
+impl Render for Facts {
+    fn render(&self, record: Announced<'_>) -> String {
+        let facts = match record {
+            Announced::Vendor(vendor) => serde_json::json!({
+                "id": vendor.id.get(), "name": vendor.name, "isActive": vendor.is_active,
+                "licenseStatus": vendor.license_status.name(),
+            }),
+            Announced::Invoice(detail) => serde_json::json!({
+                "id": detail.invoice.id.get(), "status": detail.invoice.status.name(),
+                "pending": detail.invoice.pending_amount().to_string(), "vendor": detail.vendor.name,
+            }),
+            Announced::Transaction(payment) => serde_json::json!({
+                "id": payment.id.get(), "amount": payment.amount.get().to_string(), "isActive": payment.is_active,
+            }),
+            Announced::VendorPayment(payment) => serde_json::json!({
+                "id": payment.id.get(), "parts": payment.transactions.len(),
+            }),
+            Announced::VendorCredit(credit) => serde_json::json!({
+                "id": credit.id.get(), "status": credit.status().name(), "applications": credit.applications.len(),
+            }),
+            Announced::BankStatement(statement) => serde_json::json!({
+                "id": statement.id.get(), "ignored": statement.counts.ignored, "isActive": statement.is_active,
+            }),
+        };
+        facts.to_string()
     }
 }
 
@@ -366,6 +401,8 @@ macro_rules! store_conformance_tests {
             statements_match_lines_and_every_action_keeps_the_counts,
             concurrent_uploads_match_a_payment_once,
             bad_statements_are_refused_and_statements_are_for_admins,
+            writes_announce_their_records_and_refusals_nothing,
+            concurrent_writes_announce_once_each_in_increasing_ids,
         );
     };
     (@cases required $fresh:path; $($case:ident),* $(,)?) => {

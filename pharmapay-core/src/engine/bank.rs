@@ -71,7 +71,7 @@ impl<S: Store> PharmaPay<S> {
             skipped_rows: u32::try_from(read.skipped_rows).unwrap_or(u32::MAX),
         };
         let lines = statement.lines.len();
-        let ctx = self.ctx_with(principal, statement.audit_changes());
+        let ctx = self.announcing(self.ctx_with(principal, statement.audit_changes())).await?;
         let insert = |ctx| async move { self.store.insert_statement(statement, ctx).await.map_err(store_error) };
         let refetch = |id| self.store.get_statement(BankStatementId(id));
         let created = self.create_idempotently(principal, idempotency, ctx, insert, refetch).await?;
@@ -150,7 +150,7 @@ impl<S: Store> PharmaPay<S> {
     ) -> Result<BankLine> {
         principal.require(Access::new(Collection::BankStatement, Action::Update))?;
         let action = action.validate().map_err(Error::Validation)?;
-        let mut ctx = self.ctx(principal);
+        let mut ctx = self.announcing(self.ctx(principal)).await?;
         match &action {
             LineAction::Ignore { reason } => ctx.reason.clone_from(reason),
             LineAction::Match(choice) => {
@@ -260,7 +260,7 @@ impl<S: Store> PharmaPay<S> {
             recording,
         );
         let payment = payment.validate(self.tomorrow_start().await?).map_err(Error::Validation)?;
-        let ctx = self.ctx_with(principal, payment.audit_changes(vendor));
+        let ctx = self.announcing(self.ctx_with(principal, payment.audit_changes(vendor))).await?;
         self.store.record_line(statement, line, vendor, payment, ctx).await.map_err(store_error)
     }
 
@@ -276,7 +276,7 @@ impl<S: Store> PharmaPay<S> {
         reason: Option<String>,
     ) -> Result<()> {
         principal.require(Access::new(Collection::BankStatement, Action::Delete))?;
-        let ctx = self.ctx_for_delete(principal, reason)?;
+        let ctx = self.announcing(self.ctx_for_delete(principal, reason)?).await?;
         self.store.delete_statement(id, ctx).await.map_err(store_error)
     }
 }

@@ -51,7 +51,7 @@ impl<S: Store> PharmaPay<S> {
     ) -> Result<Created<VendorCredit>> {
         principal.require(Access::new(Collection::VendorCredit, Action::Create))?;
         let credit = credit.validate(self.tomorrow_start().await?).map_err(Error::Validation)?;
-        let ctx = self.ctx_with(principal, credit.audit_changes());
+        let ctx = self.announcing(self.ctx_with(principal, credit.audit_changes())).await?;
         let insert = |ctx| async move { self.store.insert_credit(credit, ctx).await.map_err(store_error) };
         self.create_idempotently(principal, idempotency, ctx, insert, |id| self.store.get_credit(VendorCreditId(id)))
             .await
@@ -71,7 +71,7 @@ impl<S: Store> PharmaPay<S> {
     ) -> Result<VendorCredit> {
         principal.require(Access::new(Collection::VendorCredit, Action::Update))?;
         let credit = credit.validate(self.tomorrow_start().await?).map_err(Error::Validation)?;
-        let ctx = self.ctx_with(principal, credit.audit_changes());
+        let ctx = self.announcing(self.ctx_with(principal, credit.audit_changes())).await?;
         self.store.update_credit(id, credit, ctx).await.map_err(store_error)
     }
 
@@ -89,7 +89,7 @@ impl<S: Store> PharmaPay<S> {
     ) -> Result<VendorCredit> {
         principal.require(Access::new(Collection::VendorCredit, Action::Update))?;
         let decision = decision.validate(self.tomorrow_start().await?).map_err(Error::Validation)?;
-        let ctx = self.ctx_with(principal, decision.audit_changes());
+        let ctx = self.announcing(self.ctx_with(principal, decision.audit_changes())).await?;
         self.store.decide_credit(id, decision, ctx).await.map_err(store_error)
     }
 
@@ -110,7 +110,7 @@ impl<S: Store> PharmaPay<S> {
     ) -> Result<Created<VendorCredit>> {
         principal.require(Access::new(Collection::VendorCredit, Action::Update))?;
         let application = application.validate(self.tomorrow_start().await?).map_err(Error::Validation)?;
-        let ctx = self.ctx_with(principal, application.audit_changes(self.now()));
+        let ctx = self.announcing(self.ctx_with(principal, application.audit_changes(self.now()))).await?;
         let apply = |ctx| async move { self.store.apply_credit(id, application, ctx).await.map_err(store_error) };
         self.create_idempotently(principal, idempotency, ctx, apply, |id| self.store.get_credit(VendorCreditId(id)))
             .await
@@ -130,7 +130,10 @@ impl<S: Store> PharmaPay<S> {
         application: CreditApplicationId,
     ) -> Result<()> {
         principal.require(Access::new(Collection::VendorCredit, Action::Update))?;
-        self.store.undo_application(id, application, self.ctx(principal)).await.map_err(store_error)
+        self.store
+            .undo_application(id, application, self.announcing(self.ctx(principal)).await?)
+            .await
+            .map_err(store_error)
     }
 
     /// Soft-deletes a credit and its applications, keeping `reason` in the audit log (D16, D44).
@@ -140,7 +143,7 @@ impl<S: Store> PharmaPay<S> {
     #[instrument(skip_all, fields(credit_id = %id))]
     pub async fn delete_credit(&self, principal: &Principal, id: VendorCreditId, reason: Option<String>) -> Result<()> {
         principal.require(Access::new(Collection::VendorCredit, Action::Delete))?;
-        let ctx = self.ctx_for_delete(principal, reason)?;
+        let ctx = self.announcing(self.ctx_for_delete(principal, reason)?).await?;
         self.store.delete_credit(id, ctx).await.map_err(store_error)
     }
 
@@ -152,6 +155,6 @@ impl<S: Store> PharmaPay<S> {
     #[instrument(skip_all, fields(credit_id = %id))]
     pub async fn restore_credit(&self, principal: &Principal, id: VendorCreditId) -> Result<VendorCredit> {
         principal.require(Access::new(Collection::VendorCredit, Action::Update))?;
-        self.store.restore_credit(id, self.ctx(principal)).await.map_err(store_error)
+        self.store.restore_credit(id, self.announcing(self.ctx(principal)).await?).await.map_err(store_error)
     }
 }

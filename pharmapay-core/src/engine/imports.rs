@@ -180,19 +180,21 @@ impl<S: Store> PharmaPay<S> {
         tell(ImportStage::Writing(rows.len()));
         if !errors.is_empty() {
             // The store's check of the other rows, so the answer lists every error at once.
-            if let Err(StoreError::Rows(more)) = write(rows, self.ctx(principal), true).await {
+            if let Err(StoreError::Rows(more)) = write(rows, self.announcing(self.ctx(principal)).await?, true).await {
                 errors.merge(more);
             }
             return Err(Error::Rows(errors));
         }
         let summary = |summary: ImportSummary| ImportSummary { dry_run, row_count, ..summary };
         if dry_run {
-            let checked = write(rows, self.ctx(principal), true).await.map_err(store_error)?;
+            let checked = write(rows, self.announcing(self.ctx(principal)).await?, true).await.map_err(store_error)?;
             return Ok(Created::New(summary(checked)));
         }
         let insert = |ctx| async { write(rows, ctx, false).await.map(summary).map_err(store_error) };
         let replay = |id| async move { Ok(Some(ImportSummary::from_claim_id(id))) };
-        let created = self.create_idempotently(principal, idempotency, self.ctx(principal), insert, replay).await?;
+        let created = self
+            .create_idempotently(principal, idempotency, self.announcing(self.ctx(principal)).await?, insert, replay)
+            .await?;
         if let Created::New(done) = &created {
             info!(
                 rows = row_count,

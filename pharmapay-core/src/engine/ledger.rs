@@ -59,7 +59,7 @@ impl<S: Store> PharmaPay<S> {
     ) -> Result<Created<Vendor>> {
         principal.require(Access::new(Collection::Vendor, Action::Create))?;
         let vendor = vendor.validate_new().map_err(Error::Validation)?;
-        let ctx = self.ctx_with(principal, vendor.audit_changes());
+        let ctx = self.announcing(self.ctx_with(principal, vendor.audit_changes())).await?;
         let insert = |ctx| async move { self.store.insert_vendor(vendor, ctx).await.map_err(store_error) };
         let created = self
             .create_idempotently(principal, idempotency, ctx, insert, |id| self.store.get_vendor(VendorId(id)))
@@ -76,7 +76,7 @@ impl<S: Store> PharmaPay<S> {
     pub async fn update_vendor(&self, principal: &Principal, id: VendorId, vendor: NewVendor) -> Result<Vendor> {
         principal.require(Access::new(Collection::Vendor, Action::Update))?;
         let vendor = vendor.validate().map_err(Error::Validation)?;
-        let ctx = self.ctx_with(principal, vendor.audit_changes());
+        let ctx = self.announcing(self.ctx_with(principal, vendor.audit_changes())).await?;
         let vendor = self.store.update_vendor(id, vendor, ctx).await.map_err(store_error)?;
         Ok(licensed(&self.licence_bounds().await?, vendor))
     }
@@ -89,7 +89,7 @@ impl<S: Store> PharmaPay<S> {
     #[instrument(skip_all, fields(vendor_id = %id))]
     pub async fn delete_vendor(&self, principal: &Principal, id: VendorId, reason: Option<String>) -> Result<()> {
         principal.require(Access::new(Collection::Vendor, Action::Delete))?;
-        let ctx = self.ctx_for_delete(principal, reason)?;
+        let ctx = self.announcing(self.ctx_for_delete(principal, reason)?).await?;
         self.store.delete_vendor(id, ctx).await.map_err(store_error)
     }
 
@@ -100,7 +100,8 @@ impl<S: Store> PharmaPay<S> {
     #[instrument(skip_all, fields(vendor_id = %id))]
     pub async fn restore_vendor(&self, principal: &Principal, id: VendorId) -> Result<Vendor> {
         principal.require(Access::new(Collection::Vendor, Action::Update))?;
-        let vendor = self.store.restore_vendor(id, self.ctx(principal)).await.map_err(store_error)?;
+        let vendor =
+            self.store.restore_vendor(id, self.announcing(self.ctx(principal)).await?).await.map_err(store_error)?;
         Ok(licensed(&self.licence_bounds().await?, vendor))
     }
 
@@ -140,7 +141,7 @@ impl<S: Store> PharmaPay<S> {
         principal.require(Access::new(Collection::Invoice, Action::Create))?;
         let invoice = invoice.validate().map_err(Error::Validation)?;
         let today_start = self.today_start().await?;
-        let ctx = self.ctx_with(principal, invoice.audit_changes());
+        let ctx = self.announcing(self.ctx_with(principal, invoice.audit_changes())).await?;
         let insert =
             |ctx| async move { self.store.insert_invoice(invoice, ctx, today_start).await.map_err(store_error) };
         let read = |id| async move {
@@ -159,7 +160,7 @@ impl<S: Store> PharmaPay<S> {
         principal.require(Access::new(Collection::Invoice, Action::Update))?;
         let invoice = invoice.validate().map_err(Error::Validation)?;
         let today_start = self.today_start().await?;
-        let ctx = self.ctx_with(principal, invoice.audit_changes());
+        let ctx = self.announcing(self.ctx_with(principal, invoice.audit_changes())).await?;
         self.store.update_invoice(id, invoice, ctx, today_start).await.map_err(store_error)
     }
 
@@ -170,7 +171,7 @@ impl<S: Store> PharmaPay<S> {
     #[instrument(skip_all, fields(invoice_id = %id))]
     pub async fn delete_invoice(&self, principal: &Principal, id: InvoiceId, reason: Option<String>) -> Result<()> {
         principal.require(Access::new(Collection::Invoice, Action::Delete))?;
-        let ctx = self.ctx_for_delete(principal, reason)?;
+        let ctx = self.announcing(self.ctx_for_delete(principal, reason)?).await?;
         self.store.delete_invoice(id, ctx).await.map_err(store_error)
     }
 
@@ -183,7 +184,10 @@ impl<S: Store> PharmaPay<S> {
     pub async fn restore_invoice(&self, principal: &Principal, id: InvoiceId) -> Result<Invoice> {
         principal.require(Access::new(Collection::Invoice, Action::Update))?;
         let today_start = self.today_start().await?;
-        self.store.restore_invoice(id, self.ctx(principal), today_start).await.map_err(store_error)
+        self.store
+            .restore_invoice(id, self.announcing(self.ctx(principal)).await?, today_start)
+            .await
+            .map_err(store_error)
     }
 
     /// Lists payments (spec, Transaction list query).
@@ -222,7 +226,7 @@ impl<S: Store> PharmaPay<S> {
     ) -> Result<Created<Transaction>> {
         principal.require(Access::new(Collection::Transaction, Action::Create))?;
         let transaction = transaction.validate(self.tomorrow_start().await?).map_err(Error::Validation)?;
-        let ctx = self.ctx_with(principal, transaction.audit_changes());
+        let ctx = self.announcing(self.ctx_with(principal, transaction.audit_changes())).await?;
         let insert = |ctx| async move { self.store.insert_transaction(transaction, ctx).await.map_err(payment_error) };
         self.create_idempotently(principal, idempotency, ctx, insert, |id| {
             self.store.get_transaction(TransactionId(id))
@@ -243,7 +247,7 @@ impl<S: Store> PharmaPay<S> {
     ) -> Result<Transaction> {
         principal.require(Access::new(Collection::Transaction, Action::Update))?;
         let transaction = transaction.validate(self.tomorrow_start().await?).map_err(Error::Validation)?;
-        let ctx = self.ctx_with(principal, transaction.audit_changes());
+        let ctx = self.announcing(self.ctx_with(principal, transaction.audit_changes())).await?;
         self.store.update_transaction(id, transaction, ctx).await.map_err(payment_error)
     }
 
@@ -259,7 +263,7 @@ impl<S: Store> PharmaPay<S> {
         reason: Option<String>,
     ) -> Result<()> {
         principal.require(Access::new(Collection::Transaction, Action::Delete))?;
-        let ctx = self.ctx_for_delete(principal, reason)?;
+        let ctx = self.announcing(self.ctx_for_delete(principal, reason)?).await?;
         self.store.delete_transaction(id, ctx).await.map_err(store_error)
     }
 
@@ -270,7 +274,7 @@ impl<S: Store> PharmaPay<S> {
     #[instrument(skip_all, fields(transaction_id = %id))]
     pub async fn restore_transaction(&self, principal: &Principal, id: TransactionId) -> Result<Transaction> {
         principal.require(Access::new(Collection::Transaction, Action::Update))?;
-        self.store.restore_transaction(id, self.ctx(principal)).await.map_err(store_error)
+        self.store.restore_transaction(id, self.announcing(self.ctx(principal)).await?).await.map_err(store_error)
     }
 }
 
@@ -293,7 +297,7 @@ impl<S: Store> PharmaPay<S> {
     ) -> Result<Created<VendorPayment>> {
         principal.require(Access::new(Collection::Transaction, Action::Create))?;
         let payment = payment.validate(self.tomorrow_start().await?).map_err(Error::Validation)?;
-        let ctx = self.ctx_with(principal, payment.audit_changes(vendor_id));
+        let ctx = self.announcing(self.ctx_with(principal, payment.audit_changes(vendor_id))).await?;
         let insert =
             |ctx| async move { self.store.insert_vendor_payment(vendor_id, payment, ctx).await.map_err(payment_error) };
         self.create_idempotently(principal, idempotency, ctx, insert, |id| async move {
@@ -325,7 +329,7 @@ impl<S: Store> PharmaPay<S> {
         reason: Option<String>,
     ) -> Result<()> {
         principal.require(Access::new(Collection::Transaction, Action::Delete))?;
-        let ctx = self.ctx_for_delete(principal, reason)?;
+        let ctx = self.announcing(self.ctx_for_delete(principal, reason)?).await?;
         self.store.delete_vendor_payment(id, ctx).await.map_err(store_error)
     }
 }

@@ -22,6 +22,7 @@
 mod access;
 mod bank;
 mod credits;
+mod events;
 mod imports;
 mod ledger;
 mod reconciliation;
@@ -29,7 +30,7 @@ mod reports;
 mod sessions;
 
 use std::future::Future;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use jiff::{SignedDuration, Timestamp};
@@ -42,6 +43,7 @@ use crate::domain::licence::{LicenceBounds, LicenseStatus};
 use crate::domain::setting::TIME_ZONE;
 use crate::domain::{InvoiceFilter, User, Vendor};
 use crate::error::{Entity, Error, IdempotencyClash, Result, RuleBroken};
+use crate::events::{Announcer, Render};
 use crate::idempotency::{
     ClaimOutcome, Created, IdempotencyClaim, IdempotencyKey, IdempotencyRequest, IdempotencyTicket, Replay,
 };
@@ -75,6 +77,10 @@ pub struct EngineOptions {
     pub token_lifetime: SignedDuration,
     /// Argon2id costs and concurrency.
     pub passwords: PasswordOptions,
+    /// What renders the `data` of events (D47): each write of the ledger then records its
+    /// events in its own transaction. `None` (the default) records none, and the feed stays
+    /// empty; the server passes the renderer of its API's answers.
+    pub events: Option<Arc<dyn Render>>,
 }
 
 impl Default for EngineOptions {
@@ -85,6 +91,7 @@ impl Default for EngineOptions {
             jwt_audience: "pharmapay".into(),
             token_lifetime: SignedDuration::from_hours(24),
             passwords: PasswordOptions::default(),
+            events: None,
         }
     }
 }
@@ -121,6 +128,7 @@ pub struct PharmaPay<S> {
     tokens: Tokens,
     passwords: Passwords,
     calendar: Mutex<Option<CachedCalendar>>,
+    events: Option<Arc<dyn Render>>,
 }
 
 pub(crate) fn store_error(error: StoreError) -> Error {
@@ -200,6 +208,7 @@ impl<S: Store> PharmaPay<S> {
             tokens,
             passwords: Passwords::new(options.passwords),
             calendar: Mutex::new(None),
+            events: options.events,
         })
     }
 
@@ -275,6 +284,15 @@ impl<S: Store> PharmaPay<S> {
 
     pub(crate) fn ctx(&self, principal: &Principal) -> WriteContext {
         WriteContext::new(Some(principal.user_id), Authority::of(principal), self.now())
+    }
+
+    /// `ctx` with what renders its events (D47), for the write's day, when the engine
+    /// announces its writes.
+    pub(crate) async fn announcing(&self, ctx: WriteContext) -> Result<WriteContext> {
+        let Some(render) = &self.events else { return Ok(ctx) };
+        let calendar = self.calendar().await?;
+        let bounds = LicenceBounds::for_day(&calendar, calendar.date_of(ctx.at));
+        Ok(WriteContext { announce: Some(Announcer::new(Arc::clone(render), bounds)), ..ctx })
     }
 
     /// The context of a write that records `changes` in the audit log (D22).

@@ -1,7 +1,7 @@
 //! What each row contributes to the kept figures (D41): the facts of a vendor, an invoice and a
 //! payment a write loads under its lock, and the [`FigureChange`] a write applies.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use jiff::Timestamp;
 use jiff::civil::Date;
@@ -223,6 +223,8 @@ pub struct FigureChange {
     pub(super) days: BTreeMap<Date, DayFigures>,
     pub(super) vendor_days: BTreeMap<(VendorId, Date), VendorDayFigures>,
     pub(super) totals: LedgerTotals,
+    /// The invoices the write brought to FullyPaid, which it announces (D47).
+    pub(super) paid: BTreeSet<i64>,
 }
 
 impl FigureChange {
@@ -240,6 +242,22 @@ impl FigureChange {
             after.add_to(self, 1);
         }
         self
+    }
+
+    /// Adds the change of invoice number `id` from `before` to `after`, as [`Self::row`]
+    /// does, and notes the invoice when the write brings it to FullyPaid (D47).
+    pub fn invoice(&mut self, id: i64, before: Option<&InvoiceFacts>, after: Option<&InvoiceFacts>) -> &mut Self {
+        if let (Some(before), Some(after)) = (before, after)
+            && crate::events::became_paid(before, after)
+        {
+            self.paid.insert(id);
+        }
+        self.row(before, after)
+    }
+
+    /// The invoices the write brought to FullyPaid, by id (D47).
+    pub fn paid_invoices(&self) -> impl Iterator<Item = i64> + '_ {
+        self.paid.iter().copied()
     }
 
     /// The change of each vendor's figures, by vendor id; vendors whose figures stay are left

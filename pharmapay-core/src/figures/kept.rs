@@ -2,7 +2,7 @@
 //! rows; the memory store keeps its figures in one, and the property tests compare a store's
 //! with a recount. Also the keys stores file business days under.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use jiff::Timestamp;
 use jiff::civil::Date;
@@ -65,6 +65,7 @@ impl KeptFigures {
             days: self.days.clone(),
             vendor_days: self.vendor_days.clone(),
             totals: self.totals,
+            paid: BTreeSet::new(),
         }
     }
 

@@ -23,6 +23,8 @@
 //! - [`ReportStore`]: settings, dashboard figures, the audit log and exports.
 //! - [`FileImportStore`] (`files.rs`): the rows of imported files (D45).
 //! - [`BankStatementStore`] (`bank.rs`): bank statements, their lines and matches (D46).
+//! - [`EventStore`] (`events.rs`): the event feed (D47); every write of the ledger records its
+//!   events beside its audit entry, from [`WriteContext::announcements`].
 //!
 //! [`ImportStore`] holds the bulk imports; it is not part of [`Store`]. This file holds the
 //! contract's error, its unique keys and the records the traits speak.
@@ -58,6 +60,7 @@
 //! `conformance`) against the new store.
 
 mod bank;
+mod events;
 mod files;
 mod traits;
 
@@ -67,6 +70,7 @@ use std::fmt;
 use jiff::Timestamp;
 
 pub use bank::BankStatementStore;
+pub use events::EventStore;
 pub use files::FileImportStore;
 pub use traits::{
     AccessStore, CreditStore, ImportStore, ImportedCredit, ImportedInvoice, ImportedTransaction, ImportedVendor,
@@ -76,6 +80,7 @@ pub use traits::{
 use crate::access::{Authority, Permission};
 use crate::domain::{NewAuditEntry, User};
 use crate::error::{Entity, FieldErrors, RuleBroken};
+use crate::events::{Announcement, Announcer, announcement};
 use crate::idempotency::IdempotencyTicket;
 use crate::ids::{BankLineId, RoleId, TransactionId, UserId};
 use crate::import::RowErrors;
@@ -94,6 +99,7 @@ pub trait Store:
     + ReportStore
     + FileImportStore
     + BankStatementStore
+    + EventStore
 {
 }
 
@@ -108,6 +114,7 @@ impl<T> Store for T where
         + ReportStore
         + FileImportStore
         + BankStatementStore
+        + EventStore
 {
 }
 
@@ -246,12 +253,14 @@ pub struct WriteContext {
     pub changes: Option<String>,
     /// The claim this write completes (D23).
     pub idempotency: Option<IdempotencyTicket>,
+    /// What renders the write's events (D47); none when the engine announces nothing.
+    pub announce: Option<Announcer>,
 }
 
 impl WriteContext {
     /// A context for `actor`, who may give what `authority` allows, at `at`, with nothing else.
     pub fn new(actor: Option<UserId>, authority: Authority, at: Timestamp) -> Self {
-        Self { actor, authority, at, reason: None, changes: None, idempotency: None }
+        Self { actor, authority, at, reason: None, changes: None, idempotency: None, announce: None }
     }
 
     /// The audit entry this write records: `action` on `entity` number `entity_id`.
@@ -265,6 +274,26 @@ impl WriteContext {
             reason: self.reason.clone(),
             changes: self.changes.clone(),
         }
+    }
+
+    /// The events a write recording the audit entry `action` on `entity` number `entity_id`
+    /// writes beside it (D47), in order: its own, `also` (the vendor payment a bank line
+    /// recorded), then `invoice.paid` for each invoice `paid` names. None when the context
+    /// renders no events.
+    pub fn announcements(
+        &self,
+        (action, entity, entity_id): (&str, Entity, i64),
+        also: &[Announcement],
+        paid: impl IntoIterator<Item = i64>,
+    ) -> Vec<Announcement> {
+        if self.announce.is_none() {
+            return Vec::new();
+        }
+        announcement(action, entity, entity_id)
+            .into_iter()
+            .chain(also.iter().copied())
+            .chain(paid.into_iter().map(Announcement::paid))
+            .collect()
     }
 }
 

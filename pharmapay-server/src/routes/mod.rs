@@ -16,6 +16,7 @@ pub mod audit;
 pub mod auth;
 pub mod bank_statements;
 pub mod dashboard;
+pub mod events;
 pub mod imports;
 pub mod invoices;
 pub mod onboarding;
@@ -56,7 +57,7 @@ pub const REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
 /// Every route of the API, resource by resource, in the order the router tries them for a
 /// path's `Allow` list. A new resource adds its `routes` here.
 pub fn table<S: Store>() -> Vec<Route<S>> {
-    let resources: [fn() -> Vec<Route<S>>; 20] = [
+    let resources: [fn() -> Vec<Route<S>>; 21] = [
         auth::routes,
         onboarding::routes,
         system::routes,
@@ -76,6 +77,7 @@ pub fn table<S: Store>() -> Vec<Route<S>> {
         profile::routes,
         reconciliation::routes,
         audit::routes,
+        events::routes,
         reports::routes,
     ];
     resources.into_iter().flat_map(|routes| routes()).collect()

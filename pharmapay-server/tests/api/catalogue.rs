@@ -40,7 +40,11 @@ async fn permissions_and_policies() {
     let app = spawn_app().await;
     let permissions = app.get("/api/permissions").await.expect(200).json();
     let permissions = permissions.as_array().unwrap();
-    assert_eq!(permissions.len(), 37, "D27, D44, D46");
+    assert_eq!(permissions.len(), 41, "D27, D44, D46, D47");
+    assert_eq!(
+        permissions[40],
+        json!({ "id": 41, "collection": "Webhook", "action": "Delete", "description": "Delete webhooks and events" })
+    );
     assert_eq!(
         permissions[33],
         json!({ "id": 34, "collection": "BankStatement", "action": "Read", "description": "View bank statements" })

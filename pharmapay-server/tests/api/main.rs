@@ -11,6 +11,7 @@ mod conditions;
 mod credits;
 mod dashboard;
 mod errors;
+mod events;
 mod faults;
 mod idempotency;
 mod imports;

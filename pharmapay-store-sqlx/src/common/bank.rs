@@ -18,6 +18,7 @@ use pharmapay_core::domain::bank_statement::{
     StatementQuery, UnclearedPayment,
 };
 use pharmapay_core::domain::{NewVendorPayment, PaymentReference};
+use pharmapay_core::events::Announcement;
 use pharmapay_core::ids::{BankLineId, BankStatementId, TransactionId, VendorId, VendorPaymentId};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::jiff::civil::Date;
@@ -34,8 +35,8 @@ use super::binds::{Binds, page_limits, rows_in};
 use super::rows::{amount, instant, micros, transaction_type};
 use super::vendor_payments::write_vendor_payment;
 use super::{
-    Conn, DbRow, IMPORT_CHUNK, JSON_INTS, JSON_TEXTS, Result, SqlStore, answer, commit, commit_moving, insert_audit,
-    lock, refused, row_by_id,
+    Conn, DbRow, IMPORT_CHUNK, JSON_INTS, JSON_TEXTS, Result, SqlStore, answer, commit, commit_announcing,
+    insert_audit, lock, refused, row_by_id,
 };
 use crate::Lock;
 use crate::error::Error;
@@ -238,7 +239,7 @@ async fn existing_lines(conn: &mut Conn, account: &str, days: Option<(Date, Date
         .collect()
 }
 
-async fn statement_in(conn: &mut Conn, id: i64) -> Result<Option<BankStatement>> {
+pub(super) async fn statement_in(conn: &mut Conn, id: i64) -> Result<Option<BankStatement>> {
     let sql = format!("SELECT {STATEMENT_COLUMNS} FROM bank_statements WHERE id = $1");
     let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&mut *conn).await?;
     row.as_ref().map(statement_from).transpose()
@@ -564,7 +565,9 @@ impl BankStatementStore for SqlStore {
             insert_audit(&mut db_tx, ctx.audit("create", Entity::VendorPayment, Some(id))).await?;
             change_line(&mut db_tx, &found, bank::recorded(Holder::VendorPayment(VendorPaymentId(id)))).await?;
             let changed = line_in(&mut db_tx, statement.get(), line.get()).await?;
-            commit_moving(db_tx, &ctx, ("record", Entity::BankLine, line.get()), changed, Some(&change)).await
+            let also = [Announcement::vendor_payment_recorded(id)];
+            commit_announcing(db_tx, &ctx, ("record", Entity::BankLine, line.get()), (changed, Some(&change)), &also)
+                .await
         })
         .await
     }

@@ -13,6 +13,7 @@ use pharmapay_core::domain::{
     CreditApplication, CreditDecision, CreditFilter, CreditKind, CreditQuery, CreditStatus, NewCreditApplication,
     NewVendorCredit, VendorCredit,
 };
+use pharmapay_core::events::Announcement;
 use pharmapay_core::figures::{FigureChange, InvoiceFacts};
 use pharmapay_core::ids::{CreditApplicationId, InvoiceId, VendorCreditId, VendorId};
 use pharmapay_core::rules::credits::{self, CreditFacts};
@@ -30,7 +31,10 @@ use super::imports::locked_invoices;
 use super::invoices::lock_vendors;
 use super::rows::{amount, instant, micros};
 use super::vendor_payments::payable;
-use super::{Conn, DbRow, IMPORT_CHUNK, Query, Result, SqlStore, WriteTx, answer, commit_moving, refused, row_by_id};
+use super::{
+    Conn, DbRow, IMPORT_CHUNK, Query, Result, SqlStore, WriteTx, answer, commit_announcing, commit_moving, refused,
+    row_by_id,
+};
 use crate::error::Error;
 use pharmapay_core::money::{from_scaled, to_scaled};
 
@@ -67,7 +71,7 @@ fn credit_from(row: &DbRow) -> Result<VendorCredit> {
 }
 
 /// The credit `id` as stored, read on `conn`, with its active applications, oldest first.
-async fn credit_in(conn: &mut Conn, id: i64) -> Result<Option<VendorCredit>> {
+pub(super) async fn credit_in(conn: &mut Conn, id: i64) -> Result<Option<VendorCredit>> {
     let sql = concat!(
         "SELECT ",
         credit_columns!(),
@@ -190,7 +194,7 @@ pub(super) async fn release(
     for (invoice_id, scaled) in by_invoice {
         if let Some(before) = invoices.get(&invoice_id) {
             let after = InvoiceFacts { credited: before.credited - unscaled(i128::from(scaled)), ..*before };
-            change.row(Some(before), Some(&after));
+            change.invoice(invoice_id, Some(before), Some(&after));
         }
     }
     for (credit_id, scaled) in by_credit {
@@ -576,7 +580,7 @@ impl CreditStore for SqlStore {
                 updated.push(format!("({}, {})", updates.int(invoice_id), updates.int(scaled)));
                 if let Some(invoice) = invoices.get(&invoice_id) {
                     let after = InvoiceFacts { credited: invoice.credited + share.amount.get(), ..*invoice };
-                    change.row(Some(invoice), Some(&after));
+                    change.invoice(invoice_id, Some(invoice), Some(&after));
                 }
                 applied += share.amount.get();
             }
@@ -651,14 +655,10 @@ impl CreditStore for SqlStore {
             }
             let mut change = FigureChange::new();
             release(&mut db_tx, &released, (&invoices, &BTreeMap::from([(credit_id, before)])), &mut change).await?;
-            commit_moving(
-                db_tx,
-                &ctx,
-                ("delete", Entity::CreditApplication, application.get()),
-                Some(()),
-                Some(&change),
-            )
-            .await
+            // D47: undoing an application changes its credit.
+            let also = [Announcement::credit_released(credit_id)];
+            let head = ("delete", Entity::CreditApplication, application.get());
+            commit_announcing(db_tx, &ctx, head, (Some(()), Some(&change)), &also).await
         })
         .await
     }

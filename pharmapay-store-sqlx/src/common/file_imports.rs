@@ -22,7 +22,7 @@ use super::binds::{Binds, rows_in};
 use super::imports::{INVOICE_INSERT, VENDOR_INSERT, insert_chunks, invoice_values, vendor_values};
 use super::invoices::licence_policy;
 use super::rows::{amount, instant, micros, vendor_type};
-use super::{Conn, JSON_TEXTS, Result, SqlStore, Table, WriteTx, answer, figures, reserve_ids};
+use super::{Conn, JSON_TEXTS, Result, SqlStore, Table, WriteTx, answer, events, figures, reserve_ids};
 use crate::error::Error;
 
 /// The active vendors whose name key is among `names` or whose GSTIN is among `gstins`, locked
@@ -143,6 +143,9 @@ async fn write_plan<T, const N: usize>(
         ]
     })
     .await?;
+    // D47: one `created` event per record, each read as it now stands.
+    let announcements: Vec<_> = ids.iter().flat_map(|id| ctx.announcements(("create", entity, *id), &[], [])).collect();
+    events::write_read(&mut db_tx, ctx, &announcements).await?;
     if let Some(ticket) = &ctx.idempotency {
         let mut binds = Binds::default();
         let sql = format!(

@@ -158,7 +158,7 @@ async fn invoice_change(
     calendar: &BusinessCalendar,
     mut change: FigureChange,
 ) -> Result<FigureChange> {
-    change.row(Some(before), Some(after));
+    change.invoice(id, Some(before), Some(after));
     if (before.vendor_id, before.is_active) != (after.vendor_id, after.is_active) {
         for payment in payments_of(conn, before, id, calendar).await? {
             change.row(Some(&payment), Some(&payment.on(after)));
@@ -241,6 +241,41 @@ fn facts_of(invoice: &NewInvoice, (paid, credited): (Decimal, Decimal), calendar
     }
 }
 
+/// The invoice `id` with its vendor (D13), its status for the day starting at `today_start`,
+/// read on `conn`.
+pub(super) async fn invoice_detail_in(
+    conn: &mut Conn,
+    id: i64,
+    today_start: Timestamp,
+) -> Result<Option<InvoiceDetail>> {
+    let row = sqlx::query(concat!(
+        "SELECT ",
+        invoice_columns!(),
+        ", v.vendor_type AS vendor_type, v.address AS vendor_address, v.phone AS vendor_phone, \
+             v.email AS vendor_email, v.drug_license_number1 AS vendor_licence1, \
+             v.drug_license_number2 AS vendor_licence2, v.is_active AS vendor_is_active FROM ",
+        invoices_with_vendor!(),
+        " WHERE i.id = $1"
+    ))
+    .bind(id)
+    .fetch_optional(&mut *conn)
+    .await?;
+    let Some(row) = row else { return Ok(None) };
+    let invoice = invoice_from(&row, today_start)?;
+    let vendor = VendorBrief {
+        id: invoice.vendor_id,
+        name: invoice.vendor_name.clone(),
+        vendor_type: vendor_type(row.try_get("vendor_type")?)?,
+        address: row.try_get("vendor_address")?,
+        phone: row.try_get("vendor_phone")?,
+        email: row.try_get("vendor_email")?,
+        drug_license_number1: row.try_get("vendor_licence1")?,
+        drug_license_number2: row.try_get("vendor_licence2")?,
+        is_active: row.try_get("vendor_is_active")?,
+    };
+    Ok(Some(InvoiceDetail { invoice, vendor }))
+}
+
 impl InvoiceStore for SqlStore {
     async fn insert_invoice(
         &self,
@@ -283,35 +318,8 @@ impl InvoiceStore for SqlStore {
     }
 
     async fn get_invoice(&self, id: InvoiceId, today_start: Timestamp) -> StoreResult<Option<InvoiceDetail>> {
-        self.answer_read(|| async move {
-            let row = sqlx::query(concat!(
-                "SELECT ",
-                invoice_columns!(),
-                ", v.vendor_type AS vendor_type, v.address AS vendor_address, v.phone AS vendor_phone, \
-                 v.email AS vendor_email, v.drug_license_number1 AS vendor_licence1, \
-                 v.drug_license_number2 AS vendor_licence2, v.is_active AS vendor_is_active FROM ",
-                invoices_with_vendor!(),
-                " WHERE i.id = $1"
-            ))
-            .bind(id.get())
-            .fetch_optional(&mut *self.read().await?)
-            .await?;
-            let Some(row) = row else { return Ok(None) };
-            let invoice = invoice_from(&row, today_start)?;
-            let vendor = VendorBrief {
-                id: invoice.vendor_id,
-                name: invoice.vendor_name.clone(),
-                vendor_type: vendor_type(row.try_get("vendor_type")?)?,
-                address: row.try_get("vendor_address")?,
-                phone: row.try_get("vendor_phone")?,
-                email: row.try_get("vendor_email")?,
-                drug_license_number1: row.try_get("vendor_licence1")?,
-                drug_license_number2: row.try_get("vendor_licence2")?,
-                is_active: row.try_get("vendor_is_active")?,
-            };
-            Ok(Some(InvoiceDetail { invoice, vendor }))
-        })
-        .await
+        self.answer_read(|| async move { invoice_detail_in(&mut *self.read().await?, id.get(), today_start).await })
+            .await
     }
 
     async fn update_invoice(

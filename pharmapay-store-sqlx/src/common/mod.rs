@@ -38,6 +38,7 @@ mod bank;
 mod binds;
 mod bulk;
 mod credits;
+mod events;
 mod figures;
 mod file_imports;
 mod guards;
@@ -55,6 +56,7 @@ mod vendors;
 use pharmapay_core::BusinessCalendar;
 use pharmapay_core::domain::setting::TIME_ZONE;
 use pharmapay_core::domain::{InvoiceQuery, NewAuditEntry, VendorQuery};
+use pharmapay_core::events::{Announce, Announcement};
 use pharmapay_core::figures::FigureChange;
 use pharmapay_core::ids::UserId;
 use pharmapay_core::jiff::Timestamp;
@@ -127,10 +129,10 @@ fn audit_statement(binds: &mut Binds, entry: NewAuditEntry) -> String {
     )
 }
 
-/// Ends a write (D22, D23): records its audit entry (`action` on `entity` number `entity_id`)
-/// and completes its idempotency claim in the transaction, commits, and answers `record`, which
-/// the write read back inside the transaction.
-async fn commit<T>(
+/// Ends a write (D22, D23, D47): records its audit entry (`action` on `entity` number
+/// `entity_id`) and its events and completes its idempotency claim in the transaction,
+/// commits, and answers `record`, which the write read back inside the transaction.
+async fn commit<T: Announce>(
     db_tx: WriteTx,
     ctx: &WriteContext,
     action: &'static str,
@@ -144,16 +146,33 @@ async fn commit<T>(
 /// [`commit`] for a write that moves kept figures (D41): `change` is applied in the same
 /// transaction, with the audit entry and the idempotency claim in one script where the backend
 /// runs one (`binds::Script`).
-async fn commit_moving<T>(
+async fn commit_moving<T: Announce>(
+    db_tx: WriteTx,
+    ctx: &WriteContext,
+    head: (&'static str, Entity, i64),
+    record: Option<T>,
+    change: Option<&FigureChange>,
+) -> Result<T> {
+    commit_announcing(db_tx, ctx, head, (record, change), &[]).await
+}
+
+/// [`commit_moving`] for a write that also announces `also` (D47): the vendor payment a bank
+/// line recorded, the credit whose application was undone. Every write ends here: the events
+/// of its audit entry, of `also` and of the invoices `change` brought to FullyPaid are written
+/// beside the audit entry, so none is announced by hand.
+async fn commit_announcing<T: Announce>(
     mut db_tx: WriteTx,
     ctx: &WriteContext,
     (action, entity, entity_id): (&'static str, Entity, i64),
-    record: Option<T>,
-    change: Option<&FigureChange>,
+    (record, change): (Option<T>, Option<&FigureChange>),
+    also: &[Announcement],
 ) -> Result<T> {
     let record = written(record)?;
     let mut script = Script::default();
     script.push(|binds| Ok(audit_statement(binds, ctx.audit(action, entity, Some(entity_id)))))?;
+    let paid: Vec<i64> = change.map(|change| change.paid_invoices().collect()).unwrap_or_default();
+    let announcements = ctx.announcements((action, entity, entity_id), also, paid);
+    let to_read = events::announce_held(ctx, announcements, (entity, entity_id), &record, &mut script)?;
     if let Some(change) = change
         && !figures::script(&mut script, change)?
     {
@@ -170,6 +189,7 @@ async fn commit_moving<T>(
         })?;
     }
     script.run(&mut db_tx).await?;
+    events::write_read(&mut db_tx, ctx, &to_read).await?;
     db_tx.commit().await?;
     Ok(record)
 }

@@ -195,12 +195,11 @@ impl TransactionStore for SqlStore {
             let payment =
                 PaymentFacts::new(true, transaction.amount.get(), transaction.transaction_date, &calendar, &after);
             let mut change = FigureChange::new();
-            change.row(Some(&before), Some(&after)).row(None, Some(&payment));
-            commit_moving(db_tx, &ctx, ("create", Entity::Transaction, id), Some(()), Some(&change)).await?;
+            change.invoice(transaction.invoice_id.get(), Some(&before), Some(&after)).row(None, Some(&payment));
             // The payment as a read would give it: instants at the stored precision (microseconds)
             // and the amount through the stored scale, exactly as `transaction_from` builds it.
             let created_at = instant(micros(ctx.at))?;
-            Ok(Transaction {
+            let created = Transaction {
                 id: TransactionId(id),
                 invoice_id: transaction.invoice_id,
                 amount: amount(scaled)?,
@@ -213,7 +212,8 @@ impl TransactionStore for SqlStore {
                 created_at,
                 updated_at: created_at,
                 invoice,
-            })
+            };
+            commit_moving(db_tx, &ctx, ("create", Entity::Transaction, id), Some(created), Some(&change)).await
         })
         .await
     }
@@ -277,7 +277,7 @@ impl TransactionStore for SqlStore {
                     paid += new_decimal;
                     target = Some(PaidInvoice { is_active: before.is_active, paid });
                 }
-                change.row(Some(&before), Some(&InvoiceFacts { paid, ..before }));
+                change.invoice(invoice_id, Some(&before), Some(&InvoiceFacts { paid, ..before }));
             }
             ledger::receive(target, PaymentWrite::Record)?;
             check_reference(&mut db_tx, kind, key, Some(Holder::of(id, found.vendor_payment_id))).await?;
@@ -343,7 +343,7 @@ impl TransactionStore for SqlStore {
             let payment_before = payment_before.on(&before);
             let payment_after = PaymentFacts { is_active: false, ..payment_before };
             let mut change = FigureChange::new();
-            change.row(Some(&before), Some(&after)).row(Some(&payment_before), Some(&payment_after));
+            change.invoice(invoice_id, Some(&before), Some(&after)).row(Some(&payment_before), Some(&payment_after));
             commit_moving(db_tx, &ctx, ("delete", Entity::Transaction, id.get()), Some(()), Some(&change)).await
         })
         .await
@@ -386,7 +386,7 @@ impl TransactionStore for SqlStore {
             let payment_before = payment_before.on(&before);
             let payment_after = PaymentFacts { is_active: true, ..payment_before }.on(&after);
             let mut change = FigureChange::new();
-            change.row(Some(&before), Some(&after)).row(Some(&payment_before), Some(&payment_after));
+            change.invoice(invoice_id, Some(&before), Some(&after)).row(Some(&payment_before), Some(&payment_after));
             let transaction = transaction_in(&mut db_tx, id.get()).await?;
             commit_moving(db_tx, &ctx, ("restore", Entity::Transaction, id.get()), transaction, Some(&change)).await
         })

@@ -156,7 +156,7 @@ pub(super) async fn write_vendor_payment(
             .ok_or_else(|| crate::error::Error::corrupt("an allocated invoice was not locked"))?;
         let after = InvoiceFacts { paid: before.paid + share.amount.get(), ..before };
         let paid = PaymentFacts::new(true, share.amount.get(), payment.transaction_date, calendar, &after);
-        change.row(Some(&before), Some(&after)).row(None, Some(&paid));
+        change.invoice(share.invoice_id.get(), Some(&before), Some(&after)).row(None, Some(&paid));
     }
     Ok((id, change))
 }
@@ -263,8 +263,8 @@ impl VendorPaymentStore for SqlStore {
                 let facts = locked.facts.on(&before);
                 change.row(Some(&facts), Some(&PaymentFacts { is_active: false, ..facts }));
             }
-            for (before, after) in invoices.values() {
-                change.row(Some(before), Some(after));
+            for (invoice_id, (before, after)) in &invoices {
+                change.invoice(*invoice_id, Some(before), Some(after));
             }
             commit_moving(db_tx, &ctx, ("delete", Entity::VendorPayment, id.get()), Some(()), Some(&change)).await
         })

@@ -331,7 +331,7 @@ pub async fn policies_are_managed_with_unique_active_names<S: Store>(store: S) {
         Err(Error::NotFound { .. })
     ));
     let permissions = fx.engine.list_permissions(&fx.admin).await.unwrap();
-    assert_eq!(permissions.len(), 37, "D27 seeds 29 permissions, D44 four more, D46 four more");
+    assert_eq!(permissions.len(), 41, "D27 seeds 29 permissions, D44 four more, D46 four more, D47 four more");
 }
 
 /// A replacement of a user's names, email and role.

@@ -9,13 +9,15 @@
 //! D40), `payments.rs` (references, vendor payments, what falls due: D30 to D33),
 //! `reconciliation.rs` (GSTINs, drug licences, aging and statements: D34 to D37) and
 //! `reports.rs` (settings, dashboard, audit, exports, idempotency, imports), `credits.rs`
-//! (vendor credits, D44), `imports.rs` (imported files, D45) and `bank.rs` (bank statements, D46). Every case is
+//! (vendor credits, D44), `imports.rs` (imported files, D45), `bank.rs` (bank statements, D46) and `events.rs` (the event
+//! feed, D47). Every case is
 //! re-exported here, where [`crate::store_conformance_tests!`] finds it by name. This file
 //! holds the helpers the cases share.
 
 mod access;
 mod bank;
 mod credits;
+mod events;
 mod grants;
 mod imports;
 mod ledger;
@@ -38,6 +40,9 @@ pub use credits::{
     concurrent_applications_never_apply_more_than_accepted, credit_list_filters_and_orders,
     credit_permissions_follow_the_seeded_policy, credits_are_claimed_decided_replaced_deleted_and_restored,
     credits_set_against_bills_lower_what_is_owed_everywhere, imported_credits_count_as_written_ones,
+};
+pub use events::{
+    concurrent_writes_announce_once_each_in_increasing_ids, writes_announce_their_records_and_refusals_nothing,
 };
 pub use grants::{
     changing_the_email_does_not_start_the_guesses_again, demotions_racing_sign_ins_leave_no_stale_admin_token,

@@ -1,0 +1,169 @@
+//! `GET /api/events` (D47): the feed of what writes changed, for integrations that poll, with
+//! its DTOs and operation; and [`ApiRenderer`], which renders an event's `data` with the DTO
+//! the record's `GET` answers with, so an event carries exactly what a read would have shown.
+
+use pharmapay_core::Action::Read;
+use pharmapay_core::Collection::Webhook;
+use pharmapay_core::events::{Announced, DEFAULT_EVENT_PAGE, Event, EventPage, EventQuery, MAX_EVENT_PAGE, Render};
+use pharmapay_core::jiff::Timestamp;
+use pharmapay_core::{PharmaPay, Store};
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use super::Route;
+use super::bank_statements::BankStatementDto;
+use super::invoices::InvoiceDetailDto;
+use super::transactions::TransactionDto;
+use super::vendor_credits::VendorCreditDetailDto;
+use super::vendor_payments::VendorPaymentDto;
+use super::vendors::VendorDto;
+use crate::app::needs;
+use crate::dto::instant;
+use crate::openapi::schema;
+use crate::openapi::{Json, Operation, Tag, describe, object, query, schema_ref};
+
+/// The event routes.
+pub fn routes<S: Store>() -> Vec<Route<S>> {
+    vec![Route::get("/api/events", needs(Webhook, Read), list, |call| {
+        Box::pin(call.page_like(EventQuery::from_params, PharmaPay::list_events, EventPageDto::from))
+    })]
+}
+
+/// The tag these routes' operations are listed under.
+const TAG: Tag = Tag("Events");
+
+/// The types an event may have (D47).
+const TYPES: [&str; 24] = [
+    "vendor.created",
+    "vendor.updated",
+    "vendor.deleted",
+    "vendor.restored",
+    "invoice.created",
+    "invoice.updated",
+    "invoice.deleted",
+    "invoice.restored",
+    "invoice.paid",
+    "transaction.created",
+    "transaction.updated",
+    "transaction.deleted",
+    "transaction.restored",
+    "vendorPayment.created",
+    "vendorPayment.deleted",
+    "vendorCredit.created",
+    "vendorCredit.updated",
+    "vendorCredit.deleted",
+    "vendorCredit.restored",
+    "vendorCredit.decided",
+    "vendorCredit.applied",
+    "bankStatement.created",
+    "bankStatement.updated",
+    "bankStatement.deleted",
+];
+
+fn list() -> Operation {
+    TAG.operation(
+        "listEvents",
+        "Read the event feed",
+        " (D47). The events after `after`, in id order: each committed write of vendors, invoices, transactions, \
+         vendor payments, vendor credits and bank statements, with the record as its read answered right after the \
+         write. Ask again with `after` set to `nextAfter`: no event ever becomes visible with an id below one \
+         already seen, so a reader that follows `nextAfter` misses none.",
+    )
+    .ok("The events after `after`.", schema_ref::<EventPageDto>())
+    .parameter(query(
+        "after",
+        "The last id seen; 0 (the default) reads from the oldest event kept. An integer of at least 0, else 400.",
+        object! { "type": "integer", "format": "int64", "minimum": 0, "maximum": i64::MAX, "default": 0 },
+    ))
+    .parameter(query(
+        "limit",
+        format!("How many events at most, 1 to {MAX_EVENT_PAGE} (default {DEFAULT_EVENT_PAGE}), else 400."),
+        object! { "type": "integer", "minimum": 1, "maximum": MAX_EVENT_PAGE, "default": DEFAULT_EVENT_PAGE },
+    ))
+    .errors(&[400, 401, 403, 503])
+}
+
+/// One event (D47); `data` is the record as JSON.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventDto {
+    id: i64,
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(serialize_with = "instant")]
+    occurred_at: Timestamp,
+    data: Box<RawValue>,
+}
+
+impl From<Event> for EventDto {
+    fn from(event: Event) -> Self {
+        // The store keeps what `ApiRenderer` wrote, always a JSON value.
+        let data = RawValue::from_string(event.data)
+            .unwrap_or_else(|_| RawValue::from_string("null".to_owned()).expect("null is JSON"));
+        Self { id: event.id, kind: event.kind, occurred_at: event.occurred_at, data }
+    }
+}
+
+/// A read of the feed (D47).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventPageDto {
+    items: Vec<EventDto>,
+    next_after: i64,
+}
+
+impl From<EventPage> for EventPageDto {
+    fn from(page: EventPage) -> Self {
+        Self { items: page.items.into_iter().map(EventDto::from).collect(), next_after: page.next_after }
+    }
+}
+
+fn data_schema() -> Json {
+    object! {
+        "type": "object",
+        "description": "The record as its `GET` answers (a vendor, an invoice with its vendor, a transaction, a vendor \
+            payment with its transactions, a vendor credit with its applications, a bank statement with its counts); \
+            a deleted one as it stands soft-deleted. `invoice.paid` carries the invoice.",
+    }
+}
+
+describe! {
+    EventDto as "Event": "One event (D47)." {
+        id: schema::id("Its place in the feed: ids grow in the order events became visible."),
+        kind: schema::one_of(&TYPES, "`<entity>.<action>`."),
+        occurred_at: schema::instant("When the write happened."),
+        data: data_schema(),
+    }
+}
+
+describe! {
+    EventPageDto as "EventPage": "A read of the event feed (D47)." {
+        items: schema::array(schema_ref::<EventDto>()).with("description", "The events, in id order."),
+        next_after: object! {
+            "type": "integer",
+            "format": "int64",
+            "minimum": 0,
+            "description": "The last item's id, or the `after` asked with when there is none: the next read's `after`.",
+        },
+    }
+}
+
+/// Renders an event's `data` with the DTO of the record's `GET` answer (D47): the renderer the
+/// server opens the engine with, and the one an application embedding the engine can pass to
+/// get the same events.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ApiRenderer;
+
+impl Render for ApiRenderer {
+    fn render(&self, record: Announced<'_>) -> String {
+        let json = match record {
+            Announced::Vendor(vendor) => serde_json::to_string(&VendorDto::from(vendor.clone())),
+            Announced::Invoice(invoice) => serde_json::to_string(&InvoiceDetailDto::from(invoice.clone())),
+            Announced::Transaction(payment) => serde_json::to_string(&TransactionDto::from(payment.clone())),
+            Announced::VendorPayment(payment) => serde_json::to_string(&VendorPaymentDto::from(payment.clone())),
+            Announced::VendorCredit(credit) => serde_json::to_string(&VendorCreditDetailDto::from(credit.clone())),
+            Announced::BankStatement(statement) => serde_json::to_string(&BankStatementDto::from(statement.clone())),
+        };
+        json.expect("a DTO serializes")
+    }
+}
