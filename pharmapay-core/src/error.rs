@@ -46,6 +46,10 @@ pub enum Entity {
     BankStatement,
     /// One line of a bank statement (D46).
     BankLine,
+    /// A webhook (D47).
+    Webhook,
+    /// One event's delivery to a webhook (D47).
+    WebhookDelivery,
 }
 
 impl Entity {
@@ -66,6 +70,8 @@ impl Entity {
             Entity::CreditApplication => "CreditApplication",
             Entity::BankStatement => "BankStatement",
             Entity::BankLine => "BankLine",
+            Entity::Webhook => "Webhook",
+            Entity::WebhookDelivery => "WebhookDelivery",
         }
     }
 }

@@ -31,6 +31,34 @@ pub const MAX_EVENT_PAGE: u32 = 1_000;
 /// The events one read of the feed answers when it names no limit (D47).
 pub const DEFAULT_EVENT_PAGE: u32 = 100;
 
+/// Every type an event may have (D47), as [`kind_of`] and [`Announcement`] name them.
+pub const EVENT_TYPES: [&str; 24] = [
+    "vendor.created",
+    "vendor.updated",
+    "vendor.deleted",
+    "vendor.restored",
+    "invoice.created",
+    "invoice.updated",
+    "invoice.deleted",
+    "invoice.restored",
+    "invoice.paid",
+    "transaction.created",
+    "transaction.updated",
+    "transaction.deleted",
+    "transaction.restored",
+    "vendorPayment.created",
+    "vendorPayment.deleted",
+    "vendorCredit.created",
+    "vendorCredit.updated",
+    "vendorCredit.deleted",
+    "vendorCredit.restored",
+    "vendorCredit.decided",
+    "vendorCredit.applied",
+    "bankStatement.created",
+    "bankStatement.updated",
+    "bankStatement.deleted",
+];
+
 /// A read of the feed (D47): the events after `after`, at most `limit` of them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct EventQuery {
@@ -138,6 +166,8 @@ silent! {
     crate::domain::Setting,
     BankLine,
     crate::store::SignIn,
+    crate::domain::webhook::Webhook,
+    crate::domain::webhook::Delivery,
 }
 
 impl<T: Announce> Announce for Vec<T> {}
@@ -350,6 +380,22 @@ mod tests {
         assert_eq!(kind_of("create", Entity::User), None);
         assert_eq!(kind_of("update", Entity::Setting), None);
         assert_eq!(kind_of("delete", Entity::CreditApplication), None);
+        let actions = ["create", "update", "delete", "restore", "decide", "apply"];
+        let entities =
+            [Entity::Vendor, Entity::Invoice, Entity::Transaction, Entity::VendorPayment, Entity::VendorCredit];
+        let written = entities.iter().flat_map(|entity| actions.iter().filter_map(|action| kind_of(action, *entity)));
+        let also = [
+            Announcement::paid(1).kind,
+            Announcement::credit_released(1).kind,
+            kind_of("x", Entity::BankLine).unwrap(),
+        ];
+        let statements = ["create", "delete"].iter().filter_map(|action| kind_of(action, Entity::BankStatement));
+        let mut named: Vec<&str> = written.chain(also).chain(statements).collect();
+        named.sort_unstable();
+        named.dedup();
+        let mut listed = EVENT_TYPES.to_vec();
+        listed.sort_unstable();
+        assert_eq!(named, listed, "every type written is listed, and only those");
     }
 
     #[test]

@@ -56,4 +56,8 @@ ids! {
     BankStatementId,
     /// Id of one line of a bank statement (D46).
     BankLineId,
+    /// Id of a webhook (D47).
+    WebhookId,
+    /// Id of one event's delivery to one webhook (D47).
+    DeliveryId,
 }

@@ -235,6 +235,18 @@ pub struct Config {
         value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
     pub download_min_kib_per_sec: u64,
 
+    /// Let webhook deliveries reach loopback, private and link-local addresses (D47), which
+    /// are refused by default so a webhook cannot be pointed at the server's own network.
+    #[arg(long, global = true, env = "PHARMAPAY_WEBHOOK_ALLOW_PRIVATE", default_value_t = false,
+        action = clap::ArgAction::Set)]
+    pub webhook_allow_private: bool,
+
+    /// Days an event stays in the feed once no delivery still needs it (1 to 3650, D47); older
+    /// ones are removed in small batches.
+    #[arg(long, global = true, env = "PHARMAPAY_EVENT_RETENTION_DAYS", default_value_t = 30,
+        value_parser = clap::value_parser!(u32).range(1..=3650))]
+    pub event_retention_days: u32,
+
     /// Log filter, such as `info`, `debug` or `pharmapay=debug,info`.
     #[arg(long = "log", global = true, env = "RUST_LOG", default_value = "info")]
     pub log_filter: String,

@@ -29,6 +29,7 @@ pub mod openapi;
 pub mod problem;
 pub mod routes;
 pub mod server;
+pub mod webhooks;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -94,6 +95,7 @@ pub struct Running {
     open_downloads: Arc<AtomicUsize>,
     stop: oneshot::Sender<()>,
     task: JoinHandle<std::io::Result<()>>,
+    deliveries: JoinHandle<()>,
 }
 
 impl Running {
@@ -108,6 +110,7 @@ impl Running {
     /// # Errors
     /// When the server task failed.
     pub async fn stop(self) -> std::io::Result<()> {
+        self.deliveries.abort();
         let _ = self.stop.send(());
         self.task.await.unwrap_or_else(|error| Err(std::io::Error::other(error)))
     }
@@ -243,6 +246,11 @@ async fn launch<S: Store>(
         config.download_limits(),
     );
     let open_downloads = Arc::clone(&app.downloads.open);
+    let settings = webhooks::DeliverySettings {
+        allow_private: config.webhook_allow_private,
+        retention: SignedDuration::from_hours(24 * i64::from(config.event_retention_days)),
+    };
+    let deliveries = webhooks::spawn(Arc::clone(&app), settings);
     let listener = TcpListener::bind(config.listen).await?;
     let addr = listener.local_addr()?;
     let (stop, stopped) = oneshot::channel::<()>();
@@ -250,7 +258,7 @@ async fn launch<S: Store>(
         let _ = stopped.await;
     }));
     info!(%addr, backend, max_connections, "pharmapay is listening");
-    Ok(Running { addr, backend, open_downloads, stop, task })
+    Ok(Running { addr, backend, open_downloads, stop, task, deliveries })
 }
 
 #[cfg(test)]

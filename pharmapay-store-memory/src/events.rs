@@ -15,7 +15,8 @@ impl State {
         let Some(announcer) = &ctx.announce else { return };
         for announcement in announcements {
             let Some(data) = self.render(announcer, announcement) else { continue };
-            let id = self.events.last_key_value().map_or(0, |(id, _)| *id) + 1;
+            self.last_event += 1;
+            let id = self.last_event;
             self.events.insert(id, Event { id, kind: announcement.kind.to_owned(), occurred_at: ctx.at, data });
         }
     }

@@ -41,6 +41,7 @@ mod reports;
 mod sessions;
 mod vendor_payments;
 mod vendors;
+mod webhooks;
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -229,7 +230,12 @@ struct State {
     audit: Vec<AuditEntry>,
     /// The event feed (D47), by id, and the invoices the current write brought to FullyPaid.
     events: BTreeMap<i64, pharmapay_core::events::Event>,
+    /// The last event id given: ids are never given twice, even once old events are removed.
+    last_event: i64,
     paid_now: BTreeSet<i64>,
+    /// Webhooks and their deliveries (D47).
+    webhooks: BTreeMap<i64, webhooks::WebhookRow>,
+    deliveries: BTreeMap<i64, webhooks::DeliveryRow>,
     idempotency: HashMap<(i64, String), IdempotencyRow>,
     login_attempts: HashMap<String, LoginAttempts>,
     token_secret: Option<Secret>,
@@ -265,7 +271,10 @@ impl Default for State {
             user_policies: BTreeSet::new(),
             settings: BTreeMap::new(),
             events: BTreeMap::new(),
+            last_event: 0,
             paid_now: BTreeSet::new(),
+            webhooks: BTreeMap::new(),
+            deliveries: BTreeMap::new(),
             audit: Vec::new(),
             idempotency: HashMap::new(),
             login_attempts: HashMap::new(),

@@ -557,6 +557,9 @@ pub(crate) enum Lock {
     /// across every server sharing the database, so positions follow the order it finds events
     /// in. Taken alone, by a transaction that writes nothing else.
     EventPositions,
+    /// Queuing and claiming webhook deliveries (D47): one server at a time decides which
+    /// deliveries exist and which it takes, so none is queued twice or tried by two at once.
+    Deliveries,
 }
 
 impl Lock {
@@ -579,6 +582,7 @@ impl Lock {
             Lock::AllReferences => BASE + 4,
             Lock::BankStatements => BASE + 5,
             Lock::EventPositions => BASE + 6,
+            Lock::Deliveries => BASE + 7,
             Lock::Reference(hash) => REFERENCES + i64::from(hash),
         }
     }

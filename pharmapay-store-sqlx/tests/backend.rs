@@ -142,7 +142,7 @@ async fn reads_as_the_small_ledger<S: Store>(store: &S) {
 }
 
 /// Takes a database back from version 18 to 17: no event feed, no webhook permissions (D47).
-const UNDO_18: &str = "DROP TABLE events; DROP TABLE event_positions; DELETE FROM permissions WHERE id >= 38; \
+const UNDO_18: &str = "DROP TABLE webhook_deliveries; DROP TABLE webhooks; DROP TABLE events; DROP TABLE event_positions; DELETE FROM permissions WHERE id >= 38; \
      DELETE FROM _pharmapay_migrations WHERE version = 18";
 
 /// Takes a database back from version 17 to 16: no bank statements and no permissions for them

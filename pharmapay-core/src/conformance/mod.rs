@@ -403,6 +403,7 @@ macro_rules! store_conformance_tests {
             bad_statements_are_refused_and_statements_are_for_admins,
             writes_announce_their_records_and_refusals_nothing,
             concurrent_writes_announce_once_each_in_increasing_ids,
+            deliveries_are_queued_once_and_claimed_by_one_server_at_a_time,
         );
     };
     (@cases required $fresh:path; $($case:ident),* $(,)?) => {

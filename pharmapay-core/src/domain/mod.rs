@@ -18,6 +18,7 @@ pub mod transaction;
 pub mod user;
 pub mod vendor;
 pub mod vendor_payment;
+pub mod webhook;
 
 pub use audit::{AuditEntry, AuditFilter, AuditQuery, NewAuditEntry};
 pub use credit::{

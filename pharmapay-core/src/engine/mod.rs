@@ -28,6 +28,7 @@ mod ledger;
 mod reconciliation;
 mod reports;
 mod sessions;
+mod webhooks;
 
 use std::future::Future;
 use std::sync::{Arc, Mutex};

@@ -23,6 +23,8 @@
 //! - [`references`]: one payment reference per payment type, one holder (D30).
 //! - [`licence`]: no invoices from vendors whose drug licence expired, when the pharmacy says so
 //!   (D36).
+//! - [`webhooks`]: which events a webhook takes, which deliveries a server may claim, and what a
+//!   try leaves a delivery as (D47).
 
 pub mod allocation;
 pub mod bank;
@@ -39,6 +41,7 @@ pub mod references;
 pub mod restore;
 pub mod sessions;
 pub mod vendors;
+pub mod webhooks;
 
 /// The rule a refusal names, for the rules' tests: `None` when the write may go on.
 ///

@@ -25,6 +25,7 @@
 //! - [`BankStatementStore`] (`bank.rs`): bank statements, their lines and matches (D46).
 //! - [`EventStore`] (`events.rs`): the event feed (D47); every write of the ledger records its
 //!   events beside its audit entry, from [`WriteContext::announcements`].
+//! - [`WebhookStore`] (`webhooks.rs`): webhooks and the queue of their deliveries (D47).
 //!
 //! [`ImportStore`] holds the bulk imports; it is not part of [`Store`]. This file holds the
 //! contract's error, its unique keys and the records the traits speak.
@@ -63,6 +64,7 @@ mod bank;
 mod events;
 mod files;
 mod traits;
+mod webhooks;
 
 use std::error::Error as StdError;
 use std::fmt;
@@ -76,6 +78,7 @@ pub use traits::{
     AccessStore, CreditStore, ImportStore, ImportedCredit, ImportedInvoice, ImportedTransaction, ImportedVendor,
     InvoiceStore, ReportStore, SessionStore, TransactionStore, VendorPaymentStore, VendorStore,
 };
+pub use webhooks::WebhookStore;
 
 use crate::access::{Authority, Permission};
 use crate::domain::{NewAuditEntry, User};
@@ -100,6 +103,7 @@ pub trait Store:
     + FileImportStore
     + BankStatementStore
     + EventStore
+    + WebhookStore
 {
 }
 
@@ -115,6 +119,7 @@ impl<T> Store for T where
         + FileImportStore
         + BankStatementStore
         + EventStore
+        + WebhookStore
 {
 }
 

@@ -129,6 +129,11 @@ impl Fields<'_> {
         }
     }
 
+    /// An optional boolean; `null` and absent are `default`.
+    pub fn flag_or(&mut self, _name: &str, slot: Option<bool>, default: bool) -> Option<bool> {
+        Some(slot.unwrap_or(default))
+    }
+
     /// An optional string; `null` and absent are empty.
     pub fn string_or_empty(&mut self, name: &str, slot: Option<Slot>) -> Option<String> {
         self.optional_string(name, slot).map(Option::unwrap_or_default)

@@ -53,6 +53,11 @@ impl Shapes {
         self.add(name, false, text.with("type", vec!["string", "null"]));
     }
 
+    /// An optional boolean, which may be `null`: `description` says what absent means.
+    pub fn flag_or(&mut self, name: &'static str, _: Option<bool>, description: &'static str) {
+        self.add(name, false, object! { "type": ["boolean", "null"], "description": description });
+    }
+
     /// An optional string read as empty when absent or `null`.
     pub fn string_or_empty(&mut self, name: &'static str, slot: Option<Slot>, text: Json) {
         self.optional_string(name, slot, text);

@@ -4,7 +4,9 @@
 
 use pharmapay_core::Action::Read;
 use pharmapay_core::Collection::Webhook;
-use pharmapay_core::events::{Announced, DEFAULT_EVENT_PAGE, Event, EventPage, EventQuery, MAX_EVENT_PAGE, Render};
+use pharmapay_core::events::{
+    Announced, DEFAULT_EVENT_PAGE, EVENT_TYPES, Event, EventPage, EventQuery, MAX_EVENT_PAGE, Render,
+};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::{PharmaPay, Store};
 use serde::Serialize;
@@ -32,34 +34,6 @@ pub fn routes<S: Store>() -> Vec<Route<S>> {
 /// The tag these routes' operations are listed under.
 const TAG: Tag = Tag("Events");
 
-/// The types an event may have (D47).
-const TYPES: [&str; 24] = [
-    "vendor.created",
-    "vendor.updated",
-    "vendor.deleted",
-    "vendor.restored",
-    "invoice.created",
-    "invoice.updated",
-    "invoice.deleted",
-    "invoice.restored",
-    "invoice.paid",
-    "transaction.created",
-    "transaction.updated",
-    "transaction.deleted",
-    "transaction.restored",
-    "vendorPayment.created",
-    "vendorPayment.deleted",
-    "vendorCredit.created",
-    "vendorCredit.updated",
-    "vendorCredit.deleted",
-    "vendorCredit.restored",
-    "vendorCredit.decided",
-    "vendorCredit.applied",
-    "bankStatement.created",
-    "bankStatement.updated",
-    "bankStatement.deleted",
-];
-
 fn list() -> Operation {
     TAG.operation(
         "listEvents",
@@ -78,7 +52,9 @@ fn list() -> Operation {
     .parameter(query(
         "limit",
         format!("How many events at most, 1 to {MAX_EVENT_PAGE} (default {DEFAULT_EVENT_PAGE}), else 400."),
-        object! { "type": "integer", "minimum": 1, "maximum": MAX_EVENT_PAGE, "default": DEFAULT_EVENT_PAGE },
+        object! {
+            "type": "integer", "format": "int32", "minimum": 1, "maximum": MAX_EVENT_PAGE, "default": DEFAULT_EVENT_PAGE,
+        },
     ))
     .errors(&[400, 401, 403, 503])
 }
@@ -130,7 +106,7 @@ fn data_schema() -> Json {
 describe! {
     EventDto as "Event": "One event (D47)." {
         id: schema::id("Its place in the feed: ids grow in the order events became visible."),
-        kind: schema::one_of(&TYPES, "`<entity>.<action>`."),
+        kind: schema::one_of(&EVENT_TYPES, "`<entity>.<action>`."),
         occurred_at: schema::instant("When the write happened."),
         data: data_schema(),
     }
@@ -138,11 +114,14 @@ describe! {
 
 describe! {
     EventPageDto as "EventPage": "A read of the event feed (D47)." {
-        items: schema::array(schema_ref::<EventDto>()).with("description", "The events, in id order."),
+        items: schema::array(schema_ref::<EventDto>())
+            .with("maxItems", MAX_EVENT_PAGE)
+            .with("description", "The events, in id order."),
         next_after: object! {
             "type": "integer",
             "format": "int64",
             "minimum": 0,
+            "maximum": i64::MAX,
             "description": "The last item's id, or the `after` asked with when there is none: the next read's `after`.",
         },
     }

@@ -33,6 +33,7 @@ pub mod users;
 pub mod vendor_credits;
 pub mod vendor_payments;
 pub mod vendors;
+pub mod webhooks;
 
 use std::pin::Pin;
 
@@ -57,7 +58,7 @@ pub const REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
 /// Every route of the API, resource by resource, in the order the router tries them for a
 /// path's `Allow` list. A new resource adds its `routes` here.
 pub fn table<S: Store>() -> Vec<Route<S>> {
-    let resources: [fn() -> Vec<Route<S>>; 21] = [
+    let resources: [fn() -> Vec<Route<S>>; 22] = [
         auth::routes,
         onboarding::routes,
         system::routes,
@@ -78,6 +79,7 @@ pub fn table<S: Store>() -> Vec<Route<S>> {
         reconciliation::routes,
         audit::routes,
         events::routes,
+        webhooks::routes,
         reports::routes,
     ];
     resources.into_iter().flat_map(|routes| routes()).collect()

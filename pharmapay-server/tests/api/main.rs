@@ -27,3 +27,4 @@ mod transactions;
 mod vendor_payments;
 mod vendors;
 mod walkthrough;
+mod webhooks;

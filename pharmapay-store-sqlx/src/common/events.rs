@@ -150,11 +150,19 @@ impl SqlStore {
     }
 }
 
-impl EventStore for SqlStore {
-    async fn events_after(&self, after: i64, limit: u32) -> StoreResult<Vec<Event>> {
+impl SqlStore {
+    /// Gives every committed event that has none its position.
+    pub(super) async fn place_events(&self) -> StoreResult<()> {
         if self.unplaced().await? {
             while self.place().await? == PLACE_BATCH {}
         }
+        Ok(())
+    }
+}
+
+impl EventStore for SqlStore {
+    async fn events_after(&self, after: i64, limit: u32) -> StoreResult<Vec<Event>> {
+        self.place_events().await?;
         self.answer_read(|| async move {
             let rows = sqlx::query(
                 "SELECT position, kind, occurred_at, data FROM events WHERE position > $1 ORDER BY position LIMIT $2",

@@ -52,6 +52,7 @@ mod search;
 mod sessions;
 mod vendor_payments;
 mod vendors;
+mod webhooks;
 
 use pharmapay_core::BusinessCalendar;
 use pharmapay_core::domain::setting::TIME_ZONE;

@@ -9,8 +9,8 @@
 //! D40), `payments.rs` (references, vendor payments, what falls due: D30 to D33),
 //! `reconciliation.rs` (GSTINs, drug licences, aging and statements: D34 to D37) and
 //! `reports.rs` (settings, dashboard, audit, exports, idempotency, imports), `credits.rs`
-//! (vendor credits, D44), `imports.rs` (imported files, D45), `bank.rs` (bank statements, D46) and `events.rs` (the event
-//! feed, D47). Every case is
+//! (vendor credits, D44), `imports.rs` (imported files, D45), `bank.rs` (bank statements, D46), `events.rs` (the event
+//! feed, D47) and `webhooks.rs` (webhook deliveries, D47). Every case is
 //! re-exported here, where [`crate::store_conformance_tests!`] finds it by name. This file
 //! holds the helpers the cases share.
 
@@ -25,6 +25,7 @@ mod payments;
 mod reconciliation;
 mod reports;
 mod sessions;
+mod webhooks;
 
 pub use access::{
     permission_checks_answer_forbidden, permissions_resolve_from_role_and_user_policies,
@@ -89,6 +90,7 @@ pub use sessions::{
     parallel_failed_logins_never_pass_the_limit, token_secret_is_kept_in_the_store,
     tokens_stop_working_after_delete_or_password_change,
 };
+pub use webhooks::deliveries_are_queued_once_and_claimed_by_one_server_at_a_time;
 
 use serde_json::Value;
 

@@ -1,0 +1,114 @@
+//! Webhook deliveries (D47): each event queued once per webhook that takes it, claimed by one
+//! server at a time and a few of a webhook at once, tried again on schedule, and events kept
+//! while a delivery needs them.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use jiff::SignedDuration;
+
+use crate::conformance::{Fixture, created};
+use crate::domain::webhook::{Attempt, DeliveryQuery, DeliveryStatus, NewWebhook};
+use crate::error::Error;
+use crate::events::EventQuery;
+use crate::ids::WebhookId;
+use crate::paging::PageRequest;
+use crate::rules::webhooks::IN_FLIGHT_PER_WEBHOOK;
+use crate::store::Store;
+
+impl<S: Store> Fixture<S> {
+    async fn webhook(&self, events: &[&str]) -> WebhookId {
+        let webhook = NewWebhook {
+            url: "https://books.example.com/hooks".into(),
+            events: events.iter().map(|kind| (*kind).to_owned()).collect(),
+            description: None,
+            is_active: true,
+        };
+        created(self.engine.create_webhook(&self.admin, webhook, None).await.expect("webhook created")).webhook.id
+    }
+
+    async fn statuses(&self, webhook: WebhookId) -> Vec<(i64, DeliveryStatus, u32)> {
+        let query = DeliveryQuery { page: PageRequest::new(1, 100) };
+        let page = self.engine.list_deliveries(&self.admin, webhook, &query).await.expect("deliveries listed");
+        page.items.iter().map(|delivery| (delivery.event_id, delivery.status, delivery.attempts)).collect()
+    }
+}
+
+/// Deliveries are queued once, claimed by one claimer at a time and a few of a webhook at once,
+/// retried on schedule, and events are removed only once no delivery needs them.
+pub async fn deliveries_are_queued_once_and_claimed_by_one_server_at_a_time<S: Store>(store: S) {
+    let fx = Arc::new(Fixture::new(store).await);
+    fx.vendor("Before Any Webhook").await;
+    let all = fx.webhook(&["*"]).await;
+    let paid_only = fx.webhook(&["invoice.paid"]).await;
+    for n in 0..6 {
+        fx.vendor(&format!("Vendor {n}")).await;
+    }
+    let queued = fx.engine.queue_deliveries(1_000).await.expect("queued");
+    assert!(queued >= 6, "{queued}");
+    assert_eq!(fx.engine.queue_deliveries(1_000).await.expect("queued again"), 0, "each event once");
+    assert_eq!(fx.statuses(all).await.len(), 6, "a webhook gets the events after its creation");
+    assert_eq!(fx.statuses(paid_only).await, [], "and only those it takes");
+
+    // Two claimers at once: disjoint, and a few of the webhook in flight in all.
+    let (one, two) = tokio::join!(fx.engine.claim_deliveries(100), fx.engine.claim_deliveries(100));
+    let (one, two) = (one.expect("claimed"), two.expect("claimed"));
+    let ids: BTreeSet<i64> = one.iter().chain(&two).map(|due| due.id.get()).collect();
+    assert_eq!(ids.len(), one.len() + two.len(), "no delivery claimed twice");
+    assert_eq!(ids.len(), IN_FLIGHT_PER_WEBHOOK);
+    let first = one.iter().chain(&two).map(|due| due.event.id).min().expect("claimed some");
+    assert!(one.iter().chain(&two).all(|due| due.url == "https://books.example.com/hooks"));
+    assert!(one.iter().chain(&two).all(|due| due.secret.expose().starts_with("whsec_")));
+    assert!(fx.engine.claim_deliveries(100).await.expect("claimed").is_empty(), "the webhook's slots are taken");
+
+    // One try fails, the others deliver.
+    let now = fx.engine.now();
+    for due in one.iter().chain(&two) {
+        let status = if due.event.id == first { 503 } else { 200 };
+        let attempt = Attempt { at: now, status_code: Some(status), error: (status != 200).then(|| "503".into()) };
+        fx.engine.finish_delivery(due.id, attempt).await.expect("finished");
+    }
+    let statuses = fx.statuses(all).await;
+    assert!(statuses.contains(&(first, DeliveryStatus::Pending, 1)), "{statuses:?}");
+    assert_eq!(statuses.iter().filter(|(_, status, _)| *status == DeliveryStatus::Delivered).count(), 3);
+    let rest = fx.engine.claim_deliveries(100).await.expect("claimed");
+    assert_eq!(rest.len(), 2, "the two not yet tried, not the failed one before its time");
+    assert!(rest.iter().all(|due| due.event.id != first));
+    for due in &rest {
+        let attempt = Attempt { at: now, status_code: Some(204), error: None };
+        fx.engine.finish_delivery(due.id, attempt).await.expect("finished");
+    }
+    fx.advance(SignedDuration::from_secs(6));
+    let again = fx.engine.claim_deliveries(100).await.expect("claimed");
+    assert_eq!(again.iter().map(|due| due.event.id).collect::<Vec<_>>(), [first], "tried again after about 5 s");
+
+    // Retention: a month on, events no pending delivery needs are removed; the pending one stays.
+    let before = fx.engine.list_events(&fx.admin, &EventQuery { after: 0, limit: 100 }).await.expect("the feed reads");
+    let last = before.next_after;
+    fx.advance(SignedDuration::from_hours(24 * 31));
+    let removed = fx.engine.remove_old_events(SignedDuration::from_hours(24 * 30), 2).await.expect("removed");
+    assert_eq!(removed, 2, "in batches of the size asked");
+    while fx.engine.remove_old_events(SignedDuration::from_hours(24 * 30), 2).await.expect("removed") > 0 {}
+    let kept = fx.engine.list_events(&fx.admin, &EventQuery { after: 0, limit: 100 }).await.expect("the feed reads");
+    assert_eq!(kept.items.iter().map(|event| event.id).collect::<Vec<_>>(), [first], "{kept:?}");
+    let next = fx.vendor("After The Clean").await;
+    let page = fx.engine.list_events(&fx.admin, &EventQuery { after: first, limit: 100 }).await.expect("read");
+    assert!(page.items[0].id > last, "ids are never given twice: {page:?}");
+    assert!(page.items[0].data.contains(&next.name));
+
+    // A paused webhook's deliveries wait; a deleted one's are gone.
+    let paused = NewWebhook {
+        url: "https://books.example.com/hooks".into(),
+        events: vec!["*".into()],
+        description: None,
+        is_active: false,
+    };
+    fx.engine.update_webhook(&fx.admin, all, paused).await.expect("paused");
+    fx.engine.queue_deliveries(1_000).await.expect("queued");
+    assert!(fx.engine.claim_deliveries(100).await.expect("claimed").is_empty(), "paused");
+    fx.engine.delete_webhook(&fx.admin, all, None).await.expect("deleted");
+    let gone = fx.engine.list_deliveries(&fx.admin, all, &DeliveryQuery { page: PageRequest::new(1, 10) }).await;
+    assert!(matches!(gone, Err(Error::NotFound { .. })));
+    let (_, pharmacist) = fx.pharmacist("clerk@example.com").await;
+    assert!(matches!(fx.engine.list_webhooks(&pharmacist).await, Err(Error::Forbidden { .. })));
+}

@@ -1,0 +1,347 @@
+//! Webhooks (D47): where events are sent, with the secret they are signed with, and the
+//! deliveries of each event to each webhook.
+
+use std::fmt;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use jiff::Timestamp;
+
+use crate::error::FieldErrors;
+use crate::events::{EVENT_TYPES, Event};
+use crate::ids::{DeliveryId, WebhookId};
+use crate::paging::{PageRequest, Params};
+use crate::text::{self, Lines, TEXT_MAX};
+
+/// The longest webhook URL.
+pub const URL_MAX: usize = 2_000;
+
+/// The events filter that takes every type.
+pub const ALL_EVENTS: &str = "*";
+
+/// A webhook: where the events it subscribes to are sent (D47).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Webhook {
+    /// Id.
+    pub id: WebhookId,
+    /// The `http` or `https` URL events are posted to.
+    pub url: String,
+    /// The event types it takes, or `["*"]` for all.
+    pub events: Vec<String>,
+    /// Free text.
+    pub description: Option<String>,
+    /// False while it is paused: its events wait, undelivered, until it is active again.
+    pub is_active: bool,
+    /// When created.
+    pub created_at: Timestamp,
+}
+
+/// A webhook with its secret, as its create and a rotation answer it: the only answers that
+/// show the secret.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WebhookWithSecret {
+    /// The webhook.
+    pub webhook: Webhook,
+    /// Its signing secret.
+    pub secret: WebhookSecret,
+}
+
+/// The fields of a webhook's create and of its replacement.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewWebhook {
+    /// The URL.
+    pub url: String,
+    /// The event types, or `["*"]`.
+    pub events: Vec<String>,
+    /// Free text.
+    pub description: Option<String>,
+    /// Whether deliveries are made.
+    pub is_active: bool,
+}
+
+impl NewWebhook {
+    /// Checks and normalises the fields: an `http` or `https` URL with a host, without spaces
+    /// or credentials, of at most [`URL_MAX`] characters; at least one event type, each one of
+    /// [`EVENT_TYPES`] or `*` alone, duplicates dropped; a description of at most [`TEXT_MAX`]
+    /// characters.
+    ///
+    /// # Errors
+    /// The messages by field.
+    pub fn validate(self) -> Result<Self, FieldErrors> {
+        let mut errors = FieldErrors::new();
+        let url = self.url.trim().to_owned();
+        if let Err(message) = check_url(&url) {
+            errors.add("url", message);
+        }
+        let mut events: Vec<String> = Vec::new();
+        for (index, kind) in self.events.iter().enumerate() {
+            let kind = kind.trim();
+            if kind != ALL_EVENTS && !EVENT_TYPES.contains(&kind) {
+                errors.add(format!("events[{index}]"), "must be an event type, such as invoice.paid, or *");
+            } else if !events.iter().any(|seen| seen == kind) {
+                events.push(kind.to_owned());
+            }
+        }
+        if self.events.is_empty() {
+            errors.add("events", "must name at least one event type, or *");
+        } else if events.len() > 1 && events.iter().any(|kind| kind == ALL_EVENTS) {
+            errors.add("events", "* takes every type and stands alone");
+        }
+        let description = match text::optional(self.description.as_deref(), TEXT_MAX, Lines::Multi) {
+            Ok(description) => description,
+            Err(error) => {
+                errors.add("description", error.to_string());
+                None
+            }
+        };
+        if errors.is_empty() { Ok(Self { url, events, description, is_active: self.is_active }) } else { Err(errors) }
+    }
+
+    /// The values written, as a JSON object for the audit log (D22); never the secret.
+    pub fn audit_changes(&self) -> String {
+        serde_json::json!({
+            "url": self.url, "events": self.events, "description": self.description, "isActive": self.is_active,
+        })
+        .to_string()
+    }
+}
+
+fn check_url(url: &str) -> Result<(), &'static str> {
+    if url.chars().count() > URL_MAX {
+        return Err("must be at most 2000 characters");
+    }
+    let lower = url.to_ascii_lowercase();
+    let rest = lower
+        .strip_prefix("https://")
+        .or_else(|| lower.strip_prefix("http://"))
+        .ok_or("must be an http or https URL")?;
+    if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err("must not hold spaces or control characters");
+    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    if authority.contains('@') {
+        return Err("must not carry a user name or password");
+    }
+    let host = match authority.strip_prefix('[') {
+        Some(bracketed) => bracketed.split(']').next().unwrap_or_default(),
+        None => authority.split(':').next().unwrap_or_default(),
+    };
+    if host.is_empty() {
+        return Err("must name a host");
+    }
+    if let Some((_, port)) = authority.rsplit_once(':')
+        && !port.ends_with(']')
+        && port.parse::<u16>().map_or(true, |port| port == 0)
+    {
+        return Err("must have a port from 1 to 65535");
+    }
+    Ok(())
+}
+
+/// A webhook's signing secret: `whsec_` and the base64 of 32 random bytes (D47), as Standard
+/// Webhooks names them. Printing it shows nothing of it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct WebhookSecret(String);
+
+impl WebhookSecret {
+    /// The prefix of every secret.
+    pub const PREFIX: &'static str = "whsec_";
+
+    /// A new random secret.
+    ///
+    /// # Panics
+    /// When the operating system has no randomness to give.
+    pub fn generate() -> Self {
+        let mut bytes = [0u8; 32];
+        getrandom::fill(&mut bytes).expect("the operating system provides randomness");
+        Self(format!("{}{}", Self::PREFIX, STANDARD.encode(bytes)))
+    }
+
+    /// A secret as kept.
+    pub fn new(secret: impl Into<String>) -> Self {
+        Self(secret.into())
+    }
+
+    /// The secret's text, to show once or to keep.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// The key signatures are made with: the base64 after the prefix, decoded.
+    pub fn key(&self) -> Vec<u8> {
+        let encoded = self.0.strip_prefix(Self::PREFIX).unwrap_or(&self.0);
+        STANDARD.decode(encoded).unwrap_or_else(|_| encoded.as_bytes().to_vec())
+    }
+}
+
+impl fmt::Debug for WebhookSecret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("WebhookSecret(..)")
+    }
+}
+
+/// Where a delivery stands (D47).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DeliveryStatus {
+    /// Not yet answered with a 2xx; tried again on schedule.
+    Pending,
+    /// Answered with a 2xx.
+    Delivered,
+    /// Not delivered within 24 hours of tries.
+    Failed,
+}
+
+impl DeliveryStatus {
+    /// The name the API and the stores write.
+    pub fn name(self) -> &'static str {
+        match self {
+            DeliveryStatus::Pending => "Pending",
+            DeliveryStatus::Delivered => "Delivered",
+            DeliveryStatus::Failed => "Failed",
+        }
+    }
+
+    /// The status a stored name names.
+    pub fn parse(name: &str) -> Option<Self> {
+        [DeliveryStatus::Pending, DeliveryStatus::Delivered, DeliveryStatus::Failed]
+            .into_iter()
+            .find(|status| status.name() == name)
+    }
+}
+
+/// One event's delivery to one webhook (D47).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Delivery {
+    /// Id.
+    pub id: DeliveryId,
+    /// The webhook.
+    pub webhook_id: WebhookId,
+    /// The event's id in the feed.
+    pub event_id: i64,
+    /// The event's type.
+    pub kind: String,
+    /// Where it stands.
+    pub status: DeliveryStatus,
+    /// The tries made.
+    pub attempts: u32,
+    /// The last try's answer status, if it got one.
+    pub last_status_code: Option<u16>,
+    /// Why the last try failed, if it did.
+    pub last_error: Option<String>,
+    /// When it is tried next, while pending.
+    pub next_attempt_at: Option<Timestamp>,
+    /// When it was delivered.
+    pub delivered_at: Option<Timestamp>,
+    /// When it was queued: its tries end 24 hours later.
+    pub created_at: Timestamp,
+}
+
+/// A page of a webhook's deliveries, newest first (D47, D8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeliveryQuery {
+    /// Which page.
+    pub page: PageRequest,
+}
+
+impl DeliveryQuery {
+    /// The default page size.
+    pub const PAGE_SIZE: u32 = 20;
+
+    /// Reads the page parameters (D8).
+    ///
+    /// # Errors
+    /// The messages by parameter name.
+    pub fn from_params(params: &(impl Params + ?Sized)) -> Result<Self, FieldErrors> {
+        let mut errors = FieldErrors::new();
+        let page = PageRequest::from_params(params, Self::PAGE_SIZE, &mut errors);
+        if errors.is_empty() { Ok(Self { page }) } else { Err(errors) }
+    }
+}
+
+/// A delivery a server has claimed to try now: what to send, where, signed with what.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DueDelivery {
+    /// The delivery.
+    pub id: DeliveryId,
+    /// Its webhook.
+    pub webhook_id: WebhookId,
+    /// The webhook's URL.
+    pub url: String,
+    /// The webhook's secret.
+    pub secret: WebhookSecret,
+    /// The event.
+    pub event: Event,
+}
+
+/// What one try of a delivery got.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Attempt {
+    /// When it ended.
+    pub at: Timestamp,
+    /// The answer's status, if one came.
+    pub status_code: Option<u16>,
+    /// Why it failed: no answer (refused, timed out, a refused address) or a status not 2xx.
+    pub error: Option<String>,
+}
+
+impl Attempt {
+    /// Whether the receiver took the event (a 2xx answer).
+    pub fn delivered(&self) -> bool {
+        self.status_code.is_some_and(|status| (200..300).contains(&status))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hook(url: &str, events: &[&str]) -> NewWebhook {
+        NewWebhook {
+            url: url.into(),
+            events: events.iter().map(|kind| (*kind).to_owned()).collect(),
+            description: None,
+            is_active: true,
+        }
+    }
+
+    #[test]
+    fn a_webhook_names_an_http_url_and_known_event_types() {
+        let valid = hook(" https://books.example.com/hooks/pharmapay ", &["invoice.paid", "invoice.paid"]).validate();
+        let valid = valid.expect("valid");
+        assert_eq!((valid.url.as_str(), valid.events.len()), ("https://books.example.com/hooks/pharmapay", 1));
+        assert!(hook("http://127.0.0.1:8080/x", &["*"]).validate().is_ok(), "addresses are checked at delivery");
+        assert!(hook("http://[::1]:8080/x", &["*"]).validate().is_ok());
+        for url in [
+            "ftp://example.com",
+            "https://",
+            "https://user:pw@example.com",
+            "https://exa mple.com",
+            "https://example.com:0/",
+            "https://example.com:99999/",
+            "example.com",
+        ] {
+            assert!(hook(url, &["*"]).validate().expect_err(url).contains("url"), "{url}");
+        }
+        assert!(hook("https://example.com", &[]).validate().expect_err("none").contains("events"));
+        assert!(hook("https://example.com", &["invoice.eaten"]).validate().expect_err("unknown").contains("events[0]"));
+        assert!(hook("https://example.com", &["*", "vendor.created"]).validate().expect_err("both").contains("events"));
+    }
+
+    #[test]
+    fn a_secret_is_whsec_and_32_random_bytes() {
+        let secret = WebhookSecret::generate();
+        assert!(secret.expose().starts_with("whsec_"));
+        assert_eq!(secret.key().len(), 32);
+        assert_ne!(secret, WebhookSecret::generate());
+        assert_eq!(format!("{secret:?}"), "WebhookSecret(..)", "never printed");
+        assert_eq!(WebhookSecret::new("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw").key().len(), 24);
+    }
+
+    #[test]
+    fn only_a_2xx_delivers() {
+        let at = Timestamp::UNIX_EPOCH;
+        assert!(Attempt { at, status_code: Some(204), error: None }.delivered());
+        assert!(!Attempt { at, status_code: Some(500), error: Some("500".into()) }.delivered());
+        assert!(!Attempt { at, status_code: None, error: Some("refused".into()) }.delivered());
+    }
+}
