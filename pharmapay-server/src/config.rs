@@ -235,6 +235,12 @@ pub struct Config {
         value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
     pub download_min_kib_per_sec: u64,
 
+    /// Record an event for every write of the ledger (D47). `false` records none: the feed
+    /// stays empty and webhooks are sent nothing, for an installation that follows its books
+    /// from nowhere else and would rather not keep a row per write.
+    #[arg(long, global = true, env = "PHARMAPAY_EVENTS", default_value_t = true, action = clap::ArgAction::Set)]
+    pub events: bool,
+
     /// Let webhook deliveries reach loopback, private and link-local addresses (D47), which
     /// are refused by default so a webhook cannot be pointed at the server's own network.
     #[arg(long, global = true, env = "PHARMAPAY_WEBHOOK_ALLOW_PRIVATE", default_value_t = false,

@@ -223,7 +223,7 @@ pub(crate) fn engine_options(config: &Config) -> EngineOptions {
         jwt_audience: config.jwt_audience.clone(),
         token_lifetime: SignedDuration::from_hours(i64::from(config.token_hours)),
         // D47: every write of the ledger records its event, its data as the API's reads answer.
-        events: Some(std::sync::Arc::new(routes::events::ApiRenderer)),
+        events: config.events.then(|| Arc::new(routes::events::ApiRenderer) as Arc<dyn pharmapay_core::events::Render>),
         ..EngineOptions::default()
     }
 }
@@ -250,7 +250,7 @@ async fn launch<S: Store>(
         allow_private: config.webhook_allow_private,
         retention: SignedDuration::from_hours(24 * i64::from(config.event_retention_days)),
     };
-    let deliveries = webhooks::spawn(Arc::clone(&app), settings);
+    let deliveries = if config.events { webhooks::spawn(Arc::clone(&app), settings) } else { tokio::spawn(async {}) };
     let listener = TcpListener::bind(config.listen).await?;
     let addr = listener.local_addr()?;
     let (stop, stopped) = oneshot::channel::<()>();

@@ -44,6 +44,21 @@ impl State {
         })
     }
 
+    /// Records each try of `tries` and ends its claim, as `rules::webhooks::after_attempt` says.
+    fn record_tries(&mut self, tries: Vec<(DeliveryId, Attempt)>) {
+        for (delivery, attempt) in tries {
+            let Some(row) = self.deliveries.get_mut(&delivery.get()) else { continue };
+            let after = webhooks::after_attempt(row.delivery.created_at, row.delivery.attempts, &attempt);
+            row.claimed_until = None;
+            row.delivery.attempts += 1;
+            row.delivery.status = after.status;
+            row.delivery.next_attempt_at = after.next_attempt_at;
+            row.delivery.delivered_at = after.delivered_at;
+            row.delivery.last_status_code = attempt.status_code;
+            row.delivery.last_error = attempt.error;
+        }
+    }
+
     fn webhook_row(&mut self, id: WebhookId) -> StoreResult<&mut WebhookRow> {
         self.webhooks.get_mut(&id.get()).ok_or(StoreError::NotFound(Entity::Webhook))
     }
@@ -171,8 +186,14 @@ impl WebhookStore for MemoryStore {
         Ok(events.len() as u32)
     }
 
-    async fn claim_deliveries(&self, now: Timestamp, limit: u32) -> StoreResult<Vec<DueDelivery>> {
+    async fn claim_deliveries(
+        &self,
+        now: Timestamp,
+        limit: u32,
+        ended: Vec<(DeliveryId, Attempt)>,
+    ) -> StoreResult<Vec<DueDelivery>> {
         let mut state = self.write();
+        state.record_tries(ended);
         let mut in_flight: HashMap<i64, usize> = HashMap::new();
         let mut candidates: Vec<(i64, i64, i64)> = Vec::new();
         for (id, row) in &state.deliveries {
@@ -210,17 +231,8 @@ impl WebhookStore for MemoryStore {
         Ok(due)
     }
 
-    async fn finish_delivery(&self, delivery: DeliveryId, attempt: Attempt) -> StoreResult<()> {
-        let mut state = self.write();
-        let Some(row) = state.deliveries.get_mut(&delivery.get()) else { return Ok(()) };
-        let after = webhooks::after_attempt(row.delivery.created_at, row.delivery.attempts, &attempt);
-        row.claimed_until = None;
-        row.delivery.attempts += 1;
-        row.delivery.status = after.status;
-        row.delivery.next_attempt_at = after.next_attempt_at;
-        row.delivery.delivered_at = after.delivered_at;
-        row.delivery.last_status_code = attempt.status_code;
-        row.delivery.last_error = attempt.error;
+    async fn finish_deliveries(&self, tries: Vec<(DeliveryId, Attempt)>) -> StoreResult<()> {
+        self.write().record_tries(tries);
         Ok(())
     }
 

@@ -137,21 +137,21 @@ impl<S: Store> PharmaPay<S> {
         self.store.queue_deliveries(self.now(), limit).await.map_err(store_error)
     }
 
-    /// Claims up to `limit` deliveries due now, for this server alone to try. For the delivery
-    /// task.
+    /// Records what the tries that `ended` got, then claims up to `limit` deliveries due now,
+    /// for this server alone to try, in one transaction. For the delivery task.
     ///
     /// # Errors
     /// Store failures.
-    pub async fn claim_deliveries(&self, limit: u32) -> Result<Vec<DueDelivery>> {
-        self.store.claim_deliveries(self.now(), limit).await.map_err(store_error)
+    pub async fn claim_deliveries(&self, limit: u32, ended: Vec<(DeliveryId, Attempt)>) -> Result<Vec<DueDelivery>> {
+        self.store.claim_deliveries(self.now(), limit, ended).await.map_err(store_error)
     }
 
-    /// Records what a try of a claimed delivery got. For the delivery task.
+    /// Records what tries of claimed deliveries got, together. For the delivery task.
     ///
     /// # Errors
     /// Store failures.
-    pub async fn finish_delivery(&self, delivery: DeliveryId, attempt: Attempt) -> Result<()> {
-        self.store.finish_delivery(delivery, attempt).await.map_err(store_error)
+    pub async fn finish_deliveries(&self, tries: Vec<(DeliveryId, Attempt)>) -> Result<()> {
+        self.store.finish_deliveries(tries).await.map_err(store_error)
     }
 
     /// Removes up to `limit` events older than `retention` that no delivery still needs

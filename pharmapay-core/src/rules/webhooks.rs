@@ -20,13 +20,19 @@ pub const RETRY_DELAYS: [SignedDuration; 5] = [
 /// How long a delivery is tried before it is marked `Failed` (D47).
 pub const GIVE_UP_AFTER: SignedDuration = SignedDuration::from_hours(24);
 
-/// Deliveries of one webhook in flight at once, across every server (D47: a few).
+/// Tries of one webhook a server makes at once (D47: a few).
 pub const IN_FLIGHT_PER_WEBHOOK: usize = 4;
 
-/// How long a claim keeps other servers off a delivery: longer than a try's 10 s timeout, so a
-/// try in flight is never made twice at once, and short enough that a server that died
-/// mid-try leaves its claims to others soon.
-pub const CLAIM_LEASE: SignedDuration = SignedDuration::from_secs(30);
+/// Deliveries of one webhook claimed at once, across every servers: a server tries them
+/// [`IN_FLIGHT_PER_WEBHOOK`] at a time, so one round of the database serves several rounds of
+/// tries.
+pub const CLAIMED_PER_WEBHOOK: usize = 16;
+
+/// How long a claim keeps other servers off a delivery: longer than the claimed deliveries'
+/// tries take at [`IN_FLIGHT_PER_WEBHOOK`] at once with a 10 s timeout each (40 s), so a
+/// delivery is never tried twice at once, and short enough that a server that died mid-try
+/// leaves its claims to others within a minute.
+pub const CLAIM_LEASE: SignedDuration = SignedDuration::from_secs(60);
 
 /// Whether a webhook that takes `events` takes an event of type `kind`.
 pub fn takes(events: &[String], kind: &str) -> bool {
@@ -66,7 +72,7 @@ pub fn after_attempt(created_at: Timestamp, attempts_before: u32, attempt: &Atte
 
 /// Which of the due `candidates` (delivery id and webhook id, oldest event first) a server may
 /// claim now, when `in_flight` deliveries of each webhook are claimed already: at most
-/// [`IN_FLIGHT_PER_WEBHOOK`] of a webhook at once, and at most `limit` in all, in the
+/// [`CLAIMED_PER_WEBHOOK`] of a webhook at once, and at most `limit` in all, in the
 /// candidates' order.
 pub fn claimable(candidates: &[(i64, i64)], in_flight: &HashMap<i64, usize>, limit: usize) -> Vec<i64> {
     let mut taken: HashMap<i64, usize> = HashMap::new();
@@ -76,7 +82,7 @@ pub fn claimable(candidates: &[(i64, i64)], in_flight: &HashMap<i64, usize>, lim
             break;
         }
         let busy = in_flight.get(webhook).copied().unwrap_or(0) + taken.get(webhook).copied().unwrap_or(0);
-        if busy < IN_FLIGHT_PER_WEBHOOK {
+        if busy < CLAIMED_PER_WEBHOOK {
             *taken.entry(*webhook).or_default() += 1;
             claimed.push(*delivery);
         }
@@ -127,10 +133,12 @@ mod tests {
 
     #[test]
     fn claims_keep_a_few_of_each_webhook_in_flight() {
-        let candidates: Vec<(i64, i64)> = (1..=10).map(|id| (id, if id % 2 == 0 { 7 } else { 8 })).collect();
-        let in_flight = HashMap::from([(7, 3)]);
+        let candidates: Vec<(i64, i64)> = (1..=40).map(|id| (id, if id % 2 == 0 { 7 } else { 8 })).collect();
+        let in_flight = HashMap::from([(7, CLAIMED_PER_WEBHOOK - 1)]);
         let claimed = claimable(&candidates, &in_flight, 100);
-        assert_eq!(claimed, [1, 2, 3, 5, 7], "one more of webhook 7, four of webhook 8, oldest first");
+        let odd: Vec<i64> = (1..=31).step_by(2).collect();
+        assert_eq!(claimed[..2], [1, 2], "one more of webhook 7, oldest first");
+        assert_eq!(claimed.iter().filter(|id| *id % 2 == 1).copied().collect::<Vec<_>>(), odd, "a full claim of 8");
         assert_eq!(claimable(&candidates, &HashMap::new(), 3), [1, 2, 3]);
     }
 }

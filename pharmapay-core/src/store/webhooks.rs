@@ -77,18 +77,22 @@ pub trait WebhookStore: Send + Sync + 'static {
     /// through.
     fn queue_deliveries(&self, now: Timestamp, limit: u32) -> impl Future<Output = StoreResult<u32>> + Send;
 
-    /// Claims up to `limit` pending deliveries of active webhooks due at `now` and not claimed,
-    /// oldest event first, as [`crate::rules::webhooks::claimable`] allows, until `now` plus
-    /// [`crate::rules::webhooks::CLAIM_LEASE`]; answers them with what to send.
+    /// Records the tries that `ended` as [`WebhookStore::finish_deliveries`] does, then claims
+    /// up to `limit` pending deliveries of active webhooks due at `now` and not claimed, oldest
+    /// event first, as [`crate::rules::webhooks::claimable`] allows, until `now` plus
+    /// [`crate::rules::webhooks::CLAIM_LEASE`], all in one transaction; answers them with what
+    /// to send.
     fn claim_deliveries(
         &self,
         now: Timestamp,
         limit: u32,
+        ended: Vec<(DeliveryId, Attempt)>,
     ) -> impl Future<Output = StoreResult<Vec<DueDelivery>>> + Send;
 
-    /// Records a try of a claimed delivery and ends the claim, leaving the delivery as
-    /// [`crate::rules::webhooks::after_attempt`] says. A delivery removed meanwhile is skipped.
-    fn finish_delivery(&self, delivery: DeliveryId, attempt: Attempt) -> impl Future<Output = StoreResult<()>> + Send;
+    /// Records the tries of claimed deliveries, in one transaction, and ends their claims,
+    /// leaving each delivery as [`crate::rules::webhooks::after_attempt`] says. A delivery
+    /// removed meanwhile is skipped.
+    fn finish_deliveries(&self, tries: Vec<(DeliveryId, Attempt)>) -> impl Future<Output = StoreResult<()>> + Send;
 
     /// Removes up to `limit` events that occurred before `before`, that every active webhook
     /// has queued, and that no pending delivery still needs (D47's retention); answers how

@@ -144,8 +144,7 @@ async fn write_plan<T, const N: usize>(
     })
     .await?;
     // D47: one `created` event per record, each read as it now stands.
-    let announcements: Vec<_> = ids.iter().flat_map(|id| ctx.announcements(("create", entity, *id), &[], [])).collect();
-    events::write_read(&mut db_tx, ctx, &announcements).await?;
+    events::write_created(&mut db_tx, ctx, entity, &ids).await?;
     if let Some(ticket) = &ctx.idempotency {
         let mut binds = Binds::default();
         let sql = format!(

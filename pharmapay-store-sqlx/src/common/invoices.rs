@@ -27,7 +27,7 @@ use super::figures::{invoice_facts, kept_count, payments_of};
 use super::guards::{check_free, lock_vendors_of};
 use super::rows::{instant, invoice_from, invoice_in, micros, scaled_bound, vendor_type};
 use super::search::{invoice_search, looked_up};
-use super::{Conn, Result, SqlStore, answer, commit_moving, refused, row_by_id};
+use super::{Conn, DbRow, Result, SqlStore, answer, commit_moving, refused, row_by_id};
 use crate::error::Error;
 
 /// The invoice list's conditions over `invoices i JOIN vendors v`; status is computed for the
@@ -241,27 +241,20 @@ fn facts_of(invoice: &NewInvoice, (paid, credited): (Decimal, Decimal), calendar
     }
 }
 
-/// The invoice `id` with its vendor (D13), its status for the day starting at `today_start`,
-/// read on `conn`.
-pub(super) async fn invoice_detail_in(
-    conn: &mut Conn,
-    id: i64,
-    today_start: Timestamp,
-) -> Result<Option<InvoiceDetail>> {
-    let row = sqlx::query(concat!(
-        "SELECT ",
-        invoice_columns!(),
-        ", v.vendor_type AS vendor_type, v.address AS vendor_address, v.phone AS vendor_phone, \
-             v.email AS vendor_email, v.drug_license_number1 AS vendor_licence1, \
-             v.drug_license_number2 AS vendor_licence2, v.is_active AS vendor_is_active FROM ",
-        invoices_with_vendor!(),
-        " WHERE i.id = $1"
-    ))
-    .bind(id)
-    .fetch_optional(&mut *conn)
-    .await?;
-    let Some(row) = row else { return Ok(None) };
-    let invoice = invoice_from(&row, today_start)?;
+/// An invoice with its vendor's columns (D13): [`detail_from`] reads its rows.
+pub(super) const INVOICE_DETAIL_SELECT: &str = concat!(
+    "SELECT ",
+    invoice_columns!(),
+    ", v.vendor_type AS vendor_type, v.address AS vendor_address, v.phone AS vendor_phone, \
+     v.email AS vendor_email, v.drug_license_number1 AS vendor_licence1, \
+     v.drug_license_number2 AS vendor_licence2, v.is_active AS vendor_is_active FROM ",
+    invoices_with_vendor!()
+);
+
+/// An invoice with its vendor from a row of [`INVOICE_DETAIL_SELECT`], its status for the day
+/// starting at `today_start`.
+pub(super) fn detail_from(row: &DbRow, today_start: Timestamp) -> Result<InvoiceDetail> {
+    let invoice = invoice_from(row, today_start)?;
     let vendor = VendorBrief {
         id: invoice.vendor_id,
         name: invoice.vendor_name.clone(),
@@ -273,7 +266,19 @@ pub(super) async fn invoice_detail_in(
         drug_license_number2: row.try_get("vendor_licence2")?,
         is_active: row.try_get("vendor_is_active")?,
     };
-    Ok(Some(InvoiceDetail { invoice, vendor }))
+    Ok(InvoiceDetail { invoice, vendor })
+}
+
+/// The invoice `id` with its vendor (D13), its status for the day starting at `today_start`,
+/// read on `conn`.
+pub(super) async fn invoice_detail_in(
+    conn: &mut Conn,
+    id: i64,
+    today_start: Timestamp,
+) -> Result<Option<InvoiceDetail>> {
+    let sql = format!("{INVOICE_DETAIL_SELECT} WHERE i.id = $1");
+    let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&mut *conn).await?;
+    row.map(|row| detail_from(&row, today_start)).transpose()
 }
 
 impl InvoiceStore for SqlStore {

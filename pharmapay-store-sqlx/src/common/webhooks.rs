@@ -21,7 +21,7 @@ use pharmapay_core::store::{StoreResult, WebhookStore, WriteContext};
 use pharmapay_core::{Entity, StoreError};
 use sqlx::Row;
 
-use super::binds::{Binds, page_limits};
+use super::binds::{Binds, Script, page_limits, rows_in};
 use super::rows::{instant, micros};
 use super::{Conn, DbRow, Result, SqlStore, answer, commit, refused};
 use crate::Lock;
@@ -76,6 +76,42 @@ async fn webhook_in(conn: &mut Conn, id: i64) -> Result<Option<Webhook>> {
 /// The last position the feed gave: where a new webhook's cursor starts.
 async fn last_position(conn: &mut Conn) -> Result<i64> {
     Ok(sqlx::query_scalar("SELECT last FROM event_positions").fetch_one(&mut *conn).await?)
+}
+
+/// Records each try of `tries` and ends its claim, as `rules::webhooks::after_attempt` says;
+/// a delivery removed meanwhile is skipped.
+async fn record_tries(conn: &mut Conn, tries: &[(DeliveryId, Attempt)]) -> Result<()> {
+    if tries.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<i64> = tries.iter().map(|(delivery, _)| delivery.get()).collect();
+    let found: HashMap<i64, (i64, i64)> = rows_in(&mut *conn, &ids, |list| {
+        format!("SELECT id, created_at, attempts FROM webhook_deliveries WHERE id IN ({list})")
+    })
+    .await?
+    .iter()
+    .map(|row| Ok((row.try_get("id")?, (row.try_get("created_at")?, row.try_get("attempts")?))))
+    .collect::<Result<_>>()?;
+    let mut script = Script::default();
+    for (delivery, attempt) in tries {
+        let Some((created_at, attempts)) = found.get(&delivery.get()) else { continue };
+        let attempts = u32::try_from(*attempts).unwrap_or(u32::MAX);
+        let after = webhooks::after_attempt(instant(*created_at)?, attempts, attempt);
+        script.push(|binds| {
+            Ok(format!(
+                "UPDATE webhook_deliveries SET status = {}, attempts = attempts + 1, last_status_code = {}, \
+         last_error = {}, next_attempt_at = {}, delivered_at = {}, claimed_until = NULL WHERE id = {}",
+                binds.text(after.status.name()),
+                binds.int(attempt.status_code.map(i64::from)),
+                binds.opt_text(attempt.error.clone()),
+                binds.int(after.next_attempt_at.map(micros)),
+                binds.int(after.delivered_at.map(micros)),
+                binds.int(delivery.get())
+            ))
+        })?;
+    }
+    script.run(&mut *conn).await?;
+    Ok(())
 }
 
 impl WebhookStore for SqlStore {
@@ -239,7 +275,31 @@ impl WebhookStore for SqlStore {
     }
 
     async fn queue_deliveries(&self, now: Timestamp, limit: u32) -> StoreResult<u32> {
+        // Without an active webhook there is nothing to queue, and no write to make.
+        let active: Option<i64> = self
+            .answer_read(|| async {
+                let mut conn = self.read().await?;
+                Ok(sqlx::query_scalar("SELECT id FROM webhooks WHERE is_active LIMIT 1")
+                    .fetch_optional(&mut *conn)
+                    .await?)
+            })
+            .await?;
+        if active.is_none() {
+            return Ok(0);
+        }
         self.place_events().await?;
+        // Nothing past every active webhook's cursor: nothing to queue, and no write to make.
+        let waiting: Option<i64> = self
+            .answer_read(|| async {
+                let mut conn = self.read().await?;
+                let sql = "SELECT position FROM events WHERE position > \
+                           (SELECT MIN(cursor) FROM webhooks WHERE is_active) ORDER BY position LIMIT 1";
+                Ok(sqlx::query_scalar(sql).fetch_optional(&mut *conn).await?)
+            })
+            .await?;
+        if waiting.is_none() {
+            return Ok(0);
+        }
         answer(|| async {
             let mut db_tx = self.begin_locked(Lock::Deliveries).await?;
             let hooks = sqlx::query("SELECT id, events, cursor FROM webhooks WHERE is_active ORDER BY id")
@@ -292,10 +352,16 @@ impl WebhookStore for SqlStore {
         .await
     }
 
-    async fn claim_deliveries(&self, now: Timestamp, limit: u32) -> StoreResult<Vec<DueDelivery>> {
+    async fn claim_deliveries(
+        &self,
+        now: Timestamp,
+        limit: u32,
+        ended: Vec<(DeliveryId, Attempt)>,
+    ) -> StoreResult<Vec<DueDelivery>> {
         answer(|| async {
             let at = micros(now);
             let mut db_tx = self.begin_locked(Lock::Deliveries).await?;
+            record_tries(&mut db_tx, &ended).await?;
             let busy: Vec<(i64, i64)> = sqlx::query_as(
                 "SELECT webhook_id, COUNT(*) FROM webhook_deliveries WHERE claimed_until > $1 GROUP BY webhook_id",
             )
@@ -315,25 +381,27 @@ impl WebhookStore for SqlStore {
             .fetch_all(&mut *db_tx)
             .await?;
             let claimed = webhooks::claimable(&candidates, &in_flight, limit as usize);
+            if claimed.is_empty() {
+                db_tx.commit().await?;
+                return Ok(Vec::new());
+            }
             let until = micros(now.saturating_add(CLAIM_LEASE).unwrap_or(now));
-            let mut due = Vec::with_capacity(claimed.len());
-            for id in claimed {
-                sqlx::query("UPDATE webhook_deliveries SET claimed_until = $2 WHERE id = $1")
-                    .bind(id)
-                    .bind(until)
-                    .execute(&mut *db_tx)
-                    .await?;
-                let row = sqlx::query(
-                    "SELECT d.webhook_id, w.url, w.secret, e.position, e.kind, e.occurred_at, e.data \
+            rows_in(&mut db_tx, &claimed, |list| {
+                format!("UPDATE webhook_deliveries SET claimed_until = {until} WHERE id IN ({list}) RETURNING id")
+            })
+            .await?;
+            let rows = rows_in(&mut db_tx, &claimed, |list| {
+                format!(
+                    "SELECT d.id, d.webhook_id, w.url, w.secret, e.position, e.kind, e.occurred_at, e.data \
                      FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id \
-                     JOIN events e ON e.position = d.event_id WHERE d.id = $1",
+                     JOIN events e ON e.position = d.event_id WHERE d.id IN ({list}) ORDER BY e.position, d.id"
                 )
-                .bind(id)
-                .fetch_optional(&mut *db_tx)
-                .await?;
-                let Some(row) = row else { continue };
+            })
+            .await?;
+            let mut due = Vec::with_capacity(rows.len());
+            for row in &rows {
                 due.push(DueDelivery {
-                    id: DeliveryId(id),
+                    id: DeliveryId(row.try_get("id")?),
                     webhook_id: WebhookId(row.try_get("webhook_id")?),
                     url: row.try_get("url")?,
                     secret: WebhookSecret::new(row.try_get::<String, _>("secret")?),
@@ -351,29 +419,13 @@ impl WebhookStore for SqlStore {
         .await
     }
 
-    async fn finish_delivery(&self, delivery: DeliveryId, attempt: Attempt) -> StoreResult<()> {
+    async fn finish_deliveries(&self, tries: Vec<(DeliveryId, Attempt)>) -> StoreResult<()> {
+        if tries.is_empty() {
+            return Ok(());
+        }
         answer(|| async {
             let mut db_tx = self.begin().await?;
-            let found: Option<(i64, i64)> =
-                sqlx::query_as("SELECT created_at, attempts FROM webhook_deliveries WHERE id = $1")
-                    .bind(delivery.get())
-                    .fetch_optional(&mut *db_tx)
-                    .await?;
-            let Some((created_at, attempts)) = found else { return Ok(()) };
-            let attempts = u32::try_from(attempts).unwrap_or(u32::MAX);
-            let after = webhooks::after_attempt(instant(created_at)?, attempts, &attempt);
-            sqlx::query(
-                "UPDATE webhook_deliveries SET status = $2, attempts = attempts + 1, last_status_code = $3, \
-                 last_error = $4, next_attempt_at = $5, delivered_at = $6, claimed_until = NULL WHERE id = $1",
-            )
-            .bind(delivery.get())
-            .bind(after.status.name())
-            .bind(attempt.status_code.map(i64::from))
-            .bind(attempt.error.clone())
-            .bind(after.next_attempt_at.map(micros))
-            .bind(after.delivered_at.map(micros))
-            .execute(&mut *db_tx)
-            .await?;
+            record_tries(&mut db_tx, &tries).await?;
             db_tx.commit().await?;
             Ok(())
         })

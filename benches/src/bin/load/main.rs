@@ -22,6 +22,7 @@ mod attacks;
 mod bank;
 mod children;
 mod client;
+mod events;
 mod imports;
 mod logins;
 mod setup;
@@ -304,9 +305,14 @@ async fn run(args: RunArgs) -> Result<(), String> {
         .filter(|(backend, _, _)| *backend != Backend::Memory)
         .map(|(backend, scale, prepared)| (*backend, *scale, prepared.url.clone()))
         .collect();
-    // `--only import` or `--only bank` measures those alone, without the endpoint rows.
+    // `--only import`, `--only bank` or `--only events` measures those alone, without the
+    // endpoint rows.
     let only_imports = !settings.args.only.is_empty()
-        && settings.args.only.iter().all(|only| ["import", "bank"].iter().any(|key| key.contains(only.as_str())));
+        && settings
+            .args
+            .only
+            .iter()
+            .all(|only| ["import", "bank", "events"].iter().any(|key| key.contains(only.as_str())));
     let mut blocks = Vec::new();
     for (backend, scale, prepared) in seeded.into_iter().filter(|_| !only_imports) {
         let block =
@@ -327,6 +333,13 @@ async fn run(args: RunArgs) -> Result<(), String> {
             measured.push(imports::measure(&settings.places, *backend, *scale, url).await?);
         }
         let text = imports::render(&measured);
+        println!("{text}");
+        if let Some(path) = &settings.args.markdown {
+            append(path, &text)?;
+        }
+    }
+    if selected(&settings.args.only, "events") {
+        let text = events::measure_all(&settings.places, &import_targets, settings.args.max_busy).await?;
         println!("{text}");
         if let Some(path) = &settings.args.markdown {
             append(path, &text)?;

@@ -13,7 +13,7 @@ use crate::error::Error;
 use crate::events::EventQuery;
 use crate::ids::WebhookId;
 use crate::paging::PageRequest;
-use crate::rules::webhooks::IN_FLIGHT_PER_WEBHOOK;
+use crate::rules::webhooks::CLAIMED_PER_WEBHOOK;
 use crate::store::Store;
 
 impl<S: Store> Fixture<S> {
@@ -41,45 +41,50 @@ pub async fn deliveries_are_queued_once_and_claimed_by_one_server_at_a_time<S: S
     fx.vendor("Before Any Webhook").await;
     let all = fx.webhook(&["*"]).await;
     let paid_only = fx.webhook(&["invoice.paid"]).await;
-    for n in 0..6 {
+    for n in 0..CLAIMED_PER_WEBHOOK + 2 {
         fx.vendor(&format!("Vendor {n}")).await;
     }
     let queued = fx.engine.queue_deliveries(1_000).await.expect("queued");
-    assert!(queued >= 6, "{queued}");
+    assert!(queued as usize >= CLAIMED_PER_WEBHOOK + 2, "{queued}");
     assert_eq!(fx.engine.queue_deliveries(1_000).await.expect("queued again"), 0, "each event once");
-    assert_eq!(fx.statuses(all).await.len(), 6, "a webhook gets the events after its creation");
+    assert_eq!(fx.statuses(all).await.len(), CLAIMED_PER_WEBHOOK + 2, "a webhook gets the events after its creation");
     assert_eq!(fx.statuses(paid_only).await, [], "and only those it takes");
 
     // Two claimers at once: disjoint, and a few of the webhook in flight in all.
-    let (one, two) = tokio::join!(fx.engine.claim_deliveries(100), fx.engine.claim_deliveries(100));
+    let (one, two) =
+        tokio::join!(fx.engine.claim_deliveries(100, Vec::new()), fx.engine.claim_deliveries(100, Vec::new()));
     let (one, two) = (one.expect("claimed"), two.expect("claimed"));
     let ids: BTreeSet<i64> = one.iter().chain(&two).map(|due| due.id.get()).collect();
     assert_eq!(ids.len(), one.len() + two.len(), "no delivery claimed twice");
-    assert_eq!(ids.len(), IN_FLIGHT_PER_WEBHOOK);
+    assert_eq!(ids.len(), CLAIMED_PER_WEBHOOK);
     let first = one.iter().chain(&two).map(|due| due.event.id).min().expect("claimed some");
     assert!(one.iter().chain(&two).all(|due| due.url == "https://books.example.com/hooks"));
     assert!(one.iter().chain(&two).all(|due| due.secret.expose().starts_with("whsec_")));
-    assert!(fx.engine.claim_deliveries(100).await.expect("claimed").is_empty(), "the webhook's slots are taken");
+    assert!(
+        fx.engine.claim_deliveries(100, Vec::new()).await.expect("claimed").is_empty(),
+        "the webhook's slots are taken"
+    );
 
     // One try fails, the others deliver.
     let now = fx.engine.now();
-    for due in one.iter().chain(&two) {
+    let tries = one.iter().chain(&two).map(|due| {
         let status = if due.event.id == first { 503 } else { 200 };
-        let attempt = Attempt { at: now, status_code: Some(status), error: (status != 200).then(|| "503".into()) };
-        fx.engine.finish_delivery(due.id, attempt).await.expect("finished");
-    }
+        (due.id, Attempt { at: now, status_code: Some(status), error: (status != 200).then(|| "503".into()) })
+    });
+    fx.engine.finish_deliveries(tries.collect()).await.expect("finished");
     let statuses = fx.statuses(all).await;
     assert!(statuses.contains(&(first, DeliveryStatus::Pending, 1)), "{statuses:?}");
-    assert_eq!(statuses.iter().filter(|(_, status, _)| *status == DeliveryStatus::Delivered).count(), 3);
-    let rest = fx.engine.claim_deliveries(100).await.expect("claimed");
+    assert_eq!(
+        statuses.iter().filter(|(_, status, _)| *status == DeliveryStatus::Delivered).count(),
+        CLAIMED_PER_WEBHOOK - 1
+    );
+    let rest = fx.engine.claim_deliveries(100, Vec::new()).await.expect("claimed");
     assert_eq!(rest.len(), 2, "the two not yet tried, not the failed one before its time");
     assert!(rest.iter().all(|due| due.event.id != first));
-    for due in &rest {
-        let attempt = Attempt { at: now, status_code: Some(204), error: None };
-        fx.engine.finish_delivery(due.id, attempt).await.expect("finished");
-    }
+    let tries = rest.iter().map(|due| (due.id, Attempt { at: now, status_code: Some(204), error: None }));
+    fx.engine.finish_deliveries(tries.collect()).await.expect("finished");
     fx.advance(SignedDuration::from_secs(6));
-    let again = fx.engine.claim_deliveries(100).await.expect("claimed");
+    let again = fx.engine.claim_deliveries(100, Vec::new()).await.expect("claimed");
     assert_eq!(again.iter().map(|due| due.event.id).collect::<Vec<_>>(), [first], "tried again after about 5 s");
 
     // Retention: a month on, events no pending delivery needs are removed; the pending one stays.
@@ -105,7 +110,7 @@ pub async fn deliveries_are_queued_once_and_claimed_by_one_server_at_a_time<S: S
     };
     fx.engine.update_webhook(&fx.admin, all, paused).await.expect("paused");
     fx.engine.queue_deliveries(1_000).await.expect("queued");
-    assert!(fx.engine.claim_deliveries(100).await.expect("claimed").is_empty(), "paused");
+    assert!(fx.engine.claim_deliveries(100, Vec::new()).await.expect("claimed").is_empty(), "paused");
     fx.engine.delete_webhook(&fx.admin, all, None).await.expect("deleted");
     let gone = fx.engine.list_deliveries(&fx.admin, all, &DeliveryQuery { page: PageRequest::new(1, 10) }).await;
     assert!(matches!(gone, Err(Error::NotFound { .. })));
