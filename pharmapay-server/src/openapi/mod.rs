@@ -123,6 +123,8 @@ pub fn dto_schema(description: &'static str, fields: Vec<(String, Property)>) ->
 /// The JSON name serde gives a field under `#[serde(rename_all = "camelCase")]`: each `_`
 /// dropped and the character after it upper-cased.
 pub fn wire_name(field: &str) -> String {
+    // A raw identifier (`r#type`) is named without its prefix, as serde names it.
+    let field = field.strip_prefix("r#").unwrap_or(field);
     let mut name = String::with_capacity(field.len());
     let mut capitalize = false;
     for character in field.chars() {
@@ -319,10 +321,11 @@ mod tests {
             due_in7_days: u8,
             days_1_to_30: u8,
             over_180: u8,
+            r#type: u8,
         }
-        let names = Names { id: 0, drug_license_number1: 0, due_in7_days: 0, days_1_to_30: 0, over_180: 0 };
+        let names = Names { id: 0, drug_license_number1: 0, due_in7_days: 0, days_1_to_30: 0, over_180: 0, r#type: 0 };
         let written = serde_json::to_value(&names).unwrap();
-        for field in ["id", "drug_license_number1", "due_in7_days", "days_1_to_30", "over_180"] {
+        for field in ["id", "drug_license_number1", "due_in7_days", "days_1_to_30", "over_180", "r#type"] {
             let name = wire_name(field);
             assert!(written.get(&name).is_some(), "{field} is written as {name}: {written}");
         }

@@ -64,8 +64,7 @@ fn list() -> Operation {
 #[serde(rename_all = "camelCase")]
 pub struct EventDto {
     id: i64,
-    #[serde(rename = "type")]
-    kind: String,
+    r#type: String,
     #[serde(serialize_with = "instant")]
     occurred_at: Timestamp,
     data: Box<RawValue>,
@@ -76,7 +75,7 @@ impl From<Event> for EventDto {
         // The store keeps what `ApiRenderer` wrote, always a JSON value.
         let data = RawValue::from_string(event.data)
             .unwrap_or_else(|_| RawValue::from_string("null".to_owned()).expect("null is JSON"));
-        Self { id: event.id, kind: event.kind, occurred_at: event.occurred_at, data }
+        Self { id: event.id, r#type: event.kind, occurred_at: event.occurred_at, data }
     }
 }
 
@@ -106,7 +105,7 @@ fn data_schema() -> Json {
 describe! {
     EventDto as "Event": "One event (D47)." {
         id: schema::id("Its place in the feed: ids grow in the order events became visible."),
-        kind: schema::one_of(&EVENT_TYPES, "`<entity>.<action>`."),
+        r#type: schema::one_of(&EVENT_TYPES, "`<entity>.<action>`."),
         occurred_at: schema::instant("When the write happened."),
         data: data_schema(),
     }

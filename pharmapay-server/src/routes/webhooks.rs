@@ -292,8 +292,7 @@ describe! {
 pub struct DeliveryDto {
     id: i64,
     event_id: i64,
-    #[serde(rename = "type")]
-    kind: String,
+    r#type: String,
     status: &'static str,
     attempts: u32,
     last_status_code: Option<u16>,
@@ -309,7 +308,7 @@ impl From<Delivery> for DeliveryDto {
         Self {
             id: delivery.id.get(),
             event_id: delivery.event_id,
-            kind: delivery.kind,
+            r#type: delivery.kind,
             status: delivery.status.name(),
             attempts: delivery.attempts,
             last_status_code: delivery.last_status_code,
@@ -324,7 +323,7 @@ describe! {
     DeliveryDto as "WebhookDelivery": "One event's delivery to a webhook (D47)." {
         id: schema::id("Delivery id."),
         event_id: schema::id("The event's id in the feed."),
-        kind: schema::one_of(&EVENT_TYPES, "The event's type."),
+        r#type: schema::one_of(&EVENT_TYPES, "The event's type."),
         status: schema::one_of(
             &names([DeliveryStatus::Pending, DeliveryStatus::Delivered, DeliveryStatus::Failed], DeliveryStatus::name),
             "Pending until a 2xx answer (Delivered) or a day of tries (Failed).",
