@@ -293,7 +293,8 @@ impl ApiError {
             }
             ApiError::NotAFile => Some(
                 "Send the file as text/csv or as an xlsx workbook \
-                 (application/vnd.openxmlformats-officedocument.spreadsheetml.sheet)."
+                 (application/vnd.openxmlformats-officedocument.spreadsheetml.sheet); application/vnd.ms-excel is \
+                 read by its content."
                     .into(),
             ),
             ApiError::Timeout => Some("The request was not received in time.".into()),

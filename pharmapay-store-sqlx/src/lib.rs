@@ -560,6 +560,10 @@ pub(crate) enum Lock {
     /// Queuing and claiming webhook deliveries (D47): one server at a time decides which
     /// deliveries exist and which it takes, so none is queued twice or tried by two at once.
     Deliveries,
+    /// Vendor imports (D45, D51): one at a time, so two imports of the same new vendors never
+    /// both create them; the later one finds the earlier one's. Taken after the time zone
+    /// setting and before any vendor's row lock; no other write takes it.
+    VendorImports,
 }
 
 impl Lock {
@@ -583,6 +587,7 @@ impl Lock {
             Lock::BankStatements => BASE + 5,
             Lock::EventPositions => BASE + 6,
             Lock::Deliveries => BASE + 7,
+            Lock::VendorImports => BASE + 8,
             Lock::Reference(hash) => REFERENCES + i64::from(hash),
         }
     }

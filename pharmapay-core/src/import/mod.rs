@@ -47,7 +47,27 @@ pub struct ImportFile {
     pub bytes: Vec<u8>,
 }
 
+/// What browsers on Windows label a `.csv` file (and old `.xls` workbooks) with.
+const MS_EXCEL_MEDIA_TYPE: &str = "application/vnd.ms-excel";
+
+/// How every zip archive (and so every xlsx workbook) begins.
+const ZIP_MAGIC: &[u8] = b"PK\x03\x04";
+
 impl ImportFile {
+    /// An uploaded body labelled `media_type`: CSV or xlsx by [`FileFormat::from_media_type`],
+    /// or, labelled `application/vnd.ms-excel` (as browsers on Windows send a `.csv` file), by
+    /// its content: a zip archive as xlsx, anything else as CSV (D51 amending D45). `None` for
+    /// any other media type.
+    pub fn from_upload(media_type: &str, bytes: Vec<u8>) -> Option<Self> {
+        let format = FileFormat::from_media_type(media_type).or_else(|| {
+            let essence = media_type.split(';').next().unwrap_or_default().trim();
+            essence
+                .eq_ignore_ascii_case(MS_EXCEL_MEDIA_TYPE)
+                .then(|| if bytes.starts_with(ZIP_MAGIC) { FileFormat::Xlsx } else { FileFormat::Csv })
+        })?;
+        Some(Self { format, bytes })
+    }
+
     /// A CSV file of `bytes`.
     pub fn csv(bytes: impl Into<Vec<u8>>) -> Self {
         Self { format: FileFormat::Csv, bytes: bytes.into() }
@@ -340,6 +360,19 @@ mod tests {
         assert_eq!(errors.errors().iter().count(), MAX_ERROR_KEYS);
         assert_eq!(errors.errors().iter().find(|(key, _)| *key == "row2.amount").map(|(_, m)| m.len()), Some(2));
         assert_eq!(errors.to_string(), format!("{} rows of the file failed", MAX_ERROR_KEYS + 10));
+    }
+
+    #[test]
+    fn uploads_labelled_ms_excel_are_read_by_their_content() {
+        let format =
+            |media_type: &str, bytes: &[u8]| ImportFile::from_upload(media_type, bytes.to_vec()).map(|f| f.format);
+        assert_eq!(format("text/csv", b"PK\x03\x04"), Some(FileFormat::Csv), "a named format is taken as named");
+        assert_eq!(format(FileFormat::Xlsx.media_type(), b"a,b"), Some(FileFormat::Xlsx));
+        assert_eq!(format("application/vnd.ms-excel", b"Name,Amount\n"), Some(FileFormat::Csv));
+        assert_eq!(format("Application/VND.MS-Excel; charset=utf-8", b"PK\x03\x04rest"), Some(FileFormat::Xlsx));
+        assert_eq!(format("application/vnd.ms-excel", b""), Some(FileFormat::Csv));
+        assert_eq!(format("application/json", b"{}"), None);
+        assert_eq!(ImportFile::from_upload("text/csv", b"x".to_vec()).map(|file| file.bytes), Some(b"x".to_vec()));
     }
 
     #[test]

@@ -17,12 +17,13 @@ fn report_error(error: ReportError) -> Error {
 
 impl<S: Store> PharmaPay<S> {
     /// The aging as an Excel file `aging_YYYYMMDD.xlsx`, named after its day (D34): a row per
-    /// vendor in the aging's order, then the totals.
+    /// vendor in the aging's order, then the totals. A download is always the whole aging: the
+    /// query's page is ignored (D51 amending D43).
     ///
     /// # Errors
     /// As [`PharmaPay::aging`].
     pub async fn aging_report(&self, principal: &Principal, query: &AgingQuery) -> Result<Report> {
-        let aging = self.aging(principal, query).await?;
+        let aging = self.aging(principal, &AgingQuery { page: None, ..*query }).await?;
         let currency = self.currency().await?;
         let name = file_name(ReportKind::Aging.name(), aging.as_of);
         let mut sheet =
@@ -36,7 +37,8 @@ impl<S: Store> PharmaPay<S> {
 
     /// A vendor's statement as an Excel file `statement_<vendorId>_YYYYMMDD.xlsx`, dated today
     /// (D35): the opening balance with whose statement it is, the lines with their running
-    /// balance, the closing balance.
+    /// balance, the closing balance. Every line of the range, whatever page the query names
+    /// (D51 amending D43).
     ///
     /// # Errors
     /// As [`PharmaPay::vendor_statement`].
@@ -46,7 +48,7 @@ impl<S: Store> PharmaPay<S> {
         vendor_id: VendorId,
         query: &StatementQuery,
     ) -> Result<Report> {
-        let statement = self.vendor_statement(principal, vendor_id, query).await?;
+        let statement = self.vendor_statement(principal, vendor_id, &StatementQuery { page: None, ..*query }).await?;
         let currency = self.currency().await?;
         let calendar = self.calendar().await?;
         let today = calendar.date_of(self.now());

@@ -141,19 +141,30 @@ fn allocate_as_asked(
         .collect())
 }
 
+/// The vendor's open invoices among `invoices` (D31: as the status table has them), oldest
+/// due first, as a payment without allocations takes them.
+fn owing(vendor_id: VendorId, invoices: &[PayableInvoice]) -> Vec<&PayableInvoice> {
+    let mut owing: Vec<&PayableInvoice> = invoices
+        .iter()
+        .filter(|invoice| is_open(invoice.is_active, invoice.pending) && invoice.vendor_id == vendor_id)
+        .collect();
+    owing.sort_by_key(|invoice| (invoice.due_date, invoice.invoice_date, invoice.id));
+    owing
+}
+
+/// What vendor `vendor_id`'s open invoices among `invoices` still owe in all: the most a
+/// payment without allocations may take (D31), and what a credit applied without an amount
+/// takes when it has more available (D51 amending D44).
+pub fn owed_by_open_invoices(vendor_id: VendorId, invoices: &[PayableInvoice]) -> Decimal {
+    owing(vendor_id, invoices).iter().map(|invoice| invoice.pending).sum()
+}
+
 fn allocate_oldest_first(
     vendor_id: VendorId,
     amount: Amount,
     invoices: &[PayableInvoice],
 ) -> StoreResult<Vec<Allocation>> {
-    let mut owing: Vec<&PayableInvoice> = invoices
-        .iter()
-        .filter(|invoice| {
-            // D31: the vendor's open invoices, as the status table has them.
-            is_open(invoice.is_active, invoice.pending) && invoice.vendor_id == vendor_id
-        })
-        .collect();
-    owing.sort_by_key(|invoice| (invoice.due_date, invoice.invoice_date, invoice.id));
+    let owing = owing(vendor_id, invoices);
     let owed: Decimal = owing.iter().map(|invoice| invoice.pending).sum();
     if amount.get() > owed {
         let message = format!("is more than this vendor's invoices still owe, {}", owed.normalize());

@@ -66,9 +66,11 @@ pub fn check_decision(credit: &CreditFacts, decision: &CreditDecision) -> StoreR
 /// instant, the application's date when the request gives none), over `invoices`, which the
 /// store loaded and locked as for a vendor payment (D31): the ones the allocations name, or the
 /// vendor's invoices. The credit must be accepted (something above zero); the amount is the
-/// request's, or its allocations' sum, or all that is available, and may not be more than is
-/// available; the date may not be before the decision; then the amount is split as D31 splits a
-/// payment, each invoice taking at most what it still owes. Answers the allocations.
+/// request's, or its allocations' sum, or else the smaller of what is available and what the
+/// vendor's open invoices owe (D51 amending D44: refused only when that is 0), and may not be
+/// more than is available; the date may not be before the decision; then the amount is split
+/// as D31 splits a payment, each invoice taking at most what it still owes. Answers the
+/// allocations.
 ///
 /// # Errors
 /// `Invalid` naming `amount`, `date`, `allocations[i].invoiceId` or `allocations[i].amount`.
@@ -86,7 +88,11 @@ pub fn plan_application(
         .allocations
         .as_ref()
         .map(|allocations| allocations.iter().map(|allocation| allocation.amount.get()).sum());
-    let amount = request.amount.map(Amount::get).or(allocated).unwrap_or(available);
+    let amount = request
+        .amount
+        .map(Amount::get)
+        .or(allocated)
+        .unwrap_or_else(|| available.min(allocation::owed_by_open_invoices(credit.vendor_id, invoices)));
     let mut errors = FieldErrors::new();
     if amount > available {
         errors.add("amount", format!("is more than the credit has available, {}", available.normalize()));
@@ -98,7 +104,9 @@ pub fn plan_application(
         return Err(StoreError::Invalid(errors));
     }
     let Ok(amount) = Amount::try_from(amount) else {
-        return refuse("amount", "cannot be applied: nothing is available");
+        let why =
+            if available > Decimal::ZERO { "the vendor's open invoices owe nothing" } else { "nothing is available" };
+        return refuse("amount", &format!("cannot be applied: {why}"));
     };
     allocation::allocate(credit.vendor_id, amount, request.allocations.as_deref(), invoices)
 }
@@ -285,11 +293,20 @@ mod tests {
         );
         assert_eq!(planned(&facts(Some("80"), "10"), &request(None, &[(2, "30")])).unwrap(), [(2, dec("30"))]);
         assert_eq!(fields(planned(&facts(Some("80"), "10"), &request(Some("70.0001"), &[])).map(drop)), ["amount"]);
+        // D51: without an amount, what is owed when that is less than what is available.
         assert_eq!(
-            fields(planned(&facts(Some("100"), "0"), &request(None, &[])).map(drop)),
-            ["amount"],
-            "owed 80 only"
+            planned(&facts(Some("100"), "0"), &request(None, &[])).unwrap(),
+            [(1, dec("50")), (2, dec("30"))],
+            "owed 80 only: 80 of the 100 applied"
         );
+        assert_eq!(
+            fields(planned(&facts(Some("100"), "0"), &request(Some("80.0001"), &[])).map(drop)),
+            ["amount"],
+            "an amount asked for is still bounded by what is owed"
+        );
+        let nothing_owed = plan_application(&facts(Some("100"), "0"), &request(None, &[]), at, &invoices[2..]);
+        let refused = fields(nothing_owed.map(drop));
+        assert_eq!(refused, ["amount"], "nothing owed: a 400 on amount");
         assert_eq!(
             fields(planned(&facts(Some("80"), "0"), &request(None, &[(1, "50.0001")])).map(drop)),
             ["allocations[0].amount"]

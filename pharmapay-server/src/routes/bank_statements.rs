@@ -12,7 +12,7 @@ use pharmapay_core::domain::bank_statement::{
 };
 use pharmapay_core::engine::StatementUpload;
 use pharmapay_core::ids::{BankLineId, BankStatementId, TransactionId, VendorPaymentId};
-use pharmapay_core::import::{FileFormat, ImportFile, MAX_FILE_BYTES, MAX_ROWS};
+use pharmapay_core::import::{ImportFile, MAX_FILE_BYTES, MAX_ROWS};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::jiff::civil::Date;
 use pharmapay_core::rules::references::Holder;
@@ -85,14 +85,15 @@ fn line_of(call: &Call<'_, impl Store>) -> Result<(BankStatementId, BankLineId),
 /// the same `Idempotency-Key` (D23, D46).
 async fn upload<S: Store>(mut call: Call<'_, S>) -> Result<Reply, ApiError> {
     let principal = call.caller()?;
-    let format = call.req.header("content-type").and_then(FileFormat::from_media_type).ok_or(ApiError::NotAFile)?;
+    let media_type = call.req.header("content-type").unwrap_or_default().to_owned();
+    let file =
+        ImportFile::from_upload(&media_type, std::mem::take(&mut call.req.body).to_vec()).ok_or(ApiError::NotAFile)?;
     let (account, options) = upload_params(&call.req.query)?;
-    let bytes = std::mem::take(&mut call.req.body).to_vec();
     // The key's request is the file and how to read it.
     let mut fingerprinted = serde_json::to_vec(&call.req.query).unwrap_or_default();
-    fingerprinted.extend_from_slice(&bytes);
+    fingerprinted.extend_from_slice(&file.bytes);
     let key = idempotency_of(&call.req, &fingerprinted)?;
-    let upload = StatementUpload { account, file: ImportFile { format, bytes }, options, idempotency: key.as_ref() };
+    let upload = StatementUpload { account, file, options, idempotency: key.as_ref() };
     let result = call.app.engine.upload_statement(principal, upload).await?;
     let location = |statement: &BankStatement| statement.id.get();
     Ok(super::created(call.app, principal, key.as_ref(), result, "bank-statements", location, BankStatementDto::from)

@@ -8,7 +8,7 @@ use pharmapay_core::Collection::{Invoice, Vendor};
 use pharmapay_core::engine::ImportRequest;
 use pharmapay_core::idempotency::{Created, IdempotencyRequest, Replay};
 use pharmapay_core::import::template::TemplateKind;
-use pharmapay_core::import::{self, FileFormat, ImportFile, ImportSummary, MAX_ERROR_KEYS, MAX_FILE_BYTES, MAX_ROWS};
+use pharmapay_core::import::{self, ImportFile, ImportSummary, MAX_ERROR_KEYS, MAX_FILE_BYTES, MAX_ROWS};
 use pharmapay_core::paging::read_bool;
 use pharmapay_core::{Error, FieldErrors, PharmaPay, Principal, Store};
 use serde::Serialize;
@@ -94,16 +94,16 @@ impl<S: Store> Call<'_, S> {
         import: impl AsyncFnOnce(&PharmaPay<S>, &Principal, ImportRequest<'_>) -> Result<Created<ImportSummary>, Error>,
     ) -> Result<Reply, ApiError> {
         let principal = self.caller()?;
-        let format = self.req.header("content-type").and_then(FileFormat::from_media_type).ok_or(ApiError::NotAFile)?;
+        let media_type = self.req.header("content-type").unwrap_or_default().to_owned();
+        let file = ImportFile::from_upload(&media_type, std::mem::take(&mut self.req.body).to_vec())
+            .ok_or(ApiError::NotAFile)?;
         let mut errors = FieldErrors::new();
         let dry_run = read_bool(&self.req.query, "dryRun", &mut errors).unwrap_or(false);
         if !errors.is_empty() {
             return Err(ApiError::Invalid(errors));
         }
-        let bytes = std::mem::take(&mut self.req.body).to_vec();
-        let key = if dry_run { None } else { idempotency_of(&self.req, &bytes)? };
-        let request =
-            ImportRequest { file: ImportFile { format, bytes }, dry_run, idempotency: key.as_ref(), progress: None };
+        let key = if dry_run { None } else { idempotency_of(&self.req, &file.bytes)? };
+        let request = ImportRequest { file, dry_run, idempotency: key.as_ref(), progress: None };
         let result = import(&self.app.engine, principal, request).await?;
         Ok(answer(&self.app.engine, principal, key.as_ref(), result).await)
     }
@@ -149,7 +149,9 @@ pub(super) fn file_body() -> Json {
         "required": true,
         "description": format!(
             "The file: CSV (UTF-8, with or without BOM, RFC 4180 quoting) or xlsx (its first worksheet), at most {} \
-             MiB and {MAX_ROWS} data rows (413 beyond); another media type is a 415.",
+             MiB and {MAX_ROWS} data rows (413 beyond). A body labelled `application/vnd.ms-excel` (as browsers on \
+             Windows label `.csv` files) is read by its content: a zip archive as xlsx, anything else as CSV (D51); \
+             another media type is a 415.",
             MAX_FILE_BYTES >> 20
         ),
         "content": Json::object()

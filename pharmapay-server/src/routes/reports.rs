@@ -152,6 +152,12 @@ fn statement_operation() -> Operation {
     .errors(&[400, 401, 403, 404, 503])
 }
 
+/// The query without `page` and `pageSize`: a download is always the whole answer, whatever
+/// page its JSON twin was asked for (D51 amending D43), so they are not even read.
+fn without_paging(query: &[(String, String)]) -> Vec<(String, String)> {
+    query.iter().filter(|(name, _)| name != "page" && name != "pageSize").cloned().collect()
+}
+
 fn filter<T>(req: &Req, read: impl FnOnce(&Vec<(String, String)>, &mut FieldErrors) -> T) -> Result<T, ApiError> {
     let mut errors = FieldErrors::new();
     let filter = read(&req.query, &mut errors);
@@ -182,7 +188,7 @@ async fn transactions<S: Store>(call: Call<'_, S>) -> Result<Reply, ApiError> {
 /// The payables aging (D34): `asOf` and `vendorId` as the aging takes them.
 async fn aging<S: Store>(call: Call<'_, S>) -> Result<Reply, ApiError> {
     let principal = call.caller()?;
-    let query = AgingQuery::from_params(&call.req.query)?;
+    let query = AgingQuery::from_params(&without_paging(&call.req.query))?;
     generate(call.app, call.app.engine.aging_report(principal, &query)).await
 }
 
@@ -194,7 +200,7 @@ async fn vendor_statement<S: Store>(call: Call<'_, S>) -> Result<Reply, ApiError
     if vendor_id.is_none() && errors.is_empty() {
         errors.add("vendorId", "is required");
     }
-    let query = StatementQuery::from_params(&call.req.query);
+    let query = StatementQuery::from_params(&without_paging(&call.req.query));
     match (vendor_id, query) {
         (Some(vendor_id), Ok(query)) if errors.is_empty() => {
             generate(call.app, call.app.engine.statement_report(principal, VendorId(vendor_id), &query)).await

@@ -139,9 +139,10 @@ fn apply_operation() -> Operation {
         ". Sets an accepted credit's available amount against the vendor's active invoices, checked in one \
          transaction with the writes as a vendor payment's allocations are (D31, D44): with `allocations`, each an \
          active invoice of the credit's vendor, listed once, at most what it still owes (`pendingAmount`), adding up to \
-         at most `availableAmount` (and to `amount` when both are given); without them, `amount` (default: all that is \
-         available) goes to the open invoices oldest due first. A credit not accepted, or an amount above what is \
-         available or what the open invoices owe, is a 400 on `amount`; `date` (default now) may not be before \
+         at most `availableAmount` (and to `amount` when both are given); without them, `amount` (default: the smaller of \
+         what is available and what the open invoices owe, D51) goes to the open invoices oldest due first. A credit \
+         not accepted, an amount above what is available or what the open invoices owe, or no amount when either is \
+         0, is a 400 on `amount`; `date` (default now) may not be before \
          `decisionDate` nor after today. Nothing is written on a refusal. Each invoice credited is one application; \
          answers 201 with the credit and its applications and `Location: /api/vendor-credits/<id>`. Accepts an \
          `Idempotency-Key` (D23).",
@@ -191,7 +192,7 @@ bodies! {
         "Setting an accepted credit against the vendor's bills (D44). Unknown fields are ignored." {
         amount: Slot => optional_amount("amount")
             as "How much to apply: at most `availableAmount`. With `allocations`, it must equal their sum; without \
-                either, all that is available.",
+                either, the smaller of `availableAmount` and what the vendor's open invoices owe (D51).",
         date: Slot => optional_datetime("date")
             as "When applied: not before `decisionDate`, not after today in the business time zone (D2, D3); \
                 absent, now.",

@@ -149,6 +149,9 @@ async fn bad_statements_and_actions_answer_their_problem() {
     let path_free = "?account=A";
     let not_a_file = app.statement(path_free, "application/json", "{}").await.problem(415);
     assert!(not_a_file["detail"].as_str().unwrap().contains("text/csv"), "{not_a_file}");
+    // D51: a CSV labelled as browsers on Windows label it is read as CSV.
+    let labelled = app.statement("?account=MS", "application/vnd.ms-excel", STATEMENT).await.expect(201).json();
+    assert_eq!(labelled["account"], "MS", "{labelled}");
     app.statement("", CSV, STATEMENT).await.invalid("account");
     app.statement("?account=A&dateFormat=DDMM", CSV, STATEMENT).await.invalid("dateFormat");
     // One column cannot be both the date and the amount (a one-cell file `0` would read as a

@@ -69,7 +69,7 @@ async fn bad_files_answer_their_problem_and_write_nothing() {
     let path = "/api/imports/invoices";
     let not_a_file = app.upload(path, "application/json", "{}").await.problem(415);
     assert!(not_a_file["detail"].as_str().unwrap().contains("text/csv"), "{not_a_file}");
-    app.upload(path, "application/vnd.ms-excel", "a,b\n").await.problem(415);
+    app.upload(path, "application/vnd.ms-excel", "a,b\n").await.invalid("file");
     app.upload("/api/imports/invoices?dryRun=maybe", CSV, "a\n").await.invalid("dryRun");
     let missing = app.upload(path, CSV, "Invoice Number,Vendor,Amount\nA,Cipla,1\n").await.invalid("file");
     assert!(missing["errors"]["file"][0].as_str().unwrap().contains("`Invoice Date`"), "{missing}");
@@ -108,6 +108,23 @@ async fn templates_and_reports_import_back() {
         assert_eq!(back["created"], 0, "{kind}: {back}");
         assert!(back["unchanged"].as_u64().unwrap() >= 1, "{kind}: {back}");
     }
+}
+
+/// D51: what browsers on Windows label a `.csv` upload, `application/vnd.ms-excel`, is read by
+/// its content: a zip archive as xlsx, anything else as CSV.
+#[tokio::test]
+async fn files_labelled_ms_excel_are_read_by_their_content() {
+    const MS_EXCEL: &str = "application/vnd.ms-excel";
+    let app = spawn_app().await;
+    let template = app.get("/api/imports/vendors/template").await;
+    template.expect(200);
+    let xlsx = app.upload("/api/imports/vendors?dryRun=true", MS_EXCEL, template.body.clone()).await.expect(200).json();
+    assert_eq!(xlsx["created"], 1, "the template, a workbook, is read as one: {xlsx}");
+    let csv = "Name,Type\nZydus,Manufacturer\n";
+    let done = app.upload("/api/imports/vendors", MS_EXCEL, csv).await.expect(200).json();
+    assert_eq!(done, json!({ "dryRun": false, "rowCount": 1, "created": 1, "unchanged": 0 }));
+    let refused = app.upload("/api/imports/vendors", "application/vnd.ms-excel; x=1", "\u{1}").await;
+    refused.invalid("file");
 }
 
 #[tokio::test]

@@ -218,6 +218,11 @@ async fn the_aging_buckets_what_was_owed_then_as_json_and_xlsx() {
     assert_eq!((number(&rows[1][4]), number(&rows[1][8]), number(&rows[1][9])), (180.0, 1180.0, 2.0));
     assert_eq!(text(&rows[3][1]), "Total");
     assert_eq!((number(&rows[3][2]), number(&rows[3][8])), (50.25, 1230.25));
+    // D51: a download is the whole aging whatever page its JSON twin would answer.
+    let paged = download(&app, "/api/reports/aging?asOf=2024-05-01&page=1&pageSize=1").await;
+    assert_eq!(sheet(&paged, "Aging"), rows, "page and pageSize are ignored");
+    let bad_page = download(&app, "/api/reports/aging?asOf=2024-05-01&page=0&pageSize=x").await;
+    assert_eq!(sheet(&bad_page, "Aging"), rows, "not even read");
     let today_report = download(&app, "/api/reports/aging").await;
     assert_eq!(today_report.header("content-disposition"), Some(attachment("aging_20240510.xlsx").as_str()));
     app.get("/api/reports/aging?asOf=2024-05-11").await.invalid("asOf");
@@ -320,6 +325,11 @@ async fn a_statement_opens_runs_and_closes_as_json_and_xlsx() {
         ("Payment".to_owned(), in_may, "UTR-B".to_owned())
     );
     assert_eq!((text(&rows[5][1]), number(&rows[5][8])), ("Closing balance".to_owned(), 549.75));
+    // D51: the download holds every line whatever page is named.
+    let paged =
+        download(&app, &format!("/api/reports/vendor-statement?vendorId={id}&fromDate=2024-05-01&page=1&pageSize=2"))
+            .await;
+    assert_eq!(sheet(&paged, "Statement"), rows, "page and pageSize are ignored");
     app.get("/api/reports/vendor-statement").await.invalid("vendorId");
     app.get("/api/reports/vendor-statement?vendorId=999").await.problem(404);
 

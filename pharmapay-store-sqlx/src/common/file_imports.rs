@@ -4,6 +4,11 @@
 //! `rules::imports` what the rows create, and writes the plan in multi-row statements with an
 //! audit entry per record (D22), the kept figures it moves (D41) and the idempotency claim
 //! (D23). A dry run rolls back before writing anything.
+//!
+//! A vendor import first takes the vendor imports' lock (`Lock::VendorImports`), so a second
+//! import of the same new names waits, then finds the first one's vendors and counts its rows
+//! `unchanged` (D51): locking the vendors it finds cannot serialise two imports of vendors
+//! that do not exist yet, and one lock per name would exhaust PostgreSQL's lock table.
 
 use std::collections::BTreeSet;
 
@@ -22,7 +27,8 @@ use super::binds::{Binds, rows_in};
 use super::imports::{INVOICE_INSERT, VENDOR_INSERT, insert_chunks, invoice_values, vendor_values};
 use super::invoices::licence_policy;
 use super::rows::{amount, instant, micros, vendor_type};
-use super::{Conn, JSON_TEXTS, Result, SqlStore, Table, WriteTx, answer, events, figures, reserve_ids};
+use super::{Conn, JSON_TEXTS, Result, SqlStore, Table, WriteTx, answer, events, figures, lock, reserve_ids};
+use crate::Lock;
 use crate::error::Error;
 
 /// The active vendors whose name key is among `names` or whose GSTIN is among `gstins`, locked
@@ -202,6 +208,7 @@ impl FileImportStore for SqlStore {
         let keys = VendorKeys::of(&rows);
         answer(|| async {
             let (mut db_tx, calendar) = self.begin_with_calendar().await?;
+            lock(&mut db_tx, Lock::VendorImports).await?;
             let stored = locked_vendors(&mut db_tx, &keys.names, &keys.gstins).await?;
             let plan = imports::plan_vendors(rows.clone(), &stored, &calendar)
                 .map_err(|errors| Error::Refused(StoreError::Rows(errors)))?;

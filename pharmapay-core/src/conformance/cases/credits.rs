@@ -480,6 +480,39 @@ pub async fn credits_set_against_bills_lower_what_is_owed_everywhere<S: Store>(s
     assert_eq!(payables.credits.pending_claims.oldest_claim_date, Some(ts("2024-05-09T00:00:00Z")));
 }
 
+/// D51 amending D44: a credit applied with neither an amount nor allocations applies the
+/// smaller of what it has available and what the vendor's open invoices owe, and is refused
+/// only when that is 0; its applications are listed by date, then id.
+pub async fn a_credit_applied_without_an_amount_takes_what_is_owed<S: Store>(store: S) {
+    let fx = Fixture::new(store).await;
+    let vendor = fx.vendor("Cipla").await;
+    let first = fx.invoice(vendor.id, "W-1", "40", "2024-05-01T00:00:00Z").await;
+    let second = fx.invoice(vendor.id, "W-2", "25", "2024-06-01T00:00:00Z").await;
+    let credit = fx.credit(claim(vendor.id, "CN-W", "100", "2024-05-08T00:00:00Z")).await;
+    fx.engine.decide_credit(&fx.admin, credit.id, decision("100", "2024-05-08T00:00:00Z")).await.unwrap();
+    let apply = |request: NewCreditApplication| fx.engine.apply_credit(&fx.admin, credit.id, request, None);
+
+    let applied = created(apply(application(None, &[])).await.unwrap());
+    let shares: Vec<(InvoiceId, Decimal)> =
+        applied.applications.iter().map(|application| (application.invoice_id, application.amount.get())).collect();
+    assert_eq!(shares, [(first.id, dec("40")), (second.id, dec("25"))], "all that is owed, oldest due first");
+    assert_eq!((applied.applied_amount, applied.available_amount()), (dec("65"), dec("35")));
+    field_error(apply(application(None, &[])).await, "amount", "nothing is owed any more");
+    assert_eq!(fx.engine.get_credit(&fx.admin, credit.id).await.unwrap().applied_amount, dec("65"), "nothing written");
+
+    // A later bill, credited with an application dated before the others: listed first.
+    let third = fx.invoice(vendor.id, "W-3", "10", "2024-07-01T00:00:00Z").await;
+    let backdated = NewCreditApplication { date: Some(ts("2024-05-09T12:00:00Z")), ..application(Some("4"), &[]) };
+    let read = created(apply(backdated).await.unwrap());
+    let order: Vec<(InvoiceId, Decimal)> =
+        read.applications.iter().map(|application| (application.invoice_id, application.amount.get())).collect();
+    assert_eq!(order, [(third.id, dec("4")), (first.id, dec("40")), (second.id, dec("25"))], "by date, then id");
+    let again = fx.engine.get_credit(&fx.admin, credit.id).await.unwrap();
+    assert_eq!(again.applications, read.applications, "the read lists them alike");
+    let rest = created(apply(application(None, &[])).await.unwrap());
+    assert_eq!((rest.applied_amount, rest.available_amount()), (dec("75"), dec("25")), "6 more, all W-3 still owed");
+}
+
 /// D44: applications racing for one credit never apply more than was accepted, and every
 /// answered application is kept.
 pub async fn concurrent_applications_never_apply_more_than_accepted<S: Store>(store: S) {

@@ -289,3 +289,41 @@ pub async fn imports_are_idempotent_and_race_safely<S: Store>(store: S) {
     let vendor = fx.engine.get_vendor(&fx.admin, cipla.id).await.unwrap();
     assert_eq!(vendor.totals.total_invoice_value, dec("835"), "5 + the sum of n + 0.25 for n in 1..=40");
 }
+
+/// D51 amending D45: two imports of one file of new vendors (without GSTINs, so nothing but
+/// the lock serialises them) running at once never create a vendor twice: the later one waits
+/// and answers those rows `unchanged`, or answers a conflict that may be retried. Three rounds
+/// over, each of a new file of 2,000 vendors.
+pub async fn racing_vendor_imports_create_each_vendor_once<S: Store>(store: S) {
+    let fx = Arc::new(Fixture::new(store).await);
+    let active = async |fx: &Fixture<S>| {
+        let query = VendorQuery::from_params(&params(&[])).expect("the default query");
+        fx.engine.list_vendors(&fx.admin, &query).await.expect("vendors listed").total_count
+    };
+    let before = active(&fx).await;
+    for round in 1..=3u64 {
+        let file = (1..=2_000).fold(String::from("Name,Type\n"), |mut file, n| {
+            file.push_str(&format!("Round {round} Vendor {n},Wholesaler\n"));
+            file
+        });
+        let tasks: Vec<_> = (0..2)
+            .map(|_| {
+                let (fx, file) = (fx.clone(), file.clone());
+                tokio::spawn(async move { fx.engine.import_vendors(&fx.admin, ImportRequest::new(csv(&file))).await })
+            })
+            .collect();
+        let mut created = 0;
+        for task in tasks {
+            match task.await.expect("the import task ends") {
+                Ok(Created::New(done)) => {
+                    assert_eq!(done.created + done.unchanged, 2_000, "each import accounts for every row");
+                    created += done.created;
+                }
+                Err(Error::Conflict(_)) => {}
+                other => panic!("round {round}: expected a summary or a conflict, got {other:?}"),
+            }
+        }
+        assert_eq!(created, 2_000, "round {round}: each vendor is created once");
+        assert_eq!(active(&fx).await, before + 2_000 * round, "round {round}");
+    }
+}

@@ -38,9 +38,10 @@ pub use bank::{
     statements_match_lines_and_every_action_keeps_the_counts,
 };
 pub use credits::{
-    concurrent_applications_never_apply_more_than_accepted, credit_list_filters_and_orders,
-    credit_permissions_follow_the_seeded_policy, credits_are_claimed_decided_replaced_deleted_and_restored,
-    credits_set_against_bills_lower_what_is_owed_everywhere, imported_credits_count_as_written_ones,
+    a_credit_applied_without_an_amount_takes_what_is_owed, concurrent_applications_never_apply_more_than_accepted,
+    credit_list_filters_and_orders, credit_permissions_follow_the_seeded_policy,
+    credits_are_claimed_decided_replaced_deleted_and_restored, credits_set_against_bills_lower_what_is_owed_everywhere,
+    imported_credits_count_as_written_ones,
 };
 pub use events::{
     concurrent_writes_announce_once_each_in_increasing_ids, writes_announce_their_records_and_refusals_nothing,
@@ -53,7 +54,8 @@ pub use grants::{
 };
 pub use imports::{
     every_row_error_is_reported_at_once, imports_are_idempotent_and_race_safely, invoice_files_import_all_or_nothing,
-    templates_and_workbooks_import, vendor_files_and_reports_import_back,
+    racing_vendor_imports_create_each_vendor_once, templates_and_workbooks_import,
+    vendor_files_and_reports_import_back,
 };
 pub use ledger::{
     concurrent_invoice_numbers_have_one_winner, concurrent_payments_sum_exactly,
