@@ -317,6 +317,12 @@ impl Principal {
         }
     }
 
+    /// Whether the caller is an admin or holds `access`: what [`Principal::require`] checks,
+    /// for answers that show less to those without it (D51).
+    pub fn may(&self, access: Access) -> bool {
+        self.require(access).is_ok()
+    }
+
     /// Passes only for admins.
     ///
     /// # Errors

@@ -291,6 +291,12 @@ impl Announcement {
     pub fn vendor_payment_recorded(id: i64) -> Self {
         Self { kind: "vendorPayment.created", entity: Entity::VendorPayment, id }
     }
+
+    /// The statement of line `line_id` changed by a write of something else: a payment the
+    /// line held was deleted (D51).
+    pub fn statement_updated(line_id: i64) -> Self {
+        Self { kind: "bankStatement.updated", entity: Entity::BankLine, id: line_id }
+    }
 }
 
 /// Whether an invoice that stood as `before` and stands as `after` became FullyPaid (active

@@ -20,6 +20,7 @@ use crate::download::{DownloadLimits, Downloads};
 use crate::http::{Cors, Reply, Req, parse_query};
 use crate::problem::ApiError;
 use crate::routes::{self, Call, Route};
+use crate::turns::Turns;
 
 /// Every route as the table states it: method, path template and what it requires of its
 /// caller (the spec's Permission column; D15 for restores, D19 for a user's policies, D22 for
@@ -132,6 +133,13 @@ impl<S: Store> Default for Router<S> {
 /// The default of [`App::max_connections`].
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 
+/// How many uploaded files a server reads at once unless configured (D51): each may grow its
+/// memory by up to 256 MiB, so two stay within half a gigabyte.
+pub const DEFAULT_UPLOADS_AT_ONCE: usize = 2;
+
+/// How long an upload waits for its turn unless configured, as a report does.
+pub const DEFAULT_UPLOAD_WAIT: Duration = Duration::from_secs(30);
+
 /// What every handler can reach: the engine and the server's settings.
 pub struct App<S> {
     /// The engine.
@@ -149,17 +157,28 @@ pub struct App<S> {
     pub max_connections: usize,
     /// How report downloads share the server: their slots, their pace and how many are open.
     pub downloads: Downloads,
+    /// The turns at reading and writing uploaded files (D51).
+    pub uploads: Turns,
 }
 
 impl<S: Store> App<S> {
     /// An application over `engine` that gives clients `request_timeout` to send their
     /// headers and again their body, serving at most [`DEFAULT_MAX_CONNECTIONS`] at once.
     pub fn new(engine: PharmaPay<S>, cors: Cors, backend: &'static str, request_timeout: Duration) -> Arc<Self> {
-        Self::with_limits(engine, cors, backend, request_timeout, DEFAULT_MAX_CONNECTIONS, DownloadLimits::default())
+        let uploads = Turns::new(DEFAULT_UPLOADS_AT_ONCE, DEFAULT_UPLOAD_WAIT);
+        Self::with_limits(
+            engine,
+            cors,
+            backend,
+            request_timeout,
+            DEFAULT_MAX_CONNECTIONS,
+            DownloadLimits::default(),
+            uploads,
+        )
     }
 
     /// As [`App::new`], serving at most `max_connections` connections at once (at least one),
-    /// with report downloads held to `downloads`.
+    /// with report downloads held to `downloads` and uploads to `uploads`.
     pub fn with_limits(
         engine: PharmaPay<S>,
         cors: Cors,
@@ -167,6 +186,7 @@ impl<S: Store> App<S> {
         request_timeout: Duration,
         max_connections: usize,
         downloads: DownloadLimits,
+        uploads: Turns,
     ) -> Arc<Self> {
         Arc::new(Self {
             engine,
@@ -176,6 +196,7 @@ impl<S: Store> App<S> {
             request_timeout,
             max_connections: max_connections.max(1),
             downloads: Downloads::new(downloads),
+            uploads,
         })
     }
 

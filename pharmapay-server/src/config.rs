@@ -12,6 +12,7 @@ use clap::{Args, Parser, Subcommand};
 use pharmapay_store_sqlx::StoreOptions;
 
 use crate::download::DownloadLimits;
+use crate::turns::Turns;
 
 /// The pharmapay command line.
 #[derive(Debug, Parser)]
@@ -227,6 +228,18 @@ pub struct Config {
         value_parser = clap::value_parser!(u64).range(1..=600))]
     pub report_wait_secs: u64,
 
+    /// How many uploaded files (imports, D45, and bank statements, D46) this server reads and
+    /// writes at once (1 to 64). Reading one may grow the server's memory by up to 256 MiB
+    /// (D51), so further uploads queue for a turn.
+    #[arg(long, global = true, env = "PHARMAPAY_UPLOADS_AT_ONCE", default_value_t = 2,
+        value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub uploads_at_once: u32,
+
+    /// Seconds an upload waits for its turn before it is answered 503 (1 to 600).
+    #[arg(long, global = true, env = "PHARMAPAY_UPLOAD_WAIT_SECS", default_value_t = 30,
+        value_parser = clap::value_parser!(u64).range(1..=600))]
+    pub upload_wait_secs: u64,
+
     /// The slowest a client may take a report download, in KiB a second, averaged over each
     /// request timeout (1 to 1048576). A client that takes less in one such window is cut off and
     /// the report's temporary file removed, so slow readers cannot hold the report turns for
@@ -278,6 +291,12 @@ impl Config {
             queue_wait: Duration::from_secs(self.report_wait_secs),
             min_bytes_per_second: self.download_min_kib_per_sec * 1024,
         }
+    }
+
+    /// How uploaded files share the server (D51): how many are read at once, and how long the
+    /// others wait for a turn.
+    pub fn upload_turns(&self) -> Turns {
+        Turns::new(usize::try_from(self.uploads_at_once).unwrap_or(1), Duration::from_secs(self.upload_wait_secs))
     }
 
     /// How the SQL store is opened: the defaults, with the configured connections and wait for

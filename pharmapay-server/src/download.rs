@@ -29,13 +29,14 @@ use hyper::body::Frame;
 use hyper::header;
 use pharmapay_core::report::Report;
 use tokio::runtime::Handle;
+use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::SendTimeoutError;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::time::Instant;
 
 use crate::app::App;
 use crate::http::Reply;
 use crate::problem::ApiError;
+use crate::turns::{Turn, Turns};
 
 /// The content type of every download.
 pub const XLSX: &str = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
@@ -71,7 +72,7 @@ impl DownloadLimits {
 /// The report slots of a server and the downloads open now.
 pub struct Downloads {
     limits: DownloadLimits,
-    slots: Arc<Semaphore>,
+    slots: Turns,
     /// How many report downloads are being written right now.
     pub open: Arc<AtomicUsize>,
 }
@@ -79,17 +80,12 @@ pub struct Downloads {
 impl Downloads {
     /// Slots for `limits.at_once` reports (at least one).
     pub fn new(limits: DownloadLimits) -> Self {
-        let slots = Arc::new(Semaphore::new(limits.at_once.clamp(1, Semaphore::MAX_PERMITS)));
-        Self { limits, slots, open: Arc::new(AtomicUsize::new(0)) }
+        Self { limits, slots: Turns::new(limits.at_once, limits.queue_wait), open: Arc::new(AtomicUsize::new(0)) }
     }
 
     /// Waits for a slot, first come first served, up to the report wait.
-    async fn slot(&self) -> Result<OwnedSemaphorePermit, ApiError> {
-        match tokio::time::timeout(self.limits.queue_wait, Arc::clone(&self.slots).acquire_owned()).await {
-            Ok(Ok(slot)) => Ok(slot),
-            // The semaphore is never closed; a closed one would be as busy as a full one.
-            Ok(Err(_)) | Err(_) => Err(ApiError::ReportsBusy),
-        }
+    async fn slot(&self) -> Result<Turn, ApiError> {
+        self.slots.take().await.ok_or(ApiError::ReportsBusy)
     }
 }
 
@@ -109,7 +105,7 @@ pub async fn generate<S>(
 
 /// A 200 whose body is the report's file, written on a background thread as the client reads it;
 /// `slot` is given back when the writing ends.
-fn download<S>(app: &App<S>, report: Report, slot: OwnedSemaphorePermit) -> Reply {
+fn download<S>(app: &App<S>, report: Report, slot: Turn) -> Reply {
     let disposition = format!("attachment; filename=\"{}\"", report.file_name());
     let (sender, receiver) = mpsc::channel::<Bytes>(4);
     let complete = Arc::new(AtomicBool::new(false));

@@ -10,7 +10,8 @@
 //!   shutdown; [`start`] is the one start-up path, used by `main` and by the tests.
 //! - [`app`]: the router and dispatch; [`routes`]: the route table, one file per resource with
 //!   its rows, bodies and DTOs, and the handlers routes share.
-//! - [`download`]: how report downloads stream and share the server.
+//! - [`download`]: how report downloads stream and share the server; [`turns`]: the few turns
+//!   at once that downloads and uploads each queue for.
 //! - [`openapi`]: the OpenAPI document, built from the route table and served at
 //!   `GET /api/openapi.json`.
 //! - [`demo`]: the deterministic demo-data generator behind `pharmapay seed-demo`.
@@ -29,6 +30,7 @@ pub mod openapi;
 pub mod problem;
 pub mod routes;
 pub mod server;
+pub mod turns;
 pub mod webhooks;
 
 use std::net::SocketAddr;
@@ -244,6 +246,7 @@ async fn launch<S: Store>(
         request_timeout,
         max_connections,
         config.download_limits(),
+        config.upload_turns(),
     );
     let open_downloads = Arc::clone(&app.downloads.open);
     let settings = webhooks::DeliverySettings {

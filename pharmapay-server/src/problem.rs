@@ -90,6 +90,9 @@ pub enum ApiError {
     /// Every report slot stayed taken for the report wait (503, D48): the server generates a
     /// few reports at once and the rest queue.
     ReportsBusy,
+    /// Every upload turn stayed taken for the upload wait (503, D51): the server reads a few
+    /// uploaded files at once and the rest queue.
+    UploadsBusy,
     /// A unique value is taken (409): the kind of record holding it and the field's path in
     /// the request.
     Taken {
@@ -157,7 +160,7 @@ impl ApiError {
             ApiError::Timeout => StatusCode::REQUEST_TIMEOUT,
             ApiError::RouteNotFound => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
-            ApiError::ReportsBusy => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::ReportsBusy | ApiError::UploadsBusy => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Taken { .. } => StatusCode::CONFLICT,
         }
     }
@@ -309,6 +312,14 @@ impl ApiError {
                 tracing::info!(trace_id = %trace_id, "a report waited for a free slot in vain");
                 extra_headers.push((header::RETRY_AFTER, UNAVAILABLE_RETRY_AFTER_SECS.to_string()));
                 Some("Other reports are being generated right now and this one waited its turn in vain; try again shortly.".into())
+            }
+            ApiError::UploadsBusy => {
+                tracing::info!(trace_id = %trace_id, "an upload waited for a free turn in vain");
+                extra_headers.push((header::RETRY_AFTER, UNAVAILABLE_RETRY_AFTER_SECS.to_string()));
+                Some(
+                    "Other files are being read right now and this one waited its turn in vain; try again shortly."
+                        .into(),
+                )
             }
         };
         if let Some(detail) = detail {

@@ -12,13 +12,13 @@ use pharmapay_core::domain::NewVendorPayment;
 use pharmapay_core::domain::TransactionType;
 use pharmapay_core::domain::bank_statement::{
     BankLine, BankStatement, LineAction, LineCounts, LineQuery, LineStatus, MatchedBy, NewBankStatement, PaymentChoice,
-    StatementQuery, UnclearedPayment,
+    StatementQuery, UnclearedPayment, UnclearedTotals,
 };
 use pharmapay_core::events::Announcement;
 use pharmapay_core::ids::{BankLineId, BankStatementId, VendorId, VendorPaymentId};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::jiff::civil::Date;
-use pharmapay_core::paging::Page;
+use pharmapay_core::paging::{Page, PageRequest};
 use pharmapay_core::rules::bank::{
     self, ChosenPayment, LineChange, LineFacts, LineIdentity, MatchingNeeds, OpenPayment,
 };
@@ -163,6 +163,14 @@ impl State {
     }
 
     /// Writes `change` to line `id` and its statement's counts and holds.
+    /// Sets back the line holding `payment`, which this write deletes, as core says (D51), with
+    /// its statement's counts; answers the statement's event.
+    pub(crate) fn release(&mut self, payment: Holder) -> Option<Announcement> {
+        let line = self.bank_holds.get(&payment).copied()?;
+        self.change_line(line, bank::released());
+        Some(Announcement::statement_updated(line))
+    }
+
     fn change_line(&mut self, id: i64, change: LineChange) {
         let Some(row) = self.bank_lines.get_mut(&id) else { return };
         let before = (row.status, row.payment);
@@ -267,31 +275,19 @@ impl BankStatementStore for MemoryStore {
         Ok(query.page.slice(ids).map(|id| state.statement(id).expect("listed above")))
     }
 
-    async fn uncleared_payments(&self, from: Timestamp, to: Timestamp) -> StoreResult<Vec<UnclearedPayment>> {
-        let state = self.read();
-        let mut found: Vec<UnclearedPayment> = state
-            .payments_as_holders()
-            .into_iter()
-            .filter(|payment| payment.transaction_type != TransactionType::Cash)
-            .filter(|payment| (from..to).contains(&payment.date) && !state.bank_holds.contains_key(&payment.payment))
-            .map(|payment| {
-                let reference = match payment.payment {
-                    Holder::Payment(id) => state.transactions.get(&id.get()).and_then(|row| row.reference.clone()),
-                    Holder::VendorPayment(id) => {
-                        state.vendor_payments.get(&id.get()).and_then(|row| row.reference.clone())
-                    }
-                };
-                UnclearedPayment {
-                    payment: payment.payment,
-                    date: payment.date,
-                    amount: Amount::try_from(payment.amount).expect("a kept amount is an amount"),
-                    transaction_type: payment.transaction_type,
-                    reference: reference.map(|reference| reference.as_str().to_owned()),
-                }
-            })
-            .collect();
-        found.sort_by_key(|payment| (payment.date, payment.payment));
-        Ok(found)
+    async fn uncleared_totals(&self, from: Timestamp, to: Timestamp) -> StoreResult<UnclearedTotals> {
+        let found = self.read().uncleared(from, to);
+        let amount = found.iter().map(|payment| payment.amount.get()).sum();
+        Ok(UnclearedTotals { count: found.len() as u64, amount })
+    }
+
+    async fn uncleared_payments(
+        &self,
+        from: Timestamp,
+        to: Timestamp,
+        page: PageRequest,
+    ) -> StoreResult<Page<UnclearedPayment>> {
+        Ok(page.slice(self.read().uncleared(from, to)))
     }
 
     async fn list_lines(&self, statement: BankStatementId, query: &LineQuery) -> StoreResult<Page<BankLine>> {
@@ -377,5 +373,36 @@ impl BankStatementStore for MemoryStore {
         }
         state.finish_write(&ctx, "delete", Entity::BankStatement, id.get());
         Ok(())
+    }
+}
+
+impl State {
+    /// Active UPI and NetBanking payments dated in `[from, to)` that no line holds, a vendor
+    /// payment as one, oldest first, then payments on their own before vendor payments, by id.
+    fn uncleared(&self, from: Timestamp, to: Timestamp) -> Vec<UnclearedPayment> {
+        let state = self;
+        let mut found: Vec<UnclearedPayment> = self
+            .payments_as_holders()
+            .into_iter()
+            .filter(|payment| payment.transaction_type != TransactionType::Cash)
+            .filter(|payment| (from..to).contains(&payment.date) && !state.bank_holds.contains_key(&payment.payment))
+            .map(|payment| {
+                let reference = match payment.payment {
+                    Holder::Payment(id) => state.transactions.get(&id.get()).and_then(|row| row.reference.clone()),
+                    Holder::VendorPayment(id) => {
+                        state.vendor_payments.get(&id.get()).and_then(|row| row.reference.clone())
+                    }
+                };
+                UnclearedPayment {
+                    payment: payment.payment,
+                    date: payment.date,
+                    amount: Amount::try_from(payment.amount).expect("a kept amount is an amount"),
+                    transaction_type: payment.transaction_type,
+                    reference: reference.map(|reference| reference.as_str().to_owned()),
+                }
+            })
+            .collect();
+        found.sort_by_key(|payment| (payment.date, payment.payment));
+        found
     }
 }

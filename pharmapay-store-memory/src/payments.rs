@@ -206,7 +206,8 @@ impl TransactionStore for MemoryStore {
         row.updated_at = ctx.at;
         state.add_paid(invoice_id, -amount);
         state.keep_figures(before);
-        state.finish_write(&ctx, "delete", Entity::Transaction, id.get());
+        let released: Vec<_> = state.release(Holder::Payment(id)).into_iter().collect();
+        state.finish_announcing(&ctx, ("delete", Entity::Transaction, id.get()), &released);
         Ok(())
     }
 

@@ -7,6 +7,7 @@
 use pharmapay_core::domain::{NewTransaction, NewVendorPayment, VendorPayment};
 use pharmapay_core::ids::{InvoiceId, VendorId, VendorPaymentId};
 use pharmapay_core::rules::allocation::{self, PayableInvoice, RequestedAllocation};
+use pharmapay_core::rules::references::Holder;
 use pharmapay_core::store::{StoreResult, VendorPaymentStore, WriteContext};
 use pharmapay_core::{Entity, StoreError};
 
@@ -150,7 +151,8 @@ impl VendorPaymentStore for MemoryStore {
             state.add_paid(invoice_id, -amount);
         }
         state.keep_figures(before);
-        state.finish_write(&ctx, "delete", Entity::VendorPayment, id.get());
+        let released: Vec<_> = state.release(Holder::VendorPayment(id)).into_iter().collect();
+        state.finish_announcing(&ctx, ("delete", Entity::VendorPayment, id.get()), &released);
         Ok(())
     }
 }

@@ -301,6 +301,18 @@ impl<S: Store> Fixture<S> {
         created(self.engine.create_policy(&self.admin, policy, None).await.expect("policy created")).id
     }
 
+    /// Creates a user whose role holds exactly the permissions `codes` name, and signs them in.
+    ///
+    /// # Panics
+    /// When a code names no permission, or on failure.
+    pub async fn user_with(&self, email: &str, codes: &[&str]) -> (Session, Principal) {
+        let role = crate::domain::NewRole { name: format!("Role of {email}"), description: String::new() };
+        let role = created(self.engine.create_role(&self.admin, role, None).await.expect("role created"));
+        let policy = self.policy_of(&format!("Policy of {email}"), codes).await;
+        self.engine.attach_role_policy(&self.admin, role.id, policy).await.expect("policy attached");
+        self.user_with_role(email, role.id).await
+    }
+
     /// Creates a pharmacist (role 2) and signs them in.
     ///
     /// # Panics
@@ -403,6 +415,7 @@ macro_rules! store_conformance_tests {
             statements_match_lines_and_every_action_keeps_the_counts,
             concurrent_uploads_match_a_payment_once,
             bad_statements_are_refused_and_statements_are_for_admins,
+            statements_show_payments_to_their_readers_and_deletes_free_lines,
             writes_announce_their_records_and_refusals_nothing,
             concurrent_writes_announce_once_each_in_increasing_ids,
             deliveries_are_queued_once_and_claimed_by_one_server_at_a_time,

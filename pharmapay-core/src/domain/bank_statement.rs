@@ -4,6 +4,7 @@
 
 use jiff::Timestamp;
 use jiff::civil::Date;
+use rust_decimal::Decimal;
 
 use crate::error::FieldErrors;
 use crate::ids::{BankLineId, BankStatementId, TransactionId, VendorId, VendorPaymentId};
@@ -238,15 +239,28 @@ pub struct UnclearedPayment {
     pub reference: Option<String>,
 }
 
-/// A statement with the payments of its range no line holds: `GET /api/bank-statements/:id`.
+/// How many payments of a statement's range no line holds, and their sum (D51).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UnclearedTotals {
+    /// How many.
+    pub count: u64,
+    /// What they add up to, exactly.
+    pub amount: Decimal,
+}
+
+/// A statement with how many payments of its range no line holds: `GET /api/bank-statements/:id`
+/// (D51: the payments themselves are a list of their own).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StatementDetail {
     /// The statement.
     pub statement: BankStatement,
-    /// Payments dated from three days before its first line to its last that no line holds,
-    /// oldest first.
-    pub uncleared: Vec<UnclearedPayment>,
+    /// The payments dated from three days before its first line to its last that no line
+    /// holds: how many, and their sum.
+    pub uncleared: UnclearedTotals,
 }
+
+/// The default page size of a statement's uncleared payments (D51).
+pub const UNCLEARED_PAGE_SIZE: u32 = 50;
 
 /// Normalises the `account` of an upload: one line, 1 to 64 characters after trimming.
 ///

@@ -4,6 +4,8 @@
 
 use std::time::Instant;
 
+use jiff::Timestamp;
+
 use tracing::{info, instrument};
 
 use super::imports::read_in_background;
@@ -12,13 +14,13 @@ use crate::access::{Access, Action, Collection, Principal};
 use crate::bank::read::{ReadOptions, StatementError, read_statement};
 use crate::domain::bank_statement::{
     BankLine, BankStatement, LineAction, LineQuery, LineRecording, MatchRequest, NewBankStatement, PaymentChoice,
-    StatementDetail, StatementQuery, read_account,
+    StatementDetail, StatementQuery, UnclearedPayment, UnclearedTotals, read_account,
 };
 use crate::error::{Entity, Error, Result};
 use crate::idempotency::{Created, IdempotencyRequest};
 use crate::ids::{BankLineId, BankStatementId};
 use crate::import::{ImportFile, MAX_FILE_BYTES, MAX_ROWS};
-use crate::paging::Page;
+use crate::paging::{Page, PageRequest};
 use crate::rules::bank::{self, SUGGEST_WITHIN_DAYS};
 use crate::store::Store;
 
@@ -98,26 +100,66 @@ impl<S: Store> PharmaPay<S> {
         self.store.list_statements(query).await.map_err(store_error)
     }
 
-    /// One active statement with the payments of its range that no line holds (D46): active UPI
-    /// and NetBanking payments dated from three days before its first line to its last line's
-    /// day (business calendar, D3).
+    /// One active statement with how many payments of its range no line holds, and their sum
+    /// (D46, D51): active UPI and NetBanking payments dated from three days before its first
+    /// line to its last line's day (business calendar, D3). Shown with `BankStatement:Read`
+    /// alone; the payments themselves are [`PharmaPay::list_uncleared_payments`]'.
     ///
     /// # Errors
     /// [`Error::Forbidden`]; [`Error::NotFound`] when missing or deleted.
     pub async fn get_statement(&self, principal: &Principal, id: BankStatementId) -> Result<StatementDetail> {
         principal.require(Access::new(Collection::BankStatement, Action::Read))?;
-        let statement = visible(self.store.get_statement(id).await, |found| found.is_active, Entity::BankStatement)?;
-        let uncleared = match statement.from_date.zip(statement.to_date) {
-            Some((from, to)) => {
-                let calendar = self.calendar().await?;
-                let first = from.saturating_sub(jiff::Span::new().days(SUGGEST_WITHIN_DAYS));
-                let after = to.saturating_add(jiff::Span::new().days(1));
-                let (from, to) = (calendar.start_of(first), calendar.start_of(after));
-                self.store.uncleared_payments(from, to).await.map_err(store_error)?
-            }
-            None => Vec::new(),
+        let statement = self.active_statement(id).await?;
+        let uncleared = match self.uncleared_range(&statement).await? {
+            Some((from, to)) => self.store.uncleared_totals(from, to).await.map_err(store_error)?,
+            None => UnclearedTotals::default(),
         };
         Ok(StatementDetail { statement, uncleared })
+    }
+
+    /// A page of the payments of an active statement's range that no line holds (D51; also
+    /// `Transaction:Read`, as they show payments and their references): by date, then
+    /// payments on their own by id, then vendor payments by id.
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`]; [`Error::NotFound`] when the statement is missing or deleted.
+    pub async fn list_uncleared_payments(
+        &self,
+        principal: &Principal,
+        id: BankStatementId,
+        page: PageRequest,
+    ) -> Result<Page<UnclearedPayment>> {
+        principal.require(Access::new(Collection::BankStatement, Action::Read))?;
+        principal.require(Access::new(Collection::Transaction, Action::Read))?;
+        let statement = self.active_statement(id).await?;
+        match self.uncleared_range(&statement).await? {
+            Some((from, to)) => self.store.uncleared_payments(from, to, page).await.map_err(store_error),
+            None => Ok(page.slice(Vec::new())),
+        }
+    }
+
+    async fn active_statement(&self, id: BankStatementId) -> Result<BankStatement> {
+        visible(self.store.get_statement(id).await, |found| found.is_active, Entity::BankStatement)
+    }
+
+    /// The instants a statement's uncleared payments are dated within, `[from, to)`: from three
+    /// days before its first line to the end of its last line's day; `None` for a statement
+    /// without lines.
+    async fn uncleared_range(&self, statement: &BankStatement) -> Result<Option<(Timestamp, Timestamp)>> {
+        let Some((from, to)) = statement.from_date.zip(statement.to_date) else { return Ok(None) };
+        let calendar = self.calendar().await?;
+        let first = from.saturating_sub(jiff::Span::new().days(SUGGEST_WITHIN_DAYS));
+        let after = to.saturating_add(jiff::Span::new().days(1));
+        Ok(Some((calendar.start_of(first), calendar.start_of(after))))
+    }
+
+    /// A line as `principal` may see it: without `Transaction:Read` it names no payment (D51,
+    /// as D48 made the vendor statement need it).
+    fn shown(principal: &Principal, mut line: BankLine) -> BankLine {
+        if !principal.may(Access::new(Collection::Transaction, Action::Read)) {
+            line.payment = None;
+        }
+        line
     }
 
     /// A page of an active statement's lines, by line number (D46).
@@ -131,7 +173,8 @@ impl<S: Store> PharmaPay<S> {
         query: &LineQuery,
     ) -> Result<Page<BankLine>> {
         principal.require(Access::new(Collection::BankStatement, Action::Read))?;
-        self.store.list_lines(statement, query).await.map_err(store_error)
+        let page = self.store.list_lines(statement, query).await.map_err(store_error)?;
+        Ok(page.map(|line| Self::shown(principal, line)))
     }
 
     /// Confirms, matches by hand, unmatches or ignores a line (D46; `BankStatement:Update`).
@@ -162,7 +205,8 @@ impl<S: Store> PharmaPay<S> {
             }
             LineAction::Confirm | LineAction::Unmatch => {}
         }
-        self.store.act_on_line(statement, line, action, ctx).await.map_err(store_error)
+        let line = self.store.act_on_line(statement, line, action, ctx).await.map_err(store_error)?;
+        Ok(Self::shown(principal, line))
     }
 
     /// `confirm` (D46): a suggested line becomes matched. As [`PharmaPay::act_on_line`].
@@ -182,7 +226,9 @@ impl<S: Store> PharmaPay<S> {
     /// [`PharmaPay::act_on_line`].
     ///
     /// # Errors
-    /// As [`PharmaPay::act_on_line`]; [`Error::Validation`] unless exactly one payment is named.
+    /// As [`PharmaPay::act_on_line`]; [`Error::Validation`] unless exactly one payment is named;
+    /// [`Error::Forbidden`] without `Transaction:Read`, since whether a payment id exists is
+    /// what a match tells (D51).
     pub async fn match_line(
         &self,
         principal: &Principal,
@@ -191,6 +237,7 @@ impl<S: Store> PharmaPay<S> {
         request: MatchRequest,
     ) -> Result<BankLine> {
         principal.require(Access::new(Collection::BankStatement, Action::Update))?;
+        principal.require(Access::new(Collection::Transaction, Action::Read))?;
         let choice = request.choice().map_err(Error::Validation)?;
         self.act_on_line(principal, statement, line, LineAction::Match(choice)).await
     }
@@ -225,13 +272,15 @@ impl<S: Store> PharmaPay<S> {
 
     /// Records a vendor payment (D31) from a line and matches the line to it (D46): the line's
     /// amount and day, its first candidate key as the reference, UPI when the narration says so
-    /// else NetBanking unless `transactionType` says otherwise. Needs `BankStatement:Update` and
-    /// `Transaction:Create`.
+    /// else NetBanking unless `transactionType` says otherwise. Needs `BankStatement:Update`,
+    /// `Transaction:Create` and `Transaction:Read` (D51). With `idempotency` (D23, D51), a
+    /// retry answers the line as it stands instead of recording again.
     ///
     /// # Errors
     /// [`Error::Forbidden`]; [`Error::NotFound`] (the statement, the line, the vendor);
     /// [`Error::Validation`] for allocations that do not fit (D31); [`Error::Conflict`] for a
-    /// reference already recorded (D30); [`Error::Rule`] for a line that holds a payment.
+    /// reference already recorded (D30); [`Error::Rule`] for a line that holds a payment;
+    /// idempotency clashes.
     #[instrument(skip_all, fields(statement_id = %statement, line_id = %line))]
     pub async fn record_line(
         &self,
@@ -239,9 +288,11 @@ impl<S: Store> PharmaPay<S> {
         statement: BankStatementId,
         line: BankLineId,
         recording: LineRecording,
-    ) -> Result<BankLine> {
+        idempotency: Option<&IdempotencyRequest>,
+    ) -> Result<Created<BankLine>> {
         principal.require(Access::new(Collection::BankStatement, Action::Update))?;
         principal.require(Access::new(Collection::Transaction, Action::Create))?;
+        principal.require(Access::new(Collection::Transaction, Action::Read))?;
         if self.store.get_statement(statement).await.map_err(store_error)?.is_none_or(|found| !found.is_active) {
             return Err(Error::not_found(Entity::BankStatement));
         }
@@ -261,7 +312,12 @@ impl<S: Store> PharmaPay<S> {
         );
         let payment = payment.validate(self.tomorrow_start().await?).map_err(Error::Validation)?;
         let ctx = self.announcing(self.ctx_with(principal, payment.audit_changes(vendor))).await?;
-        self.store.record_line(statement, line, vendor, payment, ctx).await.map_err(store_error)
+        let record = |ctx| async move {
+            self.store.record_line(statement, line, vendor, payment, ctx).await.map_err(store_error)
+        };
+        // The claim keeps the line's id: a retry answers the line as it stands.
+        let refetch = |id| self.store.get_line(statement, BankLineId(id));
+        self.create_idempotently(principal, idempotency, ctx, record, refetch).await
     }
 
     /// Soft-deletes a statement and frees the payments its lines held (D46).

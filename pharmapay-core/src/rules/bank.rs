@@ -331,6 +331,13 @@ pub fn ignore() -> LineChange {
     LineChange { status: LineStatus::Ignored, matched_by: None, payment: None }
 }
 
+/// What deleting the payment a line holds does to the line (D51 amending D46): it is set back
+/// to `Unmatched`, holding nothing, in the delete's own transaction; restoring the payment does
+/// not match it again.
+pub fn released() -> LineChange {
+    unmatch()
+}
+
 /// `record` (D46), checked under the lock: only a line holding no payment records one.
 ///
 /// # Errors

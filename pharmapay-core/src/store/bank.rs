@@ -7,10 +7,10 @@ use jiff::Timestamp;
 use super::{StoreResult, WriteContext};
 use crate::domain::NewVendorPayment;
 use crate::domain::bank_statement::{
-    BankLine, BankStatement, LineAction, LineQuery, NewBankStatement, StatementQuery, UnclearedPayment,
+    BankLine, BankStatement, LineAction, LineQuery, NewBankStatement, StatementQuery, UnclearedPayment, UnclearedTotals,
 };
 use crate::ids::{BankLineId, BankStatementId};
-use crate::paging::Page;
+use crate::paging::{Page, PageRequest};
 
 /// Storage of bank statements and their lines (D46). Every write holds the bank statements'
 /// lock for its transaction (SQLite's one writer; an advisory lock on PostgreSQL), taken after
@@ -36,14 +36,23 @@ pub trait BankStatementStore: Send + Sync + 'static {
     /// Active statements, newest first (by id, descending).
     fn list_statements(&self, query: &StatementQuery) -> impl Future<Output = StoreResult<Page<BankStatement>>> + Send;
 
-    /// Active UPI and NetBanking payments dated in `[from, to)` that no line of an active
-    /// statement holds, a vendor payment (with an active part) as one, oldest first, then payments
-    /// on their own before vendor payments, then by id.
+    /// How many active UPI and NetBanking payments dated in `[from, to)` no line of an active
+    /// statement holds (a vendor payment with an active part counting as one), and what they
+    /// add up to (D51).
+    fn uncleared_totals(
+        &self,
+        from: Timestamp,
+        to: Timestamp,
+    ) -> impl Future<Output = StoreResult<UnclearedTotals>> + Send;
+
+    /// A page of those payments (D51): oldest first, then payments on their own before vendor
+    /// payments, then by id.
     fn uncleared_payments(
         &self,
         from: Timestamp,
         to: Timestamp,
-    ) -> impl Future<Output = StoreResult<Vec<UnclearedPayment>>> + Send;
+        page: PageRequest,
+    ) -> impl Future<Output = StoreResult<Page<UnclearedPayment>>> + Send;
 
     /// A page of an active statement's lines by line number: `NotFound(BankStatement)` when it
     /// is missing or deleted.

@@ -8,16 +8,18 @@ use pharmapay_core::bank::read::{DateOrder, HEADER_ROWS};
 use pharmapay_core::domain::TransactionType;
 use pharmapay_core::domain::bank_statement::{
     ACCOUNT_MAX, BankLine, BankStatement, LineQuery, LineRecording, LineStatus, MatchRequest, MatchedBy,
-    StatementDetail, StatementQuery, UnclearedPayment, upload_params,
+    StatementDetail, StatementQuery, UNCLEARED_PAGE_SIZE, UnclearedPayment, upload_params,
 };
 use pharmapay_core::engine::StatementUpload;
 use pharmapay_core::ids::{BankLineId, BankStatementId, TransactionId, VendorPaymentId};
 use pharmapay_core::import::{ImportFile, MAX_FILE_BYTES, MAX_ROWS};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::jiff::civil::Date;
+use pharmapay_core::paging::PageRequest;
 use pharmapay_core::rules::references::Holder;
+use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::text::TEXT_MAX;
-use pharmapay_core::{Amount, Error, PharmaPay, Principal, Store};
+use pharmapay_core::{Amount, Error, FieldErrors, PharmaPay, Principal, Store};
 use serde::Serialize;
 
 use super::imports::file_body;
@@ -26,7 +28,7 @@ use super::vendor_payments::{AllocationBody, allocations};
 use super::{Call, Route, idempotency_of, ok};
 use crate::app::{needs, needs_all};
 use crate::decode::{self, Body, Objects, ReasonBody, Slot, bodies};
-use crate::dto::{PageDto, amount, day, instant, optional_day, page_schema};
+use crate::dto::{PageDto, amount, day, instant, money, optional_day, page_schema};
 use crate::http::Reply;
 use crate::openapi::schema::{self, names};
 use crate::openapi::{
@@ -35,8 +37,15 @@ use crate::openapi::{
 };
 use crate::problem::ApiError;
 
-/// `record` needs both: it changes a line and records a payment (D46).
-const RECORD: &[Access] = &[Access::new(Statements, Update), Access::new(Transaction, Create)];
+/// `record` changes a line and records a payment (D46), and shows payments (D51).
+const RECORD: &[Access] =
+    &[Access::new(Statements, Update), Access::new(Transaction, Create), Access::new(Transaction, Read)];
+
+/// `match` tells whether a payment id exists, so it needs `Transaction:Read` too (D51).
+const MATCH: &[Access] = &[Access::new(Statements, Update), Access::new(Transaction, Read)];
+
+/// The uncleared payments show payments and their references (D51).
+const UNCLEARED: &[Access] = &[Access::new(Statements, Read), Access::new(Transaction, Read)];
 
 /// The bank statement routes.
 pub fn routes<S: Store>() -> Vec<Route<S>> {
@@ -55,10 +64,13 @@ pub fn routes<S: Store>() -> Vec<Route<S>> {
         Route::get("/api/bank-statements/{id}/lines", needs(Statements, Read), lines, |call| {
             Box::pin(list_lines(call))
         }),
+        Route::get("/api/bank-statements/{id}/uncleared-payments", needs_all(UNCLEARED), uncleared, |call| {
+            Box::pin(list_uncleared(call))
+        }),
         Route::post("/api/bank-statements/{id}/lines/{lineId}/confirm", needs(Statements, Update), confirm, |call| {
             Box::pin(act(call, PharmaPay::confirm_line))
         }),
-        Route::post("/api/bank-statements/{id}/lines/{lineId}/match", needs(Statements, Update), matching, |call| {
+        Route::post("/api/bank-statements/{id}/lines/{lineId}/match", needs_all(MATCH), matching, |call| {
             Box::pin(match_line(call))
         }),
         Route::post("/api/bank-statements/{id}/lines/{lineId}/unmatch", needs(Statements, Update), unmatch, |call| {
@@ -94,7 +106,11 @@ async fn upload<S: Store>(mut call: Call<'_, S>) -> Result<Reply, ApiError> {
     fingerprinted.extend_from_slice(&file.bytes);
     let key = idempotency_of(&call.req, &fingerprinted)?;
     let upload = StatementUpload { account, file, options, idempotency: key.as_ref() };
-    let result = call.app.engine.upload_statement(principal, upload).await?;
+    // D51: a few files are read and written at once; the rest wait their turn.
+    let turn = call.app.uploads.take().await.ok_or(ApiError::UploadsBusy)?;
+    let result = call.app.engine.upload_statement(principal, upload).await;
+    drop(turn);
+    let result = result?;
     let location = |statement: &BankStatement| statement.id.get();
     Ok(super::created(call.app, principal, key.as_ref(), result, "bank-statements", location, BankStatementDto::from)
         .await)
@@ -138,9 +154,23 @@ async fn ignore_line<S: Store>(mut call: Call<'_, S>) -> Result<Reply, ApiError>
 async fn record<S: Store>(mut call: Call<'_, S>) -> Result<Reply, ApiError> {
     let principal = call.caller()?;
     let (statement, line) = line_of(&call)?;
+    let key = idempotency_of(&call.req, &call.req.body)?;
     let recording = call.req.json::<RecordBody>()?.decode()?;
-    let line = call.app.engine.record_line(principal, statement, line, recording).await?;
-    Ok(ok(&BankLineDto::from(line)))
+    let result = call.app.engine.record_line(principal, statement, line, recording, key.as_ref()).await?;
+    Ok(super::answered(call.app, principal, key.as_ref(), result, BankLineDto::from).await)
+}
+
+/// A page of the payments of a statement's range that no line holds (D51).
+async fn list_uncleared<S: Store>(call: Call<'_, S>) -> Result<Reply, ApiError> {
+    let principal = call.caller()?;
+    let statement = BankStatementId(call.req.id("id")?);
+    let mut errors = FieldErrors::new();
+    let page = PageRequest::from_params(&call.req.query, UNCLEARED_PAGE_SIZE, &mut errors);
+    if !errors.is_empty() {
+        return Err(ApiError::Invalid(errors));
+    }
+    let found = call.app.engine.list_uncleared_payments(principal, statement, page).await?;
+    Ok(ok(&PageDto::from_page(found, UnclearedPaymentDto::from)))
 }
 
 bodies! {
@@ -223,14 +253,17 @@ impl From<BankStatement> for BankStatementDto {
 pub struct BankStatementDetailDto {
     #[serde(flatten)]
     statement: BankStatementDto,
-    uncleared_payments: Vec<UnclearedPaymentDto>,
+    uncleared_count: u64,
+    #[serde(serialize_with = "money")]
+    uncleared_amount: Decimal,
 }
 
 impl From<StatementDetail> for BankStatementDetailDto {
     fn from(detail: StatementDetail) -> Self {
         Self {
             statement: detail.statement.into(),
-            uncleared_payments: detail.uncleared.into_iter().map(UnclearedPaymentDto::from).collect(),
+            uncleared_count: detail.uncleared.count,
+            uncleared_amount: detail.uncleared.amount,
         }
     }
 }
@@ -337,13 +370,13 @@ describe! {
 
 describe! {
     BankStatementDetailDto as "BankStatementWithUncleared":
-        "BankStatement with the payments of its range that no line holds (D46)." {
+        "BankStatement with how many payments of its range no line holds (D46, D51): active UPI and NetBanking \
+         payments dated from three days before `fromDate` to `toDate` (business time zone) that no line of an \
+         active statement holds, a vendor payment counting as one; `GET /api/bank-statements/{id}/uncleared-payments` \
+         lists them." {
         statement: flatten::<BankStatementDto>(),
-        uncleared_payments: schema::array(schema_ref::<UnclearedPaymentDto>()).with(
-            "description",
-            "Active UPI and NetBanking payments dated from three days before `fromDate` to `toDate` (business time \
-             zone) that no line of an active statement holds, oldest first; a vendor payment is one item.",
-        ),
+        uncleared_count: schema::count("How many payments of the range no line holds."),
+        uncleared_amount: schema::money("What they add up to."),
     }
 }
 
@@ -375,8 +408,12 @@ describe! {
         ),
         matched_by: schema::one_of(&names(MatchedBy::ALL, MatchedBy::name), "How its payment was found; null when it holds none.")
             .with("type", vec!["string", "null"]),
-        transaction_id: schema::nullable_id("The payment on its own it holds, or null."),
-        vendor_payment_id: schema::nullable_id("The vendor payment it holds, or null."),
+        transaction_id: schema::nullable_id(
+            "The payment on its own it holds, or null; null too for a caller without `Transaction:Read` (D51)."
+        ),
+        vendor_payment_id: schema::nullable_id(
+            "The vendor payment it holds, or null; null too for a caller without `Transaction:Read` (D51)."
+        ),
     }
 }
 
@@ -393,6 +430,14 @@ impl Schema for PageDto<BankLineDto> {
 
     fn schema() -> Json {
         page_schema::<BankLineDto>("A page of a bank statement's lines.")
+    }
+}
+
+impl Schema for PageDto<UnclearedPaymentDto> {
+    const NAME: &'static str = "UnclearedPaymentPage";
+
+    fn schema() -> Json {
+        page_schema::<UnclearedPaymentDto>("A page of the payments of a statement's range that no line holds (D51).")
     }
 }
 
@@ -481,7 +526,7 @@ fn get() -> Operation {
     TAG.operation(
         "getBankStatement",
         "Get a bank statement",
-        ". The statement with `unclearedPayments`; 404 when missing or deleted.",
+        ". The statement with `unclearedCount` and `unclearedAmount` (D51); 404 when missing or deleted.",
     )
     .path_parameter(statement_id())
     .ok("The statement.", schema_ref::<BankStatementDetailDto>())
@@ -516,6 +561,22 @@ fn lines() -> Operation {
     .parameter(PAGE)
     .parameter(page_size(LineQuery::PAGE_SIZE))
     .ok("A page of lines.", schema_ref::<PageDto<BankLineDto>>())
+    .errors(&[400, 401, 403, 404, 503])
+}
+
+fn uncleared() -> Operation {
+    TAG.operation(
+        "listUnclearedPayments",
+        "List a bank statement's uncleared payments",
+        " (D51: they show payments and their references). Active UPI and NetBanking payments dated from three days \
+         before the statement's first line to its last (business time zone) that no line of an active statement \
+         holds, a vendor payment as one item, paginated (D8): by date, then payments on their own by \
+         `transactionId`, then vendor payments by `vendorPaymentId`. 404 when the statement is missing or deleted.",
+    )
+    .path_parameter(statement_id())
+    .parameter(PAGE)
+    .parameter(page_size(UNCLEARED_PAGE_SIZE))
+    .ok("A page of uncleared payments.", schema_ref::<PageDto<UnclearedPaymentDto>>())
     .errors(&[400, 401, 403, 404, 503])
 }
 
@@ -578,8 +639,9 @@ fn recording() -> Operation {
          or over the vendor's invoices still owing, oldest due first; the line then holds it (`Matched`, \
          `matchedBy: Hand`). A line already holding a payment is a 400; allocations that do not fit a 400 naming the \
          field; a reference another payment holds a 409 (D30); an unknown or deleted vendor a 404. All in one \
-         transaction.",
-        &[400, 401, 403, 404, 409, 413, 415, 503],
+         transaction. Accepts an `Idempotency-Key` (D23, D51): a retry answers the line as it stands.",
+        &[400, 401, 403, 404, 409, 413, 415, 422, 503],
     )
+    .parameter(IDEMPOTENCY_KEY)
     .body::<RecordBody>()
 }

@@ -6,14 +6,14 @@ use hyper::header;
 use pharmapay_core::Action::Create;
 use pharmapay_core::Collection::{Invoice, Vendor};
 use pharmapay_core::engine::ImportRequest;
-use pharmapay_core::idempotency::{Created, IdempotencyRequest, Replay};
+use pharmapay_core::idempotency::Created;
 use pharmapay_core::import::template::TemplateKind;
 use pharmapay_core::import::{self, ImportFile, ImportSummary, MAX_ERROR_KEYS, MAX_FILE_BYTES, MAX_ROWS};
 use pharmapay_core::paging::read_bool;
 use pharmapay_core::{Error, FieldErrors, PharmaPay, Principal, Store};
 use serde::Serialize;
 
-use super::{Call, REPLAYED, Route, idempotency_of};
+use super::{Call, Route, idempotency_of};
 use crate::app::needs;
 use crate::download::XLSX;
 use crate::http::Reply;
@@ -104,34 +104,12 @@ impl<S: Store> Call<'_, S> {
         }
         let key = if dry_run { None } else { idempotency_of(&self.req, &file.bytes)? };
         let request = ImportRequest { file, dry_run, idempotency: key.as_ref(), progress: None };
-        let result = import(&self.app.engine, principal, request).await?;
-        Ok(answer(&self.app.engine, principal, key.as_ref(), result).await)
-    }
-}
-
-/// The 200 of an import, recording a keyed one's bytes for its retries (D23).
-async fn answer<S: Store>(
-    engine: &PharmaPay<S>,
-    principal: &Principal,
-    key: Option<&IdempotencyRequest>,
-    result: Created<ImportSummary>,
-) -> Reply {
-    match result {
-        Created::New(summary) => {
-            let body = serde_json::to_vec(&ImportSummaryDto::from(summary)).unwrap_or_default();
-            if let Some(key) = key
-                && let Err(error) = engine.record_idempotent_response(principal, &key.key, body.clone()).await
-            {
-                tracing::warn!(%error, "could not record an import's response; retries will get its counts");
-            }
-            Reply::json_bytes(StatusCode::OK, body)
-        }
-        Created::Replayed(Replay::Recorded(body)) => {
-            Reply::json_bytes(StatusCode::OK, body).with_header(REPLAYED, "true")
-        }
-        Created::Replayed(Replay::Current(summary)) => {
-            Reply::json(StatusCode::OK, &ImportSummaryDto::from(summary)).with_header(REPLAYED, "true")
-        }
+        // D51: a few files are read and written at once; the rest wait their turn.
+        let turn = self.app.uploads.take().await.ok_or(ApiError::UploadsBusy)?;
+        let result = import(&self.app.engine, principal, request).await;
+        drop(turn);
+        let result = result?;
+        Ok(super::answered(self.app, principal, key.as_ref(), result, ImportSummaryDto::from).await)
     }
 }
 

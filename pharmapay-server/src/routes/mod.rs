@@ -480,6 +480,35 @@ async fn created<S: Store, T, D: Serialize>(
     }
 }
 
+/// The 200 of an idempotent write that answers what it wrote rather than creating a resource
+/// (an import, D45; a payment recorded from a bank line, D51), recording a keyed one's bytes for
+/// its retries (D23), which are answered them, or the record as it now stands, marked replayed.
+async fn answered<S: Store, T, D: Serialize>(
+    app: &App<S>,
+    principal: &Principal,
+    request: Option<&IdempotencyRequest>,
+    result: Created<T>,
+    to_dto: impl Fn(T) -> D,
+) -> Reply {
+    match result {
+        Created::New(value) => {
+            let body = serde_json::to_vec(&to_dto(value)).unwrap_or_default();
+            if let Some(request) = request
+                && let Err(error) = app.engine.record_idempotent_response(principal, &request.key, body.clone()).await
+            {
+                tracing::warn!(%error, "could not record an idempotent response; retries will get the current record");
+            }
+            Reply::json_bytes(StatusCode::OK, body)
+        }
+        Created::Replayed(Replay::Recorded(body)) => {
+            Reply::json_bytes(StatusCode::OK, body).with_header(REPLAYED, "true")
+        }
+        Created::Replayed(Replay::Current(value)) => {
+            Reply::json(StatusCode::OK, &to_dto(value)).with_header(REPLAYED, "true")
+        }
+    }
+}
+
 /// The id of a recorded create's answer, the one field a replay needs from it.
 #[derive(Deserialize)]
 struct RecordedId {

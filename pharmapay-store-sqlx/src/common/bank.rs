@@ -15,14 +15,14 @@ use pharmapay_core::BusinessCalendar;
 use pharmapay_core::bank::read::StatementLine;
 use pharmapay_core::domain::bank_statement::{
     BankLine, BankStatement, LineAction, LineCounts, LineQuery, LineStatus, MatchedBy, NewBankStatement, PaymentChoice,
-    StatementQuery, UnclearedPayment,
+    StatementQuery, UnclearedPayment, UnclearedTotals,
 };
 use pharmapay_core::domain::{NewVendorPayment, PaymentReference};
 use pharmapay_core::events::Announcement;
 use pharmapay_core::ids::{BankLineId, BankStatementId, TransactionId, VendorId, VendorPaymentId};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::jiff::civil::Date;
-use pharmapay_core::paging::Page;
+use pharmapay_core::paging::{Page, PageRequest};
 use pharmapay_core::rules::bank::{
     self, ChosenPayment, LineChange, LineFacts, LineIdentity, MatchingNeeds, OpenPayment,
 };
@@ -32,7 +32,8 @@ use pharmapay_core::{Entity, StoreError};
 use sqlx::Row;
 
 use super::binds::{Binds, page_limits, rows_in};
-use super::rows::{amount, instant, micros, transaction_type};
+use super::figures::pair_of;
+use super::rows::{amount, count, instant, micros, transaction_type};
 use super::vendor_payments::write_vendor_payment;
 use super::{
     Conn, DbRow, IMPORT_CHUNK, JSON_INTS, JSON_TEXTS, Result, SqlStore, answer, commit, commit_announcing,
@@ -136,6 +137,35 @@ const FREE_PAYMENT: &str = "t.is_active AND t.vendor_payment_id IS NULL \
 /// Vendor payments with an active part that no line holds.
 const FREE_VENDOR_PAYMENT: &str = "EXISTS (SELECT 1 FROM transactions t WHERE t.vendor_payment_id = p.id AND t.is_active) \
      AND NOT EXISTS (SELECT 1 FROM bank_lines l WHERE l.vendor_payment_id = p.id AND l.holds)";
+
+/// The payments other than Cash dated in `[from, to)` that no line holds (D46): payments on
+/// their own (`kind` 0) and vendor payments as one (`kind` 1), each with its id, amount, date,
+/// type and reference.
+fn uncleared_union(binds: &mut Binds, from: Timestamp, to: Timestamp) -> String {
+    let (from, to) = (binds.int(micros(from)), binds.int(micros(to)));
+    format!(
+        "SELECT 0 AS kind, t.id, t.amount, t.transaction_date, t.transaction_type, t.reference FROM transactions t \
+         WHERE t.transaction_date >= {from} AND t.transaction_date < {to} AND t.transaction_type <> 'Cash' \
+         AND {FREE_PAYMENT} \
+         UNION ALL SELECT 1 AS kind, p.id, p.amount, p.transaction_date, p.transaction_type, p.reference \
+         FROM vendor_payments p WHERE p.transaction_date >= {from} AND p.transaction_date < {to} \
+         AND p.transaction_type <> 'Cash' AND {FREE_VENDOR_PAYMENT}"
+    )
+}
+
+/// An uncleared payment of [`uncleared_union`]'s row.
+fn uncleared_from(row: &DbRow) -> Result<UnclearedPayment> {
+    let (kind, id): (i32, i64) = (row.try_get("kind")?, row.try_get("id")?);
+    let payment =
+        if kind == 1 { Holder::VendorPayment(VendorPaymentId(id)) } else { Holder::Payment(TransactionId(id)) };
+    Ok(UnclearedPayment {
+        payment,
+        date: instant(row.try_get("transaction_date")?)?,
+        amount: amount(row.try_get("amount")?)?,
+        transaction_type: transaction_type(row.try_get("transaction_type")?)?,
+        reference: row.try_get("reference")?,
+    })
+}
 
 /// The active payments no line holds that `needs` names: those whose reference key is a
 /// candidate, and those other than Cash of the lines' amounts dated on the days around them.
@@ -302,6 +332,29 @@ async fn chosen(conn: &mut Conn, choice: PaymentChoice) -> Result<ChosenPayment>
 }
 
 /// Writes `change` to `line` and moves its statement's counts.
+/// Sets back the lines of active statements holding `payment`, which this write deletes, as
+/// core says (D51), with their statements' counts; answers one event per statement changed.
+/// The caller holds the bank statements' lock (D48: before any payment's).
+pub(super) async fn release_lines(conn: &mut Conn, payment: Holder) -> Result<Vec<Announcement>> {
+    let (transaction, vendor_payment) = holder_ids(Some(payment));
+    let sql = format!(
+        "SELECT {LINE_COLUMNS} FROM bank_lines WHERE holds AND (transaction_id = $1 OR vendor_payment_id = $2) \
+         ORDER BY id"
+    );
+    let rows =
+        sqlx::query(sqlx::AssertSqlSafe(sql)).bind(transaction).bind(vendor_payment).fetch_all(&mut *conn).await?;
+    let mut announced: Vec<Announcement> = Vec::new();
+    let mut statements = HashSet::new();
+    for row in &rows {
+        let line = line_from(row)?;
+        change_line(conn, &line, bank::released()).await?;
+        if statements.insert(line.statement_id) {
+            announced.push(Announcement::statement_updated(line.id.get()));
+        }
+    }
+    Ok(announced)
+}
+
 async fn change_line(conn: &mut Conn, line: &BankLine, change: LineChange) -> Result<()> {
     let (transaction, vendor_payment) = holder_ids(change.payment);
     sqlx::query(
@@ -427,48 +480,41 @@ impl BankStatementStore for SqlStore {
         .await
     }
 
-    async fn uncleared_payments(&self, from: Timestamp, to: Timestamp) -> StoreResult<Vec<UnclearedPayment>> {
+    async fn uncleared_totals(&self, from: Timestamp, to: Timestamp) -> StoreResult<UnclearedTotals> {
         self.answer_read(|| async move {
             let mut conn = self.read().await?;
-            let (from, to) = (micros(from), micros(to));
-            let singles = sqlx::query(sqlx::AssertSqlSafe(format!(
-                "SELECT t.id, t.amount, t.transaction_date, t.transaction_type, t.reference FROM transactions t \
-                 WHERE t.transaction_date >= $1 AND t.transaction_date < $2 AND t.transaction_type <> 'Cash' \
-                 AND {FREE_PAYMENT}"
-            )))
-            .bind(from)
-            .bind(to)
-            .fetch_all(&mut *conn)
-            .await?;
-            let parents = sqlx::query(sqlx::AssertSqlSafe(format!(
-                "SELECT p.id, p.amount, p.transaction_date, p.transaction_type, p.reference FROM vendor_payments p \
-                 WHERE p.transaction_date >= $1 AND p.transaction_date < $2 AND p.transaction_type <> 'Cash' \
-                 AND {FREE_VENDOR_PAYMENT}"
-            )))
-            .bind(from)
-            .bind(to)
-            .fetch_all(&mut *conn)
-            .await?;
-            let mut found = Vec::with_capacity(singles.len() + parents.len());
-            for (rows, vendor_payment) in [(&singles, false), (&parents, true)] {
-                for row in rows {
-                    let id: i64 = row.try_get("id")?;
-                    let payment = if vendor_payment {
-                        Holder::VendorPayment(VendorPaymentId(id))
-                    } else {
-                        Holder::Payment(TransactionId(id))
-                    };
-                    found.push(UnclearedPayment {
-                        payment,
-                        date: instant(row.try_get("transaction_date")?)?,
-                        amount: amount(row.try_get("amount")?)?,
-                        transaction_type: transaction_type(row.try_get("transaction_type")?)?,
-                        reference: row.try_get("reference")?,
-                    });
-                }
-            }
-            found.sort_by_key(|payment| (payment.date, payment.payment));
-            Ok(found)
+            let mut binds = Binds::default();
+            let sql = format!(
+                "SELECT COUNT(*) AS count, CAST(COALESCE(SUM(amount / 4294967296), 0) AS BIGINT) AS amount_high, \
+                 CAST(COALESCE(SUM(amount % 4294967296), 0) AS BIGINT) AS amount_low FROM ({}) u",
+                uncleared_union(&mut binds, from, to)
+            );
+            let row = binds.query(sql).fetch_one(&mut *conn).await?;
+            Ok(UnclearedTotals { count: count(row.try_get("count")?), amount: pair_of(&row, pair_columns!("amount"))? })
+        })
+        .await
+    }
+
+    async fn uncleared_payments(
+        &self,
+        from: Timestamp,
+        to: Timestamp,
+        page: PageRequest,
+    ) -> StoreResult<Page<UnclearedPayment>> {
+        self.answer_read(|| async move {
+            let mut binds = Binds::default();
+            let union = uncleared_union(&mut binds, from, to);
+            let (limit, offset) = page_limits(page);
+            let sql = format!(
+                "SELECT COUNT(*) OVER () AS total_count, u.* FROM ({union}) u \
+                 ORDER BY u.transaction_date, u.kind, u.id LIMIT {limit} OFFSET {offset}"
+            );
+            let recount = move || {
+                let mut binds = Binds::default();
+                let union = uncleared_union(&mut binds, from, to);
+                binds.query(format!("SELECT COUNT(*) FROM ({union}) u"))
+            };
+            self.page(binds, sql, page, uncleared_from, recount).await
         })
         .await
     }

@@ -26,7 +26,10 @@ use super::binds::{Binds, conditions, direction, instant_range, page_limits};
 use super::figures::{invoice_facts, kept_count, unscaled};
 use super::guards::{check_reference, lock_reference, lock_vendors_of};
 use super::rows::{amount, instant, invoice_brief_from, micros, transaction_from, transaction_in, transaction_type};
-use super::{Conn, Result, SqlStore, answer, commit_moving, refused, row_by_id, set_active};
+use super::{
+    Conn, Result, SqlStore, answer, bank, commit_announcing, commit_moving, lock, refused, row_by_id, set_active,
+};
+use crate::Lock;
 use crate::error::Error;
 use crate::statements;
 
@@ -324,6 +327,8 @@ impl TransactionStore for SqlStore {
     async fn delete_transaction(&self, id: TransactionId, ctx: WriteContext) -> StoreResult<()> {
         answer(|| async {
             let (mut db_tx, calendar) = self.begin_with_calendar().await?;
+            // D51: a line holding the payment is set back; D48: that lock before the payment's.
+            lock(&mut db_tx, Lock::BankStatements).await?;
             let Some(LockedPayment { invoice_id, scaled, facts: payment_before, .. }) =
                 payment_for_change(&mut db_tx, id.get(), &calendar).await?.filter(|found| found.facts.is_active)
             else {
@@ -344,7 +349,9 @@ impl TransactionStore for SqlStore {
             let payment_after = PaymentFacts { is_active: false, ..payment_before };
             let mut change = FigureChange::new();
             change.invoice(invoice_id, Some(&before), Some(&after)).row(Some(&payment_before), Some(&payment_after));
-            commit_moving(db_tx, &ctx, ("delete", Entity::Transaction, id.get()), Some(()), Some(&change)).await
+            let released = bank::release_lines(&mut db_tx, Holder::Payment(id)).await?;
+            let head = ("delete", Entity::Transaction, id.get());
+            commit_announcing(db_tx, &ctx, head, (Some(()), Some(&change)), &released).await
         })
         .await
     }

@@ -14,6 +14,7 @@ use pharmapay_core::domain::{NewTransaction, NewVendorPayment, PaymentReference,
 use pharmapay_core::figures::{FigureChange, InvoiceFacts, PaymentFacts};
 use pharmapay_core::ids::{InvoiceId, VendorId, VendorPaymentId};
 use pharmapay_core::rules::allocation::{self, PayableInvoice, RequestedAllocation};
+use pharmapay_core::rules::references::Holder;
 use pharmapay_core::store::{StoreResult, VendorPaymentStore, WriteContext};
 use pharmapay_core::{Entity, StoreError};
 use sqlx::Row;
@@ -24,7 +25,8 @@ use super::guards::{check_reference, lock_reference, lock_vendors_of};
 use super::invoices::terms_condition;
 use super::payments::{insert_payment_row, payment_for_change, take_paid_from};
 use super::rows::{amount, instant, micros, transaction_from, transaction_type};
-use super::{Conn, Result, SqlStore, answer, commit_moving, refused, row_by_id};
+use super::{Conn, Result, SqlStore, answer, commit_announcing, commit_moving, lock, refused, row_by_id};
+use crate::Lock;
 
 /// The invoices a vendor payment may pay, locked in id order: those among `ids`, or, without
 /// `ids`, the vendor's active invoices still owing. Answers them with their facts.
@@ -222,6 +224,8 @@ impl VendorPaymentStore for SqlStore {
     async fn delete_vendor_payment(&self, id: VendorPaymentId, ctx: WriteContext) -> StoreResult<()> {
         answer(|| async {
             let (mut db_tx, calendar) = self.begin_with_calendar().await?;
+            // D51: a line holding the vendor payment is set back; D48: that lock before its rows'.
+            lock(&mut db_tx, Lock::BankStatements).await?;
             let parts = sqlx::query(concat!(
                 "SELECT id, invoice_id FROM transactions WHERE vendor_payment_id = $1 AND is_active ORDER BY id",
                 for_update!()
@@ -266,7 +270,9 @@ impl VendorPaymentStore for SqlStore {
             for (invoice_id, (before, after)) in &invoices {
                 change.invoice(*invoice_id, Some(before), Some(after));
             }
-            commit_moving(db_tx, &ctx, ("delete", Entity::VendorPayment, id.get()), Some(()), Some(&change)).await
+            let released = super::bank::release_lines(&mut db_tx, Holder::VendorPayment(id)).await?;
+            let head = ("delete", Entity::VendorPayment, id.get());
+            commit_announcing(db_tx, &ctx, head, (Some(()), Some(&change)), &released).await
         })
         .await
     }

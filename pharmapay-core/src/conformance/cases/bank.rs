@@ -9,15 +9,18 @@ use crate::bank::read::ReadOptions;
 use crate::conformance::{Fixture, amount, created, ts};
 use crate::domain::bank_statement::{
     BankLine, BankStatement, LineQuery, LineRecording, LineStatus, MatchRequest, MatchedBy, StatementDetail,
-    StatementQuery,
+    StatementQuery, UnclearedPayment,
 };
 use crate::domain::{AuditQuery, NewTransaction, NewVendorPayment, PaymentReference, TransactionType};
 use crate::engine::StatementUpload;
 use crate::error::{Entity, Error, RuleBroken};
+use crate::idempotency::{Created, IdempotencyKey, IdempotencyRequest, Replay};
 use crate::ids::{BankStatementId, InvoiceId, TransactionId, VendorId};
 use crate::import::ImportFile;
+use crate::paging::PageRequest;
 use crate::rules::references::Holder;
 use crate::store::{Store, UniqueKey};
+use rust_decimal::Decimal;
 
 /// An HDFC-shaped download: two preamble rows, the header, seven transactions (one a deposit)
 /// and a footer.
@@ -52,6 +55,27 @@ impl<S: Store> Fixture<S> {
 
     async fn detail(&self, statement: BankStatementId) -> StatementDetail {
         self.engine.get_statement(&self.admin, statement).await.expect("the statement")
+    }
+
+    /// Every uncleared payment of the statement's range, read a page of 2 at a time (D51),
+    /// checked against the count and sum the statement shows.
+    async fn uncleared(&self, statement: BankStatementId) -> Vec<UnclearedPayment> {
+        let mut found = Vec::new();
+        for page in 1.. {
+            let request = PageRequest::new(page, 2);
+            let listed = self.engine.list_uncleared_payments(&self.admin, statement, request).await.expect("listed");
+            let done = listed.items.len() < 2;
+            found.extend(listed.items);
+            if done {
+                let totals = self.detail(statement).await.uncleared;
+                assert_eq!(totals.count, found.len() as u64, "the count is the list's length");
+                assert_eq!(totals.count, listed.total_count, "and the page's total");
+                let sum: Decimal = found.iter().map(|payment| payment.amount.get()).sum();
+                assert_eq!(totals.amount, sum, "the amount is the list's sum");
+                break;
+            }
+        }
+        found
     }
 
     async fn paid_on(
@@ -139,7 +163,7 @@ pub async fn statements_match_lines_and_every_action_keeps_the_counts<S: Store>(
     assert_eq!(unmatched.iter().map(|line| line.line_number).collect::<Vec<_>>(), [5, 6]);
     // Payments from three days before the first line to the last that no line holds: cash is
     // never expected at the bank, and the payment of 1 May is before the range.
-    let uncleared = fx.detail(may.id).await.uncleared;
+    let uncleared = fx.uncleared(may.id).await;
     assert_eq!(uncleared.iter().map(|payment| payment.payment).collect::<Vec<_>>(), [Holder::Payment(unseen)]);
     assert_eq!(uncleared[0].reference.as_deref(), Some("UNSEEN-1"));
     let _ = cash;
@@ -157,7 +181,7 @@ pub async fn statements_match_lines_and_every_action_keeps_the_counts<S: Store>(
     assert_eq!((ignored.status, ignored.payment), (LineStatus::Ignored, None));
     let freed = fx.engine.unmatch_line(&fx.admin, may.id, at(3)).await.expect("unmatched");
     assert_eq!((freed.status, freed.matched_by, freed.payment), (LineStatus::Unmatched, None, None));
-    let uncleared: Vec<Holder> = fx.detail(may.id).await.uncleared.iter().map(|payment| payment.payment).collect();
+    let uncleared: Vec<Holder> = fx.uncleared(may.id).await.iter().map(|payment| payment.payment).collect();
     assert_eq!(uncleared, [Holder::Payment(unseen), Holder::Payment(short)]);
     let by_hand = MatchRequest { transaction_id: Some(short), vendor_payment_id: None };
     let matched = fx.engine.match_line(&fx.admin, may.id, at(3), by_hand).await.expect("matched by hand");
@@ -195,7 +219,8 @@ pub async fn statements_match_lines_and_every_action_keeps_the_counts<S: Store>(
 
     // Recording the ATM line as a vendor payment: its day, amount and type, then it holds it.
     let recording = LineRecording { vendor_id: vendor.id, allocations: None, transaction_type: None };
-    let recorded = fx.engine.record_line(&fx.admin, may.id, at(6), recording.clone()).await.expect("recorded");
+    let recorded =
+        created(fx.engine.record_line(&fx.admin, may.id, at(6), recording.clone(), None).await.expect("recorded"));
     assert_eq!((recorded.status, recorded.matched_by), (LineStatus::Matched, Some(MatchedBy::Hand)));
     let Some(Holder::VendorPayment(made)) = recorded.payment else { panic!("a vendor payment, got {recorded:?}") };
     let made = fx.engine.get_vendor_payment(&fx.admin, made).await.expect("recorded payment");
@@ -204,10 +229,10 @@ pub async fn statements_match_lines_and_every_action_keeps_the_counts<S: Store>(
         (amount("700"), TransactionType::NetBanking, None)
     );
     assert_eq!(made.transaction_date, ts("2024-05-06T00:00:00Z"));
-    let again = fx.engine.record_line(&fx.admin, may.id, at(6), recording.clone()).await;
+    let again = fx.engine.record_line(&fx.admin, may.id, at(6), recording.clone(), None).await;
     assert!(matches!(again, Err(Error::Rule(RuleBroken::LineHoldsPayment))), "{again:?}");
     let nobody = LineRecording { vendor_id: VendorId(999_999), ..recording.clone() };
-    let nobody = fx.engine.record_line(&fx.admin, may.id, at(5), nobody).await;
+    let nobody = fx.engine.record_line(&fx.admin, may.id, at(5), nobody, None).await;
     assert!(matches!(nobody, Err(Error::NotFound { entity: Entity::Vendor })), "{nobody:?}");
     assert_eq!(fx.lines_of(may.id, Some("Ignored")).await.len(), 1, "a refused record leaves the line as it was");
 
@@ -230,7 +255,7 @@ pub async fn statements_match_lines_and_every_action_keeps_the_counts<S: Store>(
     // left to match.
     let again = fx.upload("HDFC 1234", HDFC_MAY).await.expect("uploaded again");
     assert_eq!((again.counts.total(), again.duplicate_lines, again.from_date), (0, 6, None));
-    assert!(fx.detail(again.id).await.uncleared.is_empty());
+    assert!(fx.uncleared(again.id).await.is_empty());
     let other = fx.upload("SBI 9876", HDFC_MAY).await.expect("another account");
     assert_eq!(counts(&other), [0, 0, 0, 6, 0]);
 
@@ -348,6 +373,93 @@ pub async fn bad_statements_are_refused_and_statements_are_for_admins<S: Store>(
     };
     assert!(matches!(fx.engine.upload_statement(&pharmacist, upload).await, Err(Error::Forbidden { .. })));
     let recording = LineRecording { vendor_id: VendorId(1), allocations: None, transaction_type: None };
-    let forbidden = fx.engine.record_line(&pharmacist, statement.id, line.id, recording).await;
+    let forbidden = fx.engine.record_line(&pharmacist, statement.id, line.id, recording, None).await;
     assert!(matches!(forbidden, Err(Error::Forbidden { .. })), "{forbidden:?}");
+}
+
+/// D51 amending D46: a statement shows how many payments no line holds to `BankStatement:Read`
+/// alone, while the payments, a line's payment and `match` and `record` also need
+/// `Transaction:Read`; `record` takes an idempotency key; deleting a payment a line holds sets
+/// the line back to `Unmatched` with the statement's counts and announces the statement, and
+/// restoring the payment does not match it again.
+pub async fn statements_show_payments_to_their_readers_and_deletes_free_lines<S: Store>(store: S) {
+    let fx = Fixture::new(store).await;
+    let vendor = fx.vendor("Shree Medicals").await;
+    let invoice = fx.invoice(vendor.id, "SM-1", "20000", "2024-06-30T00:00:00Z").await;
+    let upi = fx.paid_on(invoice.id, "2500", "2024-05-05T09:00:00Z", TransactionType::Upi, Some("412345678901")).await;
+    fx.paid_on(invoice.id, "450", "2024-05-04T09:00:00Z", TransactionType::Upi, Some("UNSEEN-1")).await;
+    let bulk = NewVendorPayment {
+        amount: amount("3000"),
+        transaction_date: ts("2024-05-08T09:00:00Z"),
+        transaction_type: TransactionType::NetBanking,
+        reference: Some(PaymentReference::parse("N1234-5678-9012345").expect("a reference")),
+        description: None,
+        allocations: None,
+    };
+    let bulk = created(fx.engine.create_vendor_payment(&fx.admin, vendor.id, bulk, None).await.expect("paid")).id;
+    let may = fx.upload("HDFC 1234", HDFC_MAY).await.expect("uploaded");
+    let lines = fx.lines_of(may.id, None).await;
+    let at = |n: usize| lines[n - 1].id;
+    assert_eq!((lines[0].payment, lines[3].payment), (single(upi), Some(Holder::VendorPayment(bulk))));
+
+    // Without Transaction:Read: the count and the sum, but no payment.
+    let (_, clerk) =
+        fx.user_with("clerk@example.com", &["BankStatement:Read", "BankStatement:Update", "Transaction:Create"]).await;
+    let detail = fx.engine.get_statement(&clerk, may.id).await.expect("the statement");
+    assert_eq!((detail.uncleared.count, detail.uncleared.amount), (1, Decimal::from(450)));
+    let needs_payments = |result: Result<(), Error>, label: &str| match result {
+        Err(Error::Forbidden { required }) => assert_eq!(required.to_string(), "Transaction:Read", "{label}"),
+        other => panic!("{label}: expected 403, got {other:?}"),
+    };
+    let page = PageRequest::new(1, 50);
+    needs_payments(fx.engine.list_uncleared_payments(&clerk, may.id, page).await.map(drop), "uncleared payments");
+    let query = LineQuery::from_params(&params(&[])).expect("a line query");
+    let seen = fx.engine.list_lines(&clerk, may.id, &query).await.expect("lines listed").items;
+    assert!(seen.iter().all(|line| line.payment.is_none()), "{seen:?}");
+    assert_eq!(seen[0].status, LineStatus::Matched, "the status is still shown");
+    let by_hand = MatchRequest { transaction_id: Some(upi), vendor_payment_id: None };
+    needs_payments(fx.engine.match_line(&clerk, may.id, at(6), by_hand).await.map(drop), "match");
+    let recording = LineRecording { vendor_id: vendor.id, allocations: None, transaction_type: None };
+    needs_payments(fx.engine.record_line(&clerk, may.id, at(6), recording.clone(), None).await.map(drop), "record");
+    let ignored = fx.engine.ignore_line(&clerk, may.id, at(5), None).await.expect("an action without payments");
+    assert_eq!((ignored.status, ignored.payment), (LineStatus::Ignored, None));
+    let confirmed = fx.engine.confirm_line(&clerk, may.id, at(2)).await;
+    assert!(matches!(confirmed, Err(Error::Rule(RuleBroken::LineNotSuggested))), "{confirmed:?}");
+
+    // `record` with a key: a retry answers the line as it stands, recording nothing again.
+    let key = IdempotencyRequest { key: IdempotencyKey::parse("record-6").expect("a key"), fingerprint: "6".into() };
+    let paid = async || fx.engine.get_vendor(&fx.admin, vendor.id).await.expect("the vendor").totals.total_paid_amount;
+    let paid_before = paid().await;
+    let recorded = fx.engine.record_line(&fx.admin, may.id, at(6), recording.clone(), Some(&key)).await;
+    let recorded = created(recorded.expect("recorded"));
+    let replayed = fx.engine.record_line(&fx.admin, may.id, at(6), recording.clone(), Some(&key)).await;
+    match replayed {
+        Ok(Created::Replayed(Replay::Current(line))) => assert_eq!(line, recorded),
+        other => panic!("expected the line replayed, got {other:?}"),
+    }
+    assert_eq!(paid().await - paid_before, Decimal::from(700), "the line's 700 recorded once");
+
+    // Deleting a held payment frees its line, with the counts and the statement's event.
+    let before = fx.last_event().await;
+    let matched_before = fx.detail(may.id).await.statement.counts.matched;
+    fx.engine.delete_transaction(&fx.admin, upi, None).await.expect("deleted");
+    let line = fx.lines_of(may.id, None).await.remove(0);
+    assert_eq!((line.status, line.matched_by, line.payment), (LineStatus::Unmatched, None, None));
+    let kept = fx.detail(may.id).await.statement;
+    assert_eq!(kept.counts.matched, matched_before - 1);
+    let announced: Vec<String> = fx.events_after(before).await.into_iter().map(|event| event.kind).collect();
+    assert_eq!(announced, ["transaction.deleted", "bankStatement.updated"]);
+    fx.engine.restore_transaction(&fx.admin, upi).await.expect("restored");
+    assert_eq!(fx.lines_of(may.id, None).await[0].status, LineStatus::Unmatched, "a restore matches nothing again");
+    assert!(fx.uncleared(may.id).await.iter().any(|payment| payment.payment == Holder::Payment(upi)));
+
+    fx.engine.delete_vendor_payment(&fx.admin, bulk, None).await.expect("deleted");
+    let line = &fx.lines_of(may.id, None).await[3];
+    assert_eq!((line.status, line.payment), (LineStatus::Unmatched, None));
+    let kept = fx.detail(may.id).await.statement;
+    let recount: [u32; 5] = {
+        let all = fx.lines_of(may.id, None).await;
+        LineStatus::ALL.map(|status| all.iter().filter(|line| line.status == status).count() as u32)
+    };
+    assert_eq!(counts(&kept), recount, "the kept counts are a recount of the lines");
 }

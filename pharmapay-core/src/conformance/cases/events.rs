@@ -15,7 +15,7 @@ use crate::store::{Store, UniqueKey};
 
 impl<S: Store> Fixture<S> {
     /// Every event after `after`, read a page at a time.
-    async fn events_after(&self, mut after: i64) -> Vec<Event> {
+    pub(crate) async fn events_after(&self, mut after: i64) -> Vec<Event> {
         let mut events = Vec::new();
         loop {
             let query = EventQuery { after, limit: MAX_EVENT_PAGE };
@@ -30,7 +30,7 @@ impl<S: Store> Fixture<S> {
     }
 
     /// The last event id now.
-    async fn last_event(&self) -> i64 {
+    pub(crate) async fn last_event(&self) -> i64 {
         self.events_after(0).await.last().map_or(0, |event| event.id)
     }
 

@@ -36,6 +36,7 @@ pub use access::{
 pub use bank::{
     bad_statements_are_refused_and_statements_are_for_admins, concurrent_uploads_match_a_payment_once,
     statements_match_lines_and_every_action_keeps_the_counts,
+    statements_show_payments_to_their_readers_and_deletes_free_lines,
 };
 pub use credits::{
     a_credit_applied_without_an_amount_takes_what_is_owed, concurrent_applications_never_apply_more_than_accepted,
