@@ -467,7 +467,7 @@ impl SharedStrings {
         }
         // Grow by doubling, but never past the cap, so the buffer itself stays within it.
         if self.text.capacity() - self.text.len() < text.len() {
-            let wanted = (self.text.len() * 2).max(self.text.len() + text.len()).max(4096).min(MAX_SHARED_BYTES);
+            let wanted = (self.text.len() * 2).max(self.text.len() + text.len()).clamp(4096, MAX_SHARED_BYTES);
             self.text.reserve_exact(wanted.max(self.text.len() + text.len()) - self.text.len());
         }
         self.text.push_str(text);
