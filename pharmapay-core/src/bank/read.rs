@@ -158,13 +158,20 @@ pub fn read_statement(file: &ImportFile, options: &ReadOptions) -> Result<ReadSt
     let mut header: Option<Columns> = None;
     let mut read = ReadStatement::default();
     let mut errors = RowErrors::new();
-    let (mut count, mut too_many) = (0usize, false);
+    let (mut count, mut too_many, mut header_error) = (0usize, false, None);
     table::read_rows(file.format, &file.bytes, &FILE_LIMITS, &mut |number, row| {
         let Some(columns) = &header else {
             if number > HEADER_ROWS {
                 return ControlFlow::Break(());
             }
             header = Columns::find(row, options);
+            // The row taken as the header holds at most 64 KiB of text (D51).
+            if header.is_some()
+                && let Err(error) = table::check_header(row)
+            {
+                header_error = Some(error);
+                return ControlFlow::Break(());
+            }
             return ControlFlow::Continue(());
         };
         count += 1;
@@ -175,6 +182,7 @@ pub fn read_statement(file: &ImportFile, options: &ReadOptions) -> Result<ReadSt
         read_row(number, row, columns, options.date_order, &mut read, &mut errors);
         ControlFlow::Continue(())
     })
+    .and_then(|()| header_error.map_or(Ok(()), Err))
     .map_err(|error| match error {
         FileError::Unreadable(message) => StatementError::File(message),
         FileError::TooLarge(message) => StatementError::TooLarge(message),

@@ -488,3 +488,14 @@ fn narrations_and_references_keep_no_control_characters_and_a_bounded_length() {
     assert_eq!(statement.lines[0].reference, None, "nothing but control characters is nothing");
     assert_eq!(statement.lines[1].narration.as_ref().map(|text| text.chars().count()), Some(TEXT_MAX));
 }
+
+#[test]
+fn a_header_row_over_64_kib_of_text_is_a_file_error() {
+    // Each cell is within the 64 KiB a cell may hold; together they pass what a header may.
+    let wide = |size: usize| "x".repeat(size);
+    let body = format!("Account statement\nDate,Debit,{},{}\n05/04/2026,100,,\n", wide(40_000), wide(30_000));
+    assert_eq!(file_error(read_with(&body, &ReadOptions::default())), "the header row holds more than 64 KiB of text");
+    // A preamble row that big is no header and is skipped like any other.
+    let body = format!("{},{}\nDate,Debit\n05/04/2026,100\n", wide(40_000), wide(30_000));
+    assert_eq!(brief(&read(&body)), vec![(3, day(2026, 4, 5), amount("100"))]);
+}

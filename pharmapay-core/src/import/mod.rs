@@ -1,18 +1,22 @@
 //! Importing vendors and invoices from the files pharmacies already have (D45).
 //!
 //! A file is hostile until read: [`table`] reads CSV or an xlsx's first worksheet row by row
-//! within [`FILE_LIMITS`], [`cells`] reads one cell as a field (Indian dates and amounts), and
-//! [`invoices`] and [`vendors`] turn each row into the input of the matching create, checked by
-//! the same functions as `POST /api/invoices` and `POST /api/vendors` (D1, D2, D4, D36, D37).
+//! within [`FILE_LIMITS`] and the bounds of D51, through `csv` (field by field) and `xlsx` (each
+//! part streamed out of the archive by a reader of our own); [`cells`] reads one cell as a
+//! field (Indian dates and amounts), and [`invoices`] and [`vendors`] turn each row into the
+//! input of the matching create, checked by the same functions as `POST /api/invoices` and
+//! `POST /api/vendors` (D1, D2, D4, D36, D37).
 //! Whatever needs the stored records (the vendor a row names, an invoice or vendor it repeats,
 //! a licence that blocks it) is [`crate::rules::imports`]' to decide, under the store's lock.
 //! Errors are kept per row, keyed `row<N>.<field>` ([`RowErrors`]).
 
 pub mod cells;
+mod csv;
 pub mod invoices;
 pub mod table;
 pub mod template;
 pub mod vendors;
+mod xlsx;
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -227,7 +231,8 @@ pub(crate) struct ReadRows<R> {
     pub(crate) errors: RowErrors,
 }
 
-/// The data rows of a file: the first non-empty row is the header, matched by
+/// The data rows of a file: the first non-empty row is the header (at most
+/// [`table::MAX_HEADER_BYTES`] of text, D51), matched by
 /// [`cells::header_key`] against `wanted` (each header's name and whether it is required), and
 /// `read_row` turns each later row into an `R` or records its errors; `progress` is told the
 /// rows read every [`PROGRESS_EVERY`]. A file without the required headers, or unreadable, is
@@ -242,9 +247,13 @@ pub(crate) fn read_data_rows<R>(
     let mut columns: Option<Vec<Option<usize>>> = None;
     let mut missing = Vec::new();
     let (mut count, mut rows, mut errors) = (0usize, Vec::new(), RowErrors::new());
-    let mut too_many = false;
+    let (mut too_many, mut header_error) = (false, None);
     table::read_rows(file.format, &file.bytes, &FILE_LIMITS, &mut |number, cells| {
         let Some(columns) = &columns else {
+            if let Err(error) = table::check_header(cells) {
+                header_error = Some(error);
+                return std::ops::ControlFlow::Break(());
+            }
             let keys: Vec<String> = cells
                 .iter()
                 .map(|cell| cells::text(cell).map(|t| cells::header_key(&t)))
@@ -280,6 +289,7 @@ pub(crate) fn read_data_rows<R>(
         }
         std::ops::ControlFlow::Continue(())
     })
+    .and_then(|()| header_error.map_or(Ok(()), Err))
     .map_err(|error| match error {
         FileError::Unreadable(message) => ReadError::File(message),
         FileError::TooLarge(message) => ReadError::TooLarge(message),
@@ -373,6 +383,19 @@ mod tests {
         assert_eq!(format("application/vnd.ms-excel", b""), Some(FileFormat::Csv));
         assert_eq!(format("application/json", b"{}"), None);
         assert_eq!(ImportFile::from_upload("text/csv", b"x".to_vec()).map(|file| file.bytes), Some(b"x".to_vec()));
+    }
+
+    #[test]
+    fn a_header_row_over_64_kib_of_text_is_a_file_error() {
+        let read = |body: String| {
+            read_data_rows(&ImportFile::csv(body), &[("Name", true)], &|_| {}, |_, _, _| Some(()))
+                .map(|read| read.count)
+        };
+        // Each cell is within the 64 KiB a cell may hold; together they pass what a header may.
+        let (a, b) = ("a".repeat(40_000), "b".repeat(30_000));
+        let error = read(format!("\n{a},Name,{b}\nAcme,x,y\n")).err();
+        assert_eq!(error, Some(ReadError::File("the header row holds more than 64 KiB of text".into())));
+        assert_eq!(read(format!("{a},Name\nAcme,x\n")), Ok(1));
     }
 
     #[test]

@@ -2,20 +2,19 @@
 //!
 //! The file comes from a request body, so it is hostile until read. [`read_rows`] hands each
 //! non-empty row to a visitor as it is read, numbered as the person who made the file sees it,
-//! and never holds the file twice: CSV records are streamed by the `csv` crate, xlsx cells by
-//! calamine's cell reader. An xlsx is a zip archive, so before calamine unpacks anything the
-//! sizes its entries declare are checked against [`Limits`] (a zip bomb is refused); the `zip`
-//! crate then enforces those declared sizes while unpacking.
+//! and never holds the file twice: CSV fields are read one by one (`import::csv`), xlsx cells
+//! straight out of the archive by a reader of our own (`import::xlsx`).
+//!
+//! Reading is bounded by what the reader builds, not by what a file says of itself (D51): an
+//! xlsx's declared sizes are checked against [`Limits`] (a zip bomb is refused), and then no
+//! cell holds more than [`MAX_CELL_BYTES`], no row more than [`MAX_ROW_CELLS`] cells, and the
+//! header row no more than [`MAX_HEADER_BYTES`] of text ([`check_header`]). A file beyond any
+//! bound is refused with a message naming it, so no upload grows memory by more than 256 MiB.
 //!
 //! Cells are handed over as the file holds them ([`Cell`]); reading one as a field (dates,
 //! amounts) is [`super::cells`]' job.
 
-use std::io::Cursor;
 use std::ops::ControlFlow;
-
-use calamine::{DataRef, Reader, SheetType, Xlsx, XlsxError};
-use jiff::Span;
-use jiff::civil::{DateTime, Time};
 
 /// The two file formats an import reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,16 +63,17 @@ pub enum Cell {
     /// An xlsx `TRUE` or `FALSE`.
     Bool(bool),
     /// An xlsx date or date-time, to the second, in no time zone (Excel keeps none).
-    DateTime(DateTime),
+    DateTime(jiff::civil::DateTime),
 }
 
 /// Why a file could not be read; the message is for the user (no internals, no paths).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum FileError {
-    /// Not a file of its format, or damaged.
+    /// Not a file of its format, damaged, or beyond a bound on what one cell, row or part may
+    /// hold (D51): a 400 on `file`.
     #[error("{0}")]
     Unreadable(String),
-    /// It would unpack beyond [`Limits`].
+    /// It would unpack, or build, beyond [`Limits`] or the bounds of D51: a 413.
     #[error("{0}")]
     TooLarge(String),
 }
@@ -88,13 +88,17 @@ pub struct Limits {
 /// The default bounds: an xlsx unpacks to at most 256 MiB.
 pub const DEFAULT_LIMITS: Limits = Limits { max_unpacked_bytes: 256 * 1024 * 1024 };
 
-/// The most an xlsx entry may unpack to per byte it takes in the archive. Deflate itself
-/// cannot exceed about 1032 to 1; a real workbook stays far below.
-const MAX_RATIO: u64 = 1000;
+/// The most text one cell may hold (D51): 64 KiB, in any row.
+pub const MAX_CELL_BYTES: usize = 64 * 1024;
 
-/// Excel's last row and column (1,048,576 rows, 16,384 columns).
-const MAX_ROWS: u32 = 1_048_576;
-const MAX_COLUMNS: u32 = 16_384;
+/// The most cells a row may hold (D51), empty ones included.
+pub const MAX_ROW_CELLS: usize = 1_000;
+
+/// The most text the header row may hold in all its cells (D51): 64 KiB.
+pub const MAX_HEADER_BYTES: usize = 64 * 1024;
+
+/// What [`read_rows`] hands each row to.
+pub(crate) type Visit<'a> = &'a mut dyn FnMut(u32, &[Cell]) -> ControlFlow<()>;
 
 /// Calls `visit` with each row that has at least one non-empty cell, in file order, with its
 /// number (1-based: a spreadsheet's row number as Excel shows it; a CSV's record number,
@@ -103,11 +107,13 @@ const MAX_COLUMNS: u32 = 16_384;
 /// caller enforces row limits).
 ///
 /// A CSV row holds as many cells as its record has fields; an xlsx row spans column A to the
-/// last cell the row holds.
+/// last non-empty cell the row holds.
 ///
 /// # Errors
-/// [`FileError::Unreadable`] when the file is not of its format, not UTF-8 (CSV) or damaged;
-/// [`FileError::TooLarge`] when an xlsx would unpack beyond `limits` or looks like a zip bomb.
+/// [`FileError::Unreadable`] when the file is not of its format, not UTF-8 (CSV) or damaged,
+/// or when a cell holds more than [`MAX_CELL_BYTES`] or a row more than [`MAX_ROW_CELLS`]
+/// cells (D51); [`FileError::TooLarge`] when an xlsx would unpack beyond `limits`, looks like a
+/// zip bomb, or would build more than its reader keeps (D51).
 pub fn read_rows(
     format: FileFormat,
     bytes: &[u8],
@@ -115,245 +121,60 @@ pub fn read_rows(
     visit: &mut dyn FnMut(u32, &[Cell]) -> ControlFlow<()>,
 ) -> Result<(), FileError> {
     match format {
-        FileFormat::Csv => read_csv(bytes, visit),
-        FileFormat::Xlsx => read_xlsx(bytes, limits, visit),
+        FileFormat::Csv => super::csv::read(bytes, visit),
+        FileFormat::Xlsx => super::xlsx::read(bytes, limits, visit),
     }
 }
 
-fn unreadable(message: impl Into<String>) -> FileError {
+/// Refuses a header row whose cells hold more than [`MAX_HEADER_BYTES`] of text in all (D51):
+/// both imports (D45) and bank statements (D46) check the row they take as the header.
+///
+/// # Errors
+/// [`FileError::Unreadable`] naming the limit.
+pub fn check_header(cells: &[Cell]) -> Result<(), FileError> {
+    let total = cells.iter().map(|cell| if let Cell::Text(text) = cell { text.len() } else { 0 }).sum::<usize>();
+    if total > MAX_HEADER_BYTES {
+        return Err(unreadable(format!(
+            "the header row holds more than {} of text",
+            size_text(MAX_HEADER_BYTES as u64)
+        )));
+    }
+    Ok(())
+}
+
+pub(super) fn unreadable(message: impl Into<String>) -> FileError {
     FileError::Unreadable(message.into())
 }
 
-fn text_cell(text: &str) -> Cell {
+pub(super) fn text_cell(text: &str) -> Cell {
     if text.trim().is_empty() { Cell::Empty } else { Cell::Text(text.to_owned()) }
 }
 
-fn is_blank(cells: &[Cell]) -> bool {
+pub(super) fn is_blank(cells: &[Cell]) -> bool {
     cells.iter().all(|cell| *cell == Cell::Empty)
 }
 
-// ---------------------------------------------------------------------------------------------
-// CSV
-
-fn read_csv(bytes: &[u8], visit: &mut dyn FnMut(u32, &[Cell]) -> ControlFlow<()>) -> Result<(), FileError> {
-    if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
-        return Err(unreadable("the file is UTF-16 text; save it as CSV UTF-8"));
+/// A byte count for a person: whole MiB or KiB when it is one, else bytes.
+pub(super) fn size_text(bytes: u64) -> String {
+    const KIB: u64 = 1024;
+    const MIB: u64 = 1024 * KIB;
+    if bytes >= MIB && bytes.is_multiple_of(MIB) {
+        format!("{} MiB", bytes / MIB)
+    } else if bytes >= KIB && bytes.is_multiple_of(KIB) {
+        format!("{} KiB", bytes / KIB)
+    } else {
+        format!("{bytes} bytes")
     }
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let mut reader = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(bytes);
-    let mut record = csv::ByteRecord::new();
-    let mut cells = Vec::new();
-    // Where the previous record's text ended, and its row number.
-    let (mut previous_end, mut number) = (0usize, 0u64);
-    loop {
-        let before = reader.position().byte();
-        match reader.read_byte_record(&mut record) {
-            Ok(true) => {}
-            Ok(false) => return Ok(()),
-            Err(error) => {
-                let line = error.position().map_or(number + 1, csv::Position::line);
-                return Err(unreadable(format!("line {line} could not be read")));
-            }
-        }
-        let after = usize::try_from(reader.position().byte()).unwrap_or(bytes.len()).min(bytes.len());
-        let before = usize::try_from(before).unwrap_or(bytes.len()).min(after);
-        // csv skips blank lines; Excel shows them as empty rows, so they count. Between two
-        // records lie only line ends: the first ends the previous record, each other one a
-        // blank line. A record's own text never starts or ends with a line end (a quoted one
-        // ends with its quote).
-        let start = before + bytes[before..after].iter().take_while(|b| matches!(b, b'\r' | b'\n')).count();
-        let line_ends = count_line_ends(&bytes[previous_end..start]);
-        number += if number == 0 { line_ends + 1 } else { line_ends.max(1) };
-        previous_end = after - bytes[start..after].iter().rev().take_while(|b| matches!(b, b'\r' | b'\n')).count();
-        let row = u32::try_from(number).map_err(|_| unreadable("the file has too many rows"))?;
-        cells.clear();
-        for field in &record {
-            let text = std::str::from_utf8(field).map_err(|_| unreadable(format!("row {row} is not UTF-8 text")))?;
-            cells.push(text_cell(text));
-        }
-        if !is_blank(&cells) && visit(row, &cells).is_break() {
-            return Ok(());
-        }
-    }
-}
-
-/// Counts the line ends (`\r\n`, `\n` or a lone `\r`) in `bytes`.
-fn count_line_ends(bytes: &[u8]) -> u64 {
-    let mut count = 0;
-    let mut iter = bytes.iter().peekable();
-    while let Some(byte) = iter.next() {
-        match byte {
-            b'\n' => count += 1,
-            b'\r' => {
-                count += 1;
-                iter.next_if_eq(&&b'\n');
-            }
-            _ => {}
-        }
-    }
-    count
-}
-
-// ---------------------------------------------------------------------------------------------
-// xlsx
-
-fn read_xlsx(
-    bytes: &[u8],
-    limits: &Limits,
-    visit: &mut dyn FnMut(u32, &[Cell]) -> ControlFlow<()>,
-) -> Result<(), FileError> {
-    check_archive(bytes, limits)?;
-    let mut workbook: Xlsx<_> = Xlsx::new(Cursor::new(bytes)).map_err(|error| match error {
-        XlsxError::Password => unreadable("the workbook is password-protected; save it without a password"),
-        _ => unreadable("not an xlsx workbook"),
-    })?;
-    let is_1904 = workbook.has_1904_epoch();
-    let Some(name) = workbook
-        .sheets_metadata()
-        .iter()
-        .find(|sheet| sheet.typ == SheetType::WorkSheet)
-        .map(|sheet| sheet.name.clone())
-    else {
-        return Err(unreadable("the workbook has no worksheet"));
-    };
-    let damaged = |_| unreadable("the worksheet is damaged and could not be read");
-    let mut reader = workbook.worksheet_cells_reader(&name).map_err(damaged)?;
-    // Cells come in the order the sheet holds them, row by row; they are gathered into one
-    // row at a time (placed by column), so the sheet is never held whole.
-    let mut row: Vec<Cell> = Vec::new();
-    let mut current: Option<u32> = None;
-    while let Some(cell) = reader.next_cell().map_err(damaged)? {
-        let (row_index, column) = cell.get_position();
-        if row_index >= MAX_ROWS || column >= MAX_COLUMNS {
-            return Err(unreadable("the worksheet has a cell beyond Excel's last row or column"));
-        }
-        let value = convert(cell.get_value(), is_1904);
-        if current != Some(row_index) {
-            if current.is_some_and(|current| row_index < current) {
-                return Err(unreadable("the worksheet is damaged: its rows are out of order"));
-            }
-            if current.is_some_and(|previous| flush(previous, &mut row, visit).is_break()) {
-                return Ok(());
-            }
-            current = Some(row_index);
-        }
-        if value != Cell::Empty {
-            let column = column as usize;
-            if row.len() <= column {
-                row.resize(column + 1, Cell::Empty);
-            }
-            row[column] = value;
-        }
-    }
-    if let Some(current) = current {
-        let _ = flush(current, &mut row, visit);
-    }
-    Ok(())
-}
-
-/// Hands a gathered row (0-based `row_index`) to `visit` unless it is blank, and empties it.
-fn flush(
-    row_index: u32,
-    row: &mut Vec<Cell>,
-    visit: &mut dyn FnMut(u32, &[Cell]) -> ControlFlow<()>,
-) -> ControlFlow<()> {
-    let flow = if is_blank(row) { ControlFlow::Continue(()) } else { visit(row_index + 1, row) };
-    row.clear();
-    flow
-}
-
-/// Refuses an archive that would unpack beyond `limits`, judged by the sizes its central
-/// directory declares, or whose entries declare more than [`MAX_RATIO`] bytes unpacked per
-/// byte packed.
-///
-/// Declared sizes bound what is really unpacked: the `zip` crate (9.x, checked in 9.8.1) reads
-/// an entry's packed bytes through a reader limited to its declared compressed size, and wraps
-/// the decompressor in a reader (`Crc32Reader` with the declared uncompressed size as its
-/// limit) that fails with "File is larger than its declared uncompressed size" as soon as more
-/// comes out. calamine opens entries through `ZipArchive::by_name`/`by_index`, which take the
-/// sizes from the central directory checked here, so an entry whose header lies about its size
-/// fails to read (the workbook is then refused as damaged) instead of unpacking more. The test
-/// `a_lying_size_stops_the_unpacking` pins this down.
-fn check_archive(bytes: &[u8], limits: &Limits) -> Result<(), FileError> {
-    // Compound files (magic bytes 0xD0 0xCF 0x11 0xE0) are old .xls workbooks, or xlsx ones encrypted by a password.
-    if bytes.starts_with(&[0xD0, 0xCF, 0x11, 0xE0]) {
-        return Err(unreadable("not an xlsx workbook (an .xls or password-protected file); save it as .xlsx"));
-    }
-    let archive = zip::ZipArchive::new(Cursor::new(bytes)).map_err(|_| unreadable("not an xlsx workbook"))?;
-    let mut total = 0u64;
-    for index in 0..archive.len() {
-        let entry = archive.by_index_data(index).map_err(|_| unreadable("not an xlsx workbook"))?;
-        let (packed, unpacked) = (entry.compressed_size(), entry.size());
-        if unpacked > packed.saturating_mul(MAX_RATIO) {
-            return Err(FileError::TooLarge(format!(
-                "the workbook looks like a zip bomb: a part of it unpacks to more than {MAX_RATIO} times its size"
-            )));
-        }
-        total = total.saturating_add(unpacked);
-        if total > limits.max_unpacked_bytes {
-            return Err(FileError::TooLarge(format!(
-                "the workbook unpacks to more than {}",
-                size_text(limits.max_unpacked_bytes)
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// A byte count for a person: whole MiB when it is one, else bytes.
-fn size_text(bytes: u64) -> String {
-    const MIB: u64 = 1024 * 1024;
-    if bytes >= MIB && bytes.is_multiple_of(MIB) { format!("{} MiB", bytes / MIB) } else { format!("{bytes} bytes") }
-}
-
-/// A calamine value as a [`Cell`].
-fn convert(value: &DataRef<'_>, is_1904: bool) -> Cell {
-    match value {
-        DataRef::Empty => Cell::Empty,
-        DataRef::String(text) | DataRef::DateTimeIso(text) | DataRef::DurationIso(text) => text_cell(text),
-        DataRef::SharedString(text) => text_cell(text),
-        DataRef::Float(number) => Cell::Number(*number),
-        DataRef::Int(number) => Cell::Number(*number as f64),
-        DataRef::Bool(value) => Cell::Bool(*value),
-        // A duration (`[h]:mm` and the like) is no date: it stays the number of days it holds.
-        DataRef::DateTime(value) if value.is_datetime() => {
-            let serial = value.as_f64();
-            excel_datetime(serial, is_1904).map_or(Cell::Number(serial), Cell::DateTime)
-        }
-        DataRef::DateTime(value) => Cell::Number(value.as_f64()),
-        DataRef::Error(error) => Cell::Text(error.to_string()),
-    }
-}
-
-/// The civil date-time of an Excel serial number: whole days since 1899-12-30 (since
-/// 1904-01-01 in a workbook of the 1904 date system), the fraction being the time of day,
-/// rounded to the second. Serials before 61 (March 1900) are a day off, as Excel's 1900
-/// leap-year bug has them; no business date is that old. `None` outside Excel's range
-/// (negative, or past 9999-12-31).
-fn excel_datetime(serial: f64, is_1904: bool) -> Option<DateTime> {
-    const LAST: f64 = 2_958_466.0; // 10000-01-01 in the 1900 system
-    let serial = if is_1904 { serial + 1462.0 } else { serial };
-    if !serial.is_finite() || !(0.0..LAST).contains(&serial) {
-        return None;
-    }
-    // Whole days and the second of the day, a time that rounds up to midnight being the next
-    // day. Civil arithmetic on the date alone reaches 9999-12-31 (instants stop short of it).
-    let (mut days, mut seconds) = (serial.floor() as i64, ((serial - serial.floor()) * 86_400.0).round() as i64);
-    if seconds >= 86_400 {
-        (days, seconds) = (days + 1, seconds - 86_400);
-    }
-    let day = jiff::civil::date(1899, 12, 30).checked_add(Span::new().try_days(days).ok()?).ok()?;
-    let time = Time::new((seconds / 3600) as i8, (seconds / 60 % 60) as i8, (seconds % 60) as i8, 0).ok()?;
-    Some(day.to_datetime(time))
 }
 
 #[cfg(test)]
 mod tests {
-    use std::io::{Read, Write};
+    use std::io::{Cursor, Read, Write};
 
     use jiff::civil::date;
     use rust_xlsxwriter::{ExcelDateTime, Format, Workbook};
 
+    use super::super::xlsx::{check_archive, excel_datetime};
     use super::*;
 
     fn rows(format: FileFormat, bytes: &[u8]) -> Result<Vec<(u32, Vec<Cell>)>, FileError> {
