@@ -2,14 +2,18 @@
 //! statement reader), and must be refused, or read, without the heap growing past 256 MiB.
 //! The peak growth of live heap bytes while each file is read is printed, for the record.
 
-use std::io::{Cursor, Write};
+use std::io::Cursor;
 use std::ops::ControlFlow;
 use std::sync::Mutex;
 
 use peak_alloc::PeakAlloc;
 use pharmapay_core::bank::read::{ReadOptions, StatementError, read_statement};
+use pharmapay_core::conformance::hostile::{
+    cell_formats, comma_header, declared_trillion_strings, empty_shared_strings, formatted_empty_cells,
+    huge_inline_cell, huge_shared_cell, repeated, workbook,
+};
 use pharmapay_core::import::table::{DEFAULT_LIMITS, read_rows};
-use pharmapay_core::import::{Cell, FileError, FileFormat, ImportFile, MAX_FILE_BYTES};
+use pharmapay_core::import::{Cell, FileError, FileFormat, ImportFile};
 use zip::write::SimpleFileOptions;
 
 #[global_allocator]
@@ -20,8 +24,6 @@ static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// What reading may grow the heap by (D51).
 const BOUND: usize = 256 * 1024 * 1024;
-
-const REL: &str = "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
 
 /// Runs `read`, prints and checks the peak growth of live heap bytes, and answers its result.
 fn measured<T>(name: &str, read: impl FnOnce() -> T) -> T {
@@ -44,82 +46,6 @@ fn count_rows(format: FileFormat, bytes: &[u8]) -> Result<usize, FileError> {
     Ok(count)
 }
 
-/// What writes a part's content.
-type Content = Box<dyn Fn(&mut dyn Write)>;
-
-/// A workbook whose parts are `parts` (name, writer of the content), each written in pieces
-/// so that no test holds a whole part in memory.
-fn workbook(parts: Vec<(&str, Content)>) -> Vec<u8> {
-    let mut zip = zip::ZipWriter::new(Cursor::new(Vec::new()));
-    let options = SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
-    let rels = format!(
-        r#"<Relationships><Relationship Id="rId1" Type="{REL}/worksheet" Target="worksheets/sheet1.xml"/></Relationships>"#
-    );
-    let book =
-        format!(r#"<workbook xmlns:r="{REL}"><sheets><sheet name="S" sheetId="1" r:id="rId1"/></sheets></workbook>"#);
-    for (name, content) in [("xl/_rels/workbook.xml.rels", rels), ("xl/workbook.xml", book)] {
-        zip.start_file(name, options).unwrap();
-        zip.write_all(content.as_bytes()).unwrap();
-    }
-    for (name, write) in parts {
-        zip.start_file(name, options).unwrap();
-        write(&mut zip);
-    }
-    let bytes = zip.finish().unwrap().into_inner();
-    assert!(bytes.len() <= MAX_FILE_BYTES, "the file takes {} bytes", bytes.len());
-    bytes
-}
-
-fn part(text: &'static str) -> Content {
-    Box::new(move |out| out.write_all(text.as_bytes()).unwrap())
-}
-
-/// Writes `head`, then `count` times what `each` writes for its index, then `tail`.
-fn repeated(
-    head: &'static str,
-    count: usize,
-    each: impl Fn(usize, &mut String) + 'static,
-    tail: &'static str,
-) -> Content {
-    Box::new(move |out| {
-        out.write_all(head.as_bytes()).unwrap();
-        let mut chunk = String::new();
-        for index in 0..count {
-            each(index, &mut chunk);
-            if chunk.len() > 64 * 1024 {
-                out.write_all(chunk.as_bytes()).unwrap();
-                chunk.clear();
-            }
-        }
-        out.write_all(chunk.as_bytes()).unwrap();
-        out.write_all(tail.as_bytes()).unwrap();
-    })
-}
-
-/// `size` bytes of letters, varied enough (a 16 KiB pseudo-random block, repeated) that
-/// deflate packs them at well under 1000 to 1, written inside `head` and `tail`.
-fn huge_text(head: &'static str, size: usize, tail: &'static str) -> Content {
-    Box::new(move |out| {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let block: Vec<u8> = (0..16 * 1024)
-            .map(|_| {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                b'a' + (seed % 26) as u8
-            })
-            .collect();
-        out.write_all(head.as_bytes()).unwrap();
-        let mut written = 0;
-        while written < size {
-            let take = block.len().min(size - written);
-            out.write_all(&block[..take]).unwrap();
-            written += take;
-        }
-        out.write_all(tail.as_bytes()).unwrap();
-    })
-}
-
 fn is_refused(result: &Result<usize, FileError>) -> bool {
     matches!(result, Err(FileError::Unreadable(_) | FileError::TooLarge(_)))
 }
@@ -127,20 +53,7 @@ fn is_refused(result: &Result<usize, FileError>) -> bool {
 #[test]
 fn a_declared_trillion_shared_strings_sizes_nothing() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let bytes = workbook(vec![
-        (
-            "xl/sharedStrings.xml",
-            part(
-                r#"<sst count="1000000000000000" uniqueCount="1000000000000000"><si><t>Name</t></si><si><t>Acme</t></si></sst>"#,
-            ),
-        ),
-        (
-            "xl/worksheets/sheet1.xml",
-            part(
-                r#"<worksheet><dimension ref="A1:XFD1048576"/><sheetData><row r="1"><c r="A1" t="s"><v>0</v></c></row><row r="2"><c r="A2" t="s"><v>1</v></c></row></sheetData></worksheet>"#,
-            ),
-        ),
-    ]);
+    let bytes = declared_trillion_strings();
     assert!(bytes.len() < 2048, "{}", bytes.len());
     let mut rows = Vec::new();
     let result = measured("sharedStrings uniqueCount=10^15", || {
@@ -156,13 +69,7 @@ fn a_declared_trillion_shared_strings_sizes_nothing() {
 #[test]
 fn hundreds_of_thousands_of_cell_formats_are_refused() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let bytes = workbook(vec![
-        (
-            "xl/styles.xml",
-            repeated("<styleSheet><cellXfs>", 400_000, |_, out| out.push_str("<xf/>"), "</cellXfs></styleSheet>"),
-        ),
-        ("xl/worksheets/sheet1.xml", part(r#"<worksheet><sheetData/></worksheet>"#)),
-    ]);
+    let bytes = cell_formats(400_000);
     let result = measured("400,000 <xf/> in styles.xml", || count_rows(FileFormat::Xlsx, &bytes));
     assert_eq!(result, Err(FileError::Unreadable("the workbook has more than 64000 cell formats".into())));
 }
@@ -170,14 +77,7 @@ fn hundreds_of_thousands_of_cell_formats_are_refused() {
 #[test]
 fn a_row_of_hundreds_of_thousands_of_formatted_empty_cells_is_refused() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let cell = |index: usize, out: &mut String| {
-        use std::fmt::Write as _;
-        let _ = write!(out, r#"<c r="{}1" s="1"/>"#, column_name(index % 16_384));
-    };
-    let bytes = workbook(vec![(
-        "xl/worksheets/sheet1.xml",
-        repeated(r#"<worksheet><sheetData><row r="1">"#, 400_000, cell, "</row></sheetData></worksheet>"),
-    )]);
+    let bytes = formatted_empty_cells(400_000);
     let result = measured("400,000 formatted empty cells in one row", || count_rows(FileFormat::Xlsx, &bytes));
     assert_eq!(result, Err(FileError::Unreadable("row 1 has more than 1000 cells".into())));
 }
@@ -208,18 +108,7 @@ fn hundreds_of_thousands_of_rows_of_formatted_empty_cells_build_nothing() {
 #[test]
 fn millions_of_empty_shared_strings_are_refused() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    // Every 64th string holds a number, so the part packs well under 1000 to 1.
-    let item = |index: usize, out: &mut String| {
-        if index.is_multiple_of(64) {
-            out.push_str(&format!("<si><t>{}</t></si>", index.wrapping_mul(2_654_435_761) % 1_000_003));
-        } else {
-            out.push_str("<si/>");
-        }
-    };
-    let bytes = workbook(vec![
-        ("xl/sharedStrings.xml", repeated("<sst>", 6_000_000, item, "</sst>")),
-        ("xl/worksheets/sheet1.xml", part("<worksheet><sheetData/></worksheet>")),
-    ]);
+    let bytes = empty_shared_strings(6_000_000);
     let result = measured("6,000,000 <si/> in sharedStrings.xml", || count_rows(FileFormat::Xlsx, &bytes));
     assert_eq!(result, Err(FileError::TooLarge("the workbook's shared strings take more than 64 MiB".into())));
 }
@@ -228,24 +117,11 @@ fn millions_of_empty_shared_strings_are_refused() {
 fn a_200_mib_cell_is_refused_as_a_shared_or_an_inline_string() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     const SIZE: usize = 200 * 1024 * 1024;
-    let shared = workbook(vec![
-        ("xl/sharedStrings.xml", huge_text("<sst><si><t>", SIZE, "</t></si></sst>")),
-        (
-            "xl/worksheets/sheet1.xml",
-            part(r#"<worksheet><sheetData><row r="1"><c t="s"><v>0</v></c></row></sheetData></worksheet>"#),
-        ),
-    ]);
+    let shared = huge_shared_cell(SIZE);
     let result = measured("a 200 MiB shared string", || count_rows(FileFormat::Xlsx, &shared));
     assert!(is_refused(&result), "{result:?}");
     drop(shared);
-    let inline = workbook(vec![(
-        "xl/worksheets/sheet1.xml",
-        huge_text(
-            r#"<worksheet><sheetData><row r="1"><c t="inlineStr"><is><t>"#,
-            SIZE,
-            "</t></is></c></row></sheetData></worksheet>",
-        ),
-    )]);
+    let inline = huge_inline_cell(SIZE);
     let result = measured("a 200 MiB inline string", || count_rows(FileFormat::Xlsx, &inline));
     assert!(is_refused(&result), "{result:?}");
     let file = ImportFile::xlsx(inline);
@@ -269,8 +145,7 @@ fn an_archive_of_too_many_entries_is_refused() {
 #[test]
 fn a_csv_header_of_19_mib_of_commas_is_refused() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let mut bytes = vec![b','; 19 * 1024 * 1024];
-    bytes.extend(b"\nDate,Debit\n");
+    let bytes = comma_header(19 * 1024 * 1024);
     let result = measured("a CSV header of 19 MiB of commas", || count_rows(FileFormat::Csv, &bytes));
     assert_eq!(result, Err(FileError::Unreadable("row 1 has more than 1000 cells".into())));
     let file = ImportFile::csv(bytes);
@@ -329,18 +204,4 @@ fn a_legitimate_workbook_of_100000_rows_reads_whole() {
     assert_eq!(cells[0], Cell::Text("INV-100000".into()));
     assert_eq!(cells[2], Cell::Number(125_000.0));
     assert!(matches!(cells[3], Cell::DateTime(_)), "{:?}", cells[3]);
-}
-
-/// The letters of the 0-based column `index`.
-fn column_name(mut index: usize) -> String {
-    let mut letters = Vec::new();
-    loop {
-        letters.push(b'A' + (index % 26) as u8);
-        if index < 26 {
-            break;
-        }
-        index = index / 26 - 1;
-    }
-    letters.reverse();
-    String::from_utf8(letters).unwrap()
 }

@@ -18,6 +18,7 @@
 
 pub mod cases;
 mod credited;
+pub mod hostile;
 pub mod model;
 mod ops;
 mod reconciled;

@@ -97,6 +97,16 @@ impl ServerProcess {
         log.iter().filter(|line| parts.iter().all(|part| line.contains(part))).cloned().collect()
     }
 
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Whether the process is still running.
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
     /// SIGKILL: no shutdown, no flush, as a crash or an OOM kill would do.
     pub fn kill(mut self) {
         self.child.kill().expect("the server can be killed");
