@@ -234,6 +234,9 @@ pub enum IdempotencyClash {
     DifferentRequest,
     /// The first request with this key has not finished yet (409).
     InProgress,
+    /// What the first request answered is no longer true and may not be shown again: the
+    /// secret of a webhook rotated or deleted since its create (409, D51).
+    Superseded,
 }
 
 /// Everything that can go wrong in an engine call.

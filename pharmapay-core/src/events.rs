@@ -18,8 +18,10 @@ use std::sync::Arc;
 
 use jiff::Timestamp;
 
+use crate::access::{Access, Action, Collection, PermissionSet, Principal};
 use crate::domain::bank_statement::{BankLine, BankStatement};
 use crate::domain::licence::{LicenceBounds, LicenseStatus};
+use crate::domain::webhook::ALL_EVENTS;
 use crate::domain::{InvoiceDetail, Transaction, Vendor, VendorCredit, VendorPayment};
 use crate::figures::InvoiceFacts;
 use crate::paging::Params;
@@ -331,12 +333,57 @@ pub struct Event {
     pub data: String,
 }
 
+/// The most events one read of the feed examines for a caller who may read only some types
+/// (D51): past it, the read answers what it found and moves `nextAfter` on.
+pub const MAX_EVENTS_EXAMINED: usize = 10_000;
+
+/// The permissions reading an event of type `kind` needs (D51): the read permission of the
+/// resource it carries; a bank statement's also `Transaction:Read`, as its lines name payments.
+pub fn read_permissions(kind: &str) -> PermissionSet {
+    let read = |collection| Access::new(collection, Action::Read);
+    let mut needed = PermissionSet::empty();
+    match kind.split('.').next().unwrap_or_default() {
+        "vendor" => needed.insert(read(Collection::Vendor)),
+        "invoice" => needed.insert(read(Collection::Invoice)),
+        "transaction" | "vendorPayment" => needed.insert(read(Collection::Transaction)),
+        "vendorCredit" => needed.insert(read(Collection::VendorCredit)),
+        "bankStatement" => {
+            needed.insert(read(Collection::BankStatement));
+            needed.insert(read(Collection::Transaction));
+        }
+        _ => {}
+    }
+    needed
+}
+
+/// What `principal` lacks to read events of every type `kinds` names, `*` naming them all
+/// (D51): nothing for an admin.
+pub fn unreadable<'a>(principal: &Principal, kinds: impl IntoIterator<Item = &'a str>) -> PermissionSet {
+    if principal.is_admin {
+        return PermissionSet::empty();
+    }
+    let mut needed = PermissionSet::empty();
+    for kind in kinds {
+        let types: &[&str] = if kind == ALL_EVENTS { &EVENT_TYPES } else { std::slice::from_ref(&kind) };
+        for kind in types {
+            needed = needed.union(read_permissions(kind));
+        }
+    }
+    needed.without(principal.permissions)
+}
+
+/// Whether `principal` may read an event of type `kind` (D51).
+pub fn may_read(principal: &Principal, kind: &str) -> bool {
+    unreadable(principal, [kind]).is_empty()
+}
+
 /// One read of the feed: the events after `after`, in id order, and where to read on from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EventPage {
     /// The events, in id order.
     pub items: Vec<Event>,
-    /// The last item's id, or the `after` read when there is none.
+    /// The id of the last event examined (D51: it moves past the events a caller may not
+    /// read), or the `after` read when there is none.
     pub next_after: i64,
 }
 

@@ -150,7 +150,7 @@ impl ApiError {
                 Error::Forbidden { .. } => StatusCode::FORBIDDEN,
                 Error::Throttled { .. } => StatusCode::TOO_MANY_REQUESTS,
                 Error::Idempotency(IdempotencyClash::DifferentRequest) => StatusCode::UNPROCESSABLE_ENTITY,
-                Error::Idempotency(IdempotencyClash::InProgress) => StatusCode::CONFLICT,
+                Error::Idempotency(IdempotencyClash::InProgress | IdempotencyClash::Superseded) => StatusCode::CONFLICT,
                 Error::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
                 Error::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
             },
@@ -243,6 +243,11 @@ impl ApiError {
                 Error::Idempotency(IdempotencyClash::InProgress) => {
                     Some("A request with this Idempotency-Key is still being processed.".into())
                 }
+                Error::Idempotency(IdempotencyClash::Superseded) => Some(
+                    "What the request with this Idempotency-Key answered is no longer true (the webhook's secret was \
+                     rotated, or the webhook deleted), so it is not shown again."
+                        .into(),
+                ),
                 Error::Unavailable(cause @ StoreError::OutcomeUnknown(_)) => {
                     // D48: the one error a write may be kept under. Rare, and worth a line each.
                     tracing::error!(

@@ -84,6 +84,10 @@ impl WebhookStore for MemoryStore {
         Ok(self.read().webhook(id.get()))
     }
 
+    async fn webhook_secret(&self, id: WebhookId) -> StoreResult<Option<WebhookSecret>> {
+        Ok(self.read().webhooks.get(&id.get()).map(|row| row.secret.clone()))
+    }
+
     async fn list_webhooks(&self) -> StoreResult<Vec<Webhook>> {
         let state = self.read();
         Ok(state.webhooks.keys().filter_map(|id| state.webhook(*id)).collect())

@@ -419,6 +419,7 @@ macro_rules! store_conformance_tests {
             statements_show_payments_to_their_readers_and_deletes_free_lines,
             writes_announce_their_records_and_refusals_nothing,
             concurrent_writes_announce_once_each_in_increasing_ids,
+            the_feed_and_webhooks_show_only_what_the_caller_may_read,
             deliveries_are_queued_once_and_claimed_by_one_server_at_a_time,
         );
     };

@@ -5,21 +5,43 @@ use tracing::instrument;
 use super::{PharmaPay, store_error};
 use crate::access::{Access, Action, Collection, Principal};
 use crate::error::Result;
-use crate::events::{EventPage, EventQuery};
+use crate::events::{EventPage, EventQuery, MAX_EVENTS_EXAMINED, may_read};
 use crate::store::Store;
 
 impl<S: Store> PharmaPay<S> {
-    /// The events after `query.after`, in id order, at most `query.limit` of them (D47).
+    /// The events after `query.after` that `principal` may read, in id order, at most
+    /// `query.limit` of them (D47, D51: each type needs its resource's read permission, as
+    /// [`crate::events::read_permissions`] says).
     ///
-    /// A reader that asks again after the answer's `next_after` never misses an event: ids are
-    /// given in the order writes committed.
+    /// A reader that asks again after the answer's `next_after` never misses an event it may
+    /// read: ids are given in the order writes committed, and `next_after` is the last event
+    /// examined, so it moves past those left out. One read examines at most
+    /// [`MAX_EVENTS_EXAMINED`] events, then answers what it found.
     ///
     /// # Errors
     /// [`crate::Error::Forbidden`] without `Webhook:Read`; store failures.
     #[instrument(skip_all, fields(after = query.after, limit = query.limit))]
     pub async fn list_events(&self, principal: &Principal, query: &EventQuery) -> Result<EventPage> {
         principal.require(Access::new(Collection::Webhook, Action::Read))?;
-        let items = self.store.events_after(query.after, query.limit).await.map_err(store_error)?;
-        Ok(EventPage::new(items, query.after))
+        let wanted = query.limit as usize;
+        let (mut items, mut examined, mut last) = (Vec::new(), 0usize, query.after);
+        'reading: loop {
+            let batch = self.store.events_after(last, query.limit).await.map_err(store_error)?;
+            let full = batch.len() == wanted;
+            for event in batch {
+                examined += 1;
+                last = event.id;
+                if may_read(principal, &event.kind) {
+                    items.push(event);
+                    if items.len() == wanted {
+                        break 'reading;
+                    }
+                }
+            }
+            if !full || examined >= MAX_EVENTS_EXAMINED {
+                break;
+            }
+        }
+        Ok(EventPage { items, next_after: last })
     }
 }

@@ -5,18 +5,31 @@ use jiff::SignedDuration;
 use tracing::instrument;
 
 use super::{PharmaPay, store_error};
-use crate::access::{Access, Action, Collection, Principal};
+use crate::access::{Access, Action, Collection, Principal, Requirement};
 use crate::domain::webhook::{
     Attempt, Delivery, DeliveryQuery, DueDelivery, NewWebhook, Webhook, WebhookSecret, WebhookWithSecret,
 };
-use crate::error::{Entity, Error, Result};
+use crate::error::{Entity, Error, IdempotencyClash, Result};
+use crate::events::unreadable;
 use crate::idempotency::{Created, IdempotencyRequest};
 use crate::ids::{DeliveryId, WebhookId};
 use crate::paging::Page;
+use crate::rules::grants::Escalation;
 use crate::store::Store;
 
 fn webhooks(action: Action) -> Access {
     Access::new(Collection::Webhook, action)
+}
+
+/// Refuses a webhook whose events `principal` could not read in the feed (D51), naming each
+/// permission missing, as D38 refuses a widening; admins are not limited.
+fn may_subscribe(principal: &Principal, webhook: &NewWebhook) -> Result<()> {
+    let missing = unreadable(principal, webhook.events.iter().map(String::as_str));
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Forbidden { required: Requirement::Grant(Escalation { admin_role: false, permissions: missing }) })
+    }
 }
 
 impl<S: Store> PharmaPay<S> {
@@ -53,6 +66,7 @@ impl<S: Store> PharmaPay<S> {
     ) -> Result<Created<WebhookWithSecret>> {
         principal.require(webhooks(Action::Create))?;
         let webhook = webhook.validate().map_err(Error::Validation)?;
+        may_subscribe(principal, &webhook)?;
         let ctx = self.ctx_with(principal, webhook.audit_changes());
         let write = |ctx| async move {
             let secret = WebhookSecret::generate();
@@ -63,6 +77,19 @@ impl<S: Store> PharmaPay<S> {
         self.create_idempotently(principal, idempotency, ctx, write, |_| async { Ok(None) }).await
     }
 
+    /// Whether the recorded answer of a webhook's create, which showed `secret`, may be replayed
+    /// (D23, D51): only while that secret is still the webhook's.
+    ///
+    /// # Errors
+    /// [`Error::Idempotency`] (409) once the secret was rotated or the webhook deleted; store
+    /// failures.
+    pub async fn check_webhook_replay(&self, id: WebhookId, secret: &str) -> Result<()> {
+        match self.store.webhook_secret(id).await.map_err(store_error)? {
+            Some(current) if current.expose() == secret => Ok(()),
+            _ => Err(Error::Idempotency(IdempotencyClash::Superseded)),
+        }
+    }
+
     /// Replaces a webhook's URL, events, description and state; its secret stays.
     ///
     /// # Errors
@@ -71,6 +98,7 @@ impl<S: Store> PharmaPay<S> {
     pub async fn update_webhook(&self, principal: &Principal, id: WebhookId, webhook: NewWebhook) -> Result<Webhook> {
         principal.require(webhooks(Action::Update))?;
         let webhook = webhook.validate().map_err(Error::Validation)?;
+        may_subscribe(principal, &webhook)?;
         let ctx = self.ctx_with(principal, webhook.audit_changes());
         self.store.update_webhook(id, webhook, ctx).await.map_err(store_error)
     }

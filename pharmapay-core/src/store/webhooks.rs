@@ -32,6 +32,9 @@ pub trait WebhookStore: Send + Sync + 'static {
     /// A webhook.
     fn get_webhook(&self, id: WebhookId) -> impl Future<Output = StoreResult<Option<Webhook>>> + Send;
 
+    /// A webhook's signing secret as it is now, if the webhook exists.
+    fn webhook_secret(&self, id: WebhookId) -> impl Future<Output = StoreResult<Option<WebhookSecret>>> + Send;
+
     /// Every webhook, by id.
     fn list_webhooks(&self) -> impl Future<Output = StoreResult<Vec<Webhook>>> + Send;
 

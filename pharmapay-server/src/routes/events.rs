@@ -40,8 +40,11 @@ fn list() -> Operation {
         "Read the event feed",
         " (D47). The events after `after`, in id order: each committed write of vendors, invoices, transactions, \
          vendor payments, vendor credits and bank statements, with the record as its read answered right after the \
-         write. Ask again with `after` set to `nextAfter`: no event ever becomes visible with an id below one \
-         already seen, so a reader that follows `nextAfter` misses none.",
+         write. Only events the caller may read are answered (D51): `vendor.*` needs `Vendor:Read`, `invoice.*` \
+         `Invoice:Read`, `transaction.*` and `vendorPayment.*` `Transaction:Read`, `vendorCredit.*` \
+         `VendorCredit:Read`, `bankStatement.*` `BankStatement:Read` and `Transaction:Read`. Ask again with `after` \
+         set to `nextAfter`, the id of the last event examined (so it moves past those left out): no event ever \
+         becomes visible with an id below one already seen, so a reader that follows `nextAfter` misses none.",
     )
     .ok("The events after `after`.", schema_ref::<EventPageDto>())
     .parameter(query(

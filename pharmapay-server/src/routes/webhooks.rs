@@ -7,12 +7,14 @@ use pharmapay_core::Collection::Webhook as Webhooks;
 use pharmapay_core::domain::webhook::{
     ALL_EVENTS, Delivery, DeliveryQuery, DeliveryStatus, NewWebhook, URL_MAX, Webhook, WebhookWithSecret,
 };
+use pharmapay_core::error::IdempotencyClash;
 use pharmapay_core::events::EVENT_TYPES;
+use pharmapay_core::idempotency::{Created, IdempotencyRequest, Replay};
 use pharmapay_core::ids::{DeliveryId, WebhookId};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::text::TEXT_MAX;
-use pharmapay_core::{PharmaPay, Store};
-use serde::Serialize;
+use pharmapay_core::{Error, PharmaPay, Principal, Store};
+use serde::{Deserialize, Serialize};
 
 use super::{Call, Route, each, ok};
 use crate::app::needs;
@@ -26,6 +28,30 @@ use crate::openapi::{
 };
 use crate::problem::ApiError;
 
+/// A webhook's create, whose replay (D23) shows the recorded secret only while it is still
+/// the webhook's: after a rotation or a delete the replay is a 409 (D51).
+async fn create_webhook<S: Store>(
+    engine: &PharmaPay<S>,
+    principal: &Principal,
+    webhook: NewWebhook,
+    key: Option<&IdempotencyRequest>,
+) -> Result<Created<WebhookWithSecret>, Error> {
+    let result = engine.create_webhook(principal, webhook, key).await?;
+    if let Created::Replayed(Replay::Recorded(body)) = &result {
+        let shown: ShownSecret =
+            serde_json::from_slice(body).map_err(|_| Error::Idempotency(IdempotencyClash::Superseded))?;
+        engine.check_webhook_replay(WebhookId(shown.id), &shown.secret).await?;
+    }
+    Ok(result)
+}
+
+/// What a recorded create answered: the webhook's id and the secret shown.
+#[derive(Deserialize)]
+struct ShownSecret {
+    id: i64,
+    secret: String,
+}
+
 /// The webhook routes.
 pub fn routes<S: Store>() -> Vec<Route<S>> {
     vec![
@@ -34,7 +60,7 @@ pub fn routes<S: Store>() -> Vec<Route<S>> {
         }),
         Route::post("/api/webhooks", needs(Webhooks, Create), create, |call| {
             let id_of = |created: &WebhookWithSecret| created.webhook.id.get();
-            Box::pin(call.create("webhooks", PharmaPay::create_webhook, id_of, WebhookSecretDto::from))
+            Box::pin(call.create("webhooks", create_webhook, id_of, WebhookSecretDto::from))
         }),
         Route::get("/api/webhooks/{id}", needs(Webhooks, Read), get, |call| {
             Box::pin(call.by_id(PharmaPay::get_webhook, WebhookDto::from))
@@ -137,7 +163,10 @@ fn create() -> Operation {
          headers `webhook-id` (the event id), `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,` and \
          the base64 of the HMAC-SHA256, keyed with the secret's bytes after `whsec_`, of `<id>.<timestamp>.<body>`). \
          A try that is not answered with a 2xx within 10 s is made again after about 5 s, 30 s, 2 min, 10 min, 1 h, \
-         then hourly for a day. The answer alone shows `secret`. Accepts an `Idempotency-Key` (D23).",
+         then hourly for a day. Events of a type the caller could not read in the feed (D51; `*` holds every type) \
+         are a 403 naming each permission missing; admins are not limited. The answer alone shows `secret`. Accepts \
+         an `Idempotency-Key` (D23): a replay shows the secret only while it is still the webhook's, and is a 409 \
+         after a rotation or a delete (D51).",
     )
     .parameter(IDEMPOTENCY_KEY)
     .body::<WebhookBody>()
@@ -163,7 +192,8 @@ fn update() -> Operation {
     TAG.operation(
         "updateWebhook",
         "Replace a webhook",
-        ". Every field as on create; its secret and its deliveries stay. 404 when missing.",
+        ". Every field as on create, with the same 403 for events the caller could not read (D51); its secret and \
+         its deliveries stay. 404 when missing.",
     )
     .path_parameter(webhook_id())
     .body::<WebhookBody>()

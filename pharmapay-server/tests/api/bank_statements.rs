@@ -59,10 +59,14 @@ async fn statements_are_uploaded_matched_listed_and_acted_on() {
                 "createdAt": statement["createdAt"] })
     );
     let detail = app.get(&format!("/api/bank-statements/{id}")).await.expect(200).json();
+    assert_eq!((detail["unclearedCount"].clone(), detail["unclearedAmount"].clone()), (json!(1), json!(333)));
+    assert!(detail.get("unclearedPayments").is_none(), "D51: a list of its own");
+    let uncleared = app.get(&format!("/api/bank-statements/{id}/uncleared-payments")).await.expect(200).json();
     assert_eq!(
-        detail["unclearedPayments"],
-        json!([{ "transactionId": unseen, "vendorPaymentId": null, "date": "2024-05-03T00:00:00Z",
-                 "amount": 333, "transactionType": "UPI", "reference": "NEVER-SEEN" }])
+        uncleared,
+        json!({ "items": [{ "transactionId": unseen, "vendorPaymentId": null, "date": "2024-05-03T00:00:00Z",
+                 "amount": 333, "transactionType": "UPI", "reference": "NEVER-SEEN" }],
+                "totalCount": 1, "page": 1, "pageSize": 50 })
     );
     let lines = app.get(&format!("/api/bank-statements/{id}/lines")).await.expect(200).json();
     assert_eq!(lines["totalCount"], 3);
@@ -149,9 +153,6 @@ async fn bad_statements_and_actions_answer_their_problem() {
     let path_free = "?account=A";
     let not_a_file = app.statement(path_free, "application/json", "{}").await.problem(415);
     assert!(not_a_file["detail"].as_str().unwrap().contains("text/csv"), "{not_a_file}");
-    // D51: a CSV labelled as browsers on Windows label it is read as CSV.
-    let labelled = app.statement("?account=MS", "application/vnd.ms-excel", STATEMENT).await.expect(201).json();
-    assert_eq!(labelled["account"], "MS", "{labelled}");
     app.statement("", CSV, STATEMENT).await.invalid("account");
     app.statement("?account=A&dateFormat=DDMM", CSV, STATEMENT).await.invalid("dateFormat");
     // One column cannot be both the date and the amount (a one-cell file `0` would read as a
@@ -166,6 +167,9 @@ async fn bad_statements_and_actions_answer_their_problem() {
     let too_big = vec![b'a'; 20 * 1024 * 1024 + 1];
     app.statement(path_free, CSV, too_big).await.problem(413);
     assert_eq!(app.get("/api/bank-statements").await.expect(200).json()["totalCount"], 0, "nothing was written");
+    // D51: a CSV labelled as browsers on Windows label it is read as CSV.
+    let labelled = app.statement("?account=MS", "application/vnd.ms-excel", STATEMENT).await.expect(201).json();
+    assert_eq!(labelled["account"], "MS", "{labelled}");
 
     // Named columns and month-first dates.
     let named = app
@@ -191,4 +195,83 @@ async fn bad_statements_and_actions_answer_their_problem() {
     app.call(Method::GET, "/api/bank-statements", Some(&pharmacist), None).await.problem(403);
     let path = format!("/api/bank-statements/{id}/lines/{}/unmatch", line["id"]);
     app.call(Method::POST, &path, Some(&pharmacist), Some(&json!({}))).await.problem(403);
+}
+
+const TRANSACTION_READ: i64 = 9;
+const TRANSACTION_CREATE: i64 = 10;
+const STATEMENT_READ: i64 = 34;
+const STATEMENT_UPDATE: i64 = 36;
+
+/// D51 amending D46: the uncleared payments are a page of their own that also needs
+/// `Transaction:Read`, as do a line's payment, `match` and `record`; `record` takes an
+/// `Idempotency-Key`; deleting a payment a line holds sets the line back to `Unmatched`.
+#[tokio::test]
+async fn statements_show_payments_to_their_readers_and_deleted_payments_free_lines() {
+    let app = spawn_app().await;
+    let vendor = app.vendor("Shree Medicals").await;
+    let invoice = app.invoice(vendor, "SM-1", "50000", "2024-06-30").await;
+    let payment = |amount: &str, day: &str, reference: Value| {
+        json!({ "invoiceId": invoice, "amount": amount.parse::<f64>().unwrap(), "transactionDate": day,
+                "transactionType": "UPI", "reference": reference })
+    };
+    let upi = app.post("/api/transactions", &payment("2500", "2024-05-05", json!("512345678901"))).await;
+    let upi = upi.expect(201).json()["id"].clone();
+    for (amount, day) in [("11", "2024-05-03"), ("22", "2024-05-04"), ("33", "2024-05-04")] {
+        app.post("/api/transactions", &payment(amount, day, Value::Null)).await.expect(201);
+    }
+    let statement = app.statement("?account=ICICI%205678", CSV, STATEMENT).await.expect(201).json();
+    let id = statement["id"].as_i64().unwrap();
+
+    // The uncleared payments, a page at a time: by date, then id.
+    let detail = app.get(&format!("/api/bank-statements/{id}")).await.expect(200).json();
+    assert_eq!((detail["unclearedCount"].clone(), detail["unclearedAmount"].clone()), (json!(3), json!(66)));
+    let second = app.get(&format!("/api/bank-statements/{id}/uncleared-payments?page=2&pageSize=2")).await;
+    let second = second.expect(200).json();
+    assert_eq!((second["totalCount"].clone(), second["items"][0]["amount"].clone()), (json!(3), json!(33)));
+    app.get(&format!("/api/bank-statements/{id}/uncleared-payments?page=0")).await.invalid("page");
+    app.get("/api/bank-statements/999/uncleared-payments").await.problem(404);
+
+    // A clerk without Transaction:Read sees the counts, but no payment.
+    let clerk = app.token_with("clerk@example.com", &[STATEMENT_READ, STATEMENT_UPDATE, TRANSACTION_CREATE]).await;
+    let as_clerk = |method: Method, path: String, body: Option<Value>| {
+        let (app, clerk) = (&app, clerk.clone());
+        async move { app.call(method, &path, Some(&clerk), body.as_ref()).await }
+    };
+    let seen = as_clerk(Method::GET, format!("/api/bank-statements/{id}"), None).await.expect(200).json();
+    assert_eq!(seen["unclearedCount"], 3);
+    let refused = as_clerk(Method::GET, format!("/api/bank-statements/{id}/uncleared-payments"), None).await;
+    assert!(refused.problem(403)["detail"].as_str().unwrap().contains("Transaction:Read"), "uncleared payments");
+    let lines = as_clerk(Method::GET, format!("/api/bank-statements/{id}/lines"), None).await.expect(200).json();
+    let line = |n: usize| lines["items"][n - 1].clone();
+    assert_eq!((line(1)["status"].clone(), line(1)["transactionId"].clone()), (json!("Matched"), Value::Null));
+    let path = |n: usize, action: &str| format!("/api/bank-statements/{id}/lines/{}/{action}", line(n)["id"]);
+    let probe = as_clerk(Method::POST, path(3, "match"), Some(json!({ "transactionId": 999_999 }))).await;
+    assert!(probe.problem(403)["detail"].as_str().unwrap().contains("Transaction:Read"), "match probes no id");
+    let record = json!({ "vendorId": vendor });
+    let refused = as_clerk(Method::POST, path(3, "record"), Some(record.clone())).await;
+    assert!(refused.problem(403)["detail"].as_str().unwrap().contains("Transaction:Read"), "record");
+    let ignored = as_clerk(Method::POST, path(3, "ignore"), Some(json!({}))).await.expect(200).json();
+    assert_eq!(ignored["status"], "Ignored");
+    app.line_action(id, &line(3), "unmatch", &json!({})).await.expect(200);
+
+    // record with a key: the retry answers the same line and records nothing again.
+    let first = app.post_with_key(&path(3, "record"), &record, "record-line-3").await.expect(200).json();
+    let retried = app.post_with_key(&path(3, "record"), &record, "record-line-3").await;
+    assert_eq!(retried.header("idempotent-replayed"), Some("true"));
+    assert_eq!(retried.json(), first);
+    let paid = app.get(&format!("/api/vendors/{vendor}")).await.expect(200).json()["totalPaidAmount"].clone();
+    assert_eq!(paid, json!(2500 + 66 + 4000), "the cheque's 4,000 recorded once");
+
+    // Deleting the payment line 1 holds sets it back; restoring it matches nothing again.
+    app.delete(&format!("/api/transactions/{upi}")).await.expect(204);
+    let freed = app.get(&format!("/api/bank-statements/{id}/lines")).await.expect(200).json()["items"][0].clone();
+    assert_eq!(
+        (freed["status"].clone(), freed["matchedBy"].clone(), freed["transactionId"].clone()),
+        (json!("Unmatched"), Value::Null, Value::Null)
+    );
+    let counts = app.get(&format!("/api/bank-statements/{id}")).await.expect(200).json();
+    assert_eq!([&counts["matched"], &counts["unmatched"]], [&json!(1), &json!(2)], "line 3 still matched: {counts}");
+    app.post_empty(&format!("/api/transactions/{upi}/restore")).await.expect(200);
+    let still = app.get(&format!("/api/bank-statements/{id}/lines")).await.expect(200).json()["items"][0].clone();
+    assert_eq!(still["status"], "Unmatched");
 }

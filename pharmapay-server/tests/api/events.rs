@@ -251,3 +251,43 @@ async fn imports_and_bank_statements_announce_each_record_and_each_line_action()
     assert_eq!(kinds(&announced), ["bankStatement.deleted"]);
     assert_eq!(announced[0].1["isActive"], false);
 }
+
+/// D51 amending D47: the feed answers only the events the caller may read, `nextAfter` moving
+/// past the rest; a webhook may take only such events; the replay of a webhook's create shows
+/// its secret only while it is still the webhook's.
+#[tokio::test]
+async fn the_feed_and_webhooks_show_only_what_the_caller_may_read() {
+    const VENDOR_READ: i64 = 1;
+    const WEBHOOK_READ: i64 = 38;
+    const WEBHOOK_CREATE: i64 = 39;
+    let app = spawn_app().await;
+    let start = app.get("/api/events?limit=1000").await.expect(200).json()["nextAfter"].as_i64().unwrap();
+    let vendor = app.vendor("Cipla").await;
+    app.invoice(vendor, "F-1", "100", "2024-06-01").await;
+    let watcher = app.token_with("watcher@example.com", &[WEBHOOK_READ, WEBHOOK_CREATE, VENDOR_READ]).await;
+    let feed = app.call(Method::GET, &format!("/api/events?after={start}"), Some(&watcher), None).await;
+    let feed = feed.expect(200).json();
+    let kinds: Vec<&str> = feed["items"].as_array().unwrap().iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["vendor.created"], "{feed}");
+    let all = app.get(&format!("/api/events?after={start}")).await.expect(200).json();
+    assert_eq!(feed["nextAfter"], all["nextAfter"], "past the invoice's event it may not read");
+
+    let everything = json!({ "url": "https://books.example.com/hooks", "events": ["*"] });
+    let refused = app.call(Method::POST, "/api/webhooks", Some(&watcher), Some(&everything)).await.problem(403);
+    let detail = refused["detail"].as_str().unwrap();
+    assert!(detail.contains("Invoice:Read") && detail.contains("BankStatement:Read"), "{detail}");
+    let vendors = json!({ "url": "https://books.example.com/hooks", "events": ["vendor.created"] });
+    app.call(Method::POST, "/api/webhooks", Some(&watcher), Some(&vendors)).await.expect(201);
+
+    // A replay shows the secret while it is the webhook's, then answers 409.
+    let first = app.post_with_key("/api/webhooks", &everything, "hook-1").await.expect(201).json();
+    let replayed = app.post_with_key("/api/webhooks", &everything, "hook-1").await;
+    assert_eq!(replayed.header("idempotent-replayed"), Some("true"));
+    assert_eq!(replayed.expect(201).json()["secret"], first["secret"]);
+    app.post_empty(&format!("/api/webhooks/{}/rotate-secret", first["id"])).await.expect(200);
+    let stale = app.post_with_key("/api/webhooks", &everything, "hook-1").await.problem(409);
+    assert!(stale["detail"].as_str().unwrap().contains("rotated"), "{stale}");
+    let second = app.post_with_key("/api/webhooks", &everything, "hook-2").await.expect(201).json();
+    app.delete(&format!("/api/webhooks/{}", second["id"])).await.expect(204);
+    app.post_with_key("/api/webhooks", &everything, "hook-2").await.problem(409);
+}

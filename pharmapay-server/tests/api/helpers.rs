@@ -370,6 +370,17 @@ impl TestApp {
     }
 
     /// Creates a user with `role_id` and returns (id, token).
+    /// The token of a new user whose role holds exactly the permissions `permission_ids`.
+    pub async fn token_with(&self, email: &str, permission_ids: &[i64]) -> String {
+        let role = self.post("/api/roles", &json!({ "name": format!("Role of {email}") })).await;
+        let role = role.json()["id"].as_i64().expect("a role id");
+        let policy =
+            json!({ "name": format!("Policy of {email}"), "description": "", "permissionIds": permission_ids });
+        let policy = self.post("/api/policies", &policy).await.json()["id"].as_i64().expect("a policy id");
+        self.post_empty(&format!("/api/roles/{role}/policies/{policy}")).await.expect(204);
+        self.user(email, role).await.1
+    }
+
     pub async fn user(&self, email: &str, role_id: i64) -> (i64, String) {
         let body = json!({ "firstName": "Ravi", "lastName": "Kumar", "email": email, "password": "user-password", "roleId": role_id });
         let response = self.post("/api/users", &body).await;

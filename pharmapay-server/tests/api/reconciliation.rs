@@ -41,12 +41,7 @@ async fn vendor_reader(app: &TestApp) -> String {
 
 /// A user holding just the permissions `permission_ids`, and their token.
 async fn reader_of(app: &TestApp, email: &str, permission_ids: &[i64]) -> String {
-    let role =
-        app.post("/api/roles", &json!({ "name": format!("Readers {email}") })).await.json()["id"].as_i64().unwrap();
-    let policy = json!({ "name": format!("Reads of {email}"), "description": "", "permissionIds": permission_ids });
-    let policy = app.post("/api/policies", &policy).await.json()["id"].as_i64().unwrap();
-    app.post_empty(&format!("/api/roles/{role}/policies/{policy}")).await.expect(204);
-    app.user(email, role).await.1
+    app.token_with(email, permission_ids).await
 }
 
 #[tokio::test]

@@ -23,7 +23,7 @@ use sqlx::Row;
 
 use super::binds::{Binds, Script, page_limits, rows_in};
 use super::rows::{instant, micros};
-use super::{Conn, DbRow, Result, SqlStore, answer, commit, refused};
+use super::{Conn, DbRow, Result, SqlStore, answer, commit, refused, row_by_id};
 use crate::Lock;
 use crate::error::Error;
 
@@ -147,6 +147,15 @@ impl WebhookStore for SqlStore {
 
     async fn get_webhook(&self, id: WebhookId) -> StoreResult<Option<Webhook>> {
         self.answer_read(|| async move { webhook_in(&mut *self.read().await?, id.get()).await }).await
+    }
+
+    async fn webhook_secret(&self, id: WebhookId) -> StoreResult<Option<WebhookSecret>> {
+        self.answer_read(|| async move {
+            let row =
+                row_by_id(&mut *self.read().await?, "SELECT secret FROM webhooks WHERE id = $1", id.get()).await?;
+            Ok(row.map(|row| row.try_get::<String, _>("secret")).transpose()?.map(WebhookSecret::new))
+        })
+        .await
     }
 
     async fn list_webhooks(&self) -> StoreResult<Vec<Webhook>> {

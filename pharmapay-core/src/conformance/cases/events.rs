@@ -8,6 +8,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::conformance::{Fixture, amount, created};
+use crate::domain::webhook::NewWebhook;
 use crate::domain::{NewVendor, NewVendorPayment, TransactionType, VendorType};
 use crate::error::Error;
 use crate::events::{Event, EventQuery, MAX_EVENT_PAGE};
@@ -164,4 +165,56 @@ pub async fn concurrent_writes_announce_once_each_in_increasing_ids<S: Store>(st
         .collect();
     assert_eq!(names.len(), WRITERS * EACH, "each write once");
     assert_eq!(fx.events_after(*ids.last().unwrap()).await, [], "nothing after the last write's event");
+}
+
+/// D51 amending D47: the feed answers only the events whose resource the caller may read, and
+/// `nextAfter` moves past those left out; a webhook may take only events its author could read
+/// in the feed (`*` holding them all), a 403 naming each permission missing; admins are not
+/// limited.
+pub async fn the_feed_and_webhooks_show_only_what_the_caller_may_read<S: Store>(store: S) {
+    let fx = Fixture::new(store).await;
+    let start = fx.last_event().await;
+    let vendor = fx.vendor("Cipla").await;
+    let invoice = fx.invoice(vendor.id, "F-1", "100", "2024-06-01T00:00:00Z").await;
+    fx.pay(invoice.id, "10").await;
+    let last = fx.last_event().await;
+    let codes = ["Webhook:Read", "Webhook:Create", "Webhook:Update", "Vendor:Read"];
+    let (_, watcher) = fx.user_with("watcher@example.com", &codes).await;
+    let read = async |after: i64, limit: u32| {
+        let page = fx.engine.list_events(&watcher, &EventQuery { after, limit }).await.expect("the feed reads");
+        (page.items.into_iter().map(|event| event.kind).collect::<Vec<_>>(), page.next_after)
+    };
+    let (kinds, next_after) = read(start, 100).await;
+    assert_eq!(kinds, ["vendor.created"], "the invoice's and the payment's events are left out");
+    assert_eq!(next_after, last, "nextAfter is the last event examined");
+    let (kinds, first) = read(start, 1).await;
+    assert_eq!(kinds, ["vendor.created"]);
+    assert_eq!(read(first, 1).await, (Vec::<String>::new(), last), "past what it may not read, to the end");
+    assert_eq!(read(last, 10).await, (Vec::<String>::new(), last), "nothing after the end");
+    let everything = fx.engine.list_events(&fx.admin, &EventQuery { after: start, limit: 100 }).await.unwrap();
+    assert_eq!(everything.items.len(), 3, "an admin reads every event: {everything:?}");
+
+    let webhook = |events: &[&str]| NewWebhook {
+        url: "https://books.example.com/hooks".into(),
+        events: events.iter().map(|kind| (*kind).to_owned()).collect(),
+        description: None,
+        is_active: true,
+    };
+    let missing = |result: Result<(), Error>| match result {
+        Err(Error::Forbidden { required }) => required.to_string(),
+        other => panic!("expected 403, got {other:?}"),
+    };
+    let all = missing(fx.engine.create_webhook(&watcher, webhook(&["*"]), None).await.map(drop));
+    for needed in ["Invoice:Read", "Transaction:Read", "VendorCredit:Read", "BankStatement:Read"] {
+        assert!(all.contains(needed), "{needed} in {all}");
+    }
+    assert!(!all.contains("Vendor:Read"), "held: {all}");
+    let paid =
+        missing(fx.engine.create_webhook(&watcher, webhook(&["vendor.created", "invoice.paid"]), None).await.map(drop));
+    assert_eq!(paid, "Invoice:Read");
+    let made = fx.engine.create_webhook(&watcher, webhook(&["vendor.created"]), None).await.expect("readable events");
+    let id = created(made).webhook.id;
+    let widened = fx.engine.update_webhook(&watcher, id, webhook(&["bankStatement.updated"])).await.map(drop);
+    assert_eq!(missing(widened), "Transaction:Read, BankStatement:Read");
+    fx.engine.create_webhook(&fx.admin, webhook(&["*"]), None).await.expect("admins are not limited");
 }

@@ -45,7 +45,8 @@ pub use credits::{
     imported_credits_count_as_written_ones,
 };
 pub use events::{
-    concurrent_writes_announce_once_each_in_increasing_ids, writes_announce_their_records_and_refusals_nothing,
+    concurrent_writes_announce_once_each_in_increasing_ids, the_feed_and_webhooks_show_only_what_the_caller_may_read,
+    writes_announce_their_records_and_refusals_nothing,
 };
 pub use grants::{
     changing_the_email_does_not_start_the_guesses_again, demotions_racing_sign_ins_leave_no_stale_admin_token,
