@@ -250,6 +250,9 @@ async fn statements_show_payments_to_their_readers_and_deleted_payments_free_lin
     let record = json!({ "vendorId": vendor });
     let refused = as_clerk(Method::POST, path(3, "record"), Some(record.clone())).await;
     assert!(refused.problem(403)["detail"].as_str().unwrap().contains("Transaction:Read"), "record");
+    let auditor = app.token_with("auditor@example.com", &[STATEMENT_READ, TRANSACTION_READ]).await;
+    let shown = app.call(Method::GET, &format!("/api/bank-statements/{id}/lines"), Some(&auditor), None).await;
+    assert_eq!(shown.expect(200).json()["items"][0]["transactionId"], upi, "with Transaction:Read, the payment");
     let ignored = as_clerk(Method::POST, path(3, "ignore"), Some(json!({}))).await.expect(200).json();
     assert_eq!(ignored["status"], "Ignored");
     app.line_action(id, &line(3), "unmatch", &json!({})).await.expect(200);
