@@ -1,10 +1,14 @@
-//! Deliveries of events to webhooks (D47): which events a webhook takes, which pending
-//! deliveries a server may claim, and what a try leaves a delivery as.
+//! Deliveries of events to webhooks (D47): which events a webhook takes, which addresses a
+//! delivery may reach, which pending deliveries a server may claim, and what a try leaves a
+//! delivery as.
 
 use std::collections::HashMap;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use jiff::{SignedDuration, Timestamp};
 
+#[cfg(test)]
+use crate::domain::webhook::DeliveryFailure;
 use crate::domain::webhook::{ALL_EVENTS, Attempt, DeliveryStatus};
 
 /// How long after each failed try the next is made: about 5 s, 30 s, 2 min, 10 min and 1 h,
@@ -33,6 +37,62 @@ pub const CLAIMED_PER_WEBHOOK: usize = 16;
 /// delivery is never tried twice at once, and short enough that a server that died mid-try
 /// leaves its claims to others within a minute.
 pub const CLAIM_LEASE: SignedDuration = SignedDuration::from_secs(60);
+
+/// Whether `ip` is an address deliveries must not reach without
+/// `PHARMAPAY_WEBHOOK_ALLOW_PRIVATE` (D47, D51): loopback, private (RFC 1918, unique-local),
+/// link-local, unspecified and "this network", shared (carrier-grade NAT, `100.64.0.0/10`),
+/// benchmarking (`198.18.0.0/15`), documentation, reserved (`240.0.0.0/4`, broadcast included)
+/// and multicast addresses; in IPv6 also site-local, and an internal IPv4 address written in
+/// IPv6 as IPv4-mapped (`::ffff:a.b.c.d`), IPv4-compatible (`::a.b.c.d`), IPv4-translated
+/// (`::ffff:0:a.b.c.d`), NAT64 (`64:ff9b::/96`) or 6to4 (`2002::/16`). The local-use NAT64
+/// prefix `64:ff9b:1::/48` is internal whole: where it holds the IPv4 address is the local
+/// network's choice (RFC 8215), and it never leaves that network.
+pub fn is_internal(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => is_internal_v4(v4),
+        IpAddr::V6(v6) => is_internal_v6(v6),
+    }
+}
+
+fn is_internal_v4(v4: Ipv4Addr) -> bool {
+    let [a, b, ..] = v4.octets();
+    a == 0
+        || v4.is_loopback()
+        || v4.is_private()
+        || v4.is_link_local()
+        || v4.is_documentation()
+        || (a == 100 && (64..128).contains(&b))
+        || (a == 198 && (18..20).contains(&b))
+        || v4.is_multicast()
+        || a >= 240
+}
+
+fn is_internal_v6(v6: Ipv6Addr) -> bool {
+    let o = v6.octets();
+    // The IPv4 address in the last 32 bits, and the one after a 6to4 prefix.
+    let (last, after_6to4) = (Ipv4Addr::new(o[12], o[13], o[14], o[15]), Ipv4Addr::new(o[2], o[3], o[4], o[5]));
+    match v6.segments() {
+        // IPv4-compatible (`::a.b.c.d`), `::` and `::1` among them (0.0.0.0/8).
+        [0, 0, 0, 0, 0, 0, ..]
+        // IPv4-mapped (`::ffff:a.b.c.d`) and IPv4-translated (`::ffff:0:a.b.c.d`).
+        | [0, 0, 0, 0, 0, 0xffff, ..]
+        | [0, 0, 0, 0, 0xffff, 0, ..]
+        // NAT64, the well-known prefix (RFC 6052).
+        | [0x64, 0xff9b, 0, 0, 0, 0, ..] => is_internal_v4(last),
+        // NAT64, the local-use prefix (RFC 8215).
+        [0x64, 0xff9b, 1, ..] => true,
+        // 6to4 (RFC 3056).
+        [0x2002, ..] => is_internal_v4(after_6to4),
+        // Documentation.
+        [0x2001, 0x0db8, ..] => true,
+        [first, ..] => {
+            (first & 0xfe00) == 0xfc00 // unique-local
+                || (first & 0xffc0) == 0xfe80 // link-local
+                || (first & 0xffc0) == 0xfec0 // site-local
+                || (first & 0xff00) == 0xff00 // multicast
+        }
+    }
+}
 
 /// Whether a webhook that takes `events` takes an event of type `kind`.
 pub fn takes(events: &[String], kind: &str) -> bool {
@@ -95,7 +155,7 @@ mod tests {
     use super::*;
 
     fn failed(at: Timestamp) -> Attempt {
-        Attempt { at, status_code: Some(500), error: Some("answered 500".into()) }
+        Attempt { at, status_code: Some(500), error: Some(DeliveryFailure::Answered(500)) }
     }
 
     #[test]
@@ -132,6 +192,29 @@ mod tests {
     }
 
     #[test]
+    fn every_failure_is_tried_again_on_the_schedule() {
+        let queued: Timestamp = "2024-05-10T10:00:00Z".parse().unwrap();
+        let failures = [
+            DeliveryFailure::RefusedInternal,
+            DeliveryFailure::Unresolved,
+            DeliveryFailure::NotConnected,
+            DeliveryFailure::NoAnswer,
+            DeliveryFailure::Answered(410),
+            DeliveryFailure::Tls,
+        ];
+        for failure in failures {
+            let status_code = match failure {
+                DeliveryFailure::Answered(status) => Some(status),
+                _ => None,
+            };
+            let attempt = Attempt { at: queued, status_code, error: Some(failure) };
+            let after = after_attempt(queued, 0, &attempt);
+            assert_eq!(after.status, DeliveryStatus::Pending, "{failure}");
+            assert_eq!(after.next_attempt_at, queued.checked_add(SignedDuration::from_secs(5)).ok(), "{failure}");
+        }
+    }
+
+    #[test]
     fn claims_keep_a_few_of_each_webhook_in_flight() {
         let candidates: Vec<(i64, i64)> = (1..=40).map(|id| (id, if id % 2 == 0 { 7 } else { 8 })).collect();
         let in_flight = HashMap::from([(7, CLAIMED_PER_WEBHOOK - 1)]);
@@ -140,5 +223,102 @@ mod tests {
         assert_eq!(claimed[..2], [1, 2], "one more of webhook 7, oldest first");
         assert_eq!(claimed.iter().filter(|id| *id % 2 == 1).copied().collect::<Vec<_>>(), odd, "a full claim of 8");
         assert_eq!(claimable(&candidates, &HashMap::new(), 3), [1, 2, 3]);
+    }
+
+    fn internal(address: &str) -> bool {
+        is_internal(address.parse().expect(address))
+    }
+
+    #[test]
+    fn internal_ipv4_ranges_are_refused_and_public_addresses_allowed() {
+        for address in [
+            "0.0.0.0",
+            "0.1.2.3",
+            "10.1.2.3",
+            "100.64.0.1",
+            "100.127.255.254",
+            "127.0.0.1",
+            "127.8.9.10",
+            "169.254.169.254",
+            "172.16.0.1",
+            "172.31.255.255",
+            "192.0.2.1",
+            "192.168.1.1",
+            "198.18.0.1",
+            "198.19.255.255",
+            "198.51.100.7",
+            "203.0.113.9",
+            "224.0.0.1",
+            "239.255.255.250",
+            "240.0.0.1",
+            "255.255.255.255",
+        ] {
+            assert!(internal(address), "{address}");
+        }
+        for address in [
+            "8.8.8.8",
+            "1.1.1.1",
+            "100.63.255.255",
+            "100.128.0.1",
+            "172.32.0.1",
+            "198.17.255.255",
+            "198.20.0.1",
+            "223.255.255.254",
+        ] {
+            assert!(!internal(address), "{address}");
+        }
+    }
+
+    #[test]
+    fn internal_ipv6_ranges_and_ipv4_forms_are_refused_and_public_ones_allowed() {
+        for address in [
+            "::",
+            "::1",
+            "fc00::1",
+            "fd12:3456::1",
+            "fe80::1",
+            "febf::1",
+            "fec0::1",
+            "ff02::1",
+            "ff0e::101",
+            "2001:db8::1",
+            // IPv4-mapped, IPv4-compatible and IPv4-translated forms of internal addresses.
+            "::ffff:127.0.0.1",
+            "::ffff:10.0.0.1",
+            "::127.0.0.1",
+            "::169.254.169.254",
+            "::ffff:0:127.0.0.1",
+            "::ffff:0:192.168.0.1",
+            // NAT64 and 6to4 forms.
+            "64:ff9b::127.0.0.1",
+            "64:ff9b::10.0.0.1",
+            "64:ff9b::a9fe:a9fe",
+            "64:ff9b:1::8.8.8.8",
+            "64:ff9b:1:ffff::1",
+            "2002:7f00:1::",
+            "2002:a00:1::1",
+            "2002:c0a8:101::1",
+            "2002:e000:1::",
+            // The newly listed IPv4 ranges in IPv6 forms.
+            "::ffff:100.64.0.1",
+            "::ffff:198.18.0.1",
+            "::ffff:240.0.0.1",
+            "::ffff:224.0.0.1",
+        ] {
+            assert!(internal(address), "{address}");
+        }
+        for address in [
+            "2606:4700:4700::1111",
+            "2a00:1450:4001::200e",
+            "::ffff:8.8.8.8",
+            "::8.8.8.8",
+            "::ffff:0:8.8.8.8",
+            "64:ff9b::8.8.8.8",
+            "64:ff9b::101:101",
+            "2002:808:808::1",
+            "2001:4860::8888",
+        ] {
+            assert!(!internal(address), "{address}");
+        }
     }
 }

@@ -143,11 +143,7 @@ async fn attempt<S: Store>(app: &App<S>, deliverer: &Deliverer, delivery: DueDel
     ];
     let outcome = deliverer.post(&delivery.url, &headers, Bytes::from(body)).await;
     let at = app.engine.now();
-    let attempt = match outcome {
-        Ok(status) if (200..300).contains(&status) => Attempt { at, status_code: Some(status), error: None },
-        Ok(status) => Attempt { at, status_code: Some(status), error: Some(format!("answered {status}")) },
-        Err(error) => Attempt { at, status_code: None, error: Some(error) },
-    };
+    let attempt = Attempt::ended(at, outcome);
     match &attempt.error {
         None => debug!(webhook = %delivery.webhook_id, event = %id, %kind, "delivered"),
         Some(error) => {

@@ -1,5 +1,6 @@
 //! Webhooks over HTTP (D47): their management, secrets and deliveries, posted to a receiver on
-//! 127.0.0.1 and checked against the Standard Webhooks signature, retried after a failure.
+//! 127.0.0.1 and checked against the Standard Webhooks signature, retried after a failure; a
+//! failure told as one of a fixed set of texts (D51).
 
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
@@ -221,10 +222,27 @@ async fn deliveries_to_internal_addresses_are_refused_by_default() {
     let receiver = Receiver::start(vec![200]).await;
     let webhook = app.post("/api/webhooks", &json!({ "url": receiver.url, "events": ["*"] })).await;
     let id = webhook.expect(201).json()["id"].as_i64().unwrap();
+    let named = receiver.url.replace("127.0.0.1", "localhost");
+    let webhook = app.post("/api/webhooks", &json!({ "url": named, "events": ["*"] })).await;
+    let by_name = webhook.expect(201).json()["id"].as_i64().unwrap();
+    let webhook =
+        app.post("/api/webhooks", &json!({ "url": "https://no-such-host.invalid/hooks", "events": ["*"] })).await;
+    let unresolved = webhook.expect(201).json()["id"].as_i64().unwrap();
     app.vendor("Shree Medicals").await;
-    let page = app.deliveries_once_tried(id, 1).await;
-    let delivery = &page["items"][0];
-    assert_eq!((delivery["status"].clone(), delivery["lastStatusCode"].clone()), (json!("Pending"), Value::Null));
-    assert!(delivery["lastError"].as_str().unwrap().contains("loopback"), "{delivery}");
+    // D51: a fixed text, naming nothing of the server's network; and each is tried again.
+    for (webhook, error) in [
+        (id, "refused: internal address"),
+        (by_name, "refused: internal address"),
+        (unresolved, "could not resolve the host"),
+    ] {
+        let page = app.deliveries_once_tried(webhook, 1).await;
+        let delivery = &page["items"][0];
+        assert_eq!(
+            (delivery["status"].clone(), delivery["lastStatusCode"].clone(), delivery["lastError"].clone()),
+            (json!("Pending"), Value::Null, json!(error)),
+            "{delivery}"
+        );
+        assert_eq!(delivery["nextAttemptAt"], "2024-05-10T10:00:05Z", "tried again about 5 s later (D47)");
+    }
     assert!(receiver.got.lock().unwrap().is_empty(), "never connected to");
 }

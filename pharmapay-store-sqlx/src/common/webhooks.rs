@@ -103,7 +103,7 @@ async fn record_tries(conn: &mut Conn, tries: &[(DeliveryId, Attempt)]) -> Resul
          last_error = {}, next_attempt_at = {}, delivered_at = {}, claimed_until = NULL WHERE id = {}",
                 binds.text(after.status.name()),
                 binds.int(attempt.status_code.map(i64::from)),
-                binds.opt_text(attempt.error.clone()),
+                binds.opt_text(attempt.error.map(|failure| failure.to_string())),
                 binds.int(after.next_attempt_at.map(micros)),
                 binds.int(after.delivered_at.map(micros)),
                 binds.int(delivery.get())

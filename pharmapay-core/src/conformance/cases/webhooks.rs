@@ -69,7 +69,7 @@ pub async fn deliveries_are_queued_once_and_claimed_by_one_server_at_a_time<S: S
     let now = fx.engine.now();
     let tries = one.iter().chain(&two).map(|due| {
         let status = if due.event.id == first { 503 } else { 200 };
-        (due.id, Attempt { at: now, status_code: Some(status), error: (status != 200).then(|| "503".into()) })
+        (due.id, Attempt::ended(now, Ok(status)))
     });
     fx.engine.finish_deliveries(tries.collect()).await.expect("finished");
     let statuses = fx.statuses(all).await;
