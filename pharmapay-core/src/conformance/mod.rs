@@ -404,6 +404,7 @@ macro_rules! store_conformance_tests {
             writes_announce_their_records_and_refusals_nothing,
             concurrent_writes_announce_once_each_in_increasing_ids,
             deliveries_are_queued_once_and_claimed_by_one_server_at_a_time,
+            a_webhook_with_a_backlog_leaves_the_claim_to_others,
         );
     };
     (@cases required $fresh:path; $($case:ident),* $(,)?) => {

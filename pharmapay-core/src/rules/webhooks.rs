@@ -1,6 +1,13 @@
 //! Deliveries of events to webhooks (D47): which events a webhook takes, which addresses a
-//! delivery may reach, which pending deliveries a server may claim, and what a try leaves a
-//! delivery as.
+//! delivery may reach, which pending deliveries a server may claim and how many it may ask for,
+//! and what a try leaves a delivery as.
+//!
+//! A receiver that never answers holds only its own webhook's deliveries (D51): a server tries
+//! [`IN_FLIGHT_PER_WEBHOOK`] of a webhook at once and holds up to [`CLAIMED_PER_WEBHOOK`] of it
+//! claimed, the rest waiting only for that webhook's own tries; it asks for no more than its
+//! [`TRIES_AT_ONCE`] can start at once ([`claim_limit`]), so a claimed delivery never waits for
+//! another webhook's tries; and a claim serves the webhooks with the fewest in flight first
+//! ([`claimable`]), so a slow webhook's backlog never keeps another's deliveries from a claim.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -27,16 +34,30 @@ pub const GIVE_UP_AFTER: SignedDuration = SignedDuration::from_hours(24);
 /// Tries of one webhook a server makes at once (D47: a few).
 pub const IN_FLIGHT_PER_WEBHOOK: usize = 4;
 
-/// Deliveries of one webhook claimed at once, across every servers: a server tries them
+/// Tries a server makes at once across all webhooks.
+pub const TRIES_AT_ONCE: usize = 64;
+
+/// Deliveries of one webhook claimed at once, across every server: a server tries them
 /// [`IN_FLIGHT_PER_WEBHOOK`] at a time, so one round of the database serves several rounds of
 /// tries.
 pub const CLAIMED_PER_WEBHOOK: usize = 16;
 
-/// How long a claim keeps other servers off a delivery: longer than the claimed deliveries'
-/// tries take at [`IN_FLIGHT_PER_WEBHOOK`] at once with a 10 s timeout each (40 s), so a
-/// delivery is never tried twice at once, and short enough that a server that died mid-try
-/// leaves its claims to others within a minute.
+/// How long a claim keeps other servers off a delivery. A claimed delivery waits only for the
+/// tries of its own webhook claimed before it (D51): at most `CLAIMED_PER_WEBHOOK /
+/// IN_FLIGHT_PER_WEBHOOK - 1` rounds of 10 s, then its own 10 s try, 40 s in all; so a
+/// delivery is never tried twice at once, and a server that died mid-try leaves its claims to
+/// others within a minute.
 pub const CLAIM_LEASE: SignedDuration = SignedDuration::from_secs(60);
+
+/// How many deliveries a server may claim now, when `claimed_here` lists how many it holds of
+/// each webhook (tried or waiting for their webhook's turn): what [`TRIES_AT_ONCE`] leaves once
+/// each webhook's tries that can run now (up to [`IN_FLIGHT_PER_WEBHOOK`]) are counted. Each
+/// delivery claimed adds at most one try that can run now, so a claim of this many never makes
+/// a delivery whose webhook's turn is free wait for a slot held by another webhook (D51).
+pub fn claim_limit(claimed_here: impl IntoIterator<Item = usize>) -> usize {
+    let running: usize = claimed_here.into_iter().map(|held| held.min(IN_FLIGHT_PER_WEBHOOK)).sum();
+    TRIES_AT_ONCE.saturating_sub(running)
+}
 
 /// Whether `ip` is an address deliveries must not reach without
 /// `PHARMAPAY_WEBHOOK_ALLOW_PRIVATE` (D47, D51): loopback, private (RFC 1918, unique-local),
@@ -132,22 +153,26 @@ pub fn after_attempt(created_at: Timestamp, attempts_before: u32, attempt: &Atte
 
 /// Which of the due `candidates` (delivery id and webhook id, oldest event first) a server may
 /// claim now, when `in_flight` deliveries of each webhook are claimed already: at most
-/// [`CLAIMED_PER_WEBHOOK`] of a webhook at once, and at most `limit` in all, in the
-/// candidates' order.
+/// [`CLAIMED_PER_WEBHOOK`] of a webhook at once, and at most `limit` in all. The webhooks with
+/// the fewest claimed go first (each webhook's first before any webhook's second, and so on),
+/// each webhook's in the candidates' order, so a webhook whose receiver is slow or dead never
+/// keeps another's deliveries from the claim (D51).
 pub fn claimable(candidates: &[(i64, i64)], in_flight: &HashMap<i64, usize>, limit: usize) -> Vec<i64> {
     let mut taken: HashMap<i64, usize> = HashMap::new();
-    let mut claimed = Vec::new();
-    for (delivery, webhook) in candidates {
-        if claimed.len() == limit {
-            break;
-        }
-        let busy = in_flight.get(webhook).copied().unwrap_or(0) + taken.get(webhook).copied().unwrap_or(0);
-        if busy < CLAIMED_PER_WEBHOOK {
+    // (how many of its webhook would be claimed before it, its place among the candidates, id)
+    let mut ranked: Vec<(usize, usize, i64)> = Vec::new();
+    for (place, (delivery, webhook)) in candidates.iter().enumerate() {
+        let before = in_flight.get(webhook).copied().unwrap_or(0) + taken.get(webhook).copied().unwrap_or(0);
+        if before < CLAIMED_PER_WEBHOOK {
             *taken.entry(*webhook).or_default() += 1;
-            claimed.push(*delivery);
+            ranked.push((before, place, *delivery));
         }
     }
-    claimed
+    ranked.sort_unstable();
+    ranked.truncate(limit);
+    // Answered in the candidates' order: first tries start in id order (D51).
+    ranked.sort_unstable_by_key(|(_, place, _)| *place);
+    ranked.into_iter().map(|(_, _, delivery)| delivery).collect()
 }
 
 #[cfg(test)]
@@ -223,6 +248,31 @@ mod tests {
         assert_eq!(claimed[..2], [1, 2], "one more of webhook 7, oldest first");
         assert_eq!(claimed.iter().filter(|id| *id % 2 == 1).copied().collect::<Vec<_>>(), odd, "a full claim of 8");
         assert_eq!(claimable(&candidates, &HashMap::new(), 3), [1, 2, 3]);
+    }
+
+    #[test]
+    fn a_claim_serves_the_webhooks_with_fewest_in_flight_first() {
+        // Webhook 1's backlog is older than webhook 2's events, and it has 12 in flight.
+        let mut candidates: Vec<(i64, i64)> = (1..=30).map(|id| (id, 1)).collect();
+        candidates.extend((31..=40).map(|id| (id, 2)));
+        let in_flight = HashMap::from([(1, 12)]);
+        assert_eq!(claimable(&candidates, &in_flight, 4), [31, 32, 33, 34], "webhook 2 first");
+        assert_eq!(claimable(&candidates, &in_flight, 16), [1, 2, 3, 4, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40]);
+        // Alike, each webhook's first before any webhook's second, answered oldest first.
+        let even: Vec<(i64, i64)> = (1..=8).map(|id| (id, if id <= 4 { 1 } else { 2 })).collect();
+        assert_eq!(claimable(&even, &HashMap::new(), 4), [1, 2, 5, 6]);
+    }
+
+    #[test]
+    fn a_server_asks_for_what_its_tries_can_start() {
+        assert_eq!(claim_limit([]), TRIES_AT_ONCE);
+        // Five webhooks with a full claim each run four tries apiece; the rest wait their turn.
+        assert_eq!(claim_limit([CLAIMED_PER_WEBHOOK; 5]), TRIES_AT_ONCE - 5 * IN_FLIGHT_PER_WEBHOOK);
+        assert_eq!(claim_limit([1, 2, 0]), TRIES_AT_ONCE - 3);
+        assert_eq!(claim_limit([CLAIMED_PER_WEBHOOK; 40]), 0);
+        // The longest a claimed delivery waits, then its own try, fits in its lease.
+        let rounds = CLAIMED_PER_WEBHOOK.div_ceil(IN_FLIGHT_PER_WEBHOOK) as i64;
+        assert!(SignedDuration::from_secs(10 * rounds) < CLAIM_LEASE);
     }
 
     fn internal(address: &str) -> bool {
