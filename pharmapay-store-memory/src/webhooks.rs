@@ -55,7 +55,7 @@ impl State {
             row.delivery.next_attempt_at = after.next_attempt_at;
             row.delivery.delivered_at = after.delivered_at;
             row.delivery.last_status_code = attempt.status_code;
-            row.delivery.last_error = attempt.error;
+            row.delivery.last_error = attempt.error.map(|failure| failure.to_string());
         }
     }
 

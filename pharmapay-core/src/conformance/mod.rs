@@ -421,6 +421,7 @@ macro_rules! store_conformance_tests {
             concurrent_writes_announce_once_each_in_increasing_ids,
             the_feed_and_webhooks_show_only_what_the_caller_may_read,
             deliveries_are_queued_once_and_claimed_by_one_server_at_a_time,
+            a_webhook_with_a_backlog_leaves_the_claim_to_others,
         );
     };
     (@cases required $fresh:path; $($case:ident),* $(,)?) => {

@@ -273,6 +273,54 @@ pub struct DueDelivery {
     pub event: Event,
 }
 
+/// Why a try of a delivery failed: one of a fixed set (D51), so a delivery's `lastError` tells
+/// the webhook's owner what went wrong without revealing anything of the server's own network
+/// (no resolver or connector texts, no addresses). Every one is retried alike (D47's schedule).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeliveryFailure {
+    /// The host is, or resolves only to, an internal address (D47, D51) and the server does
+    /// not allow those.
+    RefusedInternal,
+    /// The host's name did not resolve, or resolved to no address that can be connected to.
+    Unresolved,
+    /// No connection was made to an address the host resolved to, or it closed before an answer.
+    NotConnected,
+    /// No answer's status came within the 10 s a try may take (D47).
+    NoAnswer,
+    /// The receiver answered with this status, not a 2xx.
+    Answered(u16),
+    /// The TLS handshake failed: a certificate not trusted or not the host's, or no TLS spoken.
+    Tls,
+}
+
+impl DeliveryFailure {
+    /// Every text a failure is shown as, `<status>` standing for the answer's status (D51).
+    pub const TEXTS: [&'static str; 6] = [
+        "refused: internal address",
+        "could not resolve the host",
+        "could not connect",
+        "no answer within 10 s",
+        "answered <status>",
+        "TLS failed",
+    ];
+}
+
+impl fmt::Display for DeliveryFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let [internal, unresolved, unconnected, silent, _, tls] = Self::TEXTS;
+        match self {
+            Self::RefusedInternal => f.write_str(internal),
+            Self::Unresolved => f.write_str(unresolved),
+            Self::NotConnected => f.write_str(unconnected),
+            Self::NoAnswer => f.write_str(silent),
+            Self::Answered(status) => write!(f, "answered {status}"),
+            Self::Tls => f.write_str(tls),
+        }
+    }
+}
+
+impl std::error::Error for DeliveryFailure {}
+
 /// What one try of a delivery got.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Attempt {
@@ -280,11 +328,21 @@ pub struct Attempt {
     pub at: Timestamp,
     /// The answer's status, if one came.
     pub status_code: Option<u16>,
-    /// Why it failed: no answer (refused, timed out, a refused address) or a status not 2xx.
-    pub error: Option<String>,
+    /// Why it failed, if it did; kept as the delivery's `lastError`, its text (D51).
+    pub error: Option<DeliveryFailure>,
 }
 
 impl Attempt {
+    /// The try that ended `at` with `outcome`, the answer's status or why none came: delivered
+    /// on a 2xx, [`DeliveryFailure::Answered`] on any other status.
+    pub fn ended(at: Timestamp, outcome: Result<u16, DeliveryFailure>) -> Self {
+        match outcome {
+            Ok(status) if (200..300).contains(&status) => Self { at, status_code: Some(status), error: None },
+            Ok(status) => Self { at, status_code: Some(status), error: Some(DeliveryFailure::Answered(status)) },
+            Err(failure) => Self { at, status_code: None, error: Some(failure) },
+        }
+    }
+
     /// Whether the receiver took the event (a 2xx answer).
     pub fn delivered(&self) -> bool {
         self.status_code.is_some_and(|status| (200..300).contains(&status))
@@ -339,9 +397,39 @@ mod tests {
 
     #[test]
     fn only_a_2xx_delivers() {
+        use DeliveryFailure::{Answered, Tls};
         let at = Timestamp::UNIX_EPOCH;
         assert!(Attempt { at, status_code: Some(204), error: None }.delivered());
-        assert!(!Attempt { at, status_code: Some(500), error: Some("500".into()) }.delivered());
-        assert!(!Attempt { at, status_code: None, error: Some("refused".into()) }.delivered());
+        let answered = Some(DeliveryFailure::Answered(500));
+        assert!(!Attempt { at, status_code: Some(500), error: answered }.delivered());
+        let refused = Some(DeliveryFailure::RefusedInternal);
+        assert!(!Attempt { at, status_code: None, error: refused }.delivered());
+        assert_eq!(Attempt::ended(at, Ok(204)), Attempt { at, status_code: Some(204), error: None });
+        assert_eq!(Attempt::ended(at, Ok(302)), Attempt { at, status_code: Some(302), error: Some(Answered(302)) });
+        assert_eq!(Attempt::ended(at, Err(Tls)), Attempt { at, status_code: None, error: Some(Tls) });
+        assert!(!Attempt::ended(at, Ok(500)).delivered() && Attempt::ended(at, Ok(200)).delivered());
+    }
+
+    #[test]
+    fn a_failure_is_shown_as_one_of_the_fixed_texts() {
+        use DeliveryFailure::*;
+        let shown: Vec<String> = [RefusedInternal, Unresolved, NotConnected, NoAnswer, Answered(503), Tls]
+            .iter()
+            .map(|f| f.to_string())
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                "refused: internal address",
+                "could not resolve the host",
+                "could not connect",
+                "no answer within 10 s",
+                "answered 503",
+                "TLS failed"
+            ]
+        );
+        for (text, listed) in shown.iter().zip(DeliveryFailure::TEXTS) {
+            assert_eq!(text.as_str(), listed.replace("<status>", "503"));
+        }
     }
 }

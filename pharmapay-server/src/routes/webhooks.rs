@@ -5,7 +5,8 @@
 use pharmapay_core::Action::{Create, Delete, Read, Update};
 use pharmapay_core::Collection::Webhook as Webhooks;
 use pharmapay_core::domain::webhook::{
-    ALL_EVENTS, Delivery, DeliveryQuery, DeliveryStatus, NewWebhook, URL_MAX, Webhook, WebhookWithSecret,
+    ALL_EVENTS, Delivery, DeliveryFailure, DeliveryQuery, DeliveryStatus, NewWebhook, URL_MAX, Webhook,
+    WebhookWithSecret,
 };
 use pharmapay_core::error::IdempotencyClash;
 use pharmapay_core::events::EVENT_TYPES;
@@ -363,7 +364,13 @@ describe! {
             "type": ["integer", "null"], "format": "int32", "minimum": 100, "maximum": 599,
             "description": "The last try's answer status, or null when it got none.",
         },
-        last_error: schema::nullable_text(TEXT_MAX, "Why the last try failed, or null."),
+        last_error: schema::nullable_text(
+            TEXT_MAX,
+            format!(
+                "Why the last try failed, or null: one of {} (D51); a failed try is tried again as `nextAttemptAt` says.",
+                DeliveryFailure::TEXTS.map(|text| format!("`{text}`")).join(", ")
+            ),
+        ),
         next_attempt_at: schema::nullable_instant("When it is tried next, or null unless pending."),
         delivered_at: schema::nullable_instant("When it was delivered, or null."),
     }

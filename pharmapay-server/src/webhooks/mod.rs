@@ -4,9 +4,13 @@
 //!
 //! The work is shared through the database: queuing and claims are decided one server at a
 //! time (`pharmapay_core::store::WebhookStore`), so servers sharing a database never try one
-//! delivery at once. A try runs in its own task, at most [`TRIES_AT_ONCE`] claimed at once
-//! across the server and 4 tries of a webhook at once, with a 10 s timeout, so a slow or dead
-//! receiver holds a few slots for seconds and never a request handler.
+//! delivery at once. A try runs in its own task with a 10 s timeout, never in a request
+//! handler. A server holds up to `CLAIMED_PER_WEBHOOK` deliveries of a webhook claimed and
+//! tries `IN_FLIGHT_PER_WEBHOOK` of them at once, the rest waiting for that webhook's turns
+//! alone; it claims no more than `rules::webhooks::claim_limit` allows, so the tries that can
+//! run never pass `TRIES_AT_ONCE` and a delivery whose turn is free starts at once. A receiver
+//! that never answers so holds only its own webhook's deliveries (D51), and every claimed
+//! delivery is tried well within its lease.
 //!
 //! `client.rs` posts (hyper's client over rustls, with a resolver that refuses internal
 //! addresses); `sign.rs` signs.
@@ -23,7 +27,7 @@ use pharmapay_core::Store;
 use pharmapay_core::domain::webhook::{Attempt, DueDelivery};
 use pharmapay_core::ids::{DeliveryId, WebhookId};
 use pharmapay_core::jiff::SignedDuration;
-use pharmapay_core::rules::webhooks::IN_FLIGHT_PER_WEBHOOK;
+use pharmapay_core::rules::webhooks::{IN_FLIGHT_PER_WEBHOOK, claim_limit};
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinHandle;
 use tracing::{debug, info, warn};
@@ -31,9 +35,6 @@ use tracing::{debug, info, warn};
 use crate::app::App;
 use crate::routes::events::EventDto;
 use client::Deliverer;
-
-/// Tries in flight at once across the server.
-pub const TRIES_AT_ONCE: usize = 64;
 
 /// Events queued per round.
 const QUEUE_BATCH: u32 = 1_000;
@@ -57,25 +58,34 @@ pub struct DeliverySettings {
     pub retention: SignedDuration,
 }
 
+/// The deliveries of one webhook this server holds claimed, and the turns they take to be tried.
+struct Held {
+    /// Claimed and not yet recorded as tried: waiting for a turn, or being tried.
+    claimed: usize,
+    /// [`IN_FLIGHT_PER_WEBHOOK`] turns, taken in the order the deliveries were claimed.
+    turns: Arc<Semaphore>,
+}
+
+/// A try that ended: its webhook, its delivery and what it got.
+type Ended = (WebhookId, DeliveryId, Attempt);
+
 /// Starts the delivery task over `app`'s engine; it runs until aborted.
 ///
 /// Each round queues the deliveries of new events (at most every [`QUEUE_EVERY`] unless a full
-/// batch waits), then records the tries that ended since the last round and claims what slots
-/// are free, in one transaction; a round that claimed nothing rests until a try ends or [`IDLE`]
-/// has passed.
+/// batch waits), then records the tries that ended since the last round and claims what
+/// `claim_limit` allows, in one transaction; a round that claimed nothing rests until a try
+/// ends or [`IDLE`] has passed.
 pub fn spawn<S: Store>(app: Arc<App<S>>, settings: DeliverySettings) -> JoinHandle<()> {
     tokio::spawn(async move {
         let deliverer = Deliverer::new(settings.allow_private);
-        let slots = Arc::new(Semaphore::new(TRIES_AT_ONCE));
-        let (ended, mut finished) = mpsc::unbounded_channel::<(DeliveryId, Attempt)>();
+        let (ended, mut finished) = mpsc::unbounded_channel::<Ended>();
         let mut next_retention = tokio::time::Instant::now() + Duration::from_secs(60);
         let mut tries = Vec::new();
         let mut next_queue = tokio::time::Instant::now();
-        // Each webhook's tries, a few at once (D47), in the order they were claimed.
-        let mut per_webhook: HashMap<WebhookId, Arc<Semaphore>> = HashMap::new();
+        let mut held: HashMap<WebhookId, Held> = HashMap::new();
         loop {
             while let Ok(tried) = finished.try_recv() {
-                tries.push(tried);
+                tries.push(release(&mut held, tried));
             }
             if tokio::time::Instant::now() >= next_queue {
                 match app.engine.queue_deliveries(QUEUE_BATCH).await {
@@ -87,26 +97,29 @@ pub fn spawn<S: Store>(app: Arc<App<S>>, settings: DeliverySettings) -> JoinHand
                 }
             }
             let mut claimed = 0;
-            let free = slots.available_permits();
-            if free > 0 || !tries.is_empty() {
+            // D51: ask only for what can start now beside the tries already running, so no
+            // webhook's waiting deliveries hold another's share.
+            let limit = claim_limit(held.values().map(|hook| hook.claimed));
+            if limit > 0 || !tries.is_empty() {
                 let recorded = std::mem::take(&mut tries);
-                match app.engine.claim_deliveries(u32::try_from(free).unwrap_or(u32::MAX), recorded).await {
+                match app.engine.claim_deliveries(u32::try_from(limit).unwrap_or(u32::MAX), recorded).await {
                     Ok(due) => {
                         claimed = due.len();
                         for delivery in due {
-                            let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else { break };
-                            let turns = Arc::clone(
-                                per_webhook
-                                    .entry(delivery.webhook_id)
-                                    .or_insert_with(|| Arc::new(Semaphore::new(IN_FLIGHT_PER_WEBHOOK))),
-                            );
+                            let hook = held.entry(delivery.webhook_id).or_insert_with(|| Held {
+                                claimed: 0,
+                                turns: Arc::new(Semaphore::new(IN_FLIGHT_PER_WEBHOOK)),
+                            });
+                            hook.claimed += 1;
+                            let turns = Arc::clone(&hook.turns);
                             let (app, deliverer, ended) = (Arc::clone(&app), deliverer.clone(), ended.clone());
                             tokio::spawn(async move {
-                                let id = delivery.id;
-                                let Ok(turn) = turns.acquire_owned().await else { return };
+                                let (webhook, id) = (delivery.webhook_id, delivery.id);
+                                // Waits only for its own webhook's tries claimed before it.
+                                let turn = turns.acquire_owned().await;
                                 let attempt = attempt(&app, &deliverer, delivery).await;
-                                drop((turn, slot));
-                                let _ = ended.send((id, attempt));
+                                drop(turn);
+                                let _ = ended.send((webhook, id, attempt));
                             });
                         }
                     }
@@ -123,11 +136,23 @@ pub fn spawn<S: Store>(app: Arc<App<S>>, settings: DeliverySettings) -> JoinHand
             if claimed == 0 {
                 tokio::select! {
                     () = tokio::time::sleep(IDLE) => {}
-                    tried = finished.recv() => tries.extend(tried),
+                    tried = finished.recv() => tries.extend(tried.map(|tried| release(&mut held, tried))),
                 }
             }
         }
     })
+}
+
+/// Counts the try that ended off its webhook's held deliveries, forgetting a webhook with none
+/// left, and answers it for recording.
+fn release(held: &mut HashMap<WebhookId, Held>, (webhook, id, attempt): Ended) -> (DeliveryId, Attempt) {
+    if let Some(hook) = held.get_mut(&webhook) {
+        hook.claimed = hook.claimed.saturating_sub(1);
+        if hook.claimed == 0 {
+            held.remove(&webhook);
+        }
+    }
+    (id, attempt)
 }
 
 /// Posts one claimed delivery and answers what the try got.
@@ -143,11 +168,7 @@ async fn attempt<S: Store>(app: &App<S>, deliverer: &Deliverer, delivery: DueDel
     ];
     let outcome = deliverer.post(&delivery.url, &headers, Bytes::from(body)).await;
     let at = app.engine.now();
-    let attempt = match outcome {
-        Ok(status) if (200..300).contains(&status) => Attempt { at, status_code: Some(status), error: None },
-        Ok(status) => Attempt { at, status_code: Some(status), error: Some(format!("answered {status}")) },
-        Err(error) => Attempt { at, status_code: None, error: Some(error) },
-    };
+    let attempt = Attempt::ended(at, outcome);
     match &attempt.error {
         None => debug!(webhook = %delivery.webhook_id, event = %id, %kind, "delivered"),
         Some(error) => {

@@ -1,9 +1,11 @@
 //! Webhooks over HTTP (D47): their management, secrets and deliveries, posted to a receiver on
-//! 127.0.0.1 and checked against the Standard Webhooks signature, retried after a failure.
+//! 127.0.0.1 and checked against the Standard Webhooks signature, retried after a failure; a
+//! failure told as one of a fixed set of texts, and a receiver that never answers holding only
+//! its own webhook's deliveries (D51).
 
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
@@ -29,6 +31,7 @@ struct Received {
     timestamp: String,
     signature: String,
     body: Bytes,
+    at: Instant,
 }
 
 /// A receiver on 127.0.0.1 answering each request with the next status of its script (the
@@ -59,7 +62,7 @@ impl Receiver {
                                 (header("webhook-id"), header("webhook-timestamp"), header("webhook-signature"));
                             let body = request.into_body().collect().await.unwrap().to_bytes();
                             let mut got = kept.lock().unwrap();
-                            got.push(Received { id, timestamp, signature, body });
+                            got.push(Received { id, timestamp, signature, body, at: Instant::now() });
                             let status = script.get(got.len() - 1).or(script.last()).copied().unwrap_or(200);
                             let response = hyper::Response::builder().status(status).body(Full::new(Bytes::new()));
                             Ok::<_, Infallible>(response.unwrap())
@@ -221,10 +224,89 @@ async fn deliveries_to_internal_addresses_are_refused_by_default() {
     let receiver = Receiver::start(vec![200]).await;
     let webhook = app.post("/api/webhooks", &json!({ "url": receiver.url, "events": ["*"] })).await;
     let id = webhook.expect(201).json()["id"].as_i64().unwrap();
+    let named = receiver.url.replace("127.0.0.1", "localhost");
+    let webhook = app.post("/api/webhooks", &json!({ "url": named, "events": ["*"] })).await;
+    let by_name = webhook.expect(201).json()["id"].as_i64().unwrap();
+    let webhook =
+        app.post("/api/webhooks", &json!({ "url": "https://no-such-host.invalid/hooks", "events": ["*"] })).await;
+    let unresolved = webhook.expect(201).json()["id"].as_i64().unwrap();
     app.vendor("Shree Medicals").await;
-    let page = app.deliveries_once_tried(id, 1).await;
-    let delivery = &page["items"][0];
-    assert_eq!((delivery["status"].clone(), delivery["lastStatusCode"].clone()), (json!("Pending"), Value::Null));
-    assert!(delivery["lastError"].as_str().unwrap().contains("loopback"), "{delivery}");
+    // D51: a fixed text, naming nothing of the server's network; and each is tried again.
+    for (webhook, error) in [
+        (id, "refused: internal address"),
+        (by_name, "refused: internal address"),
+        (unresolved, "could not resolve the host"),
+    ] {
+        let page = app.deliveries_once_tried(webhook, 1).await;
+        let delivery = &page["items"][0];
+        assert_eq!(
+            (delivery["status"].clone(), delivery["lastStatusCode"].clone(), delivery["lastError"].clone()),
+            (json!("Pending"), Value::Null, json!(error)),
+            "{delivery}"
+        );
+        assert_eq!(delivery["nextAttemptAt"], "2024-05-10T10:00:05Z", "tried again about 5 s later (D47)");
+    }
     assert!(receiver.got.lock().unwrap().is_empty(), "never connected to");
+}
+
+/// A listener on 127.0.0.1 that accepts connections and never answers them; its URL.
+async fn silent_receiver() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hooks", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((stream, _)) = listener.accept().await {
+            open.push(stream);
+        }
+    });
+    url
+}
+
+/// D51: five webhooks whose receiver takes connections and never answers hold only their own
+/// deliveries; a sixth, healthy webhook gets each of its events within a few seconds.
+#[tokio::test]
+async fn a_receiver_that_never_answers_holds_only_its_own_webhooks_deliveries() {
+    let mut config = test_config();
+    config.webhook_allow_private = true;
+    let app = spawn_app_with(config).await;
+    let mut dead = Vec::new();
+    for _ in 0..5 {
+        let body = json!({ "url": silent_receiver().await, "events": ["vendor.created"] });
+        dead.push(app.post("/api/webhooks", &body).await.expect(201).json()["id"].as_i64().unwrap());
+    }
+    let receiver = Receiver::start(vec![204]).await;
+    let body = json!({ "url": receiver.url, "events": ["vendor.created"] });
+    app.post("/api/webhooks", &body).await.expect(201);
+
+    let mut created = std::collections::HashMap::new();
+    for n in 0..40 {
+        let vendor = app.vendor(&format!("Vendor {n:02}")).await;
+        created.insert(vendor, Instant::now());
+    }
+    let got = receiver.wait_for(40).await;
+    let mut seen = std::collections::HashSet::new();
+    for received in &got {
+        let event: Value = serde_json::from_slice(&received.body).unwrap();
+        let vendor = event["data"]["id"].as_i64().unwrap();
+        let waited = received.at - created[&vendor];
+        assert!(waited < Duration::from_secs(10), "vendor {vendor}'s event arrived {waited:?} after it was made");
+        seen.insert(vendor);
+    }
+    assert_eq!(seen.len(), 40, "each event once");
+
+    // The silent receivers' tries end at the timeout, told as such.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let tried = loop {
+        let page = app.get(&format!("/api/webhooks/{}/deliveries?pageSize=100", dead[0])).await.expect(200).json();
+        let items = page["items"].as_array().unwrap().clone();
+        if let Some(tried) = items.into_iter().find(|item| item["attempts"].as_u64().is_some_and(|n| n > 0)) {
+            break tried;
+        }
+        assert!(Instant::now() < deadline, "no try of a silent receiver ended in 20 s: {page}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(
+        (tried["status"].clone(), tried["lastStatusCode"].clone(), tried["lastError"].clone()),
+        (json!("Pending"), Value::Null, json!("no answer within 10 s"))
+    );
 }

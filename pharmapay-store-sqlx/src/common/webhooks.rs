@@ -4,8 +4,8 @@
 //! advisory lock on PostgreSQL; SQLite's one writer): the queuer moves each active webhook's
 //! cursor in the feed on and writes a delivery for each event the webhook takes
 //! (`rules::webhooks::takes`); a claim marks due deliveries `claimed_until` a lease's end, a few
-//! of a webhook at once (`rules::webhooks::claimable`), so no two servers try one delivery at
-//! once. A try's outcome is what `rules::webhooks::after_attempt` says of it.
+//! of a webhook at once (`rules::webhooks::claimable`, offered each webhook's oldest due ones),
+//! so no two servers try one delivery at once. A try's outcome is what `rules::webhooks::after_attempt` says of it.
 
 use std::collections::HashMap;
 
@@ -16,7 +16,7 @@ use pharmapay_core::events::Event;
 use pharmapay_core::ids::{DeliveryId, WebhookId};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::paging::Page;
-use pharmapay_core::rules::webhooks::{self, CLAIM_LEASE};
+use pharmapay_core::rules::webhooks::{self, CLAIM_LEASE, CLAIMED_PER_WEBHOOK};
 use pharmapay_core::store::{StoreResult, WebhookStore, WriteContext};
 use pharmapay_core::{Entity, StoreError};
 use sqlx::Row;
@@ -103,7 +103,7 @@ async fn record_tries(conn: &mut Conn, tries: &[(DeliveryId, Attempt)]) -> Resul
          last_error = {}, next_attempt_at = {}, delivered_at = {}, claimed_until = NULL WHERE id = {}",
                 binds.text(after.status.name()),
                 binds.int(attempt.status_code.map(i64::from)),
-                binds.opt_text(attempt.error.clone()),
+                binds.opt_text(attempt.error.map(|failure| failure.to_string())),
                 binds.int(after.next_attempt_at.map(micros)),
                 binds.int(after.delivered_at.map(micros)),
                 binds.int(delivery.get())
@@ -379,14 +379,18 @@ impl WebhookStore for SqlStore {
             .await?;
             let in_flight: HashMap<i64, usize> =
                 busy.into_iter().map(|(webhook, count)| (webhook, usize::try_from(count).unwrap_or(0))).collect();
+            // Each webhook's oldest due deliveries, no more than it could hold claimed, so a
+            // webhook with a backlog never crowds another's out of the candidates (D51).
             let candidates: Vec<(i64, i64)> = sqlx::query_as(
-                "SELECT d.id, d.webhook_id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id \
+                "SELECT id, webhook_id FROM (SELECT d.id, d.webhook_id, d.event_id, \
+                 ROW_NUMBER() OVER (PARTITION BY d.webhook_id ORDER BY d.event_id, d.id) AS turn \
+                 FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id \
                  WHERE d.status = 'Pending' AND d.next_attempt_at <= $1 \
-                 AND (d.claimed_until IS NULL OR d.claimed_until <= $1) AND w.is_active \
-                 ORDER BY d.event_id, d.id LIMIT $2",
+                 AND (d.claimed_until IS NULL OR d.claimed_until <= $1) AND w.is_active) due \
+                 WHERE turn <= $2 ORDER BY event_id, id",
             )
             .bind(at)
-            .bind(i64::from(limit) * 4)
+            .bind(i64::try_from(CLAIMED_PER_WEBHOOK).unwrap_or(i64::MAX))
             .fetch_all(&mut *db_tx)
             .await?;
             let claimed = webhooks::claimable(&candidates, &in_flight, limit as usize);

@@ -94,7 +94,9 @@ pub use sessions::{
     parallel_failed_logins_never_pass_the_limit, token_secret_is_kept_in_the_store,
     tokens_stop_working_after_delete_or_password_change,
 };
-pub use webhooks::deliveries_are_queued_once_and_claimed_by_one_server_at_a_time;
+pub use webhooks::{
+    a_webhook_with_a_backlog_leaves_the_claim_to_others, deliveries_are_queued_once_and_claimed_by_one_server_at_a_time,
+};
 
 use serde_json::Value;
 

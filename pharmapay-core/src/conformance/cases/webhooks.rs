@@ -1,6 +1,7 @@
 //! Webhook deliveries (D47): each event queued once per webhook that takes it, claimed by one
 //! server at a time and a few of a webhook at once, tried again on schedule, and events kept
-//! while a delivery needs them.
+//! while a delivery needs them; a webhook's backlog never keeps another's deliveries from a
+//! claim (D51).
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -69,7 +70,7 @@ pub async fn deliveries_are_queued_once_and_claimed_by_one_server_at_a_time<S: S
     let now = fx.engine.now();
     let tries = one.iter().chain(&two).map(|due| {
         let status = if due.event.id == first { 503 } else { 200 };
-        (due.id, Attempt { at: now, status_code: Some(status), error: (status != 200).then(|| "503".into()) })
+        (due.id, Attempt::ended(now, Ok(status)))
     });
     fx.engine.finish_deliveries(tries.collect()).await.expect("finished");
     let statuses = fx.statuses(all).await;
@@ -116,4 +117,34 @@ pub async fn deliveries_are_queued_once_and_claimed_by_one_server_at_a_time<S: S
     assert!(matches!(gone, Err(Error::NotFound { .. })));
     let (_, pharmacist) = fx.pharmacist("clerk@example.com").await;
     assert!(matches!(fx.engine.list_webhooks(&pharmacist).await, Err(Error::Forbidden { .. })));
+}
+
+/// A webhook whose receiver is slow or dead holds a full claim and a backlog of older events;
+/// another webhook's deliveries are still claimed at once, even by a claim of a few (D51).
+pub async fn a_webhook_with_a_backlog_leaves_the_claim_to_others<S: Store>(store: S) {
+    let fx = Fixture::new(store).await;
+    let slow = fx.webhook(&["*"]).await;
+    for n in 0..60 {
+        fx.vendor(&format!("Backlog {n}")).await;
+    }
+    fx.engine.queue_deliveries(1_000).await.expect("queued");
+    // The slow webhook's oldest fill its claim; its other 44 stay due.
+    let first = fx.engine.claim_deliveries(100, Vec::new()).await.expect("claimed");
+    assert_eq!(first.len(), CLAIMED_PER_WEBHOOK);
+    assert!(first.iter().all(|due| due.webhook_id == slow));
+
+    // Another webhook's events come after all of the slow one's backlog.
+    let healthy = fx.webhook(&["*"]).await;
+    for n in 0..3 {
+        fx.vendor(&format!("Later {n}")).await;
+    }
+    fx.engine.queue_deliveries(1_000).await.expect("queued");
+    assert_eq!(fx.statuses(slow).await.len(), 63);
+
+    let next = fx.engine.claim_deliveries(2, Vec::new()).await.expect("claimed");
+    assert_eq!(next.iter().map(|due| due.webhook_id).collect::<Vec<_>>(), [healthy, healthy], "{next:?}");
+    let ids: Vec<i64> = next.iter().map(|due| due.event.id).collect();
+    assert!(ids[0] < ids[1], "in id order: {ids:?}");
+    let last = fx.engine.claim_deliveries(100, Vec::new()).await.expect("claimed");
+    assert_eq!(last.iter().map(|due| due.webhook_id).collect::<Vec<_>>(), [healthy], "the slow one is still full");
 }
