@@ -30,15 +30,18 @@ impl TestApp {
     }
 }
 
+/// A UPI payment of `amount` on `day` against `invoice`, with `reference`.
+fn upi_payment(invoice: i64, amount: &str, day: &str, reference: Value) -> Value {
+    json!({ "invoiceId": invoice, "amount": amount.parse::<f64>().unwrap(), "transactionDate": day,
+            "transactionType": "UPI", "reference": reference })
+}
+
 #[tokio::test]
 async fn statements_are_uploaded_matched_listed_and_acted_on() {
     let app = spawn_app().await;
     let vendor = app.vendor("Shree Medicals").await;
     let invoice = app.invoice(vendor, "SM-1", "50000", "2024-06-30").await;
-    let payment = |amount: &str, day: &str, reference: Value| {
-        json!({ "invoiceId": invoice, "amount": amount.parse::<f64>().unwrap(), "transactionDate": day,
-                "transactionType": "UPI", "reference": reference })
-    };
+    let payment = |amount: &str, day: &str, reference: Value| upi_payment(invoice, amount, day, reference);
     let upi = app.post("/api/transactions", &payment("2500", "2024-05-05", json!("512345678901"))).await;
     let upi = upi.expect(201).json()["id"].clone();
     let neft = app.post("/api/transactions", &payment("1200", "2024-05-04", Value::Null)).await;
@@ -210,10 +213,7 @@ async fn statements_show_payments_to_their_readers_and_deleted_payments_free_lin
     let app = spawn_app().await;
     let vendor = app.vendor("Shree Medicals").await;
     let invoice = app.invoice(vendor, "SM-1", "50000", "2024-06-30").await;
-    let payment = |amount: &str, day: &str, reference: Value| {
-        json!({ "invoiceId": invoice, "amount": amount.parse::<f64>().unwrap(), "transactionDate": day,
-                "transactionType": "UPI", "reference": reference })
-    };
+    let payment = |amount: &str, day: &str, reference: Value| upi_payment(invoice, amount, day, reference);
     let upi = app.post("/api/transactions", &payment("2500", "2024-05-05", json!("512345678901"))).await;
     let upi = upi.expect(201).json()["id"].clone();
     for (amount, day) in [("11", "2024-05-03"), ("22", "2024-05-04"), ("33", "2024-05-04")] {

@@ -15,7 +15,7 @@ use crate::domain::{AuditQuery, NewTransaction, NewVendorPayment, PaymentReferen
 use crate::engine::StatementUpload;
 use crate::error::{Entity, Error, RuleBroken};
 use crate::idempotency::{Created, IdempotencyKey, IdempotencyRequest, Replay};
-use crate::ids::{BankStatementId, InvoiceId, TransactionId, VendorId};
+use crate::ids::{BankStatementId, InvoiceId, TransactionId, VendorId, VendorPaymentId};
 use crate::import::ImportFile;
 use crate::paging::PageRequest;
 use crate::rules::references::Holder;
@@ -78,6 +78,19 @@ impl<S: Store> Fixture<S> {
         found
     }
 
+    /// A NetBanking vendor payment of 3,000 on 8 May 2024, the one HDFC_MAY's fourth line names.
+    async fn bulk_payment(&self, vendor: VendorId) -> VendorPaymentId {
+        let payment = NewVendorPayment {
+            amount: amount("3000"),
+            transaction_date: ts("2024-05-08T09:00:00Z"),
+            transaction_type: TransactionType::NetBanking,
+            reference: Some(PaymentReference::parse("N1234-5678-9012345").expect("a reference")),
+            description: None,
+            allocations: None,
+        };
+        created(self.engine.create_vendor_payment(&self.admin, vendor, payment, None).await.expect("paid")).id
+    }
+
     async fn paid_on(
         &self,
         invoice: InvoiceId,
@@ -126,15 +139,7 @@ pub async fn statements_match_lines_and_every_action_keeps_the_counts<S: Store>(
         fx.paid_on(first.id, "999", "2024-05-07T09:00:00Z", TransactionType::Upi, Some("UTR 999888777666")).await;
     let unseen = fx.paid_on(second.id, "450", "2024-05-04T09:00:00Z", TransactionType::Upi, Some("UNSEEN-1")).await;
     let _older = fx.paid_on(second.id, "45", "2024-05-01T09:00:00Z", TransactionType::Upi, None).await;
-    let bulk = NewVendorPayment {
-        amount: amount("3000"),
-        transaction_date: ts("2024-05-08T09:00:00Z"),
-        transaction_type: TransactionType::NetBanking,
-        reference: Some(PaymentReference::parse("N1234-5678-9012345").expect("a reference")),
-        description: None,
-        allocations: None,
-    };
-    let bulk = created(fx.engine.create_vendor_payment(&fx.admin, vendor.id, bulk, None).await.expect("paid")).id;
+    let bulk = fx.bulk_payment(vendor.id).await;
 
     let may = fx.upload("HDFC 1234", HDFC_MAY).await.expect("uploaded");
     assert_eq!(may.account, "HDFC 1234");
@@ -388,15 +393,7 @@ pub async fn statements_show_payments_to_their_readers_and_deletes_free_lines<S:
     let invoice = fx.invoice(vendor.id, "SM-1", "20000", "2024-06-30T00:00:00Z").await;
     let upi = fx.paid_on(invoice.id, "2500", "2024-05-05T09:00:00Z", TransactionType::Upi, Some("412345678901")).await;
     fx.paid_on(invoice.id, "450", "2024-05-04T09:00:00Z", TransactionType::Upi, Some("UNSEEN-1")).await;
-    let bulk = NewVendorPayment {
-        amount: amount("3000"),
-        transaction_date: ts("2024-05-08T09:00:00Z"),
-        transaction_type: TransactionType::NetBanking,
-        reference: Some(PaymentReference::parse("N1234-5678-9012345").expect("a reference")),
-        description: None,
-        allocations: None,
-    };
-    let bulk = created(fx.engine.create_vendor_payment(&fx.admin, vendor.id, bulk, None).await.expect("paid")).id;
+    let bulk = fx.bulk_payment(vendor.id).await;
     let may = fx.upload("HDFC 1234", HDFC_MAY).await.expect("uploaded");
     let lines = fx.lines_of(may.id, None).await;
     let at = |n: usize| lines[n - 1].id;
