@@ -20,6 +20,8 @@
 //!   returned connection cost a read as much as a statement, and without a ping: a read that
 //!   meets a dead connection runs again.
 //! - `error.rs` maps sqlx's errors into [`StoreError`] once.
+//! - `landed.rs` (a test) holds the checksum of every migration as it landed: a landed
+//!   migration is never edited, a change is a new one.
 //! - [`statements`] holds the SQL fragments statements share and the texts of the fixed
 //!   statements on the hot paths, which the store sends and benchmarks may import.
 //!
@@ -224,6 +226,8 @@ pub mod statements;
 
 mod error;
 mod group_commit;
+#[cfg(test)]
+mod landed;
 mod postgres;
 mod read_pool;
 mod sqlite;

@@ -101,7 +101,7 @@ const LICENCE_HOLDERS: &str = "SELECT v.id, v.name, v.drug_license_number1, v.dr
 const LICENCE_HOLDERS_PACKED: bool = false;
 
 /// The embedded migrations, in version order.
-const MIGRATIONS: &[Migration] = &migrations!("postgres");
+pub(crate) const MIGRATIONS: &[Migration] = &migrations!("postgres");
 
 /// The table that records applied migrations, created when missing. Written as a check rather
 /// than `CREATE TABLE IF NOT EXISTS`, whose notice for an existing table ("already exists,

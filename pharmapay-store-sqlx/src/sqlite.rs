@@ -108,7 +108,7 @@ const LICENCE_HOLDERS: &str = "SELECT json_group_array(json_array(v.id, v.name, 
 const LICENCE_HOLDERS_PACKED: bool = true;
 
 /// The embedded migrations, in version order.
-const MIGRATIONS: &[Migration] = &migrations!("sqlite");
+pub(crate) const MIGRATIONS: &[Migration] = &migrations!("sqlite");
 
 /// The table that records applied migrations.
 const MIGRATIONS_TABLE: &str = "CREATE TABLE IF NOT EXISTS _pharmapay_migrations ( \
