@@ -17,11 +17,11 @@
 //! ```
 //!
 //! # Layout
-//! - [`engine`]: [`PharmaPay`], one method per use case, in one file per family (sessions,
-//!   ledger, access, reports); permissions are checked there.
-//! - [`store`]: the [`Store`] contract, one trait per purpose (sessions, vendors, invoices,
-//!   payments, access, reports), and [`ImportStore`] for bulk imports; backends live in other
-//!   crates.
+//! - [`engine`]: [`PharmaPay`], one method per use case, in one file per family;
+//!   permissions are checked there.
+//! - [`store`]: the [`Store`] contract, one trait per purpose, and [`ImportStore`] for bulk
+//!   loads; backends live in other crates.
+//! - [`ids`]: the typed ids of every record.
 //! - [`rules`]: every rule that spans records, decided once by a pure function over the facts
 //!   a store loaded under its lock: onboarding, the OwnPharmacy vendor, the guard rails of
 //!   people, the ledger's paid totals, restores, grants, token revocation, the login window and
@@ -43,10 +43,11 @@
 //!   in the write's own transaction (D47).
 //! - [`report`]: Excel reports (D26), streamed from the store in batches, built in constant
 //!   memory and saved into any writer.
-//! - `conformance` (feature `conformance`): the behavioural suite every store must pass, one
-//!   file of cases per family.
+//! - [`background`]: long processor work on threads of lower priority (D48).
+//! - [`conformance`] (feature `conformance`): the behavioural suite every store must pass, one
+//!   file of cases per family, and the hostile files uploads are tested with (D51).
 //!
-//! Decision ids (D1..D42) refer to the project's contract decisions; the comments that cite
+//! Decision ids (D1..D51) refer to the project's contract decisions; the comments that cite
 //! them explain why a rule is as it is.
 
 pub mod access;

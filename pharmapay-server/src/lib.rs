@@ -14,7 +14,9 @@
 //!   at once that downloads and uploads each queue for.
 //! - [`openapi`]: the OpenAPI document, built from the route table and served at
 //!   `GET /api/openapi.json`.
-//! - [`demo`]: the deterministic demo-data generator behind `pharmapay seed-demo`.
+//! - [`demo`]: the deterministic demo-data generator behind `pharmapay seed-demo`;
+//!   [`import_command`]: `pharmapay import`, an imported file written without a server (D45).
+//! - [`webhooks`]: the delivery task that posts events to webhooks (D47).
 //! - [`decode`] and [`dto`]: what every body and DTO shares; [`problem`]: errors as RFC 9457
 //!   problem details; [`http`]: request and reply plumbing, CORS, trace ids.
 

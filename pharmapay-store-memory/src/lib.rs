@@ -26,7 +26,8 @@
 //! ([`ReportStore`](pharmapay_core::store::ReportStore)), `vendor_payments.rs`
 //! ([`VendorPaymentStore`](pharmapay_core::store::VendorPaymentStore)), `credits.rs`
 //! ([`CreditStore`](pharmapay_core::store::CreditStore)), `bank.rs`
-//! ([`BankStatementStore`](pharmapay_core::store::BankStatementStore)) and `imports.rs`
+//! ([`BankStatementStore`](pharmapay_core::store::BankStatementStore)), `events.rs` (the feed,
+//! D47), `webhooks.rs` (webhooks and their deliveries, D47) and `imports.rs`
 //! ([`ImportStore`](pharmapay_core::ImportStore)).
 
 mod access;

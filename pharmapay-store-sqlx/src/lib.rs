@@ -20,6 +20,7 @@
 //!   returned connection cost a read as much as a statement, and without a ping: a read that
 //!   meets a dead connection runs again.
 //! - `error.rs` maps sqlx's errors into [`StoreError`] once.
+//! - `testing.rs` (feature `test-support`): fresh PostgreSQL databases for tests.
 //! - `landed.rs` (a test) holds the checksum of every migration as it landed: a landed
 //!   migration is never edited, a change is a new one.
 //! - [`statements`] holds the SQL fragments statements share and the texts of the fixed

@@ -23,6 +23,9 @@
 //! - [`references`]: one payment reference per payment type, one holder (D30).
 //! - [`licence`]: no invoices from vendors whose drug licence expired, when the pharmacy says so
 //!   (D36).
+//! - [`imports`]: what an imported file's rows create, judged against the stored records (D45).
+//! - [`bank`]: how a bank statement's lines are matched and what each line action does (D46,
+//!   D51).
 //! - [`webhooks`]: which events a webhook takes, which deliveries a server may claim, and what a
 //!   try leaves a delivery as (D47).
 

@@ -29,8 +29,11 @@
 //!   parents, taken unique keys, grants, token bookkeeping), `migrate.rs` (migrations and the
 //!   seed).
 //! - One file per purpose of the contract, as `pharmapay_core::store` is split: `sessions.rs`,
-//!   `ledger.rs` (vendors, invoices, payments), `credits.rs` (vendor credits, D44), `access.rs`,
-//!   `reports.rs`, `imports.rs` and `file_imports.rs` (imported files, D45).
+//!   `vendors.rs`, `invoices.rs`, `payments.rs` and `vendor_payments.rs` (the ledger),
+//!   `credits.rs` (vendor credits, D44), `access.rs`, `reports.rs` with `aging.rs` (the aging,
+//!   D34, D43), `search.rs` (trigram search), `bulk.rs` and `imports.rs` (bulk loads),
+//!   `file_imports.rs` (imported files, D45), `bank.rs` (bank statements, D46), `events.rs`
+//!   (the feed, D47) and `webhooks.rs` (webhooks and their deliveries, D47).
 
 mod access;
 mod aging;
