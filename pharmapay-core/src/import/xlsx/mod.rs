@@ -2,9 +2,9 @@
 //! never by what the file declares about itself (D51).
 //!
 //! An xlsx is a zip archive of XML parts. Before anything is unpacked, `parts.rs` (which
-//! also reads each part as XML events) refuses an archive whose end record declares an absurd number of entries, whose entries
-//! declare more than [`Limits`] unpacked, or more than [`MAX_RATIO`] bytes unpacked per byte
-//! packed. Each part is then read as a stream of XML events straight out of its zip entry,
+//! also reads each part as XML events) refuses an archive whose end record declares an absurd
+//! number of entries, whose entries declare more than [`Limits`] unpacked, or more than
+//! [`MAX_RATIO`] bytes unpacked per byte packed. Each part is then read as a stream of XML events straight out of its zip entry,
 //! never unpacked whole, and no single event may take more than [`MAX_EVENT_BYTES`] (a wrapper
 //! around the entry's reader fails once an event has consumed that much, so a 200 MiB text
 //! node never sits in a buffer). The parts are read in this order:
