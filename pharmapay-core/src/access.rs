@@ -5,172 +5,17 @@
 //! named permission in their token's `perm` claim. Resolution of a user's permissions from role
 //! and policies happens in the store (D19); this module holds the vocabulary and the check.
 
-use std::fmt;
-
 use jiff::Timestamp;
 
 use crate::error::Error;
 use crate::ids::{PermissionId, RoleId, UserId};
-use crate::rules::grants::Escalation;
+
+pub use crate::base::permissions::{Access, Action, Collection, PermissionSet, Requirement};
 
 /// The role seeded as `Admin`: its users are admins (D18, D27).
 pub const ADMIN_ROLE_ID: RoleId = RoleId(1);
 /// The role seeded as `Pharmacist` (D27).
 pub const PHARMACIST_ROLE_ID: RoleId = RoleId(2);
-
-/// What a permission is about.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Collection {
-    /// Vendors.
-    Vendor,
-    /// Invoices.
-    Invoice,
-    /// Payment transactions.
-    Transaction,
-    /// Dashboard figures.
-    Dashboard,
-    /// Application settings.
-    Setting,
-    /// Policies.
-    Policy,
-    /// Permissions.
-    Permission,
-    /// Roles.
-    Role,
-    /// Users.
-    User,
-    /// The audit log (D22).
-    AuditLog,
-    /// Vendor credits (D44).
-    VendorCredit,
-    /// Bank statements (D46).
-    BankStatement,
-    /// Webhooks and the event feed (D47).
-    Webhook,
-}
-
-impl Collection {
-    /// Every collection, in seeding order.
-    pub const ALL: [Collection; 13] = [
-        Collection::Vendor,
-        Collection::Invoice,
-        Collection::Transaction,
-        Collection::Dashboard,
-        Collection::Setting,
-        Collection::Policy,
-        Collection::Permission,
-        Collection::Role,
-        Collection::User,
-        Collection::AuditLog,
-        Collection::VendorCredit,
-        Collection::BankStatement,
-        Collection::Webhook,
-    ];
-
-    /// The name as written in a permission.
-    pub fn name(self) -> &'static str {
-        match self {
-            Collection::Vendor => "Vendor",
-            Collection::Invoice => "Invoice",
-            Collection::Transaction => "Transaction",
-            Collection::Dashboard => "Dashboard",
-            Collection::Setting => "Setting",
-            Collection::Policy => "Policy",
-            Collection::Permission => "Permission",
-            Collection::Role => "Role",
-            Collection::User => "User",
-            Collection::AuditLog => "AuditLog",
-            Collection::VendorCredit => "VendorCredit",
-            Collection::BankStatement => "BankStatement",
-            Collection::Webhook => "Webhook",
-        }
-    }
-}
-
-/// What a permission allows on its collection.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Action {
-    /// Read.
-    Read,
-    /// Create.
-    Create,
-    /// Update (and restore, D15).
-    Update,
-    /// Delete.
-    Delete,
-}
-
-impl Action {
-    /// Every action, in seeding order.
-    pub const ALL: [Action; 4] = [Action::Read, Action::Create, Action::Update, Action::Delete];
-
-    /// The name as written in a permission.
-    pub fn name(self) -> &'static str {
-        match self {
-            Action::Read => "Read",
-            Action::Create => "Create",
-            Action::Update => "Update",
-            Action::Delete => "Delete",
-        }
-    }
-}
-
-/// A permission a use case requires, such as `Vendor:Read`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Access {
-    /// The collection.
-    pub collection: Collection,
-    /// The action.
-    pub action: Action,
-}
-
-impl Access {
-    /// `collection:action`.
-    pub const fn new(collection: Collection, action: Action) -> Self {
-        Self { collection, action }
-    }
-
-    /// Parses `Collection:Action` exactly as written in tokens; unknown names give `None`.
-    pub fn parse(text: &str) -> Option<Self> {
-        let (collection, action) = text.split_once(':')?;
-        let collection = Collection::ALL.into_iter().find(|c| c.name() == collection)?;
-        let action = Action::ALL.into_iter().find(|a| a.name() == action)?;
-        Some(Self { collection, action })
-    }
-
-    /// The permission's bit in a [`PermissionSet`]: four per collection, one per action, both
-    /// numbered as declared.
-    fn bit(self) -> u64 {
-        1 << (self.collection as u32 * 4 + self.action as u32)
-    }
-}
-
-impl fmt::Display for Access {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.collection.name(), self.action.name())
-    }
-}
-
-/// What an operation needs beyond a valid token.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Requirement {
-    /// One permission.
-    Permission(Access),
-    /// An admin token (listing soft-deleted vendors, spec Vendors).
-    Admin,
-    /// Holding everything a write would give (D38): what the caller lacks.
-    Grant(Escalation),
-}
-
-impl fmt::Display for Requirement {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Requirement::Permission(access) => access.fmt(f),
-            Requirement::Admin => f.write_str("admin"),
-            Requirement::Grant(missing) => missing.fmt(f),
-        }
-    }
-}
 
 /// What a caller may give others through roles and policies (D38): everything, or only the
 /// permissions their token holds.
@@ -186,68 +31,6 @@ impl Authority {
     /// The authority a verified caller's token proves.
     pub fn of(principal: &Principal) -> Self {
         if principal.is_admin { Authority::Full } else { Authority::Limited(principal.permissions) }
-    }
-}
-
-/// A set of [`Access`] values, as a bit set: checks cost one AND.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct PermissionSet(u64);
-
-impl PermissionSet {
-    /// The empty set.
-    pub fn empty() -> Self {
-        Self(0)
-    }
-
-    /// Adds one permission.
-    pub fn insert(&mut self, access: Access) {
-        self.0 |= access.bit();
-    }
-
-    /// True when `access` is in the set.
-    pub fn contains(self, access: Access) -> bool {
-        self.0 & access.bit() != 0
-    }
-
-    /// The permissions in this set or in `other`.
-    pub fn union(self, other: PermissionSet) -> PermissionSet {
-        Self(self.0 | other.0)
-    }
-
-    /// The permissions of this set that `other` lacks.
-    pub fn without(self, other: PermissionSet) -> PermissionSet {
-        Self(self.0 & !other.0)
-    }
-
-    /// True when the set holds nothing.
-    pub fn is_empty(self) -> bool {
-        self.0 == 0
-    }
-
-    /// The set of the permissions listed, skipping any that names no known [`Access`].
-    pub fn from_permissions<'a>(permissions: impl IntoIterator<Item = &'a Permission>) -> Self {
-        let mut set = Self::empty();
-        for access in permissions.into_iter().filter_map(Permission::access) {
-            set.insert(access);
-        }
-        set
-    }
-
-    /// Builds a set from `Collection:Action` strings, skipping ones it does not know.
-    pub fn from_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Self {
-        let mut set = Self::empty();
-        for access in names.into_iter().filter_map(Access::parse) {
-            set.insert(access);
-        }
-        set
-    }
-
-    /// The permissions in the set, in seeding order.
-    pub fn iter(self) -> impl Iterator<Item = Access> {
-        Collection::ALL
-            .into_iter()
-            .flat_map(|collection| Action::ALL.into_iter().map(move |action| Access::new(collection, action)))
-            .filter(move |access| self.contains(*access))
     }
 }
 
@@ -329,6 +112,17 @@ impl Principal {
     /// [`Error::Forbidden`] for everyone else.
     pub fn require_admin(&self) -> Result<(), Error> {
         if self.is_admin { Ok(()) } else { Err(Error::Forbidden { required: Requirement::Admin }) }
+    }
+}
+
+impl PermissionSet {
+    /// The set of the permissions listed, skipping any that names no known [`Access`].
+    pub fn from_permissions<'a>(permissions: impl IntoIterator<Item = &'a Permission>) -> Self {
+        let mut set = Self::empty();
+        for access in permissions.into_iter().filter_map(Permission::access) {
+            set.insert(access);
+        }
+        set
     }
 }
 

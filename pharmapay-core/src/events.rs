@@ -4,7 +4,7 @@
 //! statements records an event in its own transaction, beside its audit entry (D22): the
 //! stores write both where a write ends, so no write announces itself by hand. This module
 //! decides which event a write's audit entry stands for ([`kind_of`]), when a payment brings an
-//! invoice to FullyPaid ([`became_paid`]), and renders an event's `data` through the
+//! invoice to FullyPaid ([`crate::figures::became_paid`]), and renders an event's `data` through the
 //! [`Render`] the engine was opened with: the resource as its read would answer right after
 //! the change. Core derives no `Serialize` for its records, so the JSON is the embedding
 //! application's (the server renders each record with the DTO its `GET` answers with).
@@ -21,9 +21,7 @@ use jiff::Timestamp;
 use crate::access::{Access, Action, Collection, PermissionSet, Principal};
 use crate::domain::bank_statement::{BankLine, BankStatement};
 use crate::domain::licence::{LicenceBounds, LicenseStatus};
-use crate::domain::webhook::ALL_EVENTS;
 use crate::domain::{InvoiceDetail, Transaction, Vendor, VendorCredit, VendorPayment};
-use crate::figures::InvoiceFacts;
 use crate::paging::Params;
 use crate::{Entity, FieldErrors};
 
@@ -32,6 +30,9 @@ pub const MAX_EVENT_PAGE: u32 = 1_000;
 
 /// The events one read of the feed answers when it names no limit (D47).
 pub const DEFAULT_EVENT_PAGE: u32 = 100;
+
+/// The events filter that takes every type.
+pub const ALL_EVENTS: &str = "*";
 
 /// Every type an event may have (D47), as [`kind_of`] and [`Announcement`] name them.
 pub const EVENT_TYPES: [&str; 24] = [
@@ -301,14 +302,6 @@ impl Announcement {
     }
 }
 
-/// Whether an invoice that stood as `before` and stands as `after` became FullyPaid (active
-/// and owing nothing, D10): a payment of any kind, a credit applied, an amount lowered or a
-/// restore may bring it there, and the write then announces `invoice.paid` (D47).
-pub fn became_paid(before: &InvoiceFacts, after: &InvoiceFacts) -> bool {
-    let fully_paid = |facts: &InvoiceFacts| facts.is_active && facts.pending() <= rust_decimal::Decimal::ZERO;
-    fully_paid(after) && !fully_paid(before)
-}
-
 /// An event as a store writes it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NewEvent {
@@ -397,6 +390,8 @@ impl EventPage {
 
 #[cfg(test)]
 mod tests {
+    use crate::figures::InvoiceFacts;
+    use crate::figures::became_paid;
     use jiff::civil::date;
     use rust_decimal::Decimal;
 

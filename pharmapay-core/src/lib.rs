@@ -21,19 +21,20 @@
 //!   permissions are checked there.
 //! - [`store`]: the [`Store`] contract, one trait per purpose, and [`ImportStore`] for bulk
 //!   loads; backends live in other crates.
-//! - [`ids`]: the typed ids of every record.
 //! - [`rules`]: every rule that spans records, decided once by a pure function over the facts
 //!   a store loaded under its lock: onboarding, the OwnPharmacy vendor, the guard rails of
 //!   people, the ledger's paid totals, restores, grants, token revocation, the login window and
 //!   idempotency claims. Core decides; stores keep.
 //! - [`domain`]: records, the inputs that create them and the filters that list them.
 //! - [`error`]: the one [`Error`] enum every method returns.
-//! - [`money`]: exact amounts (D1); [`clock`]: the injected clock and the business calendar
-//!   (D2, D3); [`text`]: bounded text, emails and passwords.
+//! - [`base`]: the layer everything shares and that imports nothing above it: [`money`], exact
+//!   amounts (D1); [`clock`], the injected clock and the business calendar (D2, D3); [`text`],
+//!   bounded text, emails and passwords; [`ids`]; [`paging`]; and the field errors, store
+//!   errors, unique keys and permission vocabulary the other modules speak.
 //! - [`access`]: permissions and the authenticated [`Principal`]; [`auth`]: Argon2id and JWT.
 //! - [`figures`]: the running totals stores keep beside their rows in each write's own
 //!   transaction (D41), and what each row contributes to them.
-//! - [`paging`]: pages, sorts and list parameters (D8); [`dashboard`]: figures (D12);
+//! - [`dashboard`]: figures (D12);
 //!   [`idempotency`]: idempotent creates (D23); [`seed`]: the initial data (D27).
 //! - [`import`]: reading CSV and xlsx files of vendors and invoices into the inputs of their
 //!   creates (D45).
@@ -54,7 +55,7 @@ pub mod access;
 pub mod auth;
 pub mod background;
 pub mod bank;
-pub mod clock;
+pub mod base;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 pub mod dashboard;
@@ -64,15 +65,13 @@ pub mod error;
 pub mod events;
 pub mod figures;
 pub mod idempotency;
-pub mod ids;
 pub mod import;
-pub mod money;
-pub mod paging;
 pub mod report;
 pub mod rules;
 pub mod seed;
 pub mod store;
-pub mod text;
+
+pub use base::{clock, ids, money, paging, text};
 
 pub use access::{Access, Action, Authority, Collection, Permission, Principal};
 pub use clock::{BusinessCalendar, Clock, ManualClock, SystemClock};

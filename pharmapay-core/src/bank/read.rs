@@ -6,7 +6,7 @@
 //! dates in several shapes. [`read_statement`] finds the header row among the first
 //! [`HEADER_ROWS`] rows by the names D46 recognises (or those the caller gives), keeps every
 //! later row with a date and money out as a [`StatementLine`], counts deposits, and skips the
-//! rest. Rows are streamed by [`crate::import::table::read_rows`] within the import limits, and
+//! rest. Rows are streamed by [`crate::import::read_rows`] within the import limits, and
 //! amounts go from the cell's text to an exact decimal, never through a float (D1).
 
 use std::ops::ControlFlow;
@@ -159,7 +159,7 @@ pub fn read_statement(file: &ImportFile, options: &ReadOptions) -> Result<ReadSt
     let mut read = ReadStatement::default();
     let mut errors = RowErrors::new();
     let (mut count, mut too_many, mut header_error) = (0usize, false, None);
-    table::read_rows(file.format, &file.bytes, &FILE_LIMITS, &mut |number, row| {
+    crate::import::read_rows(file.format, &file.bytes, &FILE_LIMITS, &mut |number, row| {
         let Some(columns) = &header else {
             if number > HEADER_ROWS {
                 return ControlFlow::Break(());

@@ -1,8 +1,6 @@
 //! The vendor credits (D44) of the random-history model: applying the credit operations, reading
 //! back every credit the history made, and the invariants credits keep.
 
-use std::collections::BTreeMap;
-
 use jiff::SignedDuration;
 use rust_decimal::Decimal;
 
@@ -10,30 +8,8 @@ use super::model::{Model, Op, kept, on_picked, outcome, pick, units};
 use super::ops::NUMBERS;
 use crate::domain::{CreditDecision, CreditKind, CreditQuery, NewCreditApplication, NewVendorCredit, VendorCredit};
 use crate::error::Error;
-use crate::ids::InvoiceId;
 use crate::paging::PageRequest;
 use crate::store::Store;
-
-/// Each invoice's credited total as the active applications of `credits` add up, after checking
-/// that a credit's applied total is the sum of its own and never above what was accepted.
-pub(super) fn credited_by_invoice(credits: &[VendorCredit]) -> BTreeMap<InvoiceId, Decimal> {
-    // D44: an invoice's credited total is the sum of the active applications to it; a
-    // credit's applied total is the sum of its own, never above what was accepted.
-    let mut credited_by_invoice: BTreeMap<InvoiceId, Decimal> = BTreeMap::new();
-    for credit in credits {
-        let applied: Decimal = credit.applications.iter().map(|application| application.amount.get()).sum();
-        assert_eq!(credit.applied_amount, applied.normalize(), "applied is its applications' sum: {credit:?}");
-        if !credit.is_active {
-            assert!(credit.applications.is_empty(), "a deleted credit has no active application");
-            continue;
-        }
-        assert!(credit.available_amount() >= Decimal::ZERO, "never more applied than accepted: {credit:?}");
-        for application in &credit.applications {
-            *credited_by_invoice.entry(application.invoice_id).or_default() += application.amount.get();
-        }
-    }
-    credited_by_invoice
-}
 
 impl<S: Store> Model<S> {
     /// Applies one credit operation and returns its outcome.

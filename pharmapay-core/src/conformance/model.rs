@@ -353,7 +353,7 @@ impl<S: Store> Model<S> {
         for payment in &payments {
             *paid_by_invoice.entry(payment.invoice_id).or_default() += payment.amount.get();
         }
-        let credited_by_invoice = super::credited::credited_by_invoice(&credits);
+        let credited_by_invoice = credited_by_invoice(&credits);
         for invoice in &invoices {
             let expected_paid = paid_by_invoice.get(&invoice.id).copied().unwrap_or_default();
             let expected_credited = credited_by_invoice.get(&invoice.id).copied().unwrap_or_default();
@@ -735,4 +735,25 @@ async fn every_page<T>(mut list: impl AsyncFnMut(PageRequest) -> Vec<T>) -> Vec<
         }
     }
     all
+}
+
+/// Each invoice's credited total as the active applications of `credits` add up, after checking
+/// that a credit's applied total is the sum of its own and never above what was accepted.
+pub(super) fn credited_by_invoice(credits: &[VendorCredit]) -> BTreeMap<InvoiceId, Decimal> {
+    // D44: an invoice's credited total is the sum of the active applications to it; a
+    // credit's applied total is the sum of its own, never above what was accepted.
+    let mut credited_by_invoice: BTreeMap<InvoiceId, Decimal> = BTreeMap::new();
+    for credit in credits {
+        let applied: Decimal = credit.applications.iter().map(|application| application.amount.get()).sum();
+        assert_eq!(credit.applied_amount, applied.normalize(), "applied is its applications' sum: {credit:?}");
+        if !credit.is_active {
+            assert!(credit.applications.is_empty(), "a deleted credit has no active application");
+            continue;
+        }
+        assert!(credit.available_amount() >= Decimal::ZERO, "never more applied than accepted: {credit:?}");
+        for application in &credit.applications {
+            *credited_by_invoice.entry(application.invoice_id).or_default() += application.amount.get();
+        }
+    }
+    credited_by_invoice
 }

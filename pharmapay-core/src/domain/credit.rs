@@ -252,7 +252,7 @@ impl NewCreditApplication {
     /// The values written, as the audit log keeps them (D22), applied at `at` when no date was
     /// given.
     pub(crate) fn audit_changes(&self, at: Timestamp) -> String {
-        let allocations = super::allocations_json(self.allocations.as_deref());
+        let allocations = crate::rules::allocation::allocations_json(self.allocations.as_deref());
         serde_json::json!({
             "amount": self.amount.map(|amount| super::decimal_text(amount.get())),
             "date": self.date.unwrap_or(at).to_string(),

@@ -51,7 +51,7 @@ impl NewVendorPayment {
 
     /// The values written, as the audit log keeps them (D22).
     pub(crate) fn audit_changes(&self, vendor_id: VendorId) -> String {
-        let allocations = super::allocations_json(self.allocations.as_deref());
+        let allocations = crate::rules::allocation::allocations_json(self.allocations.as_deref());
         serde_json::json!({
             "vendorId": vendor_id.get(),
             "amount": super::decimal_text(self.amount.get()),

@@ -8,16 +8,13 @@ use base64::engine::general_purpose::STANDARD;
 use jiff::Timestamp;
 
 use crate::error::FieldErrors;
-use crate::events::{EVENT_TYPES, Event};
+use crate::events::{ALL_EVENTS, EVENT_TYPES, Event};
 use crate::ids::{DeliveryId, WebhookId};
 use crate::paging::{PageRequest, Params};
 use crate::text::{self, Lines, TEXT_MAX};
 
 /// The longest webhook URL.
 pub const URL_MAX: usize = 2_000;
-
-/// The events filter that takes every type.
-pub const ALL_EVENTS: &str = "*";
 
 /// A webhook: where the events it subscribes to are sent (D47).
 #[derive(Clone, Debug, PartialEq, Eq)]

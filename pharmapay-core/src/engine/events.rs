@@ -4,8 +4,8 @@ use tracing::instrument;
 
 use super::{PharmaPay, store_error};
 use crate::access::{Access, Action, Collection, Principal};
-use crate::domain::webhook::ALL_EVENTS;
 use crate::error::Result;
+use crate::events::ALL_EVENTS;
 use crate::events::{EventPage, EventQuery, MAX_EVENT_PAGE, MAX_EVENTS_EXAMINED, may_read, unreadable};
 use crate::store::Store;
 

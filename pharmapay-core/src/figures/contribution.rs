@@ -248,7 +248,7 @@ impl FigureChange {
     /// does, and notes the invoice when the write brings it to FullyPaid (D47).
     pub fn invoice(&mut self, id: i64, before: Option<&InvoiceFacts>, after: Option<&InvoiceFacts>) -> &mut Self {
         if let (Some(before), Some(after)) = (before, after)
-            && crate::events::became_paid(before, after)
+            && became_paid(before, after)
         {
             self.paid.insert(id);
         }
@@ -296,6 +296,14 @@ impl FigureChange {
             && self.vendor_days().next().is_none()
             && self.totals().is_none()
     }
+}
+
+/// Whether an invoice that stood as `before` and stands as `after` became FullyPaid (active
+/// and owing nothing, D10): a payment of any kind, a credit applied, an amount lowered or a
+/// restore may bring it there, and the write then announces `invoice.paid` (D47).
+pub fn became_paid(before: &InvoiceFacts, after: &InvoiceFacts) -> bool {
+    let fully_paid = |facts: &InvoiceFacts| facts.is_active && facts.pending() <= rust_decimal::Decimal::ZERO;
+    fully_paid(after) && !fully_paid(before)
 }
 
 #[cfg(test)]

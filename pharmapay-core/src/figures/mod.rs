@@ -31,7 +31,7 @@ mod counts;
 mod kept;
 mod kinds;
 
-pub use contribution::{Contribution, CreditFacts, FigureChange, InvoiceFacts, PaymentFacts, VendorFacts};
+pub use contribution::{Contribution, CreditFacts, FigureChange, InvoiceFacts, PaymentFacts, VendorFacts, became_paid};
 pub use counts::{KeptCount, KeptTerm};
 pub use kept::{KeptFigures, day_key, day_of_key, days_of, vendor_days_of};
 pub use kinds::{DayFigures, LedgerTotals, OpenFigures, VendorDayFigures, VendorFigures};

@@ -100,32 +100,6 @@ pub const MAX_HEADER_BYTES: usize = 64 * 1024;
 /// What [`read_rows`] hands each row to.
 pub(crate) type Visit<'a> = &'a mut dyn FnMut(u32, &[Cell]) -> ControlFlow<()>;
 
-/// Calls `visit` with each row that has at least one non-empty cell, in file order, with its
-/// number (1-based: a spreadsheet's row number as Excel shows it; a CSV's record number,
-/// however many newlines its quoted cells hold, counting blank lines as Excel does when it
-/// opens the file) and its cells. `visit` answers [`ControlFlow::Break`] to stop early (the
-/// caller enforces row limits).
-///
-/// A CSV row holds as many cells as its record has fields; an xlsx row spans column A to the
-/// last non-empty cell the row holds.
-///
-/// # Errors
-/// [`FileError::Unreadable`] when the file is not of its format, not UTF-8 (CSV) or damaged,
-/// or when a cell holds more than [`MAX_CELL_BYTES`] or a row more than [`MAX_ROW_CELLS`]
-/// cells (D51); [`FileError::TooLarge`] when an xlsx would unpack beyond `limits`, looks like a
-/// zip bomb, or would build more than its reader keeps (D51).
-pub fn read_rows(
-    format: FileFormat,
-    bytes: &[u8],
-    limits: &Limits,
-    visit: &mut dyn FnMut(u32, &[Cell]) -> ControlFlow<()>,
-) -> Result<(), FileError> {
-    match format {
-        FileFormat::Csv => super::csv::read(bytes, visit),
-        FileFormat::Xlsx => super::xlsx::read(bytes, limits, visit),
-    }
-}
-
 /// Refuses a header row whose cells hold more than [`MAX_HEADER_BYTES`] of text in all (D51):
 /// both imports (D45) and bank statements (D46) check the row they take as the header.
 ///
@@ -169,6 +143,7 @@ pub(super) fn size_text(bytes: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+    use crate::import::read_rows;
     use std::io::{Cursor, Read, Write};
 
     use jiff::civil::date;

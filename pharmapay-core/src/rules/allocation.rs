@@ -184,6 +184,18 @@ fn allocate_oldest_first(
     Ok(allocations)
 }
 
+/// Allocations over invoices as the audit log writes them (D22, D31, D44): `[{invoiceId, amount}]`,
+/// or `null` when the split was left to the rule.
+pub(crate) fn allocations_json(allocations: Option<&[RequestedAllocation]>) -> serde_json::Value {
+    let Some(allocations) = allocations else { return serde_json::Value::Null };
+    allocations
+        .iter()
+        .map(|allocation| {
+            serde_json::json!({ "invoiceId": allocation.invoice_id.get(), "amount": crate::domain::decimal_text(allocation.amount.get()) })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

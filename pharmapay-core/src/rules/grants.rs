@@ -4,9 +4,11 @@
 //! a user or a role) describes what it gives as a [`Grant`]; the store loads that grant from its
 //! current data inside the write's own transaction and asks [`check`] before any other rule.
 
-use crate::access::{ADMIN_ROLE_ID, Access, Authority, PermissionSet};
+use crate::access::{ADMIN_ROLE_ID, Authority, PermissionSet};
 use crate::ids::RoleId;
 use crate::store::{StoreError, StoreResult};
+
+pub use crate::base::permissions::Escalation;
 
 /// What a write would give to whoever holds the role or policy it touches.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -42,26 +44,6 @@ impl Grant {
     }
 }
 
-/// What a grant holds that its grantor lacks: the `detail` of the 403 names it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Escalation {
-    /// The Admin role was to be given by someone who is not an admin.
-    pub admin_role: bool,
-    /// Permissions to be given that the grantor's token lacks.
-    pub permissions: PermissionSet,
-}
-
-impl std::fmt::Display for Escalation {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut names: Vec<String> = Vec::new();
-        if self.admin_role {
-            names.push("Admin".into());
-        }
-        names.extend(self.permissions.iter().map(|access: Access| access.to_string()));
-        f.write_str(&names.join(", "))
-    }
-}
-
 /// Passes when `authority` may give `grant`: admins (and the system itself) may give anything;
 /// anyone else only permissions their token holds, and never the Admin role.
 ///
@@ -76,6 +58,7 @@ pub fn check(authority: Authority, grant: Grant) -> StoreResult<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::access::Access;
     use crate::access::{Action, Collection};
 
     fn set(names: &[&str]) -> PermissionSet {

@@ -16,7 +16,8 @@ use jiff::{SignedDuration, Timestamp};
 
 #[cfg(test)]
 use crate::domain::webhook::DeliveryFailure;
-use crate::domain::webhook::{ALL_EVENTS, Attempt, DeliveryStatus};
+use crate::domain::webhook::{Attempt, DeliveryStatus};
+use crate::events::ALL_EVENTS;
 
 /// How long after each failed try the next is made: about 5 s, 30 s, 2 min, 10 min and 1 h,
 /// then hourly (D47).

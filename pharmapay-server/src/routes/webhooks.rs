@@ -5,11 +5,10 @@
 use pharmapay_core::Action::{Create, Delete, Read, Update};
 use pharmapay_core::Collection::Webhook as Webhooks;
 use pharmapay_core::domain::webhook::{
-    ALL_EVENTS, Delivery, DeliveryFailure, DeliveryQuery, DeliveryStatus, NewWebhook, URL_MAX, Webhook,
-    WebhookWithSecret,
+    Delivery, DeliveryFailure, DeliveryQuery, DeliveryStatus, NewWebhook, URL_MAX, Webhook, WebhookWithSecret,
 };
 use pharmapay_core::error::IdempotencyClash;
-use pharmapay_core::events::EVENT_TYPES;
+use pharmapay_core::events::{ALL_EVENTS, EVENT_TYPES};
 use pharmapay_core::idempotency::{Created, IdempotencyRequest, Replay};
 use pharmapay_core::ids::{DeliveryId, WebhookId};
 use pharmapay_core::jiff::Timestamp;

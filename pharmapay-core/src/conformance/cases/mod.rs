@@ -11,8 +11,8 @@
 //! `reports.rs` (settings, dashboard, audit, exports, idempotency, imports), `credits.rs`
 //! (vendor credits, D44), `imports.rs` (imported files, D45), `bank.rs` (bank statements, D46), `events.rs` (the event
 //! feed, D47) and `webhooks.rs` (webhook deliveries, D47). Every case is
-//! re-exported here, where [`crate::store_conformance_tests!`] finds it by name. This file
-//! holds the helpers the cases share.
+//! re-exported here, where [`crate::store_conformance_tests!`] finds it by name.
+//! `support.rs` holds the helpers the cases share.
 
 mod access;
 mod bank;
@@ -25,6 +25,7 @@ mod payments;
 mod reconciliation;
 mod reports;
 mod sessions;
+mod support;
 mod webhooks;
 
 pub use access::{
@@ -98,42 +99,4 @@ pub use webhooks::{
     a_webhook_with_a_backlog_leaves_the_claim_to_others, deliveries_are_queued_once_and_claimed_by_one_server_at_a_time,
 };
 
-use serde_json::Value;
-
-use crate::domain::{InvoiceQuery, TransactionQuery, VendorQuery};
-use crate::error::Error;
-use crate::idempotency::{IdempotencyKey, IdempotencyRequest};
-
-pub(super) fn params(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-    pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
-}
-
-fn invoice_query(pairs: &[(&str, &str)]) -> InvoiceQuery {
-    InvoiceQuery::from_params(&params(pairs)).unwrap_or_else(|errors| panic!("query {pairs:?}: {errors}"))
-}
-
-fn vendor_query(pairs: &[(&str, &str)]) -> VendorQuery {
-    VendorQuery::from_params(&params(pairs)).unwrap_or_else(|errors| panic!("query {pairs:?}: {errors}"))
-}
-
-fn transaction_query(pairs: &[(&str, &str)]) -> TransactionQuery {
-    TransactionQuery::from_params(&params(pairs)).unwrap_or_else(|errors| panic!("query {pairs:?}: {errors}"))
-}
-
-fn field_error<T: std::fmt::Debug>(result: Result<T, Error>, field: &str, label: &str) {
-    match result {
-        Err(Error::Validation(errors)) => {
-            assert!(errors.contains(field), "{label}: expected an error on {field}, got {errors}")
-        }
-        other => panic!("{label}: expected a validation error on {field}, got {other:?}"),
-    }
-}
-
-/// A token's claims as written, read without checking the signature.
-fn decode_claims(token: &str) -> Value {
-    jsonwebtoken::dangerous::insecure_decode_claims(token).expect("a JWT whose payload is JSON")
-}
-
-fn idem(key: &str, fingerprint: &str) -> IdempotencyRequest {
-    IdempotencyRequest { key: IdempotencyKey::parse(key).unwrap(), fingerprint: fingerprint.into() }
-}
+use support::*;

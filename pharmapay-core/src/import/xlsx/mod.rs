@@ -26,8 +26,7 @@ use jiff::Span;
 use jiff::civil::{DateTime, Time};
 use quick_xml::events::{BytesStart, Event};
 use std::collections::HashMap;
-use std::io::{Cursor, Read};
-use zip::ZipArchive;
+use std::io::Read;
 
 mod parts;
 
@@ -38,17 +37,7 @@ use super::table::{
 pub(super) use parts::check_archive;
 #[cfg(test)]
 use parts::too_many_entries;
-use parts::{Part, attributes, open_checked, open_part, start, text_of};
-
-/// The most an xlsx entry may unpack to per byte it takes in the archive. Deflate itself
-/// cannot exceed about 1032 to 1; a real workbook stays far below.
-const MAX_RATIO: u64 = 1000;
-
-/// The most entries an archive may declare (D51); a workbook has a few dozen parts.
-const MAX_ENTRIES: usize = 10_000;
-
-/// The most bytes one XML event (a tag with its attributes, or a run of text) may take.
-const MAX_EVENT_BYTES: usize = 1024 * 1024;
+use parts::{Archive, Part, attributes, damaged, not_a_workbook, open_checked, open_part, start, text_of};
 
 /// The most the shared strings may take, counted as their text plus [`SHARED_ENTRY_COST`] per
 /// string (D51).
@@ -65,8 +54,6 @@ const MAX_RELATIONSHIP_BYTES: usize = 1024 * 1024;
 
 /// Excel's last row.
 const MAX_ROWS: u32 = 1_048_576;
-
-type Archive<'a> = ZipArchive<Cursor<&'a [u8]>>;
 
 /// Reads the first worksheet of the workbook `bytes`, handing each non-empty row to `visit`.
 pub(super) fn read(bytes: &[u8], limits: &Limits, visit: Visit<'_>) -> Result<(), FileError> {
@@ -85,14 +72,6 @@ pub(super) fn read(bytes: &[u8], limits: &Limits, visit: Visit<'_>) -> Result<()
     };
     let part = open_part(&mut archive, &sheet)?.ok_or_else(damaged)?;
     Sheet { strings: &strings, formats: &formats, is_1904 }.read(part, visit)
-}
-
-fn not_a_workbook() -> FileError {
-    unreadable("not an xlsx workbook")
-}
-
-fn damaged() -> FileError {
-    unreadable("the worksheet is damaged and could not be read")
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -12,7 +12,26 @@ use zip::ZipArchive;
 use zip::result::ZipError;
 
 use super::super::table::{FileError, Limits, MAX_CELL_BYTES, size_text, unreadable};
-use super::{Archive, MAX_ENTRIES, MAX_EVENT_BYTES, MAX_RATIO, damaged, not_a_workbook};
+
+/// The most an xlsx entry may unpack to per byte it takes in the archive. Deflate itself
+/// cannot exceed about 1032 to 1; a real workbook stays far below.
+pub(super) const MAX_RATIO: u64 = 1000;
+
+/// The most entries an archive may declare (D51); a workbook has a few dozen parts.
+pub(super) const MAX_ENTRIES: usize = 10_000;
+
+/// The most bytes one XML event (a tag with its attributes, or a run of text) may take.
+pub(super) const MAX_EVENT_BYTES: usize = 1024 * 1024;
+
+pub(super) type Archive<'a> = ZipArchive<Cursor<&'a [u8]>>;
+
+pub(super) fn not_a_workbook() -> FileError {
+    unreadable("not an xlsx workbook")
+}
+
+pub(super) fn damaged() -> FileError {
+    unreadable("the worksheet is damaged and could not be read")
+}
 
 /// Refuses an archive that would unpack beyond `limits`, judged by the sizes its central
 /// directory declares, or whose entries declare more than [`MAX_RATIO`] bytes unpacked per

@@ -1,13 +1,15 @@
 //! Tests of the xlsx reader over workbooks written part by part, so each part says exactly
 //! what a test needs (rich text, entities, strict namespaces, chartsheets, hostile bounds).
 
-use std::io::Write;
+use std::io::{Cursor, Write};
 use std::ops::ControlFlow;
 
 use jiff::civil::date;
+use zip::ZipArchive;
 use zip::write::SimpleFileOptions;
 
 use super::super::table::DEFAULT_LIMITS;
+use super::parts::MAX_EVENT_BYTES;
 use super::*;
 
 const RELS_HEAD: &str = r#"<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">"#;

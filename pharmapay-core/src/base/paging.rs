@@ -8,7 +8,7 @@
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
-use crate::error::FieldErrors;
+use super::fields::FieldErrors;
 
 /// Largest page size; larger requests are clamped to it (D8).
 pub const MAX_PAGE_SIZE: u32 = 100;
