@@ -137,6 +137,30 @@ pub fn stat_cpu_time(stat: &str) -> Option<Duration> {
     Some(Duration::from_millis(ticks * 1000 / TICKS_PER_SECOND))
 }
 
+/// A rate with sensible precision.
+pub fn rate(value: f64) -> String {
+    if value >= 100.0 {
+        format!("{value:.0}")
+    } else if value >= 10.0 {
+        format!("{value:.1}")
+    } else {
+        format!("{value:.2}")
+    }
+}
+
+/// Milliseconds with sensible precision.
+pub fn ms(value: f64) -> String {
+    if value >= 100.0 {
+        format!("{value:.0}")
+    } else if value >= 10.0 {
+        format!("{value:.1}")
+    } else if value >= 1.0 {
+        format!("{value:.2}")
+    } else {
+        format!("{value:.3}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

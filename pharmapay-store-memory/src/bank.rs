@@ -7,17 +7,15 @@
 
 use std::collections::HashSet;
 
-use pharmapay_core::bank::read::StatementLine;
 use pharmapay_core::domain::NewVendorPayment;
 use pharmapay_core::domain::TransactionType;
 use pharmapay_core::domain::bank_statement::{
-    BankLine, BankStatement, LineAction, LineCounts, LineQuery, LineStatus, MatchedBy, NewBankStatement, PaymentChoice,
-    StatementQuery, UnclearedPayment, UnclearedTotals,
+    BankLine, BankStatement, LineAction, LineQuery, NewBankStatement, PaymentChoice, StatementQuery, UnclearedPayment,
+    UnclearedTotals,
 };
 use pharmapay_core::events::Announcement;
 use pharmapay_core::ids::{BankLineId, BankStatementId, VendorId, VendorPaymentId};
 use pharmapay_core::jiff::Timestamp;
-use pharmapay_core::jiff::civil::Date;
 use pharmapay_core::paging::{Page, PageRequest};
 use pharmapay_core::rules::bank::{
     self, ChosenPayment, LineChange, LineFacts, LineIdentity, MatchingNeeds, OpenPayment,
@@ -26,33 +24,8 @@ use pharmapay_core::rules::references::Holder;
 use pharmapay_core::store::{BankStatementStore, StoreResult, WriteContext};
 use pharmapay_core::{Amount, Entity, StoreError};
 
+use crate::rows::{LineRow, StatementRow};
 use crate::{MemoryStore, State};
-
-/// A kept statement.
-#[derive(Clone)]
-pub(crate) struct StatementRow {
-    account: String,
-    from_date: Option<Date>,
-    to_date: Option<Date>,
-    counts: LineCounts,
-    duplicate_lines: u32,
-    deposit_lines: u32,
-    skipped_rows: u32,
-    is_active: bool,
-    created_at: Timestamp,
-    lines: Vec<i64>,
-}
-
-/// A kept line.
-#[derive(Clone)]
-pub(crate) struct LineRow {
-    pub(crate) statement_id: i64,
-    line_number: u32,
-    line: StatementLine,
-    status: LineStatus,
-    matched_by: Option<MatchedBy>,
-    payment: Option<Holder>,
-}
 
 impl State {
     pub(crate) fn statement(&self, id: i64) -> Option<BankStatement> {
@@ -302,7 +275,10 @@ impl BankStatementStore for MemoryStore {
             .iter()
             .copied()
             .filter(|id| {
-                query.status.is_none_or(|status| state.bank_lines.get(id).is_some_and(|line| line.status == status))
+                query
+                    .filter
+                    .status
+                    .is_none_or(|status| state.bank_lines.get(id).is_some_and(|line| line.status == status))
             })
             .collect();
         Ok(query.page.slice(ids).map(|id| state.bank_line(id).expect("listed above")))

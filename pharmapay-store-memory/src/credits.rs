@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 
 use pharmapay_core::dashboard::CreditSummary;
 use pharmapay_core::domain::{
-    CreditApplication, CreditDecision, CreditKind, CreditQuery, NewCreditApplication, NewVendorCredit, VendorCredit,
+    CreditApplication, CreditDecision, CreditQuery, NewCreditApplication, NewVendorCredit, VendorCredit,
 };
 use pharmapay_core::events::Announcement;
 use pharmapay_core::ids::{CreditApplicationId, InvoiceId, VendorCreditId, VendorId};
@@ -17,41 +17,11 @@ use pharmapay_core::rules::restore;
 use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::store::{CreditStore, ImportedCredit, StoreResult, UniqueKey, WriteContext};
 use pharmapay_core::text::key;
-use pharmapay_core::{Amount, Entity, Page, StoreError};
+use pharmapay_core::{Entity, Page, StoreError};
 
 use crate::figures::Touch;
+use crate::rows::{ApplicationRow, CreditRow};
 use crate::{MemoryStore, SortKey, State, by_key_then_id};
-
-/// One application of a credit to an invoice (D44).
-pub(crate) struct ApplicationRow {
-    credit_id: i64,
-    invoice_id: i64,
-    amount: Amount,
-    date: Timestamp,
-    is_active: bool,
-    created_at: Timestamp,
-}
-
-/// A vendor credit as recorded (D44).
-#[derive(Clone)]
-pub(crate) struct CreditRow {
-    vendor_id: i64,
-    credit_number: String,
-    number_key: String,
-    kind: CreditKind,
-    claimed: Amount,
-    claim_date: Timestamp,
-    against_invoice_id: Option<i64>,
-    accepted: Option<Decimal>,
-    decision_date: Option<Timestamp>,
-    distributor_reference: Option<String>,
-    /// The exact sum of its active applications.
-    applied: Decimal,
-    description: Option<String>,
-    is_active: bool,
-    created_at: Timestamp,
-    updated_at: Timestamp,
-}
 
 impl CreditRow {
     /// A credit of `credit`'s claim with `decision`, `applied` of it applied and active or not,

@@ -13,23 +13,8 @@ use pharmapay_core::rules::webhooks::{self, CLAIM_LEASE};
 use pharmapay_core::store::{StoreResult, WebhookStore, WriteContext};
 use pharmapay_core::{Entity, StoreError};
 
+use crate::rows::{DeliveryRow, WebhookRow};
 use crate::{MemoryStore, State};
-
-/// A kept webhook: its fields, its secret and its cursor in the feed.
-#[derive(Clone)]
-pub(crate) struct WebhookRow {
-    fields: NewWebhook,
-    secret: WebhookSecret,
-    cursor: i64,
-    created_at: Timestamp,
-}
-
-/// A kept delivery, with the claim a server holds on it.
-#[derive(Clone)]
-pub(crate) struct DeliveryRow {
-    delivery: Delivery,
-    claimed_until: Option<Timestamp>,
-}
 
 impl State {
     fn webhook(&self, id: i64) -> Option<Webhook> {

@@ -94,6 +94,9 @@ pub trait SortKey: Sized + Copy + 'static {
     /// Every key with its API name.
     const NAMES: &'static [(&'static str, Self)];
 
+    /// The list's order when the request names none.
+    const DEFAULT: Sort<Self>;
+
     /// Parses an API name, in any case.
     fn parse(value: &str) -> Option<Self> {
         let value = value.trim();
@@ -129,6 +132,79 @@ impl<K: SortKey> Sort<K> {
             }
         }
         sort
+    }
+}
+
+/// What a list's parameters select (D8), read by [`ListQuery::from_params`] with the sort and
+/// the page: each list names its filter and its default page size once.
+pub trait ListFilter: Default {
+    /// The page size when the request names none.
+    const PAGE_SIZE: u32;
+
+    /// Reads the filter's own parameters, recording each bad one in `errors`.
+    fn read(params: &(impl Params + ?Sized), errors: &mut FieldErrors) -> Self;
+}
+
+/// How a list is ordered: a [`Sort`] the caller may choose, or `()` for a list kept in one
+/// order (newest first, or by line number).
+pub trait ListOrder: Copy {
+    /// The order when the request names none.
+    fn default_order() -> Self;
+
+    /// Reads `sortBy` and `sortDir`, recording each bad one in `errors`.
+    fn read(params: &(impl Params + ?Sized), errors: &mut FieldErrors) -> Self;
+}
+
+impl ListOrder for () {
+    fn default_order() -> Self {}
+
+    fn read(_: &(impl Params + ?Sized), _: &mut FieldErrors) -> Self {}
+}
+
+impl<K: SortKey> ListOrder for Sort<K> {
+    fn default_order() -> Self {
+        K::DEFAULT
+    }
+
+    fn read(params: &(impl Params + ?Sized), errors: &mut FieldErrors) -> Self {
+        Sort::from_params(params, K::DEFAULT, errors)
+    }
+}
+
+/// A page of a list: its filter, its order and the page, the one shape every list query takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ListQuery<F, O = ()> {
+    /// Which records.
+    pub filter: F,
+    /// In which order.
+    pub sort: O,
+    /// Which page.
+    pub page: PageRequest,
+}
+
+impl<F: ListFilter, O: ListOrder> ListQuery<F, O> {
+    /// The page size when the request names none.
+    pub const PAGE_SIZE: u32 = F::PAGE_SIZE;
+
+    /// Reads every list parameter: the filter's, `sortBy` and `sortDir` where the list may be
+    /// sorted, `page` and `pageSize` (D8).
+    ///
+    /// # Errors
+    /// The messages by parameter name, all of them at once.
+    pub fn from_params(params: &(impl Params + ?Sized)) -> Result<Self, FieldErrors> {
+        let mut errors = FieldErrors::new();
+        let query = Self {
+            filter: F::read(params, &mut errors),
+            sort: O::read(params, &mut errors),
+            page: PageRequest::from_params(params, F::PAGE_SIZE, &mut errors),
+        };
+        if errors.is_empty() { Ok(query) } else { Err(errors) }
+    }
+}
+
+impl<F: ListFilter, O: ListOrder> Default for ListQuery<F, O> {
+    fn default() -> Self {
+        Self { filter: F::default(), sort: O::default_order(), page: PageRequest::new(1, F::PAGE_SIZE) }
     }
 }
 

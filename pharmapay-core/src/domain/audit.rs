@@ -4,7 +4,7 @@ use jiff::Timestamp;
 
 use crate::error::FieldErrors;
 use crate::ids::{AuditId, UserId};
-use crate::paging::{PageRequest, Params, read_id};
+use crate::paging::{ListFilter, ListQuery, Params, read_id};
 use crate::text;
 
 use super::invoice::read_date;
@@ -64,41 +64,32 @@ pub struct AuditFilter {
     pub to_date: Option<Timestamp>,
 }
 
-/// A page of audit entries, newest first.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AuditQuery {
-    /// Which entries.
-    pub filter: AuditFilter,
-    /// Which page.
-    pub page: PageRequest,
-}
+impl ListFilter for AuditFilter {
+    const PAGE_SIZE: u32 = 15;
 
-impl AuditQuery {
-    /// Reads `entity`, `entityId`, `userId`, `fromDate`, `toDate`, `page` and `pageSize` (D22).
-    ///
-    /// # Errors
-    /// The messages by parameter name.
-    pub fn from_params(params: &(impl Params + ?Sized)) -> Result<Self, FieldErrors> {
-        let mut errors = FieldErrors::new();
+    /// Reads `entity`, `entityId`, `userId`, `fromDate` and `toDate` (D22).
+    fn read(params: &(impl Params + ?Sized), errors: &mut FieldErrors) -> Self {
         // Bounded and free of control characters like every other text filter: a NUL byte
         // would otherwise reach the database, which PostgreSQL refuses outright.
         let entity = errors.check("entity", text::optional(params.get("entity"), 50, text::Lines::Single)).flatten();
         let filter = AuditFilter {
             entity,
-            entity_id: read_id(params, "entityId", &mut errors),
-            user_id: read_id(params, "userId", &mut errors).map(UserId),
-            from_date: read_date(params, "fromDate", &mut errors),
-            to_date: read_date(params, "toDate", &mut errors),
+            entity_id: read_id(params, "entityId", errors),
+            user_id: read_id(params, "userId", errors).map(UserId),
+            from_date: read_date(params, "fromDate", errors),
+            to_date: read_date(params, "toDate", errors),
         };
         if let (Some(from), Some(to)) = (filter.from_date, filter.to_date)
             && to < from
         {
             errors.add("toDate", "must not be earlier than fromDate");
         }
-        let page = PageRequest::from_params(params, 15, &mut errors);
-        if errors.is_empty() { Ok(Self { filter, page }) } else { Err(errors) }
+        filter
     }
 }
+
+/// A page of audit entries, newest first.
+pub type AuditQuery = ListQuery<AuditFilter>;
 
 impl NewAuditEntry {
     /// The entry of a sign-in event (`login`, `login_failed`, `login_throttled`,

@@ -9,7 +9,7 @@ use rust_decimal::Decimal;
 use crate::error::FieldErrors;
 use crate::ids::{BankLineId, BankStatementId, TransactionId, VendorId, VendorPaymentId};
 use crate::money::Amount;
-use crate::paging::{PageRequest, Params};
+use crate::paging::{ListFilter, ListQuery, Params};
 use crate::rules::allocation::RequestedAllocation;
 use crate::rules::references::Holder;
 use crate::text::{self, Lines, TEXT_MAX};
@@ -271,47 +271,33 @@ pub fn read_account(value: Option<&str>) -> Result<String, FieldErrors> {
         .map_err(|error| FieldErrors::single("account", error.to_string()))
 }
 
-/// The list of statements: newest first (D46).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct StatementQuery {
-    /// Which page.
-    pub page: PageRequest,
-}
+/// Which statements to list: every one, newest first (D46).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StatementFilter;
 
-impl StatementQuery {
-    /// The default page size.
-    pub const PAGE_SIZE: u32 = 20;
+impl ListFilter for StatementFilter {
+    const PAGE_SIZE: u32 = 20;
 
-    /// Reads the list parameters (D8).
-    ///
-    /// # Errors
-    /// The messages by parameter name.
-    pub fn from_params(params: &(impl Params + ?Sized)) -> Result<Self, FieldErrors> {
-        let mut errors = FieldErrors::new();
-        let page = PageRequest::from_params(params, Self::PAGE_SIZE, &mut errors);
-        if errors.is_empty() { Ok(Self { page }) } else { Err(errors) }
+    fn read(_: &(impl Params + ?Sized), _: &mut FieldErrors) -> Self {
+        Self
     }
 }
 
-/// A statement's lines: by line number, of one status or all (D46).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LineQuery {
+/// The list of statements: newest first (D46).
+pub type StatementQuery = ListQuery<StatementFilter>;
+
+/// Which lines of a statement to list: of one status or all, by line number (D46).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LineFilter {
     /// Only lines of this status.
     pub status: Option<LineStatus>,
-    /// Which page.
-    pub page: PageRequest,
 }
 
-impl LineQuery {
-    /// The default page size.
-    pub const PAGE_SIZE: u32 = 50;
+impl ListFilter for LineFilter {
+    const PAGE_SIZE: u32 = 50;
 
-    /// Reads the list parameters (D8, D46).
-    ///
-    /// # Errors
-    /// The messages by parameter name.
-    pub fn from_params(params: &(impl Params + ?Sized)) -> Result<Self, FieldErrors> {
-        let mut errors = FieldErrors::new();
+    /// Reads `status` (D46).
+    fn read(params: &(impl Params + ?Sized), errors: &mut FieldErrors) -> Self {
         let mut status = None;
         if let Some(value) = params.get("status") {
             status = LineStatus::parse(value);
@@ -319,10 +305,12 @@ impl LineQuery {
                 errors.add("status", "must be one of Matched, AmountDiffers, Suggested, Unmatched, Ignored");
             }
         }
-        let page = PageRequest::from_params(params, Self::PAGE_SIZE, &mut errors);
-        if errors.is_empty() { Ok(Self { status, page }) } else { Err(errors) }
+        Self { status }
     }
 }
+
+/// A statement's lines: by line number, of one status or all (D46).
+pub type LineQuery = ListQuery<LineFilter>;
 
 /// What a person does with one line (D46).
 #[derive(Clone, Debug, PartialEq, Eq)]

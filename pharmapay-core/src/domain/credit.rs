@@ -9,7 +9,7 @@ use rust_decimal::Decimal;
 use crate::error::FieldErrors;
 use crate::ids::{CreditApplicationId, InvoiceId, VendorCreditId, VendorId};
 use crate::money::Amount;
-use crate::paging::{PageRequest, Params, read_bool, read_day, read_id};
+use crate::paging::{ListFilter, ListQuery, Params, read_bool, read_day, read_id};
 use crate::rules::allocation::{self, RequestedAllocation};
 use crate::text::{CODE_MAX, Lines, TEXT_MAX};
 
@@ -331,8 +331,8 @@ impl VendorCredit {
     }
 }
 
-/// Which credits to list (D44).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// Which credits to list (D44); by default the active ones.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CreditFilter {
     /// Only this vendor's.
     pub vendor_id: Option<VendorId>,
@@ -353,6 +353,21 @@ pub struct CreditFilter {
     pub claimed_before: Option<Date>,
     /// The first instant of `claimed_before` in the business zone (D3); stores read this.
     pub claimed_before_start: Option<Timestamp>,
+}
+
+impl Default for CreditFilter {
+    fn default() -> Self {
+        Self {
+            vendor_id: None,
+            status: None,
+            kind: None,
+            from_date: None,
+            to_date: None,
+            is_active: Some(true),
+            claimed_before: None,
+            claimed_before_start: None,
+        }
+    }
 }
 
 impl CreditFilter {
@@ -377,27 +392,15 @@ impl CreditFilter {
     }
 }
 
-/// A page of credits: newest `claimDate` first, then id descending (D44).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CreditQuery {
-    /// Which credits.
-    pub filter: CreditFilter,
-    /// Which page.
-    pub page: PageRequest,
-}
-
-impl CreditQuery {
+impl ListFilter for CreditFilter {
     /// The default page size (D44).
-    pub const PAGE_SIZE: u32 = 15;
+    const PAGE_SIZE: u32 = 15;
 
-    /// Reads every list parameter (D8, D44).
-    ///
-    /// # Errors
-    /// The messages by parameter name.
-    pub fn from_params(params: &(impl Params + ?Sized)) -> Result<Self, FieldErrors> {
-        let mut errors = FieldErrors::new();
+    /// Reads the filter parameters (D8, D44): active credits unless `isActive` or a `Canceled`
+    /// status says otherwise.
+    fn read(params: &(impl Params + ?Sized), errors: &mut FieldErrors) -> Self {
         let mut filter =
-            CreditFilter { vendor_id: read_id(params, "vendorId", &mut errors).map(VendorId), ..Default::default() };
+            CreditFilter { vendor_id: read_id(params, "vendorId", errors).map(VendorId), ..Self::default() };
         if let Some(value) = params.get("status") {
             filter.status = CreditStatus::parse(value);
             if filter.status.is_none() {
@@ -410,32 +413,25 @@ impl CreditQuery {
                 errors.add("kind", "must be one of ExpiryReturn, Breakage, RateDifference, Other");
             }
         }
-        filter.from_date = read_date(params, "fromDate", &mut errors);
-        filter.to_date = read_date(params, "toDate", &mut errors);
+        filter.from_date = read_date(params, "fromDate", errors);
+        filter.to_date = read_date(params, "toDate", errors);
         if let (Some(from), Some(to)) = (filter.from_date, filter.to_date)
             && to < from
         {
             errors.add("toDate", "must not be earlier than fromDate");
         }
-        filter.is_active = match read_bool(params, "isActive", &mut errors) {
+        filter.is_active = match read_bool(params, "isActive", errors) {
             Some(wanted) => Some(wanted),
             None if filter.status == Some(CreditStatus::Canceled) => None,
             None => Some(true),
         };
-        filter.claimed_before = read_day(params, "claimedBefore", &mut errors);
-        let page = PageRequest::from_params(params, Self::PAGE_SIZE, &mut errors);
-        if errors.is_empty() { Ok(Self { filter, page }) } else { Err(errors) }
+        filter.claimed_before = read_day(params, "claimedBefore", errors);
+        filter
     }
 }
 
-impl Default for CreditQuery {
-    fn default() -> Self {
-        Self {
-            filter: CreditFilter { is_active: Some(true), ..CreditFilter::default() },
-            page: PageRequest::new(1, Self::PAGE_SIZE),
-        }
-    }
-}
+/// A page of credits: newest `claimDate` first, then id descending (D44).
+pub type CreditQuery = ListQuery<CreditFilter>;
 
 #[cfg(test)]
 mod tests {

@@ -7,7 +7,7 @@ use crate::clock::parse_datetime;
 use crate::error::FieldErrors;
 use crate::ids::{InvoiceId, VendorId};
 use crate::money::{Amount, parse_decimal};
-use crate::paging::{PageRequest, Params, Sort, SortDir, SortKey, read_bool, read_days, read_id};
+use crate::paging::{ListFilter, ListQuery, Params, Sort, SortDir, SortKey, read_bool, read_days, read_id};
 use crate::text::{self, CODE_MAX, Lines, TEXT_MAX};
 
 use super::vendor::VendorBrief;
@@ -267,6 +267,8 @@ impl SortKey for InvoiceSortKey {
         ("invoiceNumber", InvoiceSortKey::InvoiceNumber),
         ("vendorName", InvoiceSortKey::VendorName),
     ];
+
+    const DEFAULT: Sort<Self> = Sort { key: InvoiceSortKey::InvoiceDate, dir: SortDir::Desc };
 }
 
 /// Which invoices to list (spec, Invoice list query).
@@ -301,9 +303,11 @@ pub struct InvoiceFilter {
     pub overpaid: Option<bool>,
 }
 
-impl InvoiceFilter {
+impl ListFilter for InvoiceFilter {
+    const PAGE_SIZE: u32 = 15;
+
     /// Reads the filter parameters of `GET /api/invoices` (also used by the report, D26).
-    pub fn from_params(params: &(impl Params + ?Sized), errors: &mut FieldErrors) -> Self {
+    fn read(params: &(impl Params + ?Sized), errors: &mut FieldErrors) -> Self {
         let mut filter = Self::default();
         if let Some(value) = params.get("status") {
             match InvoiceStatus::parse(value) {
@@ -339,6 +343,9 @@ impl InvoiceFilter {
     }
 }
 
+/// A page of the list: filter, sort and page (D8).
+pub type InvoiceQuery = ListQuery<InvoiceFilter, Sort<InvoiceSortKey>>;
+
 pub(crate) fn read_date(params: &(impl Params + ?Sized), name: &str, errors: &mut FieldErrors) -> Option<Timestamp> {
     let value = params.get(name)?;
     errors.check(name, parse_datetime(value))
@@ -347,44 +354,6 @@ pub(crate) fn read_date(params: &(impl Params + ?Sized), name: &str, errors: &mu
 fn read_decimal(params: &(impl Params + ?Sized), name: &str, errors: &mut FieldErrors) -> Option<Decimal> {
     let value = params.get(name)?;
     errors.check(name, parse_decimal(value))
-}
-
-/// A page of invoices: filter, sort and page.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct InvoiceQuery {
-    /// Which invoices.
-    pub filter: InvoiceFilter,
-    /// In which order.
-    pub sort: Sort<InvoiceSortKey>,
-    /// Which page.
-    pub page: PageRequest,
-}
-
-impl Default for InvoiceQuery {
-    fn default() -> Self {
-        Self {
-            filter: InvoiceFilter::default(),
-            sort: Sort { key: InvoiceSortKey::InvoiceDate, dir: SortDir::Desc },
-            page: PageRequest::new(1, 15),
-        }
-    }
-}
-
-impl InvoiceQuery {
-    /// Reads every list parameter (spec, Invoice list query; D8).
-    ///
-    /// # Errors
-    /// The messages by parameter name.
-    pub fn from_params(params: &(impl Params + ?Sized)) -> Result<Self, FieldErrors> {
-        let mut errors = FieldErrors::new();
-        let defaults = Self::default();
-        let query = Self {
-            filter: InvoiceFilter::from_params(params, &mut errors),
-            sort: Sort::from_params(params, defaults.sort, &mut errors),
-            page: PageRequest::from_params(params, 15, &mut errors),
-        };
-        if errors.is_empty() { Ok(query) } else { Err(errors) }
-    }
 }
 
 impl NewInvoice {

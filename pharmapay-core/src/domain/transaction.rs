@@ -5,7 +5,7 @@ use jiff::Timestamp;
 use crate::error::FieldErrors;
 use crate::ids::{InvoiceId, TransactionId, VendorPaymentId};
 use crate::money::Amount;
-use crate::paging::{PageRequest, Params, Sort, SortDir, SortKey, read_bool, read_id};
+use crate::paging::{ListFilter, ListQuery, Params, Sort, SortDir, SortKey, read_bool, read_id};
 use crate::text::{Lines, TEXT_MAX};
 
 use super::invoice::{InvoiceBrief, read_date};
@@ -138,6 +138,8 @@ impl SortKey for TransactionSortKey {
         ("transactionType", TransactionSortKey::TransactionType),
         ("createdAt", TransactionSortKey::CreatedAt),
     ];
+
+    const DEFAULT: Sort<Self> = Sort { key: TransactionSortKey::TransactionDate, dir: SortDir::Desc };
 }
 
 /// Which payments to list (spec, Transaction list query).
@@ -170,9 +172,11 @@ impl Default for TransactionFilter {
     }
 }
 
-impl TransactionFilter {
+impl ListFilter for TransactionFilter {
+    const PAGE_SIZE: u32 = 15;
+
     /// Reads the filter parameters of `GET /api/transactions` (also used by the report, D26).
-    pub fn from_params(params: &(impl Params + ?Sized), errors: &mut FieldErrors) -> Self {
+    fn read(params: &(impl Params + ?Sized), errors: &mut FieldErrors) -> Self {
         let mut filter = Self { invoice_id: read_id(params, "invoiceId", errors).map(InvoiceId), ..Self::default() };
         filter.from_date = read_date(params, "fromDate", errors);
         filter.to_date = read_date(params, "toDate", errors);
@@ -201,43 +205,8 @@ impl TransactionFilter {
     }
 }
 
-/// A page of payments: filter, sort and page.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TransactionQuery {
-    /// Which payments.
-    pub filter: TransactionFilter,
-    /// In which order.
-    pub sort: Sort<TransactionSortKey>,
-    /// Which page.
-    pub page: PageRequest,
-}
-
-impl Default for TransactionQuery {
-    fn default() -> Self {
-        Self {
-            filter: TransactionFilter::default(),
-            sort: Sort { key: TransactionSortKey::TransactionDate, dir: SortDir::Desc },
-            page: PageRequest::new(1, 15),
-        }
-    }
-}
-
-impl TransactionQuery {
-    /// Reads every list parameter (spec, Transaction list query; D8).
-    ///
-    /// # Errors
-    /// The messages by parameter name.
-    pub fn from_params(params: &(impl Params + ?Sized)) -> Result<Self, FieldErrors> {
-        let mut errors = FieldErrors::new();
-        let defaults = Self::default();
-        let query = Self {
-            filter: TransactionFilter::from_params(params, &mut errors),
-            sort: Sort::from_params(params, defaults.sort, &mut errors),
-            page: PageRequest::from_params(params, 15, &mut errors),
-        };
-        if errors.is_empty() { Ok(query) } else { Err(errors) }
-    }
-}
+/// A page of the list: filter, sort and page (D8).
+pub type TransactionQuery = ListQuery<TransactionFilter, Sort<TransactionSortKey>>;
 
 impl NewTransaction {
     /// The values written, as the audit log keeps them (D22).

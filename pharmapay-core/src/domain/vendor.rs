@@ -5,7 +5,7 @@ use rust_decimal::Decimal;
 
 use crate::error::FieldErrors;
 use crate::ids::VendorId;
-use crate::paging::{PageRequest, Params, Sort, SortDir, SortKey, read_bool};
+use crate::paging::{ListFilter, ListQuery, Params, Sort, SortDir, SortKey, read_bool};
 use crate::text::{self, CODE_MAX, Lines, NAME_MAX, TEXT_MAX};
 
 use super::gstin::Gstin;
@@ -283,6 +283,8 @@ impl SortKey for VendorSortKey {
         ("vendorType", VendorSortKey::VendorType),
         ("outstandingBalance", VendorSortKey::OutstandingBalance),
     ];
+
+    const DEFAULT: Sort<Self> = Sort { key: VendorSortKey::Name, dir: SortDir::Asc };
 }
 
 /// Which vendors to list.
@@ -308,9 +310,11 @@ impl Default for VendorFilter {
     }
 }
 
-impl VendorFilter {
+impl ListFilter for VendorFilter {
+    const PAGE_SIZE: u32 = 10;
+
     /// Reads the filter parameters of `GET /api/vendors` (spec, Vendor list query).
-    pub fn from_params(params: &(impl Params + ?Sized), errors: &mut FieldErrors) -> Self {
+    fn read(params: &(impl Params + ?Sized), errors: &mut FieldErrors) -> Self {
         let mut filter = Self::default();
         if let Some(search) = params.get("search") {
             filter.search = errors.check("search", text::search_term(search)).flatten();
@@ -334,43 +338,8 @@ impl VendorFilter {
     }
 }
 
-/// A page of vendors: filter, sort and page.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct VendorQuery {
-    /// Which vendors.
-    pub filter: VendorFilter,
-    /// In which order.
-    pub sort: Sort<VendorSortKey>,
-    /// Which page.
-    pub page: PageRequest,
-}
-
-impl Default for VendorQuery {
-    fn default() -> Self {
-        Self {
-            filter: VendorFilter::default(),
-            sort: Sort { key: VendorSortKey::Name, dir: SortDir::Asc },
-            page: PageRequest::new(1, 10),
-        }
-    }
-}
-
-impl VendorQuery {
-    /// Reads every list parameter (spec, Vendor list query; D8).
-    ///
-    /// # Errors
-    /// The messages by parameter name.
-    pub fn from_params(params: &(impl Params + ?Sized)) -> Result<Self, FieldErrors> {
-        let mut errors = FieldErrors::new();
-        let defaults = Self::default();
-        let query = Self {
-            filter: VendorFilter::from_params(params, &mut errors),
-            sort: Sort::from_params(params, defaults.sort, &mut errors),
-            page: PageRequest::from_params(params, 10, &mut errors),
-        };
-        if errors.is_empty() { Ok(query) } else { Err(errors) }
-    }
-}
+/// A page of the list: filter, sort and page (D8).
+pub type VendorQuery = ListQuery<VendorFilter, Sort<VendorSortKey>>;
 
 impl NewVendor {
     /// The values written, as the audit log keeps them (D22).

@@ -10,7 +10,7 @@ use jiff::Timestamp;
 use crate::error::FieldErrors;
 use crate::events::{ALL_EVENTS, EVENT_TYPES, Event};
 use crate::ids::{DeliveryId, WebhookId};
-use crate::paging::{PageRequest, Params};
+use crate::paging::{ListFilter, ListQuery, Params};
 use crate::text::{self, Lines, TEXT_MAX};
 
 /// The longest webhook URL.
@@ -233,27 +233,20 @@ pub struct Delivery {
     pub created_at: Timestamp,
 }
 
-/// A page of a webhook's deliveries, newest first (D47, D8).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DeliveryQuery {
-    /// Which page.
-    pub page: PageRequest,
-}
+/// Which deliveries of a webhook to list: every one, newest first (D47, D8).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeliveryFilter;
 
-impl DeliveryQuery {
-    /// The default page size.
-    pub const PAGE_SIZE: u32 = 20;
+impl ListFilter for DeliveryFilter {
+    const PAGE_SIZE: u32 = 20;
 
-    /// Reads the page parameters (D8).
-    ///
-    /// # Errors
-    /// The messages by parameter name.
-    pub fn from_params(params: &(impl Params + ?Sized)) -> Result<Self, FieldErrors> {
-        let mut errors = FieldErrors::new();
-        let page = PageRequest::from_params(params, Self::PAGE_SIZE, &mut errors);
-        if errors.is_empty() { Ok(Self { page }) } else { Err(errors) }
+    fn read(_: &(impl Params + ?Sized), _: &mut FieldErrors) -> Self {
+        Self
     }
 }
+
+/// A page of a webhook's deliveries, newest first (D47, D8).
+pub type DeliveryQuery = ListQuery<DeliveryFilter>;
 
 /// A delivery a server has claimed to try now: what to send, where, signed with what.
 #[derive(Clone, Debug, PartialEq, Eq)]

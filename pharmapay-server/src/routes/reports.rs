@@ -11,7 +11,7 @@ use pharmapay_core::domain::aging::AgingQuery;
 use pharmapay_core::domain::statement::StatementQuery;
 use pharmapay_core::domain::{InvoiceFilter, TransactionFilter, VendorFilter};
 use pharmapay_core::ids::VendorId;
-use pharmapay_core::paging::read_id;
+use pharmapay_core::paging::{ListFilter, read_id};
 use pharmapay_core::{FieldErrors, Store};
 
 use super::reconciliation::{STATEMENT, aging_parameters, statement_range};
@@ -158,30 +158,31 @@ fn without_paging(query: &[(String, String)]) -> Vec<(String, String)> {
     query.iter().filter(|(name, _)| name != "page" && name != "pageSize").cloned().collect()
 }
 
-fn filter<T>(req: &Req, read: impl FnOnce(&Vec<(String, String)>, &mut FieldErrors) -> T) -> Result<T, ApiError> {
+/// The list filter `F` a report shares with its list, read from the request's query.
+fn filter<F: ListFilter>(req: &Req) -> Result<F, ApiError> {
     let mut errors = FieldErrors::new();
-    let filter = read(&req.query, &mut errors);
+    let filter = F::read(&req.query, &mut errors);
     if errors.is_empty() { Ok(filter) } else { Err(ApiError::Invalid(errors)) }
 }
 
 /// Active vendors matching the vendor list's filters.
 async fn vendors<S: Store>(call: Call<'_, S>) -> Result<Reply, ApiError> {
     let principal = call.caller()?;
-    let filter = filter(&call.req, VendorFilter::from_params)?;
+    let filter = filter::<VendorFilter>(&call.req)?;
     generate(call.app, call.app.engine.vendors_report(principal, filter)).await
 }
 
 /// Active invoices matching the invoice list's filters.
 async fn invoices<S: Store>(call: Call<'_, S>) -> Result<Reply, ApiError> {
     let principal = call.caller()?;
-    let filter = filter(&call.req, InvoiceFilter::from_params)?;
+    let filter = filter::<InvoiceFilter>(&call.req)?;
     generate(call.app, call.app.engine.invoices_report(principal, filter)).await
 }
 
 /// Active payments matching the transaction list's filters.
 async fn transactions<S: Store>(call: Call<'_, S>) -> Result<Reply, ApiError> {
     let principal = call.caller()?;
-    let filter = filter(&call.req, TransactionFilter::from_params)?;
+    let filter = filter::<TransactionFilter>(&call.req)?;
     generate(call.app, call.app.engine.transactions_report(principal, filter)).await
 }
 

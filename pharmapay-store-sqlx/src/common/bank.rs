@@ -533,7 +533,7 @@ impl BankStatementStore for SqlStore {
             }
             let conditions = |binds: &mut Binds| {
                 let mut parts = vec![format!("statement_id = {}", binds.int(statement.get()))];
-                if let Some(status) = query.status {
+                if let Some(status) = query.filter.status {
                     parts.push(format!("status = {}", binds.text(status.name())));
                 }
                 parts.join(" AND ")

@@ -22,7 +22,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::client::{self, Measured, Timing, Traffic, request};
 use crate::setup::Fixture;
-use crate::table::ms;
+use pharmapay_benches::stats::ms;
 
 /// Attacking connections of each attack.
 pub const ATTACKERS: usize = 8;

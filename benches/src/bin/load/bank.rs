@@ -153,7 +153,7 @@ async fn measure_on(
         statement.file.len() as f64 / 1e3
     );
 
-    let conditions = crate::quiet_machine(max_busy).await;
+    let conditions = crate::machine::quiet_machine(max_busy).await;
     eprintln!("{conditions}");
     // A fresh account, so that no line is a duplicate of an earlier statement's.
     let path = format!("/api/bank-statements?account=bench-{stamp}");

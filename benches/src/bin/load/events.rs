@@ -94,7 +94,7 @@ async fn measure_on(
     url: &str,
     max_busy: f64,
 ) -> Result<Measured, String> {
-    let conditions = crate::quiet_machine(max_busy).await;
+    let conditions = crate::machine::quiet_machine(max_busy).await;
     eprintln!("{conditions}");
     let (mut without, mut with, mut shares) = (Vec::new(), Vec::new(), Vec::new());
     for round in 0..ROUNDS {

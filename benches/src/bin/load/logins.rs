@@ -25,7 +25,7 @@ use serde_json::json;
 use crate::client::{self, Answer, Measured, Timing, Traffic, call, request};
 use crate::setup::Backend;
 use crate::sql::Ceiling;
-use crate::table::{ms, rate};
+use pharmapay_benches::stats::{ms, rate};
 
 /// Parallel sign-ins in one burst.
 pub const BURST: usize = 32;

@@ -25,6 +25,7 @@ mod client;
 mod events;
 mod imports;
 mod logins;
+mod machine;
 mod setup;
 mod sql;
 mod table;
@@ -371,43 +372,6 @@ fn append(path: &PathBuf, text: &str) -> Result<(), String> {
     writeln!(file, "{text}").map_err(|error| error.to_string())
 }
 
-/// The share of both cores busy over one second, from `/proc/stat`.
-fn busy_share() -> Option<f64> {
-    fn sample() -> Option<(u64, u64)> {
-        let stat = std::fs::read_to_string("/proc/stat").ok()?;
-        let fields: Vec<u64> = stat.lines().next()?.split_whitespace().skip(1).filter_map(|f| f.parse().ok()).collect();
-        let idle = fields.get(3)? + fields.get(4).unwrap_or(&0);
-        Some((fields.iter().sum(), idle))
-    }
-    let (total_a, idle_a) = sample()?;
-    std::thread::sleep(Duration::from_secs(1));
-    let (total_b, idle_b) = sample()?;
-    let total = total_b.saturating_sub(total_a).max(1) as f64;
-    Some(1.0 - idle_b.saturating_sub(idle_a) as f64 / total)
-}
-
-/// Waits (up to a minute) until other processes leave the machine nearly idle, and describes
-/// the conditions.
-async fn quiet_machine(max_busy: f64) -> String {
-    let started = Instant::now();
-    loop {
-        let busy = tokio::task::spawn_blocking(busy_share).await.ok().flatten().unwrap_or(0.0);
-        let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-        let load: Vec<&str> = load.split_whitespace().take(3).collect();
-        if busy <= max_busy || started.elapsed() > Duration::from_secs(60) {
-            let waited = started.elapsed().as_secs();
-            let quiet = if busy <= max_busy { "quiet" } else { "NOT quiet (gave up waiting)" };
-            return format!(
-                "machine {quiet} before the block: {:.0} % of both cores busy over 1 s, load average {} (waited {waited} s)",
-                busy * 100.0,
-                load.join(" ")
-            );
-        }
-        eprintln!("waiting for the machine to calm down: {:.0} % busy", busy * 100.0);
-        tokio::time::sleep(Duration::from_secs(5)).await;
-    }
-}
-
 /// The bare SQL statement lists of an endpoint: the ceiling's, and others shown beside it.
 fn statements_for(endpoint: Endpoint, backend: Backend, context: &Context) -> Vec<(&'static str, Vec<Statement>)> {
     let session = context.session();
@@ -496,7 +460,7 @@ async fn measure_block(
             (Some(unmatched), logged)
         }
     };
-    let conditions = quiet_machine(args.max_busy).await;
+    let conditions = machine::quiet_machine(args.max_busy).await;
     eprintln!("{conditions}");
     let started = Instant::now();
     let (server, addr) = setup::start_server(&settings.places, backend, scale, url, Logging::Quiet)?;
@@ -541,7 +505,7 @@ async fn measure_block(
                 let mut note = format!(
                     "{} {what} on {beside_connections} connections alongside: {}/s, p50 {:.0} ms",
                     alongside.ok,
-                    table::rate(alongside.rps),
+                    pharmapay_benches::stats::rate(alongside.rps),
                     alongside.latencies.p50_ms()
                 );
                 if alongside.errors > 0 {

@@ -25,6 +25,9 @@ use sqlx::Row;
 use crate::children::{self, Child};
 use crate::client::call;
 
+/// The command name of PostgreSQL's processes, whose processor time the harness reads.
+pub const POSTGRES_PROCESS: &str = "postgres";
+
 /// Where the data lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
 pub enum Backend {
@@ -41,7 +44,7 @@ impl Backend {
     /// from the server (SQLite runs inside it, the memory store is it).
     pub fn database_process(self) -> Option<&'static str> {
         match self {
-            Backend::Postgres => Some(crate::sql::POSTGRES_PROCESS),
+            Backend::Postgres => Some(POSTGRES_PROCESS),
             Backend::Memory | Backend::Sqlite => None,
         }
     }

@@ -22,7 +22,7 @@ use pharmapay_core::jiff::civil::Date;
 use pharmapay_core::jiff::{Timestamp, ToSpan};
 use pharmapay_store_sqlx::{BoundStatement, BoundValue, PostgresStore, SqliteStore, StoreOptions, statements};
 
-use crate::setup::Backend;
+use crate::setup::{Backend, POSTGRES_PROCESS};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{PgPool, SqlitePool};
@@ -287,9 +287,6 @@ impl Database {
         }
     }
 }
-
-/// The command name of PostgreSQL's processes, whose processor time the harness reads.
-pub const POSTGRES_PROCESS: &str = "postgres";
 
 /// A bare SQL figure: the single-connection latency and the rate a saturated pool reaches.
 #[derive(Clone, Copy, Debug, Default)]

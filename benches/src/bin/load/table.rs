@@ -5,6 +5,8 @@
 
 use std::time::Duration;
 
+use pharmapay_benches::stats::{ms, rate};
+
 use crate::client::Measured;
 use crate::logins::{self, Throttling};
 use crate::setup::{Backend, Scale};
@@ -340,30 +342,6 @@ fn judge(block: &Block, row: &Row) -> Option<Verdict> {
             })
         }
         _ => None,
-    }
-}
-
-/// A rate with sensible precision.
-pub fn rate(value: f64) -> String {
-    if value >= 100.0 {
-        format!("{value:.0}")
-    } else if value >= 10.0 {
-        format!("{value:.1}")
-    } else {
-        format!("{value:.2}")
-    }
-}
-
-/// Milliseconds with sensible precision.
-pub fn ms(value: f64) -> String {
-    if value >= 100.0 {
-        format!("{value:.0}")
-    } else if value >= 10.0 {
-        format!("{value:.1}")
-    } else if value >= 1.0 {
-        format!("{value:.2}")
-    } else {
-        format!("{value:.3}")
     }
 }
 

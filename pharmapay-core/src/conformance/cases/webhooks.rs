@@ -29,7 +29,7 @@ impl<S: Store> Fixture<S> {
     }
 
     async fn statuses(&self, webhook: WebhookId) -> Vec<(i64, DeliveryStatus, u32)> {
-        let query = DeliveryQuery { page: PageRequest::new(1, 100) };
+        let query = DeliveryQuery { page: PageRequest::new(1, 100), ..DeliveryQuery::default() };
         let page = self.engine.list_deliveries(&self.admin, webhook, &query).await.expect("deliveries listed");
         page.items.iter().map(|delivery| (delivery.event_id, delivery.status, delivery.attempts)).collect()
     }
@@ -113,7 +113,10 @@ pub async fn deliveries_are_queued_once_and_claimed_by_one_server_at_a_time<S: S
     fx.engine.queue_deliveries(1_000).await.expect("queued");
     assert!(fx.engine.claim_deliveries(100, Vec::new()).await.expect("claimed").is_empty(), "paused");
     fx.engine.delete_webhook(&fx.admin, all, None).await.expect("deleted");
-    let gone = fx.engine.list_deliveries(&fx.admin, all, &DeliveryQuery { page: PageRequest::new(1, 10) }).await;
+    let gone = fx
+        .engine
+        .list_deliveries(&fx.admin, all, &DeliveryQuery { page: PageRequest::new(1, 10), ..DeliveryQuery::default() })
+        .await;
     assert!(matches!(gone, Err(Error::NotFound { .. })));
     let (_, pharmacist) = fx.pharmacist("clerk@example.com").await;
     assert!(matches!(fx.engine.list_webhooks(&pharmacist).await, Err(Error::Forbidden { .. })));
