@@ -145,6 +145,19 @@ pub trait ListFilter: Default {
     fn read(params: &(impl Params + ?Sized), errors: &mut FieldErrors) -> Self;
 }
 
+/// The filter of a list that has none: every record, `SIZE` to a page unless the request
+/// names a size.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Unfiltered<const SIZE: u32>;
+
+impl<const SIZE: u32> ListFilter for Unfiltered<SIZE> {
+    const PAGE_SIZE: u32 = SIZE;
+
+    fn read(_: &(impl Params + ?Sized), _: &mut FieldErrors) -> Self {
+        Self
+    }
+}
+
 /// How a list is ordered: a [`Sort`] the caller may choose, or `()` for a list kept in one
 /// order (newest first, or by line number).
 pub trait ListOrder: Copy {

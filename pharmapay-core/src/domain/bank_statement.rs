@@ -9,7 +9,7 @@ use rust_decimal::Decimal;
 use crate::error::FieldErrors;
 use crate::ids::{BankLineId, BankStatementId, TransactionId, VendorId, VendorPaymentId};
 use crate::money::Amount;
-use crate::paging::{ListFilter, ListQuery, Params};
+use crate::paging::{ListFilter, ListQuery, Params, Unfiltered};
 use crate::rules::allocation::RequestedAllocation;
 use crate::rules::references::Holder;
 use crate::text::{self, Lines, TEXT_MAX};
@@ -271,20 +271,8 @@ pub fn read_account(value: Option<&str>) -> Result<String, FieldErrors> {
         .map_err(|error| FieldErrors::single("account", error.to_string()))
 }
 
-/// Which statements to list: every one, newest first (D46).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct StatementFilter;
-
-impl ListFilter for StatementFilter {
-    const PAGE_SIZE: u32 = 20;
-
-    fn read(_: &(impl Params + ?Sized), _: &mut FieldErrors) -> Self {
-        Self
-    }
-}
-
 /// The list of statements: newest first (D46).
-pub type StatementQuery = ListQuery<StatementFilter>;
+pub type StatementQuery = ListQuery<Unfiltered<20>>;
 
 /// Which lines of a statement to list: of one status or all, by line number (D46).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -10,7 +10,7 @@ use jiff::Timestamp;
 use crate::error::FieldErrors;
 use crate::events::{ALL_EVENTS, EVENT_TYPES, Event};
 use crate::ids::{DeliveryId, WebhookId};
-use crate::paging::{ListFilter, ListQuery, Params};
+use crate::paging::{ListQuery, Unfiltered};
 use crate::text::{self, Lines, TEXT_MAX};
 
 /// The longest webhook URL.
@@ -233,20 +233,8 @@ pub struct Delivery {
     pub created_at: Timestamp,
 }
 
-/// Which deliveries of a webhook to list: every one, newest first (D47, D8).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct DeliveryFilter;
-
-impl ListFilter for DeliveryFilter {
-    const PAGE_SIZE: u32 = 20;
-
-    fn read(_: &(impl Params + ?Sized), _: &mut FieldErrors) -> Self {
-        Self
-    }
-}
-
 /// A page of a webhook's deliveries, newest first (D47, D8).
-pub type DeliveryQuery = ListQuery<DeliveryFilter>;
+pub type DeliveryQuery = ListQuery<Unfiltered<20>>;
 
 /// A delivery a server has claimed to try now: what to send, where, signed with what.
 #[derive(Clone, Debug, PartialEq, Eq)]
