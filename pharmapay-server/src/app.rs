@@ -9,52 +9,19 @@
 //! exists with another method answers 405 with `Allow` (D7); an unknown path answers 404. The
 //! OpenAPI document is built from the same table ([`crate::openapi`]).
 
-use std::sync::Arc;
 use std::time::Duration;
 
+use std::pin::Pin;
+
 use hyper::Method;
-use pharmapay_core::{Access, Action, Collection, PharmaPay, Store};
-use pharmapay_store_memory::MemoryStore;
+use pharmapay_core::{Error, PharmaPay, Principal, Store};
 
-use crate::download::{DownloadLimits, Downloads};
-use crate::http::{Cors, Reply, Req, parse_query};
+use crate::guard::Guard;
+use crate::http::{Cors, MAX_BODY_BYTES, Req, parse_query};
+use crate::openapi::Operation;
 use crate::problem::ApiError;
-use crate::routes::{self, Call, Route};
-use crate::turns::Turns;
-
-/// Every route as the table states it: method, path template and what it requires of its
-/// caller (the spec's Permission column; D15 for restores, D19 for a user's policies, D22 for
-/// the audit log, D24 for the profile), in the table's order. Path parameters are in braces.
-///
-/// Handlers are the one part of a row that depends on the store; these rows are read from the
-/// memory store's table, and every store's table holds the same ones.
-pub fn route_table() -> Vec<(Method, &'static str, Guard)> {
-    routes::table::<MemoryStore>().into_iter().map(|route| (route.method, route.path, route.guard)).collect()
-}
-
-/// What a route requires of its caller before its handler runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Guard {
-    /// Anyone may call it; a token, if sent, is not read.
-    Public,
-    /// A valid bearer token, with no particular permission (the spec's Permission "none").
-    Token,
-    /// A valid bearer token that carries this permission; admins pass every check.
-    Permission(Access),
-    /// A valid bearer token that carries every one of these permissions (a vendor's statement:
-    /// D35, D48).
-    AllOf(&'static [Access]),
-}
-
-/// The guard of a route that needs `collection:action`.
-pub const fn needs(collection: Collection, action: Action) -> Guard {
-    Guard::Permission(Access::new(collection, action))
-}
-
-/// The guard of a route that needs every one of `accesses`.
-pub const fn needs_all(accesses: &'static [Access]) -> Guard {
-    Guard::AllOf(accesses)
-}
+use crate::reply::Reply;
+use crate::turns::{Downloads, Turns};
 
 /// The methods one path answers: each with its row's place in the table.
 struct PathRoutes {
@@ -80,12 +47,11 @@ pub struct Router<S> {
 }
 
 impl<S: Store> Router<S> {
-    /// The router of [`routes::table`].
+    /// The router of `routes`, the route table ([`crate::routes::table`]).
     ///
     /// # Panics
     /// When the table holds conflicting paths, which the tests would catch first.
-    pub fn new() -> Self {
-        let routes = routes::table::<S>();
+    pub fn new(routes: Vec<Route<S>>) -> Self {
         let mut paths: Vec<PathRoutes> = Vec::new();
         let mut templates: Vec<&str> = Vec::new();
         let mut tree = matchit::Router::new();
@@ -124,12 +90,6 @@ impl<S> Router<S> {
     }
 }
 
-impl<S: Store> Default for Router<S> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 /// The default of [`App::max_connections`].
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 
@@ -150,6 +110,8 @@ pub struct App<S> {
     pub backend: &'static str,
     /// The route table.
     pub router: Router<S>,
+    /// The API document of the route table, served at `GET /api/openapi.json`.
+    pub api_document: &'static [u8],
     /// How long a client may take to send its headers, and again its body, and how long it may
     /// leave an answer unread before it is cut off.
     pub request_timeout: Duration,
@@ -162,44 +124,6 @@ pub struct App<S> {
 }
 
 impl<S: Store> App<S> {
-    /// An application over `engine` that gives clients `request_timeout` to send their
-    /// headers and again their body, serving at most [`DEFAULT_MAX_CONNECTIONS`] at once.
-    pub fn new(engine: PharmaPay<S>, cors: Cors, backend: &'static str, request_timeout: Duration) -> Arc<Self> {
-        let uploads = Turns::new(DEFAULT_UPLOADS_AT_ONCE, DEFAULT_UPLOAD_WAIT);
-        Self::with_limits(
-            engine,
-            cors,
-            backend,
-            request_timeout,
-            DEFAULT_MAX_CONNECTIONS,
-            DownloadLimits::default(),
-            uploads,
-        )
-    }
-
-    /// As [`App::new`], serving at most `max_connections` connections at once (at least one),
-    /// with report downloads held to `downloads` and uploads to `uploads`.
-    pub fn with_limits(
-        engine: PharmaPay<S>,
-        cors: Cors,
-        backend: &'static str,
-        request_timeout: Duration,
-        max_connections: usize,
-        downloads: DownloadLimits,
-        uploads: Turns,
-    ) -> Arc<Self> {
-        Arc::new(Self {
-            engine,
-            cors,
-            backend,
-            router: Router::new(),
-            request_timeout,
-            max_connections: max_connections.max(1),
-            downloads: Downloads::new(downloads),
-            uploads,
-        })
-    }
-
     /// Checks the caller against `route`'s guard, then reads the query string `query` into
     /// [`Req::query`] and runs the route's handler.
     ///
@@ -232,15 +156,94 @@ impl<S: Store> App<S> {
     }
 }
 
+/// What a handler answers: the future of its reply, boxed so that every row's handler has the
+/// same type (the one allocation a request pays for the table).
+pub type Answer<'a> = Pin<Box<dyn Future<Output = Result<Reply, ApiError>> + Send + 'a>>;
+
+/// A route's handler: serves a request that passed the route's guard.
+pub type Handler<S> = for<'a> fn(Call<'a, S>) -> Answer<'a>;
+
+/// One row of the route table: a method and path template (parameters in braces), what the
+/// route requires of its caller, its operation in the API document, and its handler.
+pub struct Route<S> {
+    /// The method.
+    pub method: Method,
+    /// The path template, such as `/api/vendors/{id}`.
+    pub path: &'static str,
+    /// What the caller must hold; checked before anything else about the request is read.
+    pub guard: Guard,
+    /// The route in the API document; the document adds what the guard requires.
+    pub operation: fn() -> Operation,
+    /// Serves the request.
+    pub handler: Handler<S>,
+    /// The largest body the route reads: [`MAX_BODY_BYTES`] (D7) but for file uploads (D45).
+    pub max_body: usize,
+}
+
+impl<S> Route<S> {
+    /// A `GET` route.
+    pub fn get(path: &'static str, guard: Guard, operation: fn() -> Operation, handler: Handler<S>) -> Self {
+        Self { method: Method::GET, path, guard, operation, handler, max_body: MAX_BODY_BYTES }
+    }
+
+    /// A `POST` route.
+    pub fn post(path: &'static str, guard: Guard, operation: fn() -> Operation, handler: Handler<S>) -> Self {
+        Self { method: Method::POST, path, guard, operation, handler, max_body: MAX_BODY_BYTES }
+    }
+
+    /// A `PUT` route.
+    pub fn put(path: &'static str, guard: Guard, operation: fn() -> Operation, handler: Handler<S>) -> Self {
+        Self { method: Method::PUT, path, guard, operation, handler, max_body: MAX_BODY_BYTES }
+    }
+
+    /// A `DELETE` route.
+    pub fn delete(path: &'static str, guard: Guard, operation: fn() -> Operation, handler: Handler<S>) -> Self {
+        Self { method: Method::DELETE, path, guard, operation, handler, max_body: MAX_BODY_BYTES }
+    }
+
+    /// The route reading bodies of up to `bytes` (a file upload, D45).
+    pub fn with_max_body(self, bytes: usize) -> Self {
+        Self { max_body: bytes, ..self }
+    }
+}
+
+/// A request that passed its route's guard, on its way to one engine call: the application, the
+/// caller and the request.
+///
+/// Each method reads the request's parameters in a fixed order (the path's `{id}` first, then
+/// the body), calls the engine method it is given with the caller, and answers with the DTO
+/// `to_dto` makes of the result.
+pub struct Call<'a, S> {
+    /// The application.
+    pub app: &'a App<S>,
+    /// The caller, already checked against the route's guard; `None` on a public route.
+    pub principal: Option<&'a Principal>,
+    /// The request, its query string read.
+    pub req: Req,
+}
+
+impl<S: Store> App<S> {
+    /// The caller proven by the request's bearer token.
+    ///
+    /// # Errors
+    /// 401 when the token is missing, malformed, forged, expired or revoked.
+    pub async fn principal(&self, req: &Req) -> Result<Principal, ApiError> {
+        let token = req.bearer_token().ok_or(ApiError::Core(Error::Unauthenticated))?;
+        Ok(self.engine.authenticate(token).await?)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use pharmapay_core::Action::Update;
+    use pharmapay_store_memory::MemoryStore;
 
     use super::*;
+    use crate::routes::{route_table, table};
 
     #[test]
     fn the_table_builds_and_static_segments_win() {
-        let router = Router::<MemoryStore>::new();
+        let router = Router::<MemoryStore>::new(table());
         match router.find(&Method::GET, "/api/users/me/permissions") {
             Matched::Route(route, _) => {
                 assert_eq!((route.path, route.guard), ("/api/users/me/permissions", Guard::Token))

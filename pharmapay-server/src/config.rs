@@ -11,7 +11,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 use pharmapay_store_sqlx::StoreOptions;
 
-use crate::download::DownloadLimits;
+use crate::turns::DownloadLimits;
 use crate::turns::Turns;
 
 /// The pharmapay command line.

@@ -8,8 +8,10 @@
 //! - [`config`]: the command line and environment (D28).
 //! - [`server`]: accepting connections, body limits and timeouts, request logs, graceful
 //!   shutdown; [`start`] is the one start-up path, used by `main` and by the tests.
-//! - [`app`]: the router and dispatch; [`routes`]: the route table, one file per resource with
-//!   its rows, bodies and DTOs, and the handlers routes share.
+//! - [`app`]: the application state, the router, a route's shape and the dispatch; [`guard`]:
+//!   what a route requires of its caller; [`routes`]: the route table, one file per resource
+//!   with its rows, bodies and DTOs, the ways of answering routes share (`routes/call.rs`), and
+//!   the application's constructors, which alone know the whole table.
 //! - [`download`]: how report downloads stream and share the server; [`turns`]: the few turns
 //!   at once that downloads and uploads each queue for.
 //! - [`openapi`]: the OpenAPI document, built from the route table and served at
@@ -18,7 +20,8 @@
 //!   [`import_command`]: `pharmapay import`, an imported file written without a server (D45).
 //! - [`webhooks`]: the delivery task that posts events to webhooks (D47).
 //! - [`decode`] and [`dto`]: what every body and DTO shares; [`problem`]: errors as RFC 9457
-//!   problem details; [`http`]: request and reply plumbing, CORS, trace ids.
+//!   problem details; [`http`]: request plumbing and CORS; [`reply`]: the reply, its bodies and
+//!   trace ids.
 
 pub mod app;
 pub mod config;
@@ -26,10 +29,12 @@ pub mod decode;
 pub mod demo;
 pub mod download;
 pub mod dto;
+pub mod guard;
 pub mod http;
 pub mod import_command;
 pub mod openapi;
 pub mod problem;
+pub mod reply;
 pub mod routes;
 pub mod server;
 pub mod turns;

@@ -106,7 +106,7 @@ async fn seed_demo(config: Config, args: SeedDemoArgs) -> ExitCode {
 
 /// Writes the API document to the file `args` names, or to standard output.
 fn write_openapi(args: &OpenapiArgs) -> ExitCode {
-    let document = pharmapay_server::openapi::document_bytes();
+    let document = pharmapay_server::routes::api_document();
     let written = match &args.path {
         Some(path) => std::fs::write(path, document),
         None => std::io::Write::write_all(&mut std::io::stdout().lock(), document),

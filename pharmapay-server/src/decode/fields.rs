@@ -10,8 +10,11 @@ use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::rust_decimal::prelude::ToPrimitive;
 use pharmapay_core::text::Password;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 
-use super::{Body, Kind, List, MAX_ARRAY_ITEMS, Nested, Objects, Slot};
+use super::values::{Kind, List, MAX_ARRAY_ITEMS, Nested, Objects, Slot};
+use crate::problem::ApiError;
 
 /// Reads slots into values, recording errors under each field's path.
 ///
@@ -293,6 +296,40 @@ fn integer(number: &str) -> Option<i64> {
         number.parse::<Decimal>().ok()?
     };
     if value.fract().is_zero() { value.to_i64() } else { None }
+}
+
+/// A request body: a JSON object decoded into a typed struct of [`Slot`]s, then read field by
+/// field into a core input.
+///
+/// Bodies also serialise, field by field in a fixed order, which gives idempotent creates a
+/// fingerprint that ignores spacing, key order and unknown fields (D23).
+pub trait Body: DeserializeOwned + Serialize {
+    /// The core input the body becomes.
+    type Input;
+
+    /// Reads every field, recording an error for each one that is missing or invalid; `None`
+    /// when the input cannot be built.
+    fn read(self, fields: &mut Fields<'_>) -> Option<Self::Input>;
+
+    /// The core input, or a 400 listing every field error.
+    ///
+    /// # Errors
+    /// [`ApiError::Invalid`] with a message per invalid field.
+    fn decode(self) -> Result<Self::Input, ApiError> {
+        let mut errors = FieldErrors::new();
+        let input = self.read(&mut Fields { prefix: String::new(), errors: &mut errors });
+        match input {
+            Some(input) if errors.is_empty() => Ok(input),
+            _ => Err(ApiError::Invalid(errors)),
+        }
+    }
+}
+
+/// A core input read from a request body: the one body it is decoded from, so a handler that
+/// names the engine method to call need not name the body too.
+pub trait Input: Sized {
+    /// The body.
+    type Body: Body<Input = Self>;
 }
 
 #[cfg(test)]

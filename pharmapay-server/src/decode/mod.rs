@@ -14,10 +14,13 @@
 //! `routes/`.
 //!
 //! Bodies are strict JSON: UTF-8, nested at most [`MAX_JSON_DEPTH`] deep, each field named once.
+//!
+//! `values.rs` holds the values fields are first decoded into, `fields.rs` the field readers
+//! with the [`Body`] and [`Input`] traits, `shapes.rs` their schema side; this file the parse
+//! and the `bodies!` macro.
 
 use pharmapay_core::FieldErrors;
-use serde::de::{self, DeserializeOwned, Deserializer, IgnoredAny, SeqAccess, Visitor};
-use serde::{Deserialize, Serialize};
+use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
 use crate::openapi::schema;
@@ -25,9 +28,11 @@ use crate::problem::ApiError;
 
 mod fields;
 mod shapes;
+mod values;
 
-pub use fields::Fields;
+pub use fields::{Body, Fields, Input};
 pub use shapes::Shapes;
+pub use values::{Kind, List, MAX_ARRAY_ITEMS, MAX_JSON_DEPTH, Nested, Objects, Slot};
 
 /// Declares request bodies. Each is a struct with one optional slot per field, which serde
 /// names in camelCase as the spec does, and a [`Body`] that reads every field with its
@@ -83,186 +88,6 @@ macro_rules! bodies {
 }
 
 pub(crate) use bodies;
-
-/// Most items accepted in an array field.
-pub const MAX_ARRAY_ITEMS: usize = 200;
-
-/// Deepest nesting of arrays and objects accepted in a JSON body.
-pub const MAX_JSON_DEPTH: usize = 32;
-
-/// The kind of a JSON value, which is all a body keeps of a value it cannot use.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub enum Kind {
-    /// `null`.
-    Null,
-    /// `true` or `false`.
-    Boolean,
-    /// A number.
-    Number,
-    /// A string.
-    String,
-    /// An array.
-    Array,
-    /// An object.
-    Object,
-}
-
-impl Kind {
-    /// The kind of an already validated JSON value, told by its first character.
-    fn of(raw: &RawValue) -> Kind {
-        match raw.get().trim_start().as_bytes().first() {
-            Some(b'n') => Kind::Null,
-            Some(b't' | b'f') => Kind::Boolean,
-            Some(b'"') => Kind::String,
-            Some(b'[') => Kind::Array,
-            Some(b'{') => Kind::Object,
-            _ => Kind::Number,
-        }
-    }
-
-    /// The kind as error messages name it ("must be a string, not a number").
-    pub fn described(self) -> &'static str {
-        match self {
-            Kind::Null => "null",
-            Kind::Boolean => "a boolean",
-            Kind::Number => "a number",
-            Kind::String => "a string",
-            Kind::Array => "an array",
-            Kind::Object => "an object",
-        }
-    }
-}
-
-/// One field's value, kept only as far as decoding needs it.
-///
-/// A field that is absent or `null` is a `None` `Option<Slot>`; inside an array, `null` is
-/// `Other(Kind::Null)`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub enum Slot {
-    /// A string, unescaped.
-    String(String),
-    /// A number, exactly as written (with a lower-case exponent marker).
-    Number(String),
-    /// Any other value: only its kind is kept, its content is skipped.
-    Other(Kind),
-}
-
-impl<'de> Deserialize<'de> for Slot {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        // The value is first taken as raw text borrowed from the body, which serde_json checks
-        // without allocating; only a string or a number is then copied out.
-        let raw = <&RawValue>::deserialize(deserializer)?;
-        Ok(match Kind::of(raw) {
-            Kind::String => Slot::String(serde_json::from_str(raw.get()).map_err(de::Error::custom)?),
-            Kind::Number => Slot::Number(raw.get().trim().to_ascii_lowercase()),
-            kind => Slot::Other(kind),
-        })
-    }
-}
-
-/// An array field.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub enum List {
-    /// Its items, at most [`MAX_ARRAY_ITEMS`].
-    Items(Vec<Slot>),
-    /// It has more than [`MAX_ARRAY_ITEMS`] items; they were counted, not kept.
-    TooLong,
-    /// Not an array: only its kind is kept.
-    Other(Kind),
-}
-
-impl<'de> Deserialize<'de> for List {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let raw = <&RawValue>::deserialize(deserializer)?;
-        match Kind::of(raw) {
-            Kind::Array => {
-                let mut items = serde_json::Deserializer::from_str(raw.get());
-                let items = items.deserialize_seq(ItemsVisitor::<Slot>::new()).map_err(de::Error::custom)?;
-                Ok(items.map_or(List::TooLong, List::Items))
-            }
-            kind => Ok(List::Other(kind)),
-        }
-    }
-}
-
-/// Keeps the first [`MAX_ARRAY_ITEMS`] items of an array, each read as a `T`, and skips the
-/// rest; answers the items, or `None` when there were more.
-struct ItemsVisitor<T>(std::marker::PhantomData<T>);
-
-impl<T> ItemsVisitor<T> {
-    fn new() -> Self {
-        Self(std::marker::PhantomData)
-    }
-}
-
-impl<'de, T: Deserialize<'de>> Visitor<'de> for ItemsVisitor<T> {
-    type Value = Option<Vec<T>>;
-
-    fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter.write_str("an array")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Option<Vec<T>>, A::Error> {
-        let mut items = Vec::new();
-        while items.len() < MAX_ARRAY_ITEMS {
-            match seq.next_element::<T>()? {
-                Some(item) => items.push(item),
-                None => return Ok(Some(items)),
-            }
-        }
-        if seq.next_element::<IgnoredAny>()?.is_none() {
-            return Ok(Some(items));
-        }
-        drop(items);
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(None)
-    }
-}
-
-/// An array field of objects, each read as the body `B`, such as a vendor payment's
-/// `allocations`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub enum Objects<B> {
-    /// Its items, at most [`MAX_ARRAY_ITEMS`].
-    Items(Vec<Nested<B>>),
-    /// It has more than [`MAX_ARRAY_ITEMS`] items; they were counted, not kept.
-    TooLong,
-    /// Not an array: only its kind is kept.
-    Other(Kind),
-}
-
-impl<'de, B: DeserializeOwned> Deserialize<'de> for Objects<B> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let raw = <&RawValue>::deserialize(deserializer)?;
-        match Kind::of(raw) {
-            Kind::Array => {
-                let mut items = serde_json::Deserializer::from_str(raw.get());
-                let items = items.deserialize_seq(ItemsVisitor::<Nested<B>>::new()).map_err(de::Error::custom)?;
-                Ok(items.map_or(Objects::TooLong, Objects::Items))
-            }
-            kind => Ok(Objects::Other(kind)),
-        }
-    }
-}
-
-/// A nested object field, such as the onboarding body's `pharmacy`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub enum Nested<B> {
-    /// An object, read as the body `B`.
-    Object(B),
-    /// Not an object: only its kind is kept.
-    Other(Kind),
-}
-
-impl<'de, B: DeserializeOwned> Deserialize<'de> for Nested<B> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let raw = <&RawValue>::deserialize(deserializer)?;
-        match Kind::of(raw) {
-            Kind::Object => serde_json::from_str(raw.get()).map(Nested::Object).map_err(de::Error::custom),
-            kind => Ok(Nested::Other(kind)),
-        }
-    }
-}
 
 /// Reads `bytes` as a JSON object into the body `B`.
 ///
@@ -338,40 +163,6 @@ fn json_depth(bytes: &[u8]) -> usize {
         }
     }
     deepest
-}
-
-/// A request body: a JSON object decoded into a typed struct of [`Slot`]s, then read field by
-/// field into a core input.
-///
-/// Bodies also serialise, field by field in a fixed order, which gives idempotent creates a
-/// fingerprint that ignores spacing, key order and unknown fields (D23).
-pub trait Body: DeserializeOwned + Serialize {
-    /// The core input the body becomes.
-    type Input;
-
-    /// Reads every field, recording an error for each one that is missing or invalid; `None`
-    /// when the input cannot be built.
-    fn read(self, fields: &mut Fields<'_>) -> Option<Self::Input>;
-
-    /// The core input, or a 400 listing every field error.
-    ///
-    /// # Errors
-    /// [`ApiError::Invalid`] with a message per invalid field.
-    fn decode(self) -> Result<Self::Input, ApiError> {
-        let mut errors = FieldErrors::new();
-        let input = self.read(&mut Fields { prefix: String::new(), errors: &mut errors });
-        match input {
-            Some(input) if errors.is_empty() => Ok(input),
-            _ => Err(ApiError::Invalid(errors)),
-        }
-    }
-}
-
-/// A core input read from a request body: the one body it is decoded from, so a handler that
-/// names the engine method to call need not name the body too.
-pub trait Input: Sized {
-    /// The body.
-    type Body: Body<Input = Self>;
 }
 
 bodies! {

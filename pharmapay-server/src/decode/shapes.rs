@@ -11,7 +11,8 @@
 
 use pharmapay_core::domain::reference::REFERENCE_MAX;
 
-use super::{Body, List, MAX_ARRAY_ITEMS, Nested, Objects, Slot};
+use super::fields::Body;
+use super::values::{List, MAX_ARRAY_ITEMS, Nested, Objects, Slot};
 use crate::openapi::{Json, Schema, object, schema, schema_ref};
 
 /// The schema of a body, gathered field by field.

@@ -320,3 +320,10 @@ pub fn error_response(status: u16) -> Json {
         .unwrap_or_else(|| panic!("no error answer describes status {status}"));
     Json::Ref(*component)
 }
+
+/// What a report says of the list's `isActive` filter (D26).
+pub const ACTIVE_ONLY: &str =
+    "Validated (`true` or `false`, else 400) but ignored: reports hold active records only (D26).";
+
+/// What a token is, in every session's description.
+pub const TOKEN: &str = "Signed JWT (HS256) to send as `Authorization: Bearer <token>`.";

@@ -10,7 +10,7 @@ use pharmapay_core::text::SEARCH_MAX;
 
 use super::components::{self, IDEMPOTENT_REPLAYED, LOCATION, error_response};
 use super::{Json, object, schema};
-use crate::app::Guard;
+use crate::guard::Guard;
 use crate::openapi::{Schema, schema_ref};
 
 /// The tag a resource's operations are listed under, stated once by the resource: it makes

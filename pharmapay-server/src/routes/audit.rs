@@ -11,8 +11,8 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 use super::Route;
-use crate::app::needs;
 use crate::dto::{PageDto, instant, page_schema};
+use crate::guard::needs;
 use crate::openapi::schema::{self, not_space, space};
 use crate::openapi::{
     Json, Operation, PAGE, Schema, Tag, describe, object, page_size, query, query_date, query_id, schema_ref,

@@ -10,13 +10,13 @@ use serde::Serialize;
 
 use super::onboarding::OnboardingUserDto;
 use super::{Call, Route};
-use crate::app::Guard;
 use crate::decode::{Body, Slot, bodies};
 use crate::dto::instant;
+use crate::guard::Guard;
 use crate::http::Reply;
 use crate::openapi::{
-    CACHE_CONTROL, Component, Json, Operation, Tag, describe, flatten, json_content, json_response, named_schema,
-    object, schema, schema_ref,
+    CACHE_CONTROL, Component, Json, Operation, TOKEN, Tag, describe, flatten, json_content, json_response,
+    named_schema, object, schema, schema_ref,
 };
 use crate::problem::{ApiError, INVALID_CREDENTIALS};
 
@@ -129,9 +129,6 @@ impl From<Session> for SessionDto {
         }
     }
 }
-
-/// What a token is, in every session's description.
-pub const TOKEN: &str = "Signed JWT (HS256) to send as `Authorization: Bearer <token>`.";
 
 describe! {
     SessionDto as "Session": "Login result: a bearer token and the signed-in user." {

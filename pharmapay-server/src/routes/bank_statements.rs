@@ -26,9 +26,9 @@ use super::imports::file_body;
 use super::transactions::transaction_type_input;
 use super::vendor_payments::{AllocationBody, allocations};
 use super::{Call, Route, idempotency_of, ok};
-use crate::app::{needs, needs_all};
 use crate::decode::{self, Body, Objects, ReasonBody, Slot, bodies};
 use crate::dto::{PageDto, amount, day, instant, money, optional_day, page_schema};
+use crate::guard::{needs, needs_all};
 use crate::http::Reply;
 use crate::openapi::schema::{self, names};
 use crate::openapi::{

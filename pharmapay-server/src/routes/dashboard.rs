@@ -16,8 +16,8 @@ use pharmapay_core::{Amount, FieldErrors, PharmaPay, Store};
 use serde::Serialize;
 
 use super::{Call, Route, each};
-use crate::app::needs;
 use crate::dto::{amount, instant, money, optional_instant};
+use crate::guard::needs;
 use crate::http::{Reply, Req};
 use crate::openapi::schema::{self, names};
 use crate::openapi::{Component, Operation, Section, Tag, describe, object, query, schema_ref};

@@ -19,8 +19,8 @@ use super::transactions::TransactionDto;
 use super::vendor_credits::VendorCreditDetailDto;
 use super::vendor_payments::VendorPaymentDto;
 use super::vendors::VendorDto;
-use crate::app::needs;
 use crate::dto::instant;
+use crate::guard::needs;
 use crate::openapi::schema;
 use crate::openapi::{Json, Operation, Tag, describe, object, query, schema_ref};
 

@@ -14,8 +14,8 @@ use pharmapay_core::{Error, FieldErrors, PharmaPay, Principal, Store};
 use serde::Serialize;
 
 use super::{Call, Route, idempotency_of};
-use crate::app::needs;
 use crate::download::XLSX;
+use crate::guard::needs;
 use crate::http::Reply;
 use crate::openapi::schema;
 use crate::openapi::{IDEMPOTENCY_KEY, Json, Operation, Tag, describe, object, query, schema_ref};

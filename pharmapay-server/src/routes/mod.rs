@@ -10,7 +10,7 @@
 //! of a few ways: a page of a list, one record by `{id}`, a create, a replacement, a delete with
 //! an optional reason, a link between two records. [`Call`] holds those ways once, each taking
 //! the engine method to call and the DTO to answer with, so such a route's handler is one line
-//! of its row. The rules live in the engine.
+//! of its row (`call.rs`). The rules live in the engine.
 
 pub mod audit;
 pub mod auth;
@@ -35,25 +35,22 @@ pub mod vendor_payments;
 pub mod vendors;
 pub mod webhooks;
 
-use std::pin::Pin;
+mod call;
 
-use hyper::header::{self, HeaderName};
-use hyper::{Method, StatusCode};
-use pharmapay_core::idempotency::{Created, IdempotencyKey, IdempotencyRequest, Replay};
-use pharmapay_core::paging::Page;
-use pharmapay_core::{Error, FieldErrors, PharmaPay, Principal, Store};
-use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
-use crate::app::{App, Guard};
-use crate::decode::{self, Body, Input};
-use crate::dto::PageDto;
-use crate::http::{MAX_BODY_BYTES, Reply, Req};
-use crate::openapi::Operation;
-use crate::problem::ApiError;
+use hyper::Method;
+use pharmapay_core::{PharmaPay, Store};
+use pharmapay_store_memory::MemoryStore;
 
-/// The header that marks a replayed create (D23).
-pub const REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
+pub use crate::app::{Answer, Call, Handler, Route};
+use crate::app::{App, DEFAULT_MAX_CONNECTIONS, DEFAULT_UPLOAD_WAIT, DEFAULT_UPLOADS_AT_ONCE, Router};
+use crate::guard::Guard;
+use crate::http::Cors;
+use crate::openapi;
+use crate::turns::{DownloadLimits, Downloads, Turns};
+pub use call::*;
 
 /// Every route of the API, resource by resource, in the order the router tries them for a
 /// path's `Allow` list. A new resource adds its `routes` here.
@@ -85,437 +82,76 @@ pub fn table<S: Store>() -> Vec<Route<S>> {
     resources.into_iter().flat_map(|routes| routes()).collect()
 }
 
-/// The rows of a resource whose records the shared handlers keep, in the order the router
-/// tries them and the document lists them: the list and the create on the collection's path,
-/// the resource's own rows that must come before `{id}` (`before`), the read, replacement,
-/// delete and restore of `{id}`, the rest of the resource's own rows (`after`), then the link
-/// and unlink of `{id}` and the record the path `segment` names by the parameter `other`
-/// (`links`: `POST` and `DELETE`, each needing the collection's Update permission).
-///
-/// The list and the read of one record need the guard `reads`; a create needs the collection's
-/// Create permission, a replacement and a restore its Update and a delete its Delete. A create
-/// answers 201 with `Location` under the collection; every record is answered as `dto`, but the
-/// read of one as `one` where the resource names it. The operations are the resource's
-/// functions `list`, `create`, `get`, `update`, `delete` and `restore`; `engine` names the
-/// engine's methods from the create to the restore.
-///
-/// ```text
-/// kept_routes! {
-///     "/api/roles" as "roles", Role, reads: Guard::Token, dto: RoleDto;
-///     list: |call| Box::pin(call.read(PharmaPay::list_roles, each(RoleDto::from)));
-///     engine: create_role, get_role, update_role, delete_role, restore_role;
-/// }
-/// ```
-macro_rules! kept_routes {
-    (@one $first:ty $(, $rest:ty)*) => { $first };
-    (
-        $base:literal as $collection:literal, $kind:expr, reads: $reads:expr, dto: $dto:ty $(, one: $one:ty)?;
-        list: $list:expr;
-        engine: $create:ident, $get:ident, $update:ident, $delete:ident, $restore:ident;
-        $(before: [$($before:expr),* $(,)?];)?
-        $(after: [$($after:expr),* $(,)?];)?
-        $(links: $segment:literal as $other:literal, $link:ident => $link_operation:ident,
-            $unlink:ident => $unlink_operation:ident;)?
-    ) => {
-        vec![
-            $crate::routes::Route::get($base, $reads, list, $list),
-            $crate::routes::Route::post(
-                $base,
-                $crate::app::needs($kind, ::pharmapay_core::Action::Create),
-                create,
-                |call| {
-                    Box::pin(call.create(
-                        $collection,
-                        ::pharmapay_core::PharmaPay::$create,
-                        |record| record.id.get(),
-                        <$dto>::from,
-                    ))
-                },
-            ),
-            $($($before,)*)?
-            $crate::routes::Route::get(concat!($base, "/{id}"), $reads, get, |call| {
-                Box::pin(call.by_id(
-                    ::pharmapay_core::PharmaPay::$get,
-                    <$crate::routes::kept_routes!(@one $($one,)? $dto)>::from,
-                ))
-            }),
-            $crate::routes::Route::put(
-                concat!($base, "/{id}"),
-                $crate::app::needs($kind, ::pharmapay_core::Action::Update),
-                update,
-                |call| Box::pin(call.replace(::pharmapay_core::PharmaPay::$update, <$dto>::from)),
-            ),
-            $crate::routes::Route::delete(
-                concat!($base, "/{id}"),
-                $crate::app::needs($kind, ::pharmapay_core::Action::Delete),
-                delete,
-                |call| Box::pin(call.delete(::pharmapay_core::PharmaPay::$delete)),
-            ),
-            $crate::routes::Route::post(
-                concat!($base, "/{id}/restore"),
-                $crate::app::needs($kind, ::pharmapay_core::Action::Update),
-                restore,
-                |call| Box::pin(call.by_id(::pharmapay_core::PharmaPay::$restore, <$dto>::from)),
-            ),
-            $($($after,)*)?
-            $(
-                $crate::routes::Route::post(
-                    concat!($base, "/{id}/", $segment),
-                    $crate::app::needs($kind, ::pharmapay_core::Action::Update),
-                    $link_operation,
-                    |call| Box::pin(call.link($other, ::pharmapay_core::PharmaPay::$link)),
-                ),
-                $crate::routes::Route::delete(
-                    concat!($base, "/{id}/", $segment),
-                    $crate::app::needs($kind, ::pharmapay_core::Action::Update),
-                    $unlink_operation,
-                    |call| Box::pin(call.link($other, ::pharmapay_core::PharmaPay::$unlink)),
-                ),
-            )?
-        ]
-    };
+/// The API document of the route table, as its bytes, built on first use: what
+/// `GET /api/openapi.json` serves and `pharmapay openapi` writes.
+pub fn api_document() -> &'static [u8] {
+    static DOCUMENT: OnceLock<Vec<u8>> = OnceLock::new();
+    DOCUMENT.get_or_init(|| openapi::document(&table::<MemoryStore>()).to_pretty_bytes())
 }
 
-pub(crate) use kept_routes;
-
-/// What a handler answers: the future of its reply, boxed so that every row's handler has the
-/// same type (the one allocation a request pays for the table).
-pub type Answer<'a> = Pin<Box<dyn Future<Output = Result<Reply, ApiError>> + Send + 'a>>;
-
-/// A route's handler: serves a request that passed the route's guard.
-pub type Handler<S> = for<'a> fn(Call<'a, S>) -> Answer<'a>;
-
-/// One row of the route table: a method and path template (parameters in braces), what the
-/// route requires of its caller, its operation in the API document, and its handler.
-pub struct Route<S> {
-    /// The method.
-    pub method: Method,
-    /// The path template, such as `/api/vendors/{id}`.
-    pub path: &'static str,
-    /// What the caller must hold; checked before anything else about the request is read.
-    pub guard: Guard,
-    /// The route in the API document; the document adds what the guard requires.
-    pub operation: fn() -> Operation,
-    /// Serves the request.
-    pub handler: Handler<S>,
-    /// The largest body the route reads: [`MAX_BODY_BYTES`] (D7) but for file uploads (D45).
-    pub max_body: usize,
-}
-
-impl<S> Route<S> {
-    /// A `GET` route.
-    pub fn get(path: &'static str, guard: Guard, operation: fn() -> Operation, handler: Handler<S>) -> Self {
-        Self { method: Method::GET, path, guard, operation, handler, max_body: MAX_BODY_BYTES }
-    }
-
-    /// A `POST` route.
-    pub fn post(path: &'static str, guard: Guard, operation: fn() -> Operation, handler: Handler<S>) -> Self {
-        Self { method: Method::POST, path, guard, operation, handler, max_body: MAX_BODY_BYTES }
-    }
-
-    /// A `PUT` route.
-    pub fn put(path: &'static str, guard: Guard, operation: fn() -> Operation, handler: Handler<S>) -> Self {
-        Self { method: Method::PUT, path, guard, operation, handler, max_body: MAX_BODY_BYTES }
-    }
-
-    /// A `DELETE` route.
-    pub fn delete(path: &'static str, guard: Guard, operation: fn() -> Operation, handler: Handler<S>) -> Self {
-        Self { method: Method::DELETE, path, guard, operation, handler, max_body: MAX_BODY_BYTES }
-    }
-
-    /// The route reading bodies of up to `bytes` (a file upload, D45).
-    pub fn with_max_body(self, bytes: usize) -> Self {
-        Self { max_body: bytes, ..self }
-    }
+/// Every route as the table states it: method, path template and what it requires of its
+/// caller (the spec's Permission column; D15 for restores, D19 for a user's policies, D22 for
+/// the audit log, D24 for the profile), in the table's order. Path parameters are in braces.
+///
+/// Handlers are the one part of a row that depends on the store; these rows are read from the
+/// memory store's table, and every store's table holds the same ones.
+pub fn route_table() -> Vec<(Method, &'static str, Guard)> {
+    table::<MemoryStore>().into_iter().map(|route| (route.method, route.path, route.guard)).collect()
 }
 
 impl<S: Store> App<S> {
-    /// The caller proven by the request's bearer token.
-    ///
-    /// # Errors
-    /// 401 when the token is missing, malformed, forged, expired or revoked.
-    pub async fn principal(&self, req: &Req) -> Result<Principal, ApiError> {
-        let token = req.bearer_token().ok_or(ApiError::Core(Error::Unauthenticated))?;
-        Ok(self.engine.authenticate(token).await?)
+    /// An application over `engine` that gives clients `request_timeout` to send their
+    /// headers and again their body, serving at most [`DEFAULT_MAX_CONNECTIONS`] at once.
+    pub fn new(engine: PharmaPay<S>, cors: Cors, backend: &'static str, request_timeout: Duration) -> Arc<Self> {
+        let uploads = Turns::new(DEFAULT_UPLOADS_AT_ONCE, DEFAULT_UPLOAD_WAIT);
+        Self::with_limits(
+            engine,
+            cors,
+            backend,
+            request_timeout,
+            DEFAULT_MAX_CONNECTIONS,
+            DownloadLimits::default(),
+            uploads,
+        )
+    }
+
+    /// As [`App::new`], serving at most `max_connections` connections at once (at least one),
+    /// with report downloads held to `downloads` and uploads to `uploads`.
+    pub fn with_limits(
+        engine: PharmaPay<S>,
+        cors: Cors,
+        backend: &'static str,
+        request_timeout: Duration,
+        max_connections: usize,
+        downloads: DownloadLimits,
+        uploads: Turns,
+    ) -> Arc<Self> {
+        Arc::new(Self {
+            engine,
+            cors,
+            backend,
+            router: Router::new(table()),
+            api_document: api_document(),
+            request_timeout,
+            max_connections: max_connections.max(1),
+            downloads: Downloads::new(downloads),
+            uploads,
+        })
     }
 }
 
-/// A request that passed its route's guard, on its way to one engine call: the application, the
-/// caller and the request.
-///
-/// Each method reads the request's parameters in a fixed order (the path's `{id}` first, then
-/// the body), calls the engine method it is given with the caller, and answers with the DTO
-/// `to_dto` makes of the result.
-pub struct Call<'a, S> {
-    /// The application.
-    pub app: &'a App<S>,
-    /// The caller, already checked against the route's guard; `None` on a public route.
-    pub principal: Option<&'a Principal>,
-    /// The request, its query string read.
-    pub req: Req,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-impl<'a, S: Store> Call<'a, S> {
-    /// The caller a guarded route acts for.
-    ///
-    /// # Errors
-    /// 401 on a public route, which has no caller.
-    pub fn caller(&self) -> Result<&'a Principal, ApiError> {
-        self.principal.ok_or(ApiError::Core(Error::Unauthenticated))
+    #[test]
+    fn the_committed_document_is_the_one_the_code_builds() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/openapi.json");
+        let committed = std::fs::read(path).expect("pharmapay-server/openapi.json is readable");
+        assert!(
+            committed == api_document(),
+            "pharmapay-server/openapi.json differs from the document the code builds; write it again with \
+             `cargo run -p pharmapay-server -- openapi pharmapay-server/openapi.json`"
+        );
     }
-
-    /// A page of a list: the query string read by `parse` (filter, sort and page, D8); 200.
-    ///
-    /// # Errors
-    /// 400 for invalid parameters; the engine's errors.
-    pub async fn page<Q, T, D: Serialize>(
-        self,
-        parse: impl FnOnce(&Vec<(String, String)>) -> Result<Q, FieldErrors>,
-        list: impl AsyncFnOnce(&PharmaPay<S>, &Principal, &Q) -> Result<Page<T>, Error>,
-        to_dto: impl FnMut(T) -> D,
-    ) -> Result<Reply, ApiError> {
-        let principal = self.caller()?;
-        let query = parse(&self.req.query)?;
-        let page = list(&self.app.engine, principal, &query).await?;
-        Ok(ok(&PageDto::from_page(page, to_dto)))
-    }
-
-    /// A read of one answer with parameters read from the query string by `parse`: 200.
-    ///
-    /// # Errors
-    /// 400 for invalid parameters; the engine's errors.
-    pub async fn page_like<Q, T, D: Serialize>(
-        self,
-        parse: impl FnOnce(&Vec<(String, String)>) -> Result<Q, FieldErrors>,
-        read: impl AsyncFnOnce(&PharmaPay<S>, &Principal, &Q) -> Result<T, Error>,
-        to_dto: impl FnOnce(T) -> D,
-    ) -> Result<Reply, ApiError> {
-        let principal = self.caller()?;
-        let query = parse(&self.req.query)?;
-        let value = read(&self.app.engine, principal, &query).await?;
-        Ok(ok(&to_dto(value)))
-    }
-
-    /// A read that takes nothing but the caller: 200.
-    ///
-    /// # Errors
-    /// The engine's errors.
-    pub async fn read<T, D: Serialize>(
-        self,
-        read: impl AsyncFnOnce(&PharmaPay<S>, &Principal) -> Result<T, Error>,
-        to_dto: impl FnOnce(T) -> D,
-    ) -> Result<Reply, ApiError> {
-        let principal = self.caller()?;
-        let value = read(&self.app.engine, principal).await?;
-        Ok(ok(&to_dto(value)))
-    }
-
-    /// A read or a restore of the record the path's `{id}` names: 200.
-    ///
-    /// # Errors
-    /// 400 for an `{id}` that is not a positive integer; the engine's errors.
-    pub async fn by_id<I: From<i64>, T, D: Serialize>(
-        self,
-        call: impl AsyncFnOnce(&PharmaPay<S>, &Principal, I) -> Result<T, Error>,
-        to_dto: impl FnOnce(T) -> D,
-    ) -> Result<Reply, ApiError> {
-        let principal = self.caller()?;
-        let id = I::from(self.req.id("id")?);
-        let value = call(&self.app.engine, principal, id).await?;
-        Ok(ok(&to_dto(value)))
-    }
-
-    /// A create from the body its input is decoded from: 201 with `Location` under
-    /// `/api/{collection}`, or the replay of an earlier create with the same `Idempotency-Key`
-    /// (D9, D23).
-    ///
-    /// # Errors
-    /// 415 or 400 for the body, 400 for the key; the engine's errors.
-    pub async fn create<N: Input, T, D: Serialize>(
-        mut self,
-        collection: &str,
-        create: impl AsyncFnOnce(&PharmaPay<S>, &Principal, N, Option<&IdempotencyRequest>) -> Result<Created<T>, Error>,
-        id_of: impl Fn(&T) -> i64,
-        to_dto: impl Fn(T) -> D,
-    ) -> Result<Reply, ApiError> {
-        let principal = self.caller()?;
-        let body: N::Body = self.req.json()?;
-        let idempotency = idempotency(&self.req, &body)?;
-        let input = body.decode()?;
-        let result = create(&self.app.engine, principal, input, idempotency.as_ref()).await?;
-        Ok(created(self.app, principal, idempotency.as_ref(), result, collection, id_of, to_dto).await)
-    }
-
-    /// A replacement of the record `{id}` from the body its input is decoded from (D14): 200.
-    ///
-    /// # Errors
-    /// 400 for the `{id}`, then 415 or 400 for the body; the engine's errors.
-    pub async fn replace<I: From<i64>, N: Input, T, D: Serialize>(
-        mut self,
-        update: impl AsyncFnOnce(&PharmaPay<S>, &Principal, I, N) -> Result<T, Error>,
-        to_dto: impl FnOnce(T) -> D,
-    ) -> Result<Reply, ApiError> {
-        let principal = self.caller()?;
-        let id = I::from(self.req.id("id")?);
-        let input = self.req.json::<N::Body>()?.decode()?;
-        let value = update(&self.app.engine, principal, id, input).await?;
-        Ok(ok(&to_dto(value)))
-    }
-
-    /// A soft delete of the record `{id}`, with an optional `{reason}` body (D16): 204.
-    ///
-    /// # Errors
-    /// 400 for the `{id}`, then 415 or 400 for the body; the engine's errors.
-    pub async fn delete<I: From<i64>>(
-        mut self,
-        delete: impl AsyncFnOnce(&PharmaPay<S>, &Principal, I, Option<String>) -> Result<(), Error>,
-    ) -> Result<Reply, ApiError> {
-        let principal = self.caller()?;
-        let id = I::from(self.req.id("id")?);
-        let reason = decode::reason(self.req.optional_json()?)?;
-        delete(&self.app.engine, principal, id, reason).await?;
-        Ok(Reply::no_content())
-    }
-
-    /// A link between the record `{id}` and the one the path parameter `other` names, or its
-    /// removal (a user's or a role's policies, a policy's permissions): 204.
-    ///
-    /// # Errors
-    /// 400 for either parameter; the engine's errors.
-    pub async fn link<I: From<i64>, J: From<i64>>(
-        self,
-        other: &str,
-        link: impl AsyncFnOnce(&PharmaPay<S>, &Principal, I, J) -> Result<(), Error>,
-    ) -> Result<Reply, ApiError> {
-        let principal = self.caller()?;
-        let (id, other) = (I::from(self.req.id("id")?), J::from(self.req.id(other)?));
-        link(&self.app.engine, principal, id, other).await?;
-        Ok(Reply::no_content())
-    }
-}
-
-/// Converts each record of a list with `to_dto`, for the reads that answer an array.
-pub fn each<T, D>(to_dto: impl FnMut(T) -> D) -> impl FnOnce(Vec<T>) -> Vec<D> {
-    move |records| records.into_iter().map(to_dto).collect()
-}
-
-/// The `Idempotency-Key` of a create, with a fingerprint of the request (D23).
-///
-/// The fingerprint hashes the method, the path and the typed body serialised field by field in
-/// a fixed order, so the same JSON sent with other spacing or key order counts as the same
-/// request; unknown fields, which are ignored (D7), do not count.
-///
-/// # Errors
-/// 400 for a key that is empty, too long or not visible ASCII.
-fn idempotency(req: &Req, body: &impl Serialize) -> Result<Option<IdempotencyRequest>, ApiError> {
-    if req.headers.get("idempotency-key").is_none() {
-        return Ok(None);
-    }
-    idempotency_of(req, &serde_json::to_vec(body).unwrap_or_default())
-}
-
-/// The request's `Idempotency-Key` with a fingerprint of its method, path and `body` (D23), or
-/// `None` without a key.
-///
-/// # Errors
-/// 400 on `Idempotency-Key` for a key that is not 1 to 255 visible ASCII characters.
-pub(crate) fn idempotency_of(req: &Req, body: &[u8]) -> Result<Option<IdempotencyRequest>, ApiError> {
-    let Some(raw) = req.headers.get("idempotency-key") else { return Ok(None) };
-    let key = raw
-        .to_str()
-        .ok()
-        .and_then(|text| IdempotencyKey::parse(text).ok())
-        .ok_or_else(|| ApiError::invalid("Idempotency-Key", "must be 1 to 255 visible ASCII characters"))?;
-    let mut hasher = Sha256::new();
-    hasher.update(req.method.as_str().as_bytes());
-    hasher.update(b" ");
-    hasher.update(req.path.as_bytes());
-    hasher.update(b"\n");
-    hasher.update(body);
-    let fingerprint = hasher.finalize().iter().map(|byte| format!("{byte:02x}")).collect();
-    Ok(Some(IdempotencyRequest { key, fingerprint }))
-}
-
-/// The 201 answer to a create, or the replay of an earlier one (D9, D23).
-///
-/// A fresh create under a key records the response it sends, so later retries get the same
-/// bytes.
-async fn created<S: Store, T, D: Serialize>(
-    app: &App<S>,
-    principal: &Principal,
-    request: Option<&IdempotencyRequest>,
-    result: Created<T>,
-    collection: &str,
-    id_of: impl Fn(&T) -> i64,
-    to_dto: impl Fn(T) -> D,
-) -> Reply {
-    match result {
-        Created::New(value) => {
-            let location = format!("/api/{collection}/{}", id_of(&value));
-            let body = serde_json::to_vec(&to_dto(value)).unwrap_or_default();
-            if let Some(request) = request
-                && let Err(error) = app.engine.record_idempotent_response(principal, &request.key, body.clone()).await
-            {
-                tracing::warn!(%error, "could not record an idempotent response; retries will get the current record");
-            }
-            Reply::json_bytes(StatusCode::CREATED, body).with_header(header::LOCATION, &location)
-        }
-        Created::Replayed(Replay::Recorded(body)) => {
-            let location = serde_json::from_slice::<RecordedId>(&body)
-                .ok()
-                .and_then(|recorded| recorded.id)
-                .map(|id| format!("/api/{collection}/{id}"));
-            let reply = Reply::json_bytes(StatusCode::CREATED, body).with_header(REPLAYED, "true");
-            match location {
-                Some(location) => reply.with_header(header::LOCATION, &location),
-                None => reply,
-            }
-        }
-        Created::Replayed(Replay::Current(value)) => {
-            let location = format!("/api/{collection}/{}", id_of(&value));
-            Reply::json(StatusCode::CREATED, &to_dto(value))
-                .with_header(header::LOCATION, &location)
-                .with_header(REPLAYED, "true")
-        }
-    }
-}
-
-/// The 200 of an idempotent write that answers what it wrote rather than creating a resource
-/// (an import, D45; a payment recorded from a bank line, D51), recording a keyed one's bytes for
-/// its retries (D23), which are answered them, or the record as it now stands, marked replayed.
-async fn answered<S: Store, T, D: Serialize>(
-    app: &App<S>,
-    principal: &Principal,
-    request: Option<&IdempotencyRequest>,
-    result: Created<T>,
-    to_dto: impl Fn(T) -> D,
-) -> Reply {
-    match result {
-        Created::New(value) => {
-            let body = serde_json::to_vec(&to_dto(value)).unwrap_or_default();
-            if let Some(request) = request
-                && let Err(error) = app.engine.record_idempotent_response(principal, &request.key, body.clone()).await
-            {
-                tracing::warn!(%error, "could not record an idempotent response; retries will get the current record");
-            }
-            Reply::json_bytes(StatusCode::OK, body)
-        }
-        Created::Replayed(Replay::Recorded(body)) => {
-            Reply::json_bytes(StatusCode::OK, body).with_header(REPLAYED, "true")
-        }
-        Created::Replayed(Replay::Current(value)) => {
-            Reply::json(StatusCode::OK, &to_dto(value)).with_header(REPLAYED, "true")
-        }
-    }
-}
-
-/// The id of a recorded create's answer, the one field a replay needs from it.
-#[derive(Deserialize)]
-struct RecordedId {
-    id: Option<i64>,
-}
-
-/// 200 with a JSON body.
-pub fn ok(value: &impl Serialize) -> Reply {
-    Reply::json(StatusCode::OK, value)
 }

@@ -9,12 +9,12 @@ use pharmapay_core::text::{EMAIL_MAX, NAME_MAX};
 use pharmapay_core::{Session, Store};
 use serde::Serialize;
 
-use super::auth::TOKEN;
 use super::{Call, Route};
-use crate::app::Guard;
 use crate::decode::{Body, Nested, Slot, bodies};
 use crate::dto::instant;
+use crate::guard::Guard;
 use crate::http::Reply;
+use crate::openapi::TOKEN;
 use crate::openapi::{CACHE_CONTROL, Operation, Tag, describe, json_response, object, schema, schema_ref};
 use crate::problem::ApiError;
 

@@ -7,7 +7,7 @@ use pharmapay_core::{Action, Collection, PharmaPay, Store, seed};
 use serde::Serialize;
 
 use super::{Route, each};
-use crate::app::needs;
+use crate::guard::needs;
 use crate::openapi::schema::{self, names};
 use crate::openapi::{Operation, Tag, describe, schema_ref};
 

@@ -11,8 +11,8 @@ use serde::Serialize;
 
 use super::permissions::{action_names, collection_names, permission_count};
 use super::{Route, each, kept_routes};
-use crate::app::needs;
 use crate::decode::{List, Slot, bodies};
+use crate::guard::needs;
 use crate::openapi::{Crud, Json, Link, Operation, describe, object, schema, schema_ref};
 
 /// The policy routes.

@@ -25,8 +25,8 @@ use pharmapay_core::{Access, FieldErrors, PharmaPay, Store};
 use serde::Serialize;
 
 use super::{Call, Route};
-use crate::app::{needs, needs_all};
 use crate::dto::{PagePlaceDto, day, instant, money};
+use crate::guard::{needs, needs_all};
 use crate::http::Reply;
 use crate::openapi::schema::{self, names};
 use crate::openapi::{

@@ -16,8 +16,8 @@ use pharmapay_core::{FieldErrors, Store};
 
 use super::reconciliation::{STATEMENT, aging_parameters, statement_range};
 use super::{Call, Route};
-use crate::app::{needs, needs_all};
 use crate::download::{XLSX, generate};
+use crate::guard::{needs, needs_all};
 use crate::http::{Reply, Req};
 use crate::openapi::{CACHE_CONTROL, Component, Json, Operation, Section, Tag, object, positive_id, query};
 use crate::problem::ApiError;
@@ -39,10 +39,6 @@ pub fn routes<S: Store>() -> Vec<Route<S>> {
 
 /// The tag these routes' operations are listed under.
 const TAG: Tag = Tag("Reports");
-
-/// What a report says of the list's `isActive` filter (D26).
-pub const ACTIVE_ONLY: &str =
-    "Validated (`true` or `false`, else 400) but ignored: reports hold active records only (D26).";
 
 /// The longest `Content-Disposition` a download has: a statement's, of the largest vendor id.
 const CONTENT_DISPOSITION_MAX: usize = r#"attachment; filename="statement_9223372036854775807_YYYYMMDD.xlsx""#.len();

@@ -9,9 +9,9 @@ use pharmapay_core::{PharmaPay, Store};
 use serde::Serialize;
 
 use super::{Route, each, kept_routes};
-use crate::app::Guard;
 use crate::decode::{Slot, bodies};
 use crate::dto::instant;
+use crate::guard::Guard;
 use crate::openapi::{Crud, Link, Operation, describe, schema};
 
 /// The role routes.

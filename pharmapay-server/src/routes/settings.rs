@@ -8,8 +8,8 @@ use pharmapay_core::{PharmaPay, Store, seed};
 use serde::Serialize;
 
 use super::{Call, Route, each};
-use crate::app::needs;
 use crate::decode::{Body, Slot, bodies};
+use crate::guard::needs;
 use crate::http::Reply;
 use crate::openapi::schema::{self, TRIM_NOTE};
 use crate::openapi::{Json, Operation, Tag, describe, object, schema_ref};

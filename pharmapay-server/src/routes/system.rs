@@ -5,7 +5,7 @@ use pharmapay_core::Store;
 use serde::Serialize;
 
 use super::{Call, Route};
-use crate::app::Guard;
+use crate::guard::Guard;
 use crate::http::Reply;
 use crate::openapi::{Operation, Tag, describe, json_response, object, schema_ref};
 use crate::problem::ApiError;
@@ -14,7 +14,7 @@ use crate::problem::ApiError;
 pub fn routes<S: Store>() -> Vec<Route<S>> {
     vec![
         Route::get("/api/health", Guard::Public, health_operation, |call| Box::pin(health(call))),
-        Route::get("/api/openapi.json", Guard::Public, openapi_operation, |_call| Box::pin(openapi())),
+        Route::get("/api/openapi.json", Guard::Public, openapi_operation, |call| Box::pin(openapi(call))),
     ]
 }
 
@@ -33,9 +33,9 @@ async fn health<S: Store>(call: Call<'_, S>) -> Result<Reply, ApiError> {
     }
 }
 
-/// The OpenAPI document, built once.
-async fn openapi() -> Result<Reply, ApiError> {
-    Ok(Reply::bytes(StatusCode::OK, "application/json", crate::openapi::document_bytes()))
+/// The OpenAPI document, built once ([`super::api_document`]) and kept in the application.
+async fn openapi<S>(call: Call<'_, S>) -> Result<Reply, ApiError> {
+    Ok(Reply::bytes(StatusCode::OK, "application/json", call.app.api_document))
 }
 
 fn health_operation() -> Operation {

@@ -11,11 +11,11 @@ use pharmapay_core::text::{CODE_MAX, NAME_MAX, TEXT_MAX};
 use pharmapay_core::{Amount, PharmaPay, Store};
 use serde::Serialize;
 
-use super::reports::ACTIVE_ONLY;
 use super::{Route, kept_routes};
-use crate::app::needs;
 use crate::decode::{Slot, bodies};
 use crate::dto::{PageDto, amount, instant, money, page_schema};
+use crate::guard::needs;
+use crate::openapi::ACTIVE_ONLY;
 use crate::openapi::schema::{self, either, names};
 use crate::openapi::{
     Crud, Json, Operation, SORT_DIR, Schema, describe, object, query, query_date, query_id, schema_ref, sort_by,

@@ -11,9 +11,9 @@ use super::onboarding::OnboardingUserDto;
 use super::permissions::{PermissionDto, permission_count};
 use super::policies::PolicyDto;
 use super::{Route, each, kept_routes};
-use crate::app::Guard;
 use crate::decode::{Slot, bodies};
 use crate::dto::instant;
+use crate::guard::Guard;
 use crate::openapi::{Crud, Link, Operation, describe, flatten, schema, schema_ref};
 
 /// The user routes.

@@ -18,9 +18,9 @@ use serde::Serialize;
 
 use super::vendor_payments::{AllocationBody, allocations};
 use super::{Call, Route, kept_routes};
-use crate::app::needs;
 use crate::decode::{Objects, Slot, bodies};
 use crate::dto::{PageDto, amount, instant, money, optional_instant, optional_money, page_schema};
+use crate::guard::needs;
 use crate::http::Reply;
 use crate::openapi::schema::{self, TRIM_NOTE, names};
 use crate::openapi::{

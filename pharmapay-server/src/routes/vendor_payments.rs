@@ -15,9 +15,9 @@ use serde::Serialize;
 
 use super::transactions::{TransactionDto, transaction_type_input};
 use super::{Call, Route};
-use crate::app::needs;
 use crate::decode::{Objects, ReasonBody, Slot, bodies};
 use crate::dto::{amount, instant};
+use crate::guard::needs;
 use crate::http::Reply;
 use crate::openapi::schema::{self, names};
 use crate::openapi::{

@@ -13,11 +13,11 @@ use pharmapay_core::text::{CODE_MAX, EMAIL_MAX, NAME_MAX, TEXT_MAX};
 use pharmapay_core::{PharmaPay, Store};
 use serde::Serialize;
 
-use super::reports::ACTIVE_ONLY;
 use super::{Route, kept_routes};
-use crate::app::needs;
 use crate::decode::{List, Slot, bodies};
 use crate::dto::{PageDto, instant, money, optional_instant, page_schema};
+use crate::guard::needs;
+use crate::openapi::ACTIVE_ONLY;
 use crate::openapi::schema::{self, either, names};
 use crate::openapi::{Crud, Json, Operation, SORT_DIR, Schema, describe, object, query, search, sort_by};
 

@@ -17,9 +17,9 @@ use pharmapay_core::{Error, PharmaPay, Principal, Store};
 use serde::{Deserialize, Serialize};
 
 use super::{Call, Route, each, ok};
-use crate::app::needs;
 use crate::decode::{List, ReasonBody, Slot, bodies};
 use crate::dto::{PageDto, instant, optional_instant, page_schema};
+use crate::guard::needs;
 use crate::http::Reply;
 use crate::openapi::schema::{self, names};
 use crate::openapi::{

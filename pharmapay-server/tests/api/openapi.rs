@@ -3,7 +3,8 @@
 
 use std::collections::BTreeSet;
 
-use pharmapay_server::app::{Guard, route_table};
+use pharmapay_server::guard::Guard;
+use pharmapay_server::routes::route_table;
 use serde_json::json;
 
 use crate::helpers::{fill, spawn_fresh};

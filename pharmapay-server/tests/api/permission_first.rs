@@ -3,7 +3,8 @@
 //! caller without a token gets 401 the same way.
 
 use hyper::Method;
-use pharmapay_server::app::{Guard, route_table};
+use pharmapay_server::guard::Guard;
+use pharmapay_server::routes::route_table;
 use serde_json::json;
 
 use crate::helpers::{TestApp, TestResponse, fill, spawn_app};
