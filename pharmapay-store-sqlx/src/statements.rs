@@ -162,6 +162,28 @@ pub const INSERT_PAYMENT: &str = "INSERT INTO transactions (invoice_id, amount, 
 pub const INSERT_AUDIT: &str = "INSERT INTO audit_log (at, user_id, action, entity, entity_key, entity_id, \
      reason, changes) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
 
+/// A statement the store sends, with the values bound to it in placeholder order: what the
+/// load harness times directly beside the server, so that it measures the store's own SQL rather
+/// than a copy (`SqliteStore::invoice_page_statement` and friends).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BoundStatement {
+    /// The text, with `$1`, `$2` ... placeholders.
+    pub sql: String,
+    /// The values, in placeholder order.
+    pub values: Vec<BoundValue>,
+}
+
+/// A value bound to a statement.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BoundValue {
+    /// An integer, or NULL.
+    Int(Option<i64>),
+    /// A boolean.
+    Bool(bool),
+    /// Text, or NULL.
+    Text(Option<String>),
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

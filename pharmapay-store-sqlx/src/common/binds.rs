@@ -9,7 +9,7 @@ use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::{Page, PageRequest, SortDir};
 use sqlx::{AssertSqlSafe, Row};
 
-use super::rows::{count, micros};
+use super::conn::{count, micros};
 use super::{Conn, DbRow, IN_ORDER_PLACEHOLDER, LOOKUP_CHUNK, Query, Result, SCRIPTS_IN_ONE_CALL, SqlStore};
 
 // Binding values to statements built at run time.

@@ -27,16 +27,16 @@ use sqlx::Row;
 use super::binds::{Binds, conditions, instant_range, page_limits, rows_in};
 use super::figures::{credit_facts, ledger_totals_from, unscaled};
 use super::guards::exists;
+use super::guards::lock_vendors;
 use super::imports::locked_invoices;
-use super::invoices::lock_vendors;
-use super::rows::{amount, instant, micros};
+use super::rows::{amount, instant, micros, scaled};
 use super::vendor_payments::payable;
 use super::{
     Conn, DbRow, IMPORT_CHUNK, Query, Result, SqlStore, WriteTx, answer, commit_announcing, commit_moving, refused,
     row_by_id,
 };
 use crate::error::Error;
-use pharmapay_core::money::{from_scaled, to_scaled};
+use pharmapay_core::money::from_scaled;
 
 /// The columns a credit is read with, over `vendor_credits c JOIN vendors v`.
 macro_rules! credit_columns {
@@ -341,12 +341,6 @@ fn credit_conditions(binds: &mut Binds, filter: &CreditFilter) -> String {
         parts.push(format!("c.is_active AND c.accepted IS NULL AND c.claim_date < {}", binds.int(micros(before))));
     }
     conditions(parts)
-}
-
-/// A decided amount or an applied total in ten-thousandths; both lie within the amounts' range
-/// (D1), as the decoder and the rules keep them.
-pub(super) fn scaled(value: Decimal) -> Result<i64> {
-    to_scaled(value).ok_or_else(|| Error::corrupt(format!("amount {value} out of the stored range")))
 }
 
 impl CreditStore for SqlStore {

@@ -24,7 +24,7 @@ use pharmapay_core::rust_decimal::Decimal;
 use sqlx::Row;
 
 use super::binds::{Binds, Script, rows_in};
-use super::rows::{instant, micros};
+use super::conn::{instant, micros};
 use super::{Conn, DbRow, Result};
 use crate::error::Error;
 

@@ -21,7 +21,7 @@ use pharmapay_core::{Entity, StoreError};
 use sqlx::{AssertSqlSafe, Row};
 
 use super::binds::{Binds, rows_in};
-use super::rows::{MICROS_PER_SECOND, count, micros, permission_from, token_state_from};
+use super::rows::{MICROS_PER_SECOND, count, instant, micros, permission_from, token_state_from};
 use super::{Conn, DbRow, Query, Result, refused, row_by_id};
 use crate::error::Error;
 
@@ -423,4 +423,24 @@ pub(super) async fn lock_vendors_of(conn: &mut Conn, invoice_ids: &[i64]) -> Res
     };
     let locked = locked.iter().map(|row| row.try_get::<i64, _>(0)).collect::<Result<BTreeSet<i64>, _>>()?;
     Ok(VendorLocks(Some(locked)))
+}
+
+/// Locks the vendors `ids` (the invoice's old and new vendor, or one twice) in id order and
+/// answers whether `wanted` is active, with its licence's end (D36).
+pub(super) async fn lock_vendors(conn: &mut Conn, ids: [i64; 2], wanted: i64) -> Result<(bool, Option<Timestamp>)> {
+    let rows = sqlx::query(concat!(
+        "SELECT id, is_active, drug_license_valid_until FROM vendors WHERE id = $1 OR id = $2 ORDER BY id",
+        for_update!()
+    ))
+    .bind(ids[0])
+    .bind(ids[1])
+    .fetch_all(&mut *conn)
+    .await?;
+    for row in &rows {
+        if row.try_get::<i64, _>("id")? == wanted {
+            let valid_until = row.try_get::<Option<i64>, _>("drug_license_valid_until")?.map(instant).transpose()?;
+            return Ok((row.try_get("is_active")?, valid_until));
+        }
+    }
+    Ok((false, None))
 }

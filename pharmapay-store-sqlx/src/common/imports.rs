@@ -22,10 +22,10 @@ use pharmapay_core::{Entity, StoreError};
 use sqlx::Row;
 
 use super::binds::{Binds, rows_in};
-use super::credits::scaled;
 use super::figures::{self, invoice_facts};
 use super::guards::existing_ids;
 use super::guards::{check_free, check_new_references, lock_vendors_of};
+use super::rows::scaled;
 use super::rows::{licences_json, micros, transaction_type, wide_decimal};
 use super::{Conn, IMPORT_CHUNK, Result, SqlStore, Table, answer, refused, reserve_ids};
 use crate::error::Error;

@@ -24,7 +24,7 @@ use sqlx::Row;
 use super::binds::{Binds, conditions, contains_pattern, direction, instant_range, page_limits};
 use super::credits::release_on_invoice;
 use super::figures::{invoice_facts, kept_count, payments_of};
-use super::guards::{check_free, lock_vendors_of};
+use super::guards::{check_free, lock_vendors, lock_vendors_of};
 use super::rows::{instant, invoice_from, invoice_in, micros, scaled_bound, vendor_type};
 use super::search::{invoice_search, looked_up};
 use super::{Conn, DbRow, Result, SqlStore, answer, commit_moving, refused, row_by_id};
@@ -180,24 +180,6 @@ async fn invoice_date(conn: &mut Conn, id: i64) -> Result<Timestamp> {
 async fn vendor_of_invoice(conn: &mut Conn, id: i64) -> Result<Option<i64>> {
     let row = row_by_id(conn, "SELECT vendor_id FROM invoices WHERE id = $1", id).await?;
     Ok(row.map(|row| row.try_get::<i64, _>("vendor_id")).transpose()?)
-}
-
-pub(super) async fn lock_vendors(conn: &mut Conn, ids: [i64; 2], wanted: i64) -> Result<(bool, Option<Timestamp>)> {
-    let rows = sqlx::query(concat!(
-        "SELECT id, is_active, drug_license_valid_until FROM vendors WHERE id = $1 OR id = $2 ORDER BY id",
-        for_update!()
-    ))
-    .bind(ids[0])
-    .bind(ids[1])
-    .fetch_all(&mut *conn)
-    .await?;
-    for row in &rows {
-        if row.try_get::<i64, _>("id")? == wanted {
-            let valid_until = row.try_get::<Option<i64>, _>("drug_license_valid_until")?.map(instant).transpose()?;
-            return Ok((row.try_get("is_active")?, valid_until));
-        }
-    }
-    Ok((false, None))
 }
 
 /// D36: refuses, as `rules::licence` decides, an invoice dated `invoice_date` (a day of the write's

@@ -18,11 +18,12 @@
 //! same orders and tie-breaks, the same error for the same first failed check.
 //!
 //! # Layout
-//! - This file: [`SqlStore`], how a write begins and ends (`commit` records the audit entry,
-//!   completes the idempotency claim and commits; `commit_moving` also applies the write's
-//!   kept figures, all in one script), and the small reads and writes every family
-//!   shares. The SQL fragments statements share, and the statements worth naming, are
-//!   `crate::statements`'.
+//! - `conn.rs`: [`SqlStore`], the backend's connection and row types, and the small reads and
+//!   writes every family shares; `commit.rs`: how a write ends (`commit` records the audit
+//!   entry, completes the idempotency claim and commits; `commit_moving` also applies the
+//!   write's kept figures, all in one script). This file: the store's own methods (checks of
+//!   kept figures, the statements benchmarks time). The SQL fragments statements share, and
+//!   the statements worth naming, are `crate::statements`'.
 //! - `binds.rs` (statements built at run time, pages, `IN` lists, scripts), `figures.rs` (the kept
 //!   figures of D41: applying a write's change, reading and recounting them), `rows.rs` (stored
 //!   values and rows as domain values), `guards.rs` (the facts writes load under their locks: active
@@ -40,6 +41,8 @@ mod aging;
 mod bank;
 mod binds;
 mod bulk;
+mod commit;
+mod conn;
 mod credits;
 mod events;
 mod figures;
@@ -58,14 +61,11 @@ mod vendors;
 mod webhooks;
 
 use pharmapay_core::BusinessCalendar;
+use pharmapay_core::StoreError;
 use pharmapay_core::domain::setting::TIME_ZONE;
-use pharmapay_core::domain::{InvoiceQuery, NewAuditEntry, VendorQuery};
-use pharmapay_core::events::{Announce, Announcement};
-use pharmapay_core::figures::FigureChange;
-use pharmapay_core::ids::UserId;
+use pharmapay_core::domain::{InvoiceQuery, VendorQuery};
 use pharmapay_core::jiff::Timestamp;
-use pharmapay_core::store::{StoreResult, WriteContext};
-use pharmapay_core::{Entity, StoreError};
+use pharmapay_core::store::StoreResult;
 use sqlx::Pool;
 use tracing::warn;
 
@@ -77,234 +77,18 @@ use super::{
 };
 use crate::error::Error;
 use crate::read_pool::settled;
-use crate::{Lock, SearchIndex, StoreOptions};
-use binds::{Binds, Script};
+use crate::{Lock, SearchIndex};
+#[allow(unused_imports)]
+use commit::*;
+pub use conn::SqlStore;
+#[allow(unused_imports)]
+use conn::*;
 pub(crate) use migrate::migrate;
-use rows::micros;
-
-type Result<T, E = Error> = std::result::Result<T, E>;
-
-type Conn = <Db as sqlx::Database>::Connection;
-
-type DbRow = <Db as sqlx::Database>::Row;
-
-type Args = <Db as sqlx::Database>::Arguments;
-
-type Query = sqlx::query::Query<'static, Db, Args>;
-
-/// Rows per multi-row INSERT in imports: well under both backends' limits on bound values
-/// (32,766 for SQLite, 65,535 for PostgreSQL) for the widest table.
-const IMPORT_CHUNK: usize = 1_000;
-
-/// Values per `IN (...)` list when checking an import's references.
-const LOOKUP_CHUNK: usize = 500;
-
-fn refused<T>(error: StoreError) -> Result<T> {
-    Err(Error::Refused(error))
-}
-
-fn written<T>(record: Option<T>) -> Result<T> {
-    record.ok_or_else(|| Error::corrupt("a record written in this transaction cannot be read back"))
-}
-
-async fn insert_audit(conn: &mut Conn, entry: NewAuditEntry) -> Result<()> {
-    let mut binds = Binds::default();
-    let sql = audit_statement(&mut binds, entry);
-    binds.query(sql).execute(&mut *conn).await?;
-    Ok(())
-}
-
-/// Binds `entry`'s values and answers the statement that records it:
-/// [`crate::statements::INSERT_AUDIT`] when it is the first statement of its values, as on its own.
-fn audit_statement(binds: &mut Binds, entry: NewAuditEntry) -> String {
-    let values = [
-        binds.int(micros(entry.at)),
-        binds.int(entry.user_id.map(UserId::get)),
-        binds.text(entry.action),
-        binds.text(entry.entity),
-        binds.text(entry.entity.to_ascii_lowercase()),
-        binds.int(entry.entity_id),
-        binds.opt_text(entry.reason),
-        binds.opt_text(entry.changes),
-    ];
-    format!(
-        "INSERT INTO audit_log (at, user_id, action, entity, entity_key, entity_id, reason, changes) VALUES ({})",
-        values.join(", ")
-    )
-}
-
-/// Ends a write (D22, D23, D47): records its audit entry (`action` on `entity` number
-/// `entity_id`) and its events and completes its idempotency claim in the transaction,
-/// commits, and answers `record`, which the write read back inside the transaction.
-async fn commit<T: Announce>(
-    db_tx: WriteTx,
-    ctx: &WriteContext,
-    action: &'static str,
-    entity: Entity,
-    entity_id: i64,
-    record: Option<T>,
-) -> Result<T> {
-    commit_moving(db_tx, ctx, (action, entity, entity_id), record, None).await
-}
-
-/// [`commit`] for a write that moves kept figures (D41): `change` is applied in the same
-/// transaction, with the audit entry and the idempotency claim in one script where the backend
-/// runs one (`binds::Script`).
-async fn commit_moving<T: Announce>(
-    db_tx: WriteTx,
-    ctx: &WriteContext,
-    head: (&'static str, Entity, i64),
-    record: Option<T>,
-    change: Option<&FigureChange>,
-) -> Result<T> {
-    commit_announcing(db_tx, ctx, head, (record, change), &[]).await
-}
-
-/// [`commit_moving`] for a write that also announces `also` (D47): the vendor payment a bank
-/// line recorded, the credit whose application was undone. Every write ends here: the events
-/// of its audit entry, of `also` and of the invoices `change` brought to FullyPaid are written
-/// beside the audit entry, so none is announced by hand.
-async fn commit_announcing<T: Announce>(
-    mut db_tx: WriteTx,
-    ctx: &WriteContext,
-    (action, entity, entity_id): (&'static str, Entity, i64),
-    (record, change): (Option<T>, Option<&FigureChange>),
-    also: &[Announcement],
-) -> Result<T> {
-    let record = written(record)?;
-    let mut script = Script::default();
-    script.push(|binds| Ok(audit_statement(binds, ctx.audit(action, entity, Some(entity_id)))))?;
-    let paid: Vec<i64> = change.map(|change| change.paid_invoices().collect()).unwrap_or_default();
-    let announcements = ctx.announcements((action, entity, entity_id), also, paid);
-    let to_read = events::announce_held(ctx, announcements, (entity, entity_id), &record, &mut script)?;
-    if let Some(change) = change
-        && !figures::script(&mut script, change)?
-    {
-        figures::apply(&mut db_tx, change).await?;
-    }
-    if let Some(ticket) = &ctx.idempotency {
-        script.push(|binds| {
-            Ok(format!(
-                "UPDATE idempotency_keys SET entity_id = {} WHERE user_id = {} AND key = {}",
-                binds.int(entity_id),
-                binds.int(ticket.user_id.get()),
-                binds.text(ticket.key.as_str())
-            ))
-        })?;
-    }
-    script.run(&mut db_tx).await?;
-    events::write_read(&mut db_tx, ctx, &to_read).await?;
-    db_tx.commit().await?;
-    Ok(record)
-}
-
-/// The row `sql` reads for the id `id` (bound as `$1`), if any.
-async fn row_by_id(conn: &mut Conn, sql: &'static str, id: i64) -> Result<Option<DbRow>> {
-    Ok(sqlx::query(sql).bind(id).fetch_optional(&mut *conn).await?)
-}
-
-/// Runs `sql`, which soft-deletes or restores the row `id` (`$1`), stamping `at` (`$2`) where
-/// the table keeps a last change; answers how many rows it changed.
-async fn set_active(conn: &mut Conn, sql: &'static str, id: i64, at: Option<Timestamp>) -> Result<u64> {
-    let mut query = sqlx::query(sql).bind(id);
-    if let Some(at) = at {
-        query = query.bind(micros(at));
-    }
-    Ok(query.execute(&mut *conn).await?.rows_affected())
-}
-
-/// How many times a write runs at most when the database ends it for how it met other writes
-/// ([`Error::contended`]).
-const WRITE_ATTEMPTS: u32 = 8;
-
-/// Answers a store method that writes: runs its body, a whole transaction, and maps the body's
-/// error into the contract's once. A body the database ended to break a lock cycle or for a
-/// serialisation failure runs again (D48: such a failure is never the caller's to see), after
-/// a short pause that grows with each attempt and differs between writers, so the two sides of
-/// a cycle do not meet again at once; each run is logged at `warn`. Every run begins a
-/// transaction of its own, and a failed one left nothing behind, so running it again is safe.
-async fn answer<T, F>(body: impl Fn() -> F) -> StoreResult<T>
-where
-    F: Future<Output = Result<T>>,
-{
-    let mut attempt = 1;
-    loop {
-        match body().await {
-            Err(error) if error.contended() && attempt < WRITE_ATTEMPTS => {
-                let pause = contention_pause(attempt);
-                warn!(%error, attempt, pause_ms = pause.as_millis(), "a write met others in a lock cycle; it runs again");
-                tokio::time::sleep(pause).await;
-                attempt += 1;
-            }
-            answered => return answered.map_err(StoreError::from),
-        }
-    }
-}
-
-/// The pause before a write's next attempt: up to 2^attempt milliseconds (at most 128), drawn
-/// afresh each time.
-fn contention_pause(attempt: u32) -> std::time::Duration {
-    use std::hash::{BuildHasher, Hasher};
-    // A hasher's keys are random per `RandomState`: a cheap draw, with no generator to share.
-    let draw = std::collections::hash_map::RandomState::new().build_hasher().finish();
-    let ceiling_ms = 1_u64 << attempt.min(7);
-    std::time::Duration::from_micros(draw % (ceiling_ms * 1_000) + 500)
-}
-
-/// The store over one backend: reader connections (`crate::read_pool`) and the connections of
-/// write transactions (sqlx's pool on PostgreSQL; SQLite's one writer connection, whose writes
-/// commit in groups). It implements each purpose of the contract in that purpose's file.
-/// Cloning is cheap; clones share the connections.
-#[derive(Clone)]
-pub struct SqlStore {
-    reader: Reader,
-    writer: Writer,
-}
 
 impl SqlStore {
-    pub(crate) fn new(reader: Reader, writer: Writer) -> Self {
-        Self { reader, writer }
-    }
-
-    /// Connects to the database at `url` with the default options (a SQLite file is created
-    /// if missing); connecting applies the migrations and the seed. A URL of the other backend
-    /// is refused.
-    ///
-    /// # Errors
-    /// As [`crate::SqlxStore::connect`].
-    pub async fn connect(url: &str) -> StoreResult<Self> {
-        Self::connect_with(url, StoreOptions::default()).await
-    }
-
-    /// [`SqlStore::connect`] with explicit pool and durability options.
-    ///
-    /// # Errors
-    /// As [`SqlStore::connect`].
-    pub async fn connect_with(url: &str, options: StoreOptions) -> StoreResult<Self> {
-        Ok(super::open_url(url, &options).await?)
-    }
-
     /// `"sqlite"` or `"postgres"`.
     pub fn backend(&self) -> &'static str {
         BACKEND
-    }
-
-    /// The settings that decide the store's durability and integrity, as
-    /// [`crate::SqlxStore::facts`] lists them for this backend.
-    ///
-    /// # Errors
-    /// [`StoreError::Unavailable`] when no connection can be had.
-    pub async fn facts(&self) -> StoreResult<Vec<(&'static str, String)>> {
-        Ok(super::facts(self).await?)
-    }
-
-    /// Refreshes the query planner's statistics after a bulk load, as
-    /// [`crate::SqlxStore::analyze`] says (nothing to do for SQLite).
-    ///
-    /// # Errors
-    /// [`StoreError::Unavailable`] or [`StoreError::Backend`] when the statement fails.
-    pub async fn analyze(&self) -> StoreResult<()> {
-        Ok(super::analyze(self).await?)
     }
 
     /// Checks that every kept figure (D41) equals the figure recounted from the rows; the
@@ -444,7 +228,8 @@ mod tests {
     use pharmapay_core::domain::NewAuditEntry;
     use pharmapay_core::jiff::Timestamp;
 
-    use super::{Binds, WRITE_ATTEMPTS, answer, audit_statement};
+    use super::binds::Binds;
+    use super::{WRITE_ATTEMPTS, answer, audit_statement};
     use crate::error::Error;
     use crate::statements;
 

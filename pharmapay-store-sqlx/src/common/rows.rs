@@ -16,7 +16,7 @@ use pharmapay_core::ids::{
     AuditId, InvoiceId, PermissionId, PolicyId, RoleId, TransactionId, UserId, VendorId, VendorPaymentId,
 };
 use pharmapay_core::jiff::Timestamp;
-use pharmapay_core::money::{SCALE_FACTOR, from_scaled};
+use pharmapay_core::money::{SCALE_FACTOR, from_scaled, to_scaled};
 use pharmapay_core::rules::login::LoginAttempts;
 use pharmapay_core::rules::sessions::TokenState;
 use pharmapay_core::rust_decimal::Decimal;
@@ -24,20 +24,13 @@ use pharmapay_core::store::Credentials;
 use sqlx::Row;
 
 use super::binds::Binds;
+pub(super) use super::conn::{count, instant, micros};
 use super::figures::pair_of;
 use super::{Conn, DbRow, Result, row_by_id};
 use crate::error::Error;
 use crate::statements;
 
 // Conversions between domain values and stored ones.
-
-pub(super) fn micros(instant: Timestamp) -> i64 {
-    instant.as_microsecond()
-}
-
-pub(super) fn instant(micros: i64) -> Result<Timestamp> {
-    Timestamp::from_microsecond(micros).map_err(|error| Error::corrupt(format!("instant {micros}: {error}")))
-}
 
 pub(super) fn amount(scaled: i64) -> Result<Amount> {
     Amount::from_scaled(scaled).map_err(|error| Error::corrupt(format!("amount {scaled}: {error}")))
@@ -51,10 +44,6 @@ pub(super) fn difference(a: i64, b: i64) -> Decimal {
 /// A scaled value wider than 64 bits, as a normalised decimal.
 pub(super) fn wide_decimal(scaled: i128) -> Decimal {
     Decimal::from_i128_with_scale(scaled, pharmapay_core::money::MAX_FRACTION_DIGITS).normalize()
-}
-
-pub(super) fn count(value: i64) -> u64 {
-    u64::try_from(value).unwrap_or(0)
 }
 
 /// `bound` in ten-thousandths, rounded by `round` and saturated to the stored range: the
@@ -354,4 +343,10 @@ pub(super) async fn policies_in(conn: &mut Conn, set: PolicySet) -> Result<Vec<P
 
 pub(super) async fn policy_in(conn: &mut Conn, id: i64) -> Result<Option<Policy>> {
     Ok(policies_in(conn, PolicySet::One(id)).await?.pop())
+}
+
+/// A decided amount or an applied total in ten-thousandths; both lie within the amounts' range
+/// (D1), as the decoder and the rules keep them.
+pub(super) fn scaled(value: Decimal) -> Result<i64> {
+    to_scaled(value).ok_or_else(|| Error::corrupt(format!("amount {value} out of the stored range")))
 }
