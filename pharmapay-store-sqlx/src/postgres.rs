@@ -47,16 +47,18 @@ macro_rules! for_share {
     };
 }
 
-// The store body is shared with the sqlite backend on purpose: same file, other `Db`.
-#[allow(clippy::duplicate_mod)]
 mod dialect;
 
+// The store body is shared with the sqlite backend on purpose: same file, other `Db`.
+#[allow(clippy::duplicate_mod)]
 #[path = "common/mod.rs"]
 mod common;
 
 #[cfg(test)]
-pub(crate) use dialect::MIGRATIONS;
+pub(crate) use common::{apply, migrate_with};
 use dialect::*;
+#[cfg(test)]
+pub(crate) use dialect::{EARLIER, MIGRATIONS};
 
 pub use common::SqlStore as PostgresStore;
 

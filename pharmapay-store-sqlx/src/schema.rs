@@ -11,6 +11,7 @@ pub(crate) enum SearchIndex {
 }
 
 /// An embedded migration: applied once, in its own transaction, in version order.
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct Migration {
     /// Its version: 1, 2, 3 ...
     pub(crate) version: i64,
@@ -26,6 +27,23 @@ pub(crate) struct Migration {
     /// True for a migration after whose SQL every stored payment reference's key is computed
     /// again by the core's rule (D30, D48), in the same transaction.
     pub(crate) rekeys_references: bool,
+}
+
+/// A text of a landed migration that an earlier build applied before the file was edited, and
+/// the SQL that brings a database that build migrated to what the landed text makes. Three
+/// migrations (4, 13 and 18) were edited after a first version was committed; a database made
+/// by a build holding a first version is accepted, caught up and recorded with today's checksum.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Earlier {
+    /// The migration's version.
+    pub(crate) version: i64,
+    /// The checksum the earlier build recorded for its text.
+    pub(crate) checksum: &'static str,
+    /// What the landed text adds or changes beyond the earlier one.
+    pub(crate) catch_up: &'static str,
+    /// True when the catch-up adds kept figures (D41), which a recount fills once every
+    /// migration is applied.
+    pub(crate) recounts_figures: bool,
 }
 
 /// A checksum of a migration's text, kept with the applied migration so an edited file is

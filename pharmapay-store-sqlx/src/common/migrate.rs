@@ -13,14 +13,33 @@ use tracing::info;
 use super::figures;
 use super::guards::insert_policy_permissions;
 use super::rows::micros;
-use super::{BACKEND, Conn, Db, MIGRATIONS, MIGRATIONS_TABLE, Result, after_seed, begin_write, lock};
+use super::{BACKEND, Conn, Db, EARLIER, MIGRATIONS, MIGRATIONS_TABLE, Result, after_seed, begin_write, lock};
 use crate::error::Error;
-use crate::{Lock, checksum};
+use crate::schema::Earlier;
+use crate::{Lock, Migration, checksum};
 
 /// Applies the embedded migrations that are not applied yet, each in its own write
 /// transaction under the migrations lock, and writes the seed data (D27) with the first.
 pub(crate) async fn migrate(pool: &Pool<Db>) -> Result<()> {
-    for migration in MIGRATIONS {
+    migrate_with(pool, MIGRATIONS, EARLIER).await
+}
+
+/// [`migrate`] over `migrations`, accepting the `earlier` texts of edited ones: a database
+/// whose recorded checksum is an earlier text's gets that text's catch-up and today's checksum,
+/// in the transaction that finds it, and a recount of the kept figures once every migration is
+/// applied when a catch-up added figures.
+pub(crate) async fn migrate_with(pool: &Pool<Db>, migrations: &[Migration], earlier: &[Earlier]) -> Result<()> {
+    apply(pool, migrations, earlier).await?;
+    // A bulk load that stopped half way left indexes to build; build them before serving.
+    super::bulk::rebuild_deferred(pool, true).await
+}
+
+/// The migrations and catch-ups of [`migrate_with`], without the deferred index builds that
+/// only today's schema has tables for.
+pub(crate) async fn apply(pool: &Pool<Db>, migrations: &[Migration], earlier: &[Earlier]) -> Result<()> {
+    let mut recount_needed = false;
+    let mut recounted = false;
+    for migration in migrations {
         let mut db_tx = begin_write(pool).await?;
         lock(&mut db_tx, Lock::Migrations).await?;
         sqlx::raw_sql(MIGRATIONS_TABLE).execute(&mut *db_tx).await?;
@@ -31,11 +50,28 @@ pub(crate) async fn migrate(pool: &Pool<Db>) -> Result<()> {
         for row in &applied {
             let version: i64 = row.try_get("version")?;
             let stored_checksum: &str = row.try_get("checksum")?;
-            let Some(known) = MIGRATIONS.iter().find(|known| known.version == version) else {
+            let Some(known) = migrations.iter().find(|known| known.version == version) else {
                 return Err(Error::UnknownMigration(version));
             };
             if checksum(known.sql) != stored_checksum {
-                return Err(Error::MigrationChanged { version, description: row.try_get("description")? });
+                let Some(caught) =
+                    earlier.iter().find(|text| text.version == version && text.checksum == stored_checksum)
+                else {
+                    return Err(Error::MigrationChanged { version, description: row.try_get("description")? });
+                };
+                sqlx::raw_sql(caught.catch_up).execute(&mut *db_tx).await?;
+                sqlx::query("UPDATE _pharmapay_migrations SET checksum = $1 WHERE version = $2")
+                    .bind(checksum(known.sql))
+                    .bind(version)
+                    .execute(&mut *db_tx)
+                    .await?;
+                recount_needed |= caught.recounts_figures;
+                info!(
+                    backend = BACKEND,
+                    version,
+                    earlier = caught.checksum,
+                    "brought a migration an earlier build applied up to its landed text"
+                );
             }
             already |= version == migration.version;
         }
@@ -50,18 +86,10 @@ pub(crate) async fn migrate(pool: &Pool<Db>) -> Result<()> {
         // The figures are counted by this version's code, into the newest schema's columns:
         // only the last migration that recounts them can, and a database that had an earlier
         // one applied runs it too.
-        let last_recount = MIGRATIONS.iter().filter(|known| known.recounts_figures).map(|known| known.version).max();
+        let last_recount = migrations.iter().filter(|known| known.recounts_figures).map(|known| known.version).max();
         if migration.recounts_figures && last_recount == Some(migration.version) {
-            let calendar = figures::write_calendar(&mut db_tx).await?;
-            let recounted = figures::recount(&mut db_tx, &calendar).await?;
-            figures::replace(&mut db_tx, &recounted).await?;
-            info!(
-                backend = BACKEND,
-                vendors = recounted.totals.vendors,
-                invoices = recounted.totals.invoices,
-                payments = recounted.totals.payments,
-                "recounted the kept figures"
-            );
+            recount(&mut db_tx).await?;
+            recounted = true;
         }
         if migration.rekeys_references {
             rekey_references(&mut db_tx).await?;
@@ -78,8 +106,29 @@ pub(crate) async fn migrate(pool: &Pool<Db>) -> Result<()> {
         db_tx.commit().await?;
         info!(backend = BACKEND, version = migration.version, description = migration.description, "applied migration");
     }
-    // A bulk load that stopped half way left indexes to build; build them before serving.
-    super::bulk::rebuild_deferred(pool, true).await
+    if recount_needed && !recounted {
+        let mut db_tx = begin_write(pool).await?;
+        lock(&mut db_tx, Lock::Migrations).await?;
+        recount(&mut db_tx).await?;
+        db_tx.commit().await?;
+    }
+    Ok(())
+}
+
+/// Counts every kept figure (D41) again from the rows, by this version's code into the newest
+/// schema's columns, and keeps the count.
+async fn recount(conn: &mut Conn) -> Result<()> {
+    let calendar = figures::write_calendar(conn).await?;
+    let recounted = figures::recount(conn, &calendar).await?;
+    figures::replace(conn, &recounted).await?;
+    info!(
+        backend = BACKEND,
+        vendors = recounted.totals.vendors,
+        invoices = recounted.totals.invoices,
+        payments = recounted.totals.payments,
+        "recounted the kept figures"
+    );
+    Ok(())
 }
 
 /// Payments read at a time when their reference keys are computed again.

@@ -70,10 +70,10 @@ use sqlx::Pool;
 use tracing::warn;
 
 use super::{
-    BACKEND, Db, IN_ORDER_PLACEHOLDER, JSON_INTS, JSON_TEXTS, LICENCE_HOLDERS, LICENCE_HOLDERS_PACKED, LONG_READ_SETUP,
-    MIGRATIONS, MIGRATIONS_TABLE, READ_SNAPSHOT, ROW_LOCKS, ReadConn, Reader, SCRIPTS_IN_ONE_CALL, SEARCH_INDEX, Table,
-    WriteTx, Writer, after_seed, before_index_builds, begin_write, begin_write_reading, begin_write_tx, lock,
-    rebuild_search, reserve_ids, schema_definitions, writer_pool,
+    BACKEND, Db, EARLIER, IN_ORDER_PLACEHOLDER, JSON_INTS, JSON_TEXTS, LICENCE_HOLDERS, LICENCE_HOLDERS_PACKED,
+    LONG_READ_SETUP, MIGRATIONS, MIGRATIONS_TABLE, READ_SNAPSHOT, ROW_LOCKS, ReadConn, Reader, SCRIPTS_IN_ONE_CALL,
+    SEARCH_INDEX, Table, WriteTx, Writer, after_seed, before_index_builds, begin_write, begin_write_reading,
+    begin_write_tx, lock, rebuild_search, reserve_ids, schema_definitions, writer_pool,
 };
 use crate::error::Error;
 use crate::read_pool::settled;
@@ -84,6 +84,8 @@ pub use conn::SqlStore;
 #[allow(unused_imports)]
 use conn::*;
 pub(crate) use migrate::migrate;
+#[cfg(test)]
+pub(crate) use migrate::{apply, migrate_with};
 
 impl SqlStore {
     /// `"sqlite"` or `"postgres"`.

@@ -4,6 +4,7 @@
 use sqlx::{Pool, Row, Transaction};
 
 use crate::error::Error;
+use crate::schema::Earlier;
 use crate::{Lock, Migration, SearchIndex, Table};
 
 /// The database the shared store body is compiled for.
@@ -54,6 +55,47 @@ pub(super) const LICENCE_HOLDERS_PACKED: bool = false;
 
 /// The embedded migrations, in version order.
 pub(crate) const MIGRATIONS: &[Migration] = &migrations!("postgres");
+
+/// The texts earlier builds applied of migrations edited after their first version was
+/// committed, with what brings their databases up to the landed texts (`migrations/postgres/earlier/`).
+pub(crate) const EARLIER: &[Earlier] = &[
+    Earlier {
+        version: 4,
+        checksum: "cf6ed37e423da6cb",
+        catch_up: include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/migrations/postgres/earlier/0004_v1_catch_up.sql"
+        )),
+        recounts_figures: true,
+    },
+    Earlier {
+        version: 13,
+        checksum: "6912234f86c3ad70",
+        catch_up: include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/migrations/postgres/earlier/0013_v1_catch_up.sql"
+        )),
+        recounts_figures: false,
+    },
+    Earlier {
+        version: 18,
+        checksum: "26e154839ac2cd7a",
+        catch_up: include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/migrations/postgres/earlier/0018_v1_catch_up.sql"
+        )),
+        recounts_figures: false,
+    },
+    Earlier {
+        version: 18,
+        checksum: "8c8623255cc22ed7",
+        catch_up: include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/migrations/postgres/earlier/0018_v2_catch_up.sql"
+        )),
+        recounts_figures: false,
+    },
+];
 
 /// The table that records applied migrations, created when missing. Written as a check rather
 /// than `CREATE TABLE IF NOT EXISTS`, whose notice for an existing table ("already exists,

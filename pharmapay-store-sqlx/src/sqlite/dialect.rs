@@ -4,6 +4,7 @@
 use sqlx::{Pool, Row, Transaction};
 
 use crate::error::Error;
+use crate::schema::Earlier;
 use crate::{Lock, Migration, SearchIndex, Table};
 
 /// The database the shared store body is compiled for.
@@ -58,6 +59,41 @@ pub(super) const LICENCE_HOLDERS_PACKED: bool = true;
 
 /// The embedded migrations, in version order.
 pub(crate) const MIGRATIONS: &[Migration] = &migrations!("sqlite");
+
+/// The texts earlier builds applied of migrations edited after their first version was
+/// committed, with what brings their databases up to the landed texts (`migrations/sqlite/earlier/`).
+pub(crate) const EARLIER: &[Earlier] = &[
+    Earlier {
+        version: 4,
+        checksum: "08d1ca3fc6908c21",
+        catch_up: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/migrations/sqlite/earlier/0004_v1_catch_up.sql")),
+        recounts_figures: true,
+    },
+    Earlier {
+        version: 13,
+        checksum: "3fac26508b341240",
+        catch_up: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/migrations/sqlite/earlier/0013_v1_catch_up.sql")),
+        recounts_figures: false,
+    },
+    Earlier {
+        version: 13,
+        checksum: "19e01181e4f0cc18",
+        catch_up: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/migrations/sqlite/earlier/0013_v2_catch_up.sql")),
+        recounts_figures: false,
+    },
+    Earlier {
+        version: 18,
+        checksum: "c6e349657fc90804",
+        catch_up: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/migrations/sqlite/earlier/0018_v1_catch_up.sql")),
+        recounts_figures: false,
+    },
+    Earlier {
+        version: 18,
+        checksum: "7b99084539de2e08",
+        catch_up: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/migrations/sqlite/earlier/0018_v2_catch_up.sql")),
+        recounts_figures: false,
+    },
+];
 
 /// The table that records applied migrations.
 pub(super) const MIGRATIONS_TABLE: &str = "CREATE TABLE IF NOT EXISTS _pharmapay_migrations ( \
