@@ -14,8 +14,8 @@ use std::collections::{BTreeSet, HashSet};
 use pharmapay_core::BusinessCalendar;
 use pharmapay_core::bank::read::StatementLine;
 use pharmapay_core::domain::bank_statement::{
-    BankLine, BankStatement, LineAction, LineCounts, LineQuery, LineStatus, MatchedBy, NewBankStatement, PaymentChoice,
-    StatementQuery, UnclearedPayment, UnclearedTotals,
+    BankLine, BankStatement, LineAction, LineQuery, NewBankStatement, PaymentChoice, StatementQuery, UnclearedPayment,
+    UnclearedTotals,
 };
 use pharmapay_core::domain::{NewVendorPayment, PaymentReference};
 use pharmapay_core::events::Announcement;
@@ -23,9 +23,7 @@ use pharmapay_core::ids::{BankLineId, BankStatementId, TransactionId, VendorId, 
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::jiff::civil::Date;
 use pharmapay_core::paging::{Page, PageRequest};
-use pharmapay_core::rules::bank::{
-    self, ChosenPayment, LineChange, LineFacts, LineIdentity, MatchingNeeds, OpenPayment,
-};
+use pharmapay_core::rules::bank::{self, ChosenPayment, LineFacts, LineIdentity, MatchingNeeds, OpenPayment};
 use pharmapay_core::rules::references::Holder;
 use pharmapay_core::store::{BankStatementStore, StoreResult, WriteContext};
 use pharmapay_core::{Entity, StoreError};
@@ -33,7 +31,9 @@ use sqlx::Row;
 
 use super::binds::{Binds, page_limits, rows_in};
 use super::figures::pair_of;
-use super::rows::{amount, count, instant, micros, transaction_type};
+use super::lines::{change_line, holder_ids};
+use super::records::{LINE_COLUMNS, STATEMENT_COLUMNS, line_from, statement_from, statement_in};
+use super::rows::{amount, count, day, instant, micros, transaction_type};
 use super::vendor_payments::write_vendor_payment;
 use super::{
     Conn, DbRow, IMPORT_CHUNK, JSON_INTS, JSON_TEXTS, Result, SqlStore, answer, commit, commit_announcing,
@@ -41,82 +41,6 @@ use super::{
 };
 use crate::Lock;
 use crate::error::Error;
-
-const STATEMENT_COLUMNS: &str = "id, account, from_date, to_date, matched, amount_differs, suggested, unmatched, \
-     ignored, duplicate_lines, deposit_lines, skipped_rows, is_active, created_at";
-
-const LINE_COLUMNS: &str = "id, statement_id, line_number, date, narration, reference, amount, status, matched_by, \
-     transaction_id, vendor_payment_id";
-
-fn day(text: &str) -> Result<Date> {
-    text.parse().map_err(|_| Error::corrupt("a stored day is not YYYY-MM-DD"))
-}
-
-fn small(value: i64) -> u32 {
-    u32::try_from(value).unwrap_or(u32::MAX)
-}
-
-fn statement_from(row: &DbRow) -> Result<BankStatement> {
-    let optional_day = |column: &str| -> Result<Option<Date>> {
-        row.try_get::<Option<String>, _>(column)?.as_deref().map(day).transpose()
-    };
-    Ok(BankStatement {
-        id: BankStatementId(row.try_get("id")?),
-        account: row.try_get("account")?,
-        from_date: optional_day("from_date")?,
-        to_date: optional_day("to_date")?,
-        counts: LineCounts {
-            matched: small(row.try_get("matched")?),
-            amount_differs: small(row.try_get("amount_differs")?),
-            suggested: small(row.try_get("suggested")?),
-            unmatched: small(row.try_get("unmatched")?),
-            ignored: small(row.try_get("ignored")?),
-        },
-        duplicate_lines: small(row.try_get("duplicate_lines")?),
-        deposit_lines: small(row.try_get("deposit_lines")?),
-        skipped_rows: small(row.try_get("skipped_rows")?),
-        is_active: row.try_get("is_active")?,
-        created_at: instant(row.try_get("created_at")?)?,
-    })
-}
-
-fn holder_from(row: &DbRow) -> Result<Option<Holder>> {
-    let transaction: Option<i64> = row.try_get("transaction_id")?;
-    let vendor_payment: Option<i64> = row.try_get("vendor_payment_id")?;
-    Ok(match (transaction, vendor_payment) {
-        (Some(id), _) => Some(Holder::Payment(TransactionId(id))),
-        (None, Some(id)) => Some(Holder::VendorPayment(VendorPaymentId(id))),
-        (None, None) => None,
-    })
-}
-
-fn line_from(row: &DbRow) -> Result<BankLine> {
-    let status: String = row.try_get("status")?;
-    let matched_by: Option<String> = row.try_get("matched_by")?;
-    Ok(BankLine {
-        id: BankLineId(row.try_get("id")?),
-        statement_id: BankStatementId(row.try_get("statement_id")?),
-        line_number: small(row.try_get("line_number")?),
-        date: day(&row.try_get::<String, _>("date")?)?,
-        narration: row.try_get("narration")?,
-        reference: row.try_get("reference")?,
-        amount: amount(row.try_get("amount")?)?,
-        status: LineStatus::parse(&status).ok_or_else(|| Error::corrupt("a stored line status is unknown"))?,
-        matched_by: matched_by
-            .map(|name| MatchedBy::parse(&name).ok_or_else(|| Error::corrupt("a stored match kind is unknown")))
-            .transpose()?,
-        payment: holder_from(row)?,
-    })
-}
-
-/// The two payment columns of a line holding `payment`.
-fn holder_ids(payment: Option<Holder>) -> (Option<i64>, Option<i64>) {
-    match payment {
-        Some(Holder::Payment(id)) => (Some(id.get()), None),
-        Some(Holder::VendorPayment(id)) => (None, Some(id.get())),
-        None => (None, None),
-    }
-}
 
 /// A payment row (a payment on its own, or a vendor payment's row) as matching reads it.
 fn open_payment(row: &DbRow, payment: Holder) -> Result<OpenPayment> {
@@ -269,12 +193,6 @@ async fn existing_lines(conn: &mut Conn, account: &str, days: Option<(Date, Date
         .collect()
 }
 
-pub(super) async fn statement_in(conn: &mut Conn, id: i64) -> Result<Option<BankStatement>> {
-    let sql = format!("SELECT {STATEMENT_COLUMNS} FROM bank_statements WHERE id = $1");
-    let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&mut *conn).await?;
-    row.as_ref().map(statement_from).transpose()
-}
-
 async fn line_in(conn: &mut Conn, statement: i64, line: i64) -> Result<Option<BankLine>> {
     let sql = format!("SELECT {LINE_COLUMNS} FROM bank_lines WHERE id = $1 AND statement_id = $2");
     let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(line).bind(statement).fetch_optional(&mut *conn).await?;
@@ -329,65 +247,6 @@ async fn chosen(conn: &mut Conn, choice: PaymentChoice) -> Result<ChosenPayment>
     };
     let held_by = row_by_id(conn, holder_sql, id).await?.map(|row| row.try_get::<i64, _>(0)).transpose()?;
     Ok(ChosenPayment { payment, amount: amount(row.try_get("amount")?)?.get(), held_by: held_by.map(BankLineId) })
-}
-
-/// Writes `change` to `line` and moves its statement's counts.
-/// Sets back the lines of active statements holding `payment`, which this write deletes, as
-/// core says (D51), with their statements' counts; answers one event per statement changed.
-/// The caller holds the bank statements' lock (D48: before any payment's).
-pub(super) async fn release_lines(conn: &mut Conn, payment: Holder) -> Result<Vec<Announcement>> {
-    let (transaction, vendor_payment) = holder_ids(Some(payment));
-    let sql = format!(
-        "SELECT {LINE_COLUMNS} FROM bank_lines WHERE holds AND (transaction_id = $1 OR vendor_payment_id = $2) \
-         ORDER BY id"
-    );
-    let rows =
-        sqlx::query(sqlx::AssertSqlSafe(sql)).bind(transaction).bind(vendor_payment).fetch_all(&mut *conn).await?;
-    let mut announced: Vec<Announcement> = Vec::new();
-    let mut statements = HashSet::new();
-    for row in &rows {
-        let line = line_from(row)?;
-        change_line(conn, &line, bank::released()).await?;
-        if statements.insert(line.statement_id) {
-            announced.push(Announcement::statement_updated(line.id.get()));
-        }
-    }
-    Ok(announced)
-}
-
-async fn change_line(conn: &mut Conn, line: &BankLine, change: LineChange) -> Result<()> {
-    let (transaction, vendor_payment) = holder_ids(change.payment);
-    sqlx::query(
-        "UPDATE bank_lines SET status = $2, matched_by = $3, transaction_id = $4, vendor_payment_id = $5, holds = $6 \
-         WHERE id = $1",
-    )
-    .bind(line.id.get())
-    .bind(change.status.name())
-    .bind(change.matched_by.map(MatchedBy::name))
-    .bind(transaction)
-    .bind(vendor_payment)
-    .bind(change.payment.is_some())
-    .execute(&mut *conn)
-    .await?;
-    if change.status != line.status {
-        let sql = format!(
-            "UPDATE bank_statements SET {from} = {from} - 1, {to} = {to} + 1 WHERE id = $1",
-            from = count_column(line.status),
-            to = count_column(change.status)
-        );
-        sqlx::query(sqlx::AssertSqlSafe(sql)).bind(line.statement_id.get()).execute(&mut *conn).await?;
-    }
-    Ok(())
-}
-
-fn count_column(status: LineStatus) -> &'static str {
-    match status {
-        LineStatus::Matched => "matched",
-        LineStatus::AmountDiffers => "amount_differs",
-        LineStatus::Suggested => "suggested",
-        LineStatus::Unmatched => "unmatched",
-        LineStatus::Ignored => "ignored",
-    }
 }
 
 /// Inserts the planned lines of statement `id` in multi-row statements.

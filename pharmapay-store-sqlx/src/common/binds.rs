@@ -5,6 +5,7 @@
 //! becomes SQL text. The filters themselves are their resources' (`vendors.rs`,
 //! `invoices.rs`, `payments.rs`).
 
+use pharmapay_core::domain::invoice::StatusTerm;
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::{Page, PageRequest, SortDir};
 use sqlx::{AssertSqlSafe, Row};
@@ -224,4 +225,26 @@ impl SqlStore {
         };
         Ok(Page { items, total_count, page: request.page(), page_size: request.page_size() })
     }
+}
+
+/// The SQL condition selecting the invoices of the table or alias `table` that meet every one
+/// of `terms`, the status table's (D10, `pharmapay_core::domain::invoice`), today starting at the
+/// placeholder `today`: the one rendering of the status table in SQL, which every list, count
+/// and lock that selects invoices by status or openness uses. "Still owes" is written
+/// `amount - paid - credited > 0` (D44), the expression the pending-amount index is built on.
+pub(super) fn terms_condition(table: &str, terms: &[StatusTerm], today: Option<&str>) -> String {
+    let rendered: Vec<String> = terms
+        .iter()
+        .map(|term| match *term {
+            StatusTerm::Active(true) => format!("{table}.is_active"),
+            StatusTerm::Active(false) => format!("NOT {table}.is_active"),
+            StatusTerm::Owes(true) => format!("{table}.amount - {table}.paid - {table}.credited > 0"),
+            StatusTerm::Owes(false) => format!("{table}.amount - {table}.paid - {table}.credited <= 0"),
+            StatusTerm::DueBeforeToday(before) => {
+                let operator = if before { "<" } else { ">=" };
+                format!("{table}.due_date {operator} {}", today.unwrap_or("NULL"))
+            }
+        })
+        .collect();
+    rendered.join(" AND ")
 }

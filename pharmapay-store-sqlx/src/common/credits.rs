@@ -10,8 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use pharmapay_core::BusinessCalendar;
 use pharmapay_core::dashboard::CreditSummary;
 use pharmapay_core::domain::{
-    CreditApplication, CreditDecision, CreditFilter, CreditKind, CreditQuery, CreditStatus, NewCreditApplication,
-    NewVendorCredit, VendorCredit,
+    CreditDecision, CreditFilter, CreditQuery, CreditStatus, NewCreditApplication, NewVendorCredit, VendorCredit,
 };
 use pharmapay_core::events::Announcement;
 use pharmapay_core::figures::{FigureChange, InvoiceFacts};
@@ -29,79 +28,13 @@ use super::figures::{credit_facts, ledger_totals_from, unscaled};
 use super::guards::exists;
 use super::guards::lock_vendors;
 use super::imports::locked_invoices;
-use super::rows::{amount, instant, micros, scaled};
+use super::records::{credit_columns, credit_from, credit_in};
+use super::rows::{instant, micros, scaled};
 use super::vendor_payments::payable;
 use super::{
-    Conn, DbRow, IMPORT_CHUNK, Query, Result, SqlStore, WriteTx, answer, commit_announcing, commit_moving, refused,
-    row_by_id,
+    Conn, IMPORT_CHUNK, Query, Result, SqlStore, WriteTx, answer, commit_announcing, commit_moving, refused, row_by_id,
 };
 use crate::error::Error;
-use pharmapay_core::money::from_scaled;
-
-/// The columns a credit is read with, over `vendor_credits c JOIN vendors v`.
-macro_rules! credit_columns {
-    () => {
-        "c.id, c.vendor_id, v.name AS vendor_name, c.credit_number, c.kind, c.against_invoice_id, c.claimed, \
-         c.claim_date, c.accepted, c.decision_date, c.distributor_reference, c.applied, c.description, c.is_active, \
-         c.created_at, c.updated_at"
-    };
-}
-
-fn credit_from(row: &DbRow) -> Result<VendorCredit> {
-    let kind: &str = row.try_get("kind")?;
-    Ok(VendorCredit {
-        id: VendorCreditId(row.try_get("id")?),
-        vendor_id: VendorId(row.try_get("vendor_id")?),
-        vendor_name: row.try_get("vendor_name")?,
-        credit_number: row.try_get("credit_number")?,
-        kind: CreditKind::parse(kind).ok_or_else(|| Error::corrupt(format!("credit kind {kind}")))?,
-        against_invoice_id: row.try_get::<Option<i64>, _>("against_invoice_id")?.map(InvoiceId),
-        claimed_amount: amount(row.try_get("claimed")?)?,
-        claim_date: instant(row.try_get("claim_date")?)?,
-        accepted_amount: row.try_get::<Option<i64>, _>("accepted")?.map(|scaled| from_scaled(scaled).normalize()),
-        decision_date: row.try_get::<Option<i64>, _>("decision_date")?.map(instant).transpose()?,
-        distributor_reference: row.try_get("distributor_reference")?,
-        applied_amount: from_scaled(row.try_get("applied")?).normalize(),
-        description: row.try_get("description")?,
-        is_active: row.try_get("is_active")?,
-        created_at: instant(row.try_get("created_at")?)?,
-        updated_at: instant(row.try_get("updated_at")?)?,
-        applications: Vec::new(),
-    })
-}
-
-/// The credit `id` as stored, read on `conn`, with its active applications, oldest first.
-pub(super) async fn credit_in(conn: &mut Conn, id: i64) -> Result<Option<VendorCredit>> {
-    let sql = concat!(
-        "SELECT ",
-        credit_columns!(),
-        " FROM vendor_credits c JOIN vendors v ON v.id = c.vendor_id WHERE c.id = $1"
-    );
-    let Some(mut credit) = row_by_id(conn, sql, id).await?.as_ref().map(credit_from).transpose()? else {
-        return Ok(None);
-    };
-    let rows = sqlx::query(
-        "SELECT a.id, a.invoice_id, i.invoice_number, a.amount, a.date, a.created_at FROM credit_applications a \
-         JOIN invoices i ON i.id = a.invoice_id WHERE a.credit_id = $1 AND a.is_active ORDER BY a.date, a.id",
-    )
-    .bind(id)
-    .fetch_all(&mut *conn)
-    .await?;
-    credit.applications = rows
-        .iter()
-        .map(|row| {
-            Ok(CreditApplication {
-                id: CreditApplicationId(row.try_get("id")?),
-                invoice_id: InvoiceId(row.try_get("invoice_id")?),
-                invoice_number: row.try_get("invoice_number")?,
-                amount: amount(row.try_get("amount")?)?,
-                date: instant(row.try_get("date")?)?,
-                created_at: instant(row.try_get("created_at")?)?,
-            })
-        })
-        .collect::<Result<Vec<_>>>()?;
-    Ok(Some(credit))
-}
 
 /// The vendor of the credit `id`, read without a lock (the caller locks it next).
 async fn vendor_of_credit(conn: &mut Conn, id: i64) -> Result<Option<i64>> {

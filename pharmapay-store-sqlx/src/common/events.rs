@@ -17,10 +17,8 @@ use pharmapay_core::events::{Announce, Announced, Announcement, Announcer, Event
 use pharmapay_core::store::{EventStore, StoreResult, WriteContext};
 use sqlx::Row;
 
-use super::bank::statement_in;
 use super::binds::{Binds, Script, rows_in};
-use super::credits::credit_in;
-use super::invoices::{INVOICE_DETAIL_SELECT, detail_from, invoice_detail_in};
+use super::records::{INVOICE_DETAIL_SELECT, credit_in, detail_from, invoice_detail_in, statement_in};
 use super::rows::{instant, micros, transaction_in, vendor_from, vendor_in};
 use super::{Conn, LOOKUP_CHUNK, Result, SqlStore, answer};
 use crate::Lock;

@@ -8,9 +8,7 @@
 use pharmapay_core::BusinessCalendar;
 use pharmapay_core::domain::invoice::{OPEN, StatusTerm};
 use pharmapay_core::domain::licence::{EXPIRED_LICENSE_POLICY, ExpiredLicensePolicy};
-use pharmapay_core::domain::{
-    Invoice, InvoiceDetail, InvoiceFilter, InvoiceQuery, InvoiceSortKey, NewInvoice, VendorBrief,
-};
+use pharmapay_core::domain::{Invoice, InvoiceDetail, InvoiceFilter, InvoiceQuery, InvoiceSortKey, NewInvoice};
 use pharmapay_core::figures::{FigureChange, InvoiceFacts, KeptCount};
 use pharmapay_core::ids::InvoiceId;
 use pharmapay_core::jiff::Timestamp;
@@ -21,13 +19,14 @@ use pharmapay_core::text::key;
 use pharmapay_core::{Entity, Page, StoreError};
 use sqlx::Row;
 
-use super::binds::{Binds, conditions, contains_pattern, direction, instant_range, page_limits};
+use super::binds::{Binds, conditions, contains_pattern, direction, instant_range, page_limits, terms_condition};
 use super::credits::release_on_invoice;
 use super::figures::{invoice_facts, kept_count, payments_of};
 use super::guards::{check_free, lock_vendors, lock_vendors_of};
-use super::rows::{instant, invoice_from, invoice_in, micros, scaled_bound, vendor_type};
+use super::records::invoice_detail_in;
+use super::rows::{instant, invoice_from, invoice_in, micros, scaled_bound};
 use super::search::{invoice_search, looked_up};
-use super::{Conn, DbRow, Result, SqlStore, answer, commit_moving, refused, row_by_id};
+use super::{Conn, Result, SqlStore, answer, commit_moving, refused, row_by_id};
 use crate::error::Error;
 
 /// The invoice list's conditions over `invoices i JOIN vendors v`; status is computed for the
@@ -79,28 +78,6 @@ pub(super) fn invoice_conditions(binds: &mut Binds, filter: &InvoiceFilter, toda
         parts.push(terms_condition("i", status.terms(), today.as_deref()));
     }
     conditions(parts)
-}
-
-/// The SQL condition selecting the invoices of the table or alias `table` that meet every one
-/// of `terms`, the status table's (D10, `pharmapay_core::domain::invoice`), today starting at the
-/// placeholder `today`: the one rendering of the status table in SQL, which every list, count
-/// and lock that selects invoices by status or openness uses. "Still owes" is written
-/// `amount - paid - credited > 0` (D44), the expression the pending-amount index is built on.
-pub(super) fn terms_condition(table: &str, terms: &[StatusTerm], today: Option<&str>) -> String {
-    let rendered: Vec<String> = terms
-        .iter()
-        .map(|term| match *term {
-            StatusTerm::Active(true) => format!("{table}.is_active"),
-            StatusTerm::Active(false) => format!("NOT {table}.is_active"),
-            StatusTerm::Owes(true) => format!("{table}.amount - {table}.paid - {table}.credited > 0"),
-            StatusTerm::Owes(false) => format!("{table}.amount - {table}.paid - {table}.credited <= 0"),
-            StatusTerm::DueBeforeToday(before) => {
-                let operator = if before { "<" } else { ">=" };
-                format!("{table}.due_date {operator} {}", today.unwrap_or("NULL"))
-            }
-        })
-        .collect();
-    rendered.join(" AND ")
 }
 
 pub(super) fn invoice_sort(key: InvoiceSortKey) -> &'static str {
@@ -221,46 +198,6 @@ fn facts_of(invoice: &NewInvoice, (paid, credited): (Decimal, Decimal), calendar
         due_date: invoice.due_date,
         day: calendar.date_of(invoice.invoice_date),
     }
-}
-
-/// An invoice with its vendor's columns (D13): [`detail_from`] reads its rows.
-pub(super) const INVOICE_DETAIL_SELECT: &str = concat!(
-    "SELECT ",
-    invoice_columns!(),
-    ", v.vendor_type AS vendor_type, v.address AS vendor_address, v.phone AS vendor_phone, \
-     v.email AS vendor_email, v.drug_license_number1 AS vendor_licence1, \
-     v.drug_license_number2 AS vendor_licence2, v.is_active AS vendor_is_active FROM ",
-    invoices_with_vendor!()
-);
-
-/// An invoice with its vendor from a row of [`INVOICE_DETAIL_SELECT`], its status for the day
-/// starting at `today_start`.
-pub(super) fn detail_from(row: &DbRow, today_start: Timestamp) -> Result<InvoiceDetail> {
-    let invoice = invoice_from(row, today_start)?;
-    let vendor = VendorBrief {
-        id: invoice.vendor_id,
-        name: invoice.vendor_name.clone(),
-        vendor_type: vendor_type(row.try_get("vendor_type")?)?,
-        address: row.try_get("vendor_address")?,
-        phone: row.try_get("vendor_phone")?,
-        email: row.try_get("vendor_email")?,
-        drug_license_number1: row.try_get("vendor_licence1")?,
-        drug_license_number2: row.try_get("vendor_licence2")?,
-        is_active: row.try_get("vendor_is_active")?,
-    };
-    Ok(InvoiceDetail { invoice, vendor })
-}
-
-/// The invoice `id` with its vendor (D13), its status for the day starting at `today_start`,
-/// read on `conn`.
-pub(super) async fn invoice_detail_in(
-    conn: &mut Conn,
-    id: i64,
-    today_start: Timestamp,
-) -> Result<Option<InvoiceDetail>> {
-    let sql = format!("{INVOICE_DETAIL_SELECT} WHERE i.id = $1");
-    let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&mut *conn).await?;
-    row.map(|row| detail_from(&row, today_start)).transpose()
 }
 
 impl InvoiceStore for SqlStore {

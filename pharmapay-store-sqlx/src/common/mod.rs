@@ -24,7 +24,9 @@
 //!   write's kept figures, all in one script). This file: the store's own methods (checks of
 //!   kept figures, the statements benchmarks time). The SQL fragments statements share, and
 //!   the statements worth naming, are `crate::statements`'.
-//! - `binds.rs` (statements built at run time, pages, `IN` lists, scripts), `figures.rs` (the kept
+//! - `records.rs` (records read by id as their GET answers them, which the feed renders too),
+//!   `lines.rs` (what a bank line holds, and the lines a deleted payment frees, D51),
+//!   `binds.rs` (statements built at run time, pages, `IN` lists, scripts), `figures.rs` (the kept
 //!   figures of D41: applying a write's change, reading and recounting them), `rows.rs` (stored
 //!   values and rows as domain values), `guards.rs` (the facts writes load under their locks: active
 //!   parents, taken unique keys, grants, token bookkeeping), `migrate.rs` (migrations and the
@@ -50,8 +52,10 @@ mod file_imports;
 mod guards;
 mod imports;
 mod invoices;
+mod lines;
 mod migrate;
 mod payments;
+mod records;
 mod reports;
 mod rows;
 mod search;

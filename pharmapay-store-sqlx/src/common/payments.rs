@@ -27,7 +27,7 @@ use super::figures::{invoice_facts, kept_count, unscaled};
 use super::guards::{check_reference, lock_reference, lock_vendors_of};
 use super::rows::{amount, instant, invoice_brief_from, micros, transaction_from, transaction_in, transaction_type};
 use super::{
-    Conn, Result, SqlStore, answer, bank, commit_announcing, commit_moving, lock, refused, row_by_id, set_active,
+    Conn, Result, SqlStore, answer, commit_announcing, commit_moving, lines, lock, refused, row_by_id, set_active,
 };
 use crate::Lock;
 use crate::error::Error;
@@ -349,7 +349,7 @@ impl TransactionStore for SqlStore {
             let payment_after = PaymentFacts { is_active: false, ..payment_before };
             let mut change = FigureChange::new();
             change.invoice(invoice_id, Some(&before), Some(&after)).row(Some(&payment_before), Some(&payment_after));
-            let released = bank::release_lines(&mut db_tx, Holder::Payment(id)).await?;
+            let released = lines::release_lines(&mut db_tx, Holder::Payment(id)).await?;
             let head = ("delete", Entity::Transaction, id.get());
             commit_announcing(db_tx, &ctx, head, (Some(()), Some(&change)), &released).await
         })

@@ -16,6 +16,7 @@ use pharmapay_core::ids::{
     AuditId, InvoiceId, PermissionId, PolicyId, RoleId, TransactionId, UserId, VendorId, VendorPaymentId,
 };
 use pharmapay_core::jiff::Timestamp;
+use pharmapay_core::jiff::civil::Date;
 use pharmapay_core::money::{SCALE_FACTOR, from_scaled, to_scaled};
 use pharmapay_core::rules::login::LoginAttempts;
 use pharmapay_core::rules::sessions::TokenState;
@@ -349,4 +350,12 @@ pub(super) async fn policy_in(conn: &mut Conn, id: i64) -> Result<Option<Policy>
 /// (D1), as the decoder and the rules keep them.
 pub(super) fn scaled(value: Decimal) -> Result<i64> {
     to_scaled(value).ok_or_else(|| Error::corrupt(format!("amount {value} out of the stored range")))
+}
+
+pub(super) fn day(text: &str) -> Result<Date> {
+    text.parse().map_err(|_| Error::corrupt("a stored day is not YYYY-MM-DD"))
+}
+
+pub(super) fn small(value: i64) -> u32 {
+    u32::try_from(value).unwrap_or(u32::MAX)
 }

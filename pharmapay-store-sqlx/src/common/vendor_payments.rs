@@ -19,10 +19,9 @@ use pharmapay_core::store::{StoreResult, VendorPaymentStore, WriteContext};
 use pharmapay_core::{Entity, StoreError};
 use sqlx::Row;
 
-use super::binds::rows_in;
+use super::binds::{rows_in, terms_condition};
 use super::figures::invoice_facts;
 use super::guards::{check_reference, lock_reference, lock_vendors_of};
-use super::invoices::terms_condition;
 use super::payments::{insert_payment_row, payment_for_change, take_paid_from};
 use super::rows::{amount, instant, micros, transaction_from, transaction_type};
 use super::{Conn, Result, SqlStore, answer, commit_announcing, commit_moving, lock, refused, row_by_id};
@@ -270,7 +269,7 @@ impl VendorPaymentStore for SqlStore {
             for (invoice_id, (before, after)) in &invoices {
                 change.invoice(*invoice_id, Some(before), Some(after));
             }
-            let released = super::bank::release_lines(&mut db_tx, Holder::VendorPayment(id)).await?;
+            let released = super::lines::release_lines(&mut db_tx, Holder::VendorPayment(id)).await?;
             let head = ("delete", Entity::VendorPayment, id.get());
             commit_announcing(db_tx, &ctx, head, (Some(()), Some(&change)), &released).await
         })
