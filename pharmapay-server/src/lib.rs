@@ -18,7 +18,8 @@
 //!   `GET /api/openapi.json`.
 //! - [`demo`]: the deterministic demo-data generator behind `pharmapay seed-demo`;
 //!   [`import_command`]: `pharmapay import`, an imported file written without a server (D45).
-//! - [`webhooks`]: the delivery task that posts events to webhooks (D47).
+//! - [`webhooks`]: the delivery task that posts events to webhooks (D47); [`render`]: how an
+//!   event's `data` is rendered, as the record's `GET` answers it.
 //! - [`decode`] and [`dto`]: what every body and DTO shares; [`problem`]: errors as RFC 9457
 //!   problem details; [`http`]: request plumbing and CORS; [`reply`]: the reply, its bodies and
 //!   trace ids.
@@ -34,6 +35,7 @@ pub mod http;
 pub mod import_command;
 pub mod openapi;
 pub mod problem;
+pub mod render;
 pub mod reply;
 pub mod routes;
 pub mod server;
@@ -232,7 +234,7 @@ pub(crate) fn engine_options(config: &Config) -> EngineOptions {
         jwt_audience: config.jwt_audience.clone(),
         token_lifetime: SignedDuration::from_hours(i64::from(config.token_hours)),
         // D47: every write of the ledger records its event, its data as the API's reads answer.
-        events: config.events.then(|| Arc::new(routes::events::ApiRenderer) as Arc<dyn pharmapay_core::events::Render>),
+        events: config.events.then(|| Arc::new(render::ApiRenderer) as Arc<dyn pharmapay_core::events::Render>),
         ..EngineOptions::default()
     }
 }

@@ -1,24 +1,15 @@
 //! `GET /api/events` (D47): the feed of what writes changed, for integrations that poll, with
-//! its DTOs and operation; and [`ApiRenderer`], which renders an event's `data` with the DTO
-//! the record's `GET` answers with, so an event carries exactly what a read would have shown.
+//! its DTOs and operation. An event's `data` is rendered by [`crate::render::ApiRenderer`].
 
 use pharmapay_core::Action::Read;
 use pharmapay_core::Collection::Webhook;
-use pharmapay_core::events::{
-    Announced, DEFAULT_EVENT_PAGE, EVENT_TYPES, Event, EventPage, EventQuery, MAX_EVENT_PAGE, Render,
-};
+use pharmapay_core::events::{DEFAULT_EVENT_PAGE, EVENT_TYPES, Event, EventPage, EventQuery, MAX_EVENT_PAGE};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::{PharmaPay, Store};
 use serde::Serialize;
 use serde_json::value::RawValue;
 
 use super::Route;
-use super::bank_statements::BankStatementDto;
-use super::invoices::InvoiceDetailDto;
-use super::transactions::TransactionDto;
-use super::vendor_credits::VendorCreditDetailDto;
-use super::vendor_payments::VendorPaymentDto;
-use super::vendors::VendorDto;
 use crate::dto::instant;
 use crate::guard::needs;
 use crate::openapi::schema;
@@ -75,7 +66,7 @@ pub struct EventDto {
 
 impl From<Event> for EventDto {
     fn from(event: Event) -> Self {
-        // The store keeps what `ApiRenderer` wrote, always a JSON value.
+        // The store keeps what the renderer wrote, always a JSON value.
         let data = RawValue::from_string(event.data)
             .unwrap_or_else(|_| RawValue::from_string("null".to_owned()).expect("null is JSON"));
         Self { id: event.id, r#type: event.kind, occurred_at: event.occurred_at, data }
@@ -126,25 +117,5 @@ describe! {
             "maximum": i64::MAX,
             "description": "The last item's id, or the `after` asked with when there is none: the next read's `after`.",
         },
-    }
-}
-
-/// Renders an event's `data` with the DTO of the record's `GET` answer (D47): the renderer the
-/// server opens the engine with, and the one an application embedding the engine can pass to
-/// get the same events.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ApiRenderer;
-
-impl Render for ApiRenderer {
-    fn render(&self, record: Announced<'_>) -> String {
-        let json = match record {
-            Announced::Vendor(vendor) => serde_json::to_string(&VendorDto::from(vendor.clone())),
-            Announced::Invoice(invoice) => serde_json::to_string(&InvoiceDetailDto::from(invoice.clone())),
-            Announced::Transaction(payment) => serde_json::to_string(&TransactionDto::from(payment.clone())),
-            Announced::VendorPayment(payment) => serde_json::to_string(&VendorPaymentDto::from(payment.clone())),
-            Announced::VendorCredit(credit) => serde_json::to_string(&VendorCreditDetailDto::from(credit.clone())),
-            Announced::BankStatement(statement) => serde_json::to_string(&BankStatementDto::from(statement.clone())),
-        };
-        json.expect("a DTO serializes")
     }
 }
