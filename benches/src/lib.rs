@@ -8,7 +8,7 @@ pub mod stats;
 
 use pharmapay_core::domain::{InvoiceQuery, NewTransaction, TransactionType, VendorQuery};
 use pharmapay_core::ids::{InvoiceId, VendorId};
-use pharmapay_core::store::{ImportStore, Store};
+use pharmapay_core::store::{BulkLoadStore, Store};
 use pharmapay_core::text::Password;
 use pharmapay_core::{
     AdminAccount, Amount, EngineOptions, Onboarding, PharmaPay, PharmacyDetails, Principal, SystemClock,
@@ -60,7 +60,7 @@ pub fn bench_onboarding() -> Onboarding {
 ///
 /// # Panics
 /// When any step fails; benchmarks cannot go on without their data.
-pub async fn prepare<S: Store + ImportStore>(store: S, size: DemoSize) -> Bench<S> {
+pub async fn prepare<S: Store + BulkLoadStore>(store: S, size: DemoSize) -> Bench<S> {
     let engine = PharmaPay::open(store, SystemClock, EngineOptions::default()).await.expect("engine opens");
     if !engine.onboarding_status().await.expect("status") {
         let setup = bench_onboarding();

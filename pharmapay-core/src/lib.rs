@@ -19,7 +19,7 @@
 //! # Layout
 //! - [`engine`]: [`PharmaPay`], one method per use case, in one file per family;
 //!   permissions are checked there.
-//! - [`store`]: the [`Store`] contract, one trait per purpose, and [`ImportStore`] for bulk
+//! - [`store`]: the [`Store`] contract, one trait per purpose, and [`BulkLoadStore`] for bulk
 //!   loads; backends live in other crates.
 //! - [`rules`]: every rule that spans records, decided once by a pure function over the facts
 //!   a store loaded under its lock: onboarding, the OwnPharmacy vendor, the guard rails of
@@ -79,7 +79,7 @@ pub use engine::{AdminAccount, EngineOptions, Onboarding, PharmaPay, PharmacyDet
 pub use error::{Entity, Error, FieldErrors, Result, RuleBroken};
 pub use money::Amount;
 pub use paging::{Page, PageRequest, Params, Sort, SortDir};
-pub use store::{FileImportStore, ImportStore, Store, StoreError, StoreResult, UniqueKey};
+pub use store::{BulkLoadStore, FileImportStore, Store, StoreError, StoreResult, UniqueKey};
 
 pub use jiff;
 pub use rust_decimal;

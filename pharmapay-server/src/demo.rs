@@ -1,7 +1,7 @@
 //! Demo data: a deterministic generator that fills any store with a pharmacy's history.
 //!
 //! `pharmapay seed-demo --vendors N --invoices N --payments N [--seed S]` writes vendors,
-//! invoices and payments through the store's bulk imports, in batches, with progress on the
+//! invoices and payments through the store's bulk loads, in batches, with progress on the
 //! terminal. The same seed always gives the same data, so benchmarks and bug reports can be
 //! reproduced. The spread is meant to look like a real ledger: invoices over the last three
 //! years with due dates in the past and the future, invoices unpaid, partly paid, fully paid
@@ -21,8 +21,8 @@ use pharmapay_core::ids::{InvoiceId, VendorId};
 use pharmapay_core::jiff::{SignedDuration, Timestamp};
 use pharmapay_core::rules::allocation::RequestedAllocation;
 use pharmapay_core::rust_decimal::Decimal;
-use pharmapay_core::store::{ImportedCredit, ImportedInvoice, ImportedTransaction, ImportedVendor};
-use pharmapay_core::{Amount, ImportStore, StoreError};
+use pharmapay_core::store::{BulkCredit, BulkInvoice, BulkTransaction, BulkVendor};
+use pharmapay_core::{Amount, BulkLoadStore, StoreError};
 use tracing::info;
 
 /// How much data to make.
@@ -161,7 +161,7 @@ where
 ///
 /// # Errors
 /// The store's errors, such as `Conflict` when this seed was loaded before.
-pub async fn seed<S: ImportStore>(store: &S, size: DemoSize, now: Timestamp) -> Result<DemoReport, StoreError> {
+pub async fn seed<S: BulkLoadStore>(store: &S, size: DemoSize, now: Timestamp) -> Result<DemoReport, StoreError> {
     let mut random = Random(size.seed ^ 0x005E_ED0F_DA7A);
     let day = SignedDuration::from_hours(24);
     let history_days = 3 * 365;
@@ -187,10 +187,9 @@ pub async fn seed<S: ImportStore>(store: &S, size: DemoSize, now: Timestamp) -> 
         // D37: most vendors are registered for GST, each under its own number.
         vendor.gstin = random.chance(70).then(|| demo_gstin(n, random.below(26)));
         let created_at = now - day * (history_days + 30 + random.below(60) as i32);
-        batch.push(ImportedVendor { vendor, is_active: !random.chance(3), created_at });
+        batch.push(BulkVendor { vendor, is_active: !random.chance(3), created_at });
         let last = n + 1 == size.vendors;
-        if let Some(ids) = write_batch(&mut batch, last, &mut progress, |records| store.import_vendors(records)).await?
-        {
+        if let Some(ids) = write_batch(&mut batch, last, &mut progress, |records| store.load_vendors(records)).await? {
             vendor_ids.extend(ids);
         }
     }
@@ -213,7 +212,7 @@ pub async fn seed<S: ImportStore>(store: &S, size: DemoSize, now: Timestamp) -> 
     }
     let mut invoices: Vec<InvoiceFacts> = Vec::with_capacity(size.invoices as usize);
     let mut pending: Vec<(VendorId, i64, i64, bool)> = Vec::with_capacity(BATCH);
-    let mut invoice_batch: Vec<ImportedInvoice> = Vec::with_capacity(BATCH);
+    let mut invoice_batch: Vec<BulkInvoice> = Vec::with_capacity(BATCH);
     for n in 0..size.invoices {
         let skewed = random.below(vendor_ids.len() as u64) * random.below(100) / 100;
         let vendor_id = vendor_ids[skewed as usize];
@@ -232,10 +231,10 @@ pub async fn seed<S: ImportStore>(store: &S, size: DemoSize, now: Timestamp) -> 
         };
         pending.push((vendor_id, cents, invoice_day, active));
         let created_at = (invoice_date + SignedDuration::from_hours(random.below(48) as i64)).min(now);
-        invoice_batch.push(ImportedInvoice { invoice, is_active: active, created_at });
+        invoice_batch.push(BulkInvoice { invoice, is_active: active, created_at });
         let last = n + 1 == size.invoices;
         if let Some(ids) =
-            write_batch(&mut invoice_batch, last, &mut progress, |records| store.import_invoices(records)).await?
+            write_batch(&mut invoice_batch, last, &mut progress, |records| store.load_invoices(records)).await?
         {
             for (id, (vendor_id, cents, invoice_day, active)) in ids.into_iter().zip(pending.drain(..)) {
                 invoices.push(InvoiceFacts { id, vendor_id, cents, invoice_day, active, paid: 0 });
@@ -288,16 +287,12 @@ pub async fn seed<S: ImportStore>(store: &S, size: DemoSize, now: Timestamp) -> 
             if active {
                 facts.paid += cents;
             }
-            payments.push(ImportedTransaction {
-                transaction: payment,
-                is_active: active,
-                created_at: transaction_date,
-            });
+            payments.push(BulkTransaction { transaction: payment, is_active: active, created_at: transaction_date });
         }
         remaining -= count;
         let last = remaining == 0;
         if let Some(ids) =
-            write_batch(&mut payments, last, &mut progress, |records| store.import_transactions(records)).await?
+            write_batch(&mut payments, last, &mut progress, |records| store.load_transactions(records)).await?
         {
             report.payments += ids.len() as u64;
         }
@@ -352,16 +347,15 @@ pub async fn seed<S: ImportStore>(store: &S, size: DemoSize, now: Timestamp) -> 
             against_invoice_id: Some(facts.id),
             description: None,
         };
-        credits.push(ImportedCredit { credit, decision, application, is_active, created_at: at_day(claim_day) });
+        credits.push(BulkCredit { credit, decision, application, is_active, created_at: at_day(claim_day) });
         if let Some(ids) =
-            write_batch(&mut credits, false, &mut progress, |records| store.import_credits(records)).await?
+            write_batch(&mut credits, false, &mut progress, |records| store.load_credits(records)).await?
         {
             report.credits += ids.len() as u64;
         }
     }
     if !credits.is_empty()
-        && let Some(ids) =
-            write_batch(&mut credits, true, &mut progress, |records| store.import_credits(records)).await?
+        && let Some(ids) = write_batch(&mut credits, true, &mut progress, |records| store.load_credits(records)).await?
     {
         report.credits += ids.len() as u64;
     }

@@ -49,7 +49,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use pharmapay_core::auth::{MIN_SECRET_CHARS, Secret};
 use pharmapay_core::engine::OpenError;
 use pharmapay_core::jiff::SignedDuration;
-use pharmapay_core::{Clock, EngineOptions, ImportStore, PharmaPay, Store, StoreError};
+use pharmapay_core::{BulkLoadStore, Clock, EngineOptions, PharmaPay, Store, StoreError};
 use pharmapay_store_memory::MemoryStore;
 use pharmapay_store_sqlx::SqlxStore;
 use tokio::net::TcpListener;
@@ -204,7 +204,7 @@ pub async fn seed_demo(
     }
 }
 
-async fn seed_store<S: Store + ImportStore>(
+async fn seed_store<S: Store + BulkLoadStore>(
     store: S,
     config: &Config,
     size: demo::DemoSize,

@@ -15,7 +15,7 @@ use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::rules::credits::{self, CreditFacts};
 use pharmapay_core::rules::restore;
 use pharmapay_core::rust_decimal::Decimal;
-use pharmapay_core::store::{CreditStore, ImportedCredit, StoreResult, UniqueKey, WriteContext};
+use pharmapay_core::store::{BulkCredit, CreditStore, StoreResult, UniqueKey, WriteContext};
 use pharmapay_core::text::key;
 use pharmapay_core::{Entity, Page, StoreError};
 
@@ -245,7 +245,7 @@ impl State {
     /// Imports `credits` (D44): the whole batch is checked first (vendors, numbers, decisions,
     /// and applications over their invoices as the batch leaves them), then written with the
     /// figures each moves.
-    pub(crate) fn import_credits(&mut self, credits: Vec<ImportedCredit>) -> StoreResult<Vec<VendorCreditId>> {
+    pub(crate) fn load_credits(&mut self, credits: Vec<BulkCredit>) -> StoreResult<Vec<VendorCreditId>> {
         let mut keys: HashSet<(i64, String)> = HashSet::new();
         let mut credited: HashMap<i64, Decimal> = HashMap::new();
         let mut plans = Vec::with_capacity(credits.len());

@@ -27,11 +27,13 @@
 //! ([`VendorPaymentStore`](pharmapay_core::store::VendorPaymentStore)), `credits.rs`
 //! ([`CreditStore`](pharmapay_core::store::CreditStore)), `bank.rs`
 //! ([`BankStatementStore`](pharmapay_core::store::BankStatementStore)), `events.rs` (the feed,
-//! D47), `webhooks.rs` (webhooks and their deliveries, D47) and `imports.rs`
-//! ([`ImportStore`](pharmapay_core::ImportStore)).
+//! D47), `webhooks.rs` (webhooks and their deliveries, D47), `imports.rs` (imported files, D45,
+//! [`FileImportStore`](pharmapay_core::FileImportStore)) and `bulk_loads.rs`
+//! ([`BulkLoadStore`](pharmapay_core::BulkLoadStore)).
 
 mod access;
 mod bank;
+mod bulk_loads;
 mod credits;
 mod events;
 mod figures;

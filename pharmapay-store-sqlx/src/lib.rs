@@ -1,7 +1,7 @@
 //! SQL stores for the pharmapay engine: SQLite and PostgreSQL through sqlx.
 //!
 //! [`SqliteStore`] and [`PostgresStore`] implement [`pharmapay_core::Store`] (and
-//! [`pharmapay_core::ImportStore`]) over each database. [`SqlxStore::connect`] picks one from
+//! [`pharmapay_core::BulkLoadStore`]) over each database. [`SqlxStore::connect`] picks one from
 //! the URL: `sqlite:`, `sqlite://path` or a plain file path opens (and creates) a SQLite file;
 //! `postgres://` or `postgresql://` connects to PostgreSQL. The caller matches the
 //! [`SqlxStore`] it gets once and runs the engine over the concrete store. Connecting applies
@@ -67,7 +67,7 @@
 //! - aging over every vendor sums every open invoice: about 0.5 to 0.8 s as of today, about
 //!   1.5 s as of a year back (the later payments are read too, from the payments' date index);
 //!   a year's statement of the largest vendor (10,555 invoices) about 0.3 s.
-//! - bulk loads ([`ImportStore`](pharmapay_core::store::ImportStore)) set aside the kept
+//! - bulk loads ([`BulkLoadStore`](pharmapay_core::store::BulkLoadStore)) set aside the kept
 //!   figures, triggers and secondary indexes, then rebuild them in one pass: `seed-demo` at
 //!   this scale takes about 35 s on SQLite and 160 s on PostgreSQL, where each paid-total
 //!   change is a non-HOT update; the store runs `VACUUM (ANALYZE)` after a PostgreSQL load.
@@ -381,7 +381,7 @@ pub(crate) use tasks::to_the_end;
 /// A pharmapay store over SQLite or PostgreSQL, as [`SqlxStore::connect`] found it from the URL.
 ///
 /// Each variant is a complete [`Store`](pharmapay_core::Store) (and
-/// [`ImportStore`](pharmapay_core::ImportStore)): match once, where the store is opened, and
+/// [`BulkLoadStore`](pharmapay_core::BulkLoadStore)): match once, where the store is opened, and
 /// run the engine over the concrete store, so no call pays for choosing a backend. Cloning is
 /// cheap; clones share the pools.
 #[derive(Clone)]

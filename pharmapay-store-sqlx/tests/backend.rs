@@ -12,7 +12,7 @@ use pharmapay_core::domain::{
 use pharmapay_core::ids::VendorId;
 use pharmapay_core::money::MAX_AMOUNT;
 use pharmapay_core::store::{
-    AccessStore, ImportStore, ImportedInvoice, ImportedTransaction, InvoiceStore, SessionStore, TransactionStore,
+    AccessStore, BulkInvoice, BulkLoadStore, BulkTransaction, InvoiceStore, SessionStore, TransactionStore,
     VendorStore, WriteContext,
 };
 use pharmapay_core::{Authority, Store};
@@ -608,12 +608,12 @@ fn test_database_urls_replace_only_the_database_name() {
 }
 
 /// Imports `numbers` as invoices of `vendor`, with one payment on the first.
-async fn import_some<S: ImportStore>(store: &S, vendor: VendorId, numbers: &[&str]) {
+async fn import_some<S: BulkLoadStore>(store: &S, vendor: VendorId, numbers: &[&str]) {
     let invoices = numbers
         .iter()
-        .map(|number| ImportedInvoice { invoice: invoice(vendor, number, "10"), is_active: true, created_at: today() })
+        .map(|number| BulkInvoice { invoice: invoice(vendor, number, "10"), is_active: true, created_at: today() })
         .collect();
-    let ids = store.import_invoices(invoices).await.unwrap();
+    let ids = store.load_invoices(invoices).await.unwrap();
     let payment = NewTransaction {
         invoice_id: ids[0],
         amount: amount("4"),
@@ -622,8 +622,8 @@ async fn import_some<S: ImportStore>(store: &S, vendor: VendorId, numbers: &[&st
         reference: None,
         description: None,
     };
-    let imported = ImportedTransaction { transaction: payment, is_active: true, created_at: today() };
-    store.import_transactions(vec![imported]).await.unwrap();
+    let imported = BulkTransaction { transaction: payment, is_active: true, created_at: today() };
+    store.load_transactions(vec![imported]).await.unwrap();
 }
 
 /// How many invoices a search for `term` finds (through the search index).
@@ -635,7 +635,7 @@ async fn found<S: Store>(store: &S, term: &str) -> u64 {
 
 /// The first half of a bulk load: set aside (twice, the second changing nothing), two invoices
 /// imported with a payment. Returns the vendor.
-async fn begin_bulk_load_of_two<S: Store + ImportStore>(store: &S) -> VendorId {
+async fn begin_bulk_load_of_two<S: Store + BulkLoadStore>(store: &S) -> VendorId {
     let vendor = store.insert_vendor(NewVendor::new("Bulk", VendorType::Dealer), ctx()).await.unwrap().id;
     store.begin_bulk_load().await.unwrap();
     store.begin_bulk_load().await.expect("a second begin changes nothing");
@@ -755,12 +755,12 @@ async fn postgres_trigram_indexes_keep_short_pending_lists() {
 
 /// Imports ten thousand payments, each with its own reference, in one call; then one that
 /// repeats a stored reference, which is refused (D30).
-async fn thousands_of_references_import_in_one_transaction<S: Store + ImportStore>(store: &S) {
+async fn thousands_of_references_import_in_one_transaction<S: Store + BulkLoadStore>(store: &S) {
     let vendor = store.insert_vendor(NewVendor::new("Referenced", VendorType::Dealer), ctx()).await.unwrap().id;
     let invoices =
-        vec![ImportedInvoice { invoice: invoice(vendor, "REF-1", "100000"), is_active: true, created_at: today() }];
-    let invoice_id = store.import_invoices(invoices).await.unwrap()[0];
-    let payment = |n: u32| ImportedTransaction {
+        vec![BulkInvoice { invoice: invoice(vendor, "REF-1", "100000"), is_active: true, created_at: today() }];
+    let invoice_id = store.load_invoices(invoices).await.unwrap()[0];
+    let payment = |n: u32| BulkTransaction {
         transaction: NewTransaction {
             invoice_id,
             amount: amount("1"),
@@ -773,9 +773,9 @@ async fn thousands_of_references_import_in_one_transaction<S: Store + ImportStor
         created_at: today(),
     };
     let ids =
-        store.import_transactions((0..10_000).map(payment).collect()).await.expect("one transaction takes them all");
+        store.load_transactions((0..10_000).map(payment).collect()).await.expect("one transaction takes them all");
     assert_eq!(ids.len(), 10_000);
-    let again = store.import_transactions(vec![payment(9_999)]).await;
+    let again = store.load_transactions(vec![payment(9_999)]).await;
     assert!(
         matches!(again, Err(StoreError::Conflict(UniqueKey::PaymentReference { existing })) if existing == ids[9_999])
     );

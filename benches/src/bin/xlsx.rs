@@ -25,8 +25,8 @@ use pharmapay_core::ids::VendorId;
 use pharmapay_core::jiff::civil::{Date, date};
 use pharmapay_core::jiff::{Timestamp, ToSpan, tz::TimeZone};
 use pharmapay_core::rust_decimal::Decimal;
-use pharmapay_core::store::{ImportedInvoice, ImportedTransaction, ImportedVendor};
-use pharmapay_core::{Amount, EngineOptions, ImportStore, PharmaPay, SystemClock};
+use pharmapay_core::store::{BulkInvoice, BulkTransaction, BulkVendor};
+use pharmapay_core::{Amount, BulkLoadStore, EngineOptions, PharmaPay, SystemClock};
 use pharmapay_store_memory::MemoryStore;
 use rust_xlsxwriter::{ExcelDateTime, Format, Workbook, XlsxError};
 
@@ -214,17 +214,17 @@ async fn engine_report(rows: u32) -> Result<Measurement, String> {
 /// Imports the vendors, invoices and payments of [`payment_row`] for `rows` payments.
 async fn fill(store: &MemoryStore, rows: u32) -> Result<(), String> {
     let created_at = noon_utc(date(2023, 12, 1));
-    let vendors: Vec<ImportedVendor> = (0..VENDORS)
-        .map(|vendor| ImportedVendor {
+    let vendors: Vec<BulkVendor> = (0..VENDORS)
+        .map(|vendor| BulkVendor {
             vendor: NewVendor::new(vendor_name(vendor), VendorType::Wholesaler),
             is_active: true,
             created_at,
         })
         .collect();
-    let vendor_ids: Vec<VendorId> = store.import_vendors(vendors).await.map_err(|error| error.to_string())?;
+    let vendor_ids: Vec<VendorId> = store.load_vendors(vendors).await.map_err(|error| error.to_string())?;
     let n_invoices = rows.div_ceil(PAYMENTS_PER_INVOICE);
-    let invoices: Vec<ImportedInvoice> = (0..n_invoices)
-        .map(|invoice| ImportedInvoice {
+    let invoices: Vec<BulkInvoice> = (0..n_invoices)
+        .map(|invoice| BulkInvoice {
             invoice: NewInvoice {
                 vendor_id: vendor_ids[(invoice % VENDORS) as usize],
                 invoice_number: invoice_number(invoice),
@@ -237,11 +237,11 @@ async fn fill(store: &MemoryStore, rows: u32) -> Result<(), String> {
             created_at,
         })
         .collect();
-    let invoice_ids = store.import_invoices(invoices).await.map_err(|error| error.to_string())?;
-    let payments: Vec<ImportedTransaction> = (0..rows)
+    let invoice_ids = store.load_invoices(invoices).await.map_err(|error| error.to_string())?;
+    let payments: Vec<BulkTransaction> = (0..rows)
         .map(|n| {
             let row = payment_row(n);
-            ImportedTransaction {
+            BulkTransaction {
                 transaction: NewTransaction {
                     invoice_id: invoice_ids[invoice_of(n) as usize],
                     amount: amount(row.cents),
@@ -255,7 +255,7 @@ async fn fill(store: &MemoryStore, rows: u32) -> Result<(), String> {
             }
         })
         .collect();
-    store.import_transactions(payments).await.map_err(|error| error.to_string())?;
+    store.load_transactions(payments).await.map_err(|error| error.to_string())?;
     Ok(())
 }
 

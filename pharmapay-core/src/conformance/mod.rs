@@ -12,7 +12,7 @@
 //!
 //! The function returns the store and a guard kept alive until the case ends (a temporary
 //! file or database to drop). The store must also implement
-//! [`ImportStore`](crate::store::ImportStore), which the case of imports drives directly.
+//! [`BulkLoadStore`](crate::store::BulkLoadStore), which the case of imports drives directly.
 //! [`cases`] holds the cases, one file per family; [`model`] applies random operation sequences
 //! for property tests, which `ops` generates.
 

@@ -20,7 +20,7 @@ use crate::figures::InvoiceFacts;
 use crate::ids::VendorId;
 use crate::money::Amount;
 use crate::rules::allocation::{self, Allocation, PayableInvoice};
-use crate::store::{ImportedCredit, StoreError, StoreResult};
+use crate::store::{BulkCredit, StoreError, StoreResult};
 
 /// A replacement of `credit` by `new` (D14, D44) may go on when it claims at least what was
 /// accepted and, once anything is applied, keeps the vendor.
@@ -130,7 +130,7 @@ pub fn check_invoice_move(invoice: &InvoiceFacts, new_vendor: VendorId) -> Store
 ///
 /// # Errors
 /// As [`check_decision`].
-pub fn check_import(imported: &ImportedCredit, calendar: &BusinessCalendar) -> StoreResult<CreditFacts> {
+pub fn check_import(imported: &BulkCredit, calendar: &BusinessCalendar) -> StoreResult<CreditFacts> {
     let credit = &imported.credit;
     let mut facts = CreditFacts {
         vendor_id: credit.vendor_id,

@@ -21,13 +21,13 @@
 //!   ledger; [`CreditStore`]: vendor credits (D44).
 //! - [`AccessStore`]: users, roles, policies, permissions and the profile.
 //! - [`ReportStore`]: settings, dashboard figures, the audit log and exports.
-//! - [`FileImportStore`] (`files.rs`): the rows of imported files (D45).
+//! - [`FileImportStore`] (`imports.rs`): the rows of imported files (D45).
 //! - [`BankStatementStore`] (`bank.rs`): bank statements, their lines and matches (D46).
 //! - [`EventStore`] (`events.rs`): the event feed (D47); every write of the ledger records its
 //!   events beside its audit entry, from [`WriteContext::announcements`].
 //! - [`WebhookStore`] (`webhooks.rs`): webhooks and the queue of their deliveries (D47).
 //!
-//! [`ImportStore`] holds the bulk imports; it is not part of [`Store`]. `context.rs` holds the
+//! [`BulkLoadStore`] holds the bulk loads; it is not part of [`Store`]. `context.rs` holds the
 //! [`WriteContext`] every write carries, `people.rs` the records of users and sign-ins the
 //! traits speak; the contract's error and unique keys are [`crate::base::faults`]'.
 //!
@@ -64,7 +64,7 @@
 mod bank;
 mod context;
 mod events;
-mod files;
+mod imports;
 mod people;
 mod traits;
 mod webhooks;
@@ -72,11 +72,11 @@ mod webhooks;
 pub use bank::BankStatementStore;
 pub use context::WriteContext;
 pub use events::EventStore;
-pub use files::FileImportStore;
+pub use imports::FileImportStore;
 pub use people::{Credentials, LoginOutcome, NewUserRecord, PolicyHolder, SessionState, SignIn};
 pub use traits::{
-    AccessStore, CreditStore, ImportStore, ImportedCredit, ImportedInvoice, ImportedTransaction, ImportedVendor,
-    InvoiceStore, ReportStore, SessionStore, TransactionStore, VendorPaymentStore, VendorStore,
+    AccessStore, BulkCredit, BulkInvoice, BulkLoadStore, BulkTransaction, BulkVendor, CreditStore, InvoiceStore,
+    ReportStore, SessionStore, TransactionStore, VendorPaymentStore, VendorStore,
 };
 pub use webhooks::WebhookStore;
 

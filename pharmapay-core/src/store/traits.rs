@@ -1,6 +1,6 @@
 //! The contract's traits, one per purpose, each implementable in its own file of a backend:
 //! [`SessionStore`], [`VendorStore`], [`InvoiceStore`], [`TransactionStore`], [`AccessStore`],
-//! [`ReportStore`], and [`ImportStore`] for bulk imports outside [`Store`](super::Store).
+//! [`ReportStore`], and [`BulkLoadStore`] for bulk loads outside [`Store`](super::Store).
 //!
 //! - Sessions: what a request needs before it reaches a resource: whether the store answers
 //!   and is onboarded, the token secret, a user's credentials and session state, the
@@ -684,23 +684,21 @@ pub trait ReportStore: Send + Sync + 'static {
     ) -> impl Future<Output = StoreResult<Vec<Transaction>>> + Send;
 }
 
-/// Bulk imports of vendors, invoices and payments.
-pub trait ImportStore: Send + Sync + 'static {
+/// Bulk loads of vendors, invoices, payments and credits (a demo, a move from another system):
+/// records with their ids and times as they were, written without audit entries.
+pub trait BulkLoadStore: Send + Sync + 'static {
     /// Inserts vendors; returns their ids in input order. OwnPharmacy is refused
     /// (`Rule(OwnPharmacyType)`).
-    fn import_vendors(&self, vendors: Vec<ImportedVendor>) -> impl Future<Output = StoreResult<Vec<VendorId>>> + Send;
+    fn load_vendors(&self, vendors: Vec<BulkVendor>) -> impl Future<Output = StoreResult<Vec<VendorId>>> + Send;
 
     /// Inserts invoices of existing vendors; returns their ids in input order.
-    fn import_invoices(
-        &self,
-        invoices: Vec<ImportedInvoice>,
-    ) -> impl Future<Output = StoreResult<Vec<InvoiceId>>> + Send;
+    fn load_invoices(&self, invoices: Vec<BulkInvoice>) -> impl Future<Output = StoreResult<Vec<InvoiceId>>> + Send;
 
     /// Inserts payments on existing invoices, adding the active ones to the paid totals;
     /// returns their ids in input order.
-    fn import_transactions(
+    fn load_transactions(
         &self,
-        transactions: Vec<ImportedTransaction>,
+        transactions: Vec<BulkTransaction>,
     ) -> impl Future<Output = StoreResult<Vec<TransactionId>>> + Send;
 
     /// Inserts vendor credits (D44) with their decisions and applications; returns their ids in
@@ -709,14 +707,11 @@ pub trait ImportStore: Send + Sync + 'static {
     /// is judged by [`crate::rules::credits::check_decision`] and applications, made only of an
     /// active credit, by [`crate::rules::credits::plan_application`] over their invoices as the
     /// batch leaves them, each added to its invoice's credited total.
-    fn import_credits(
-        &self,
-        credits: Vec<ImportedCredit>,
-    ) -> impl Future<Output = StoreResult<Vec<VendorCreditId>>> + Send;
+    fn load_credits(&self, credits: Vec<BulkCredit>) -> impl Future<Output = StoreResult<Vec<VendorCreditId>>> + Send;
 
-    /// Readies the store for a long run of imports (a demo load, a move from another system):
-    /// a store may set aside the indexes and search upkeep the imports do not read, so each
-    /// batch writes little more than its rows, until [`ImportStore::finish_bulk_load`] builds
+    /// Readies the store for a long run of loads (a demo load, a move from another system):
+    /// a store may set aside the indexes and search upkeep the loads do not read, so each
+    /// batch writes little more than its rows, until [`BulkLoadStore::finish_bulk_load`] builds
     /// them again in one pass. Everything stays correct meanwhile; lists and searches may be
     /// slow. A store that stops before the finish builds them when it next opens. The default
     /// does nothing.
@@ -724,7 +719,7 @@ pub trait ImportStore: Send + Sync + 'static {
         std::future::ready(Ok(()))
     }
 
-    /// Builds whatever [`ImportStore::begin_bulk_load`] set aside; nothing to do otherwise.
+    /// Builds whatever [`BulkLoadStore::begin_bulk_load`] set aside; nothing to do otherwise.
     /// The default does nothing.
     fn finish_bulk_load(&self) -> impl Future<Output = StoreResult<()>> + Send {
         std::future::ready(Ok(()))
@@ -733,7 +728,7 @@ pub trait ImportStore: Send + Sync + 'static {
 
 /// A vendor to import, with its state and creation time.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ImportedVendor {
+pub struct BulkVendor {
     /// Its fields, already validated.
     pub vendor: NewVendor,
     /// False to import it soft-deleted.
@@ -744,7 +739,7 @@ pub struct ImportedVendor {
 
 /// An invoice to import.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ImportedInvoice {
+pub struct BulkInvoice {
     /// Its fields, already validated; the vendor must exist.
     pub invoice: NewInvoice,
     /// False to import it canceled.
@@ -755,7 +750,7 @@ pub struct ImportedInvoice {
 
 /// A vendor credit to import (D44).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ImportedCredit {
+pub struct BulkCredit {
     /// Its claim, already validated; the vendor must exist.
     pub credit: NewVendorCredit,
     /// The distributor's decision, if it was made.
@@ -770,7 +765,7 @@ pub struct ImportedCredit {
 
 /// A payment to import.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ImportedTransaction {
+pub struct BulkTransaction {
     /// Its fields, already validated; the invoice must exist.
     pub transaction: NewTransaction,
     /// False to import it deleted (it then adds nothing to the paid total).

@@ -1,4 +1,4 @@
-//! Bulk loads (`ImportStore::begin_bulk_load` and `finish_bulk_load`): a long run of imports
+//! Bulk loads (`BulkLoadStore::begin_bulk_load` and `finish_bulk_load`): a long run of imports
 //! writes its rows with only the indexes the imports themselves read (primary keys, the unique
 //! keys they check, payment references), and the other indexes and the search triggers are
 //! built again in one pass at the end, which costs a few seconds where keeping them row by row

@@ -24,10 +24,10 @@ use pharmapay_core::{Entity, Page, StoreError};
 use sqlx::Row;
 
 use super::binds::{Binds, conditions, instant_range, page_limits, rows_in};
+use super::bulk_loads::locked_invoices;
 use super::figures::{credit_facts, ledger_totals_from, unscaled};
 use super::guards::exists;
 use super::guards::lock_vendors;
-use super::imports::locked_invoices;
 use super::records::{credit_columns, credit_from, credit_in};
 use super::rows::{instant, micros, scaled};
 use super::vendor_payments::payable;

@@ -34,8 +34,8 @@
 //! - One file per purpose of the contract, as `pharmapay_core::store` is split: `sessions.rs`,
 //!   `vendors.rs`, `invoices.rs`, `payments.rs` and `vendor_payments.rs` (the ledger),
 //!   `credits.rs` (vendor credits, D44), `access.rs`, `reports.rs` with `aging.rs` (the aging,
-//!   D34, D43), `search.rs` (trigram search), `bulk.rs` and `imports.rs` (bulk loads),
-//!   `file_imports.rs` (imported files, D45), `bank.rs` (bank statements, D46), `events.rs`
+//!   D34, D43), `search.rs` (trigram search), `bulk.rs` and `bulk_loads.rs` (bulk loads),
+//!   `imports.rs` (imported files, D45), `bank.rs` (bank statements, D46), `events.rs`
 //!   (the feed, D47) and `webhooks.rs` (webhooks and their deliveries, D47).
 
 mod access;
@@ -43,12 +43,12 @@ mod aging;
 mod bank;
 mod binds;
 mod bulk;
+mod bulk_loads;
 mod commit;
 mod conn;
 mod credits;
 mod events;
 mod figures;
-mod file_imports;
 mod guards;
 mod imports;
 mod invoices;

@@ -17,7 +17,7 @@ use crate::domain::{
 use crate::error::{Entity, Error, RuleBroken};
 use crate::ids::{InvoiceId, VendorCreditId, VendorId};
 use crate::rules::allocation::RequestedAllocation;
-use crate::store::{ImportStore, ImportedCredit, Store, UniqueKey};
+use crate::store::{BulkCredit, BulkLoadStore, Store, UniqueKey};
 
 fn credit_query(pairs: &[(&str, &str)]) -> CreditQuery {
     CreditQuery::from_params(&params(pairs)).unwrap_or_else(|errors| panic!("query {pairs:?}: {errors}"))
@@ -551,21 +551,20 @@ pub async fn concurrent_applications_never_apply_more_than_accepted<S: Store>(st
 /// D44: credits imported with their decisions and applications read and count as if they had
 /// been written one by one; a batch with a taken number or an application above what an invoice
 /// owes writes nothing.
-pub async fn imported_credits_count_as_written_ones<S: Store + ImportStore>(store: S) {
+pub async fn imported_credits_count_as_written_ones<S: Store + BulkLoadStore>(store: S) {
     let fx = Fixture::new(store).await;
     let vendor = fx.vendor("Cipla").await;
     let first = fx.invoice(vendor.id, "I-1", "100", "2024-05-05T00:00:00Z").await;
     let second = fx.invoice(vendor.id, "I-2", "50", "2024-06-01T00:00:00Z").await;
     let at = ts("2024-05-09T00:00:00Z");
-    let imported =
-        |number: &str, accepted: Option<&str>, applied: &[(InvoiceId, &str)], is_active: bool| ImportedCredit {
-            credit: claim(vendor.id, number, "80", "2024-05-01T00:00:00Z"),
-            decision: accepted.map(|accepted| decision(accepted, "2024-05-02T00:00:00Z")),
-            application: (!applied.is_empty())
-                .then(|| NewCreditApplication { date: Some(at), ..application(None, applied) }),
-            is_active,
-            created_at: at,
-        };
+    let imported = |number: &str, accepted: Option<&str>, applied: &[(InvoiceId, &str)], is_active: bool| BulkCredit {
+        credit: claim(vendor.id, number, "80", "2024-05-01T00:00:00Z"),
+        decision: accepted.map(|accepted| decision(accepted, "2024-05-02T00:00:00Z")),
+        application: (!applied.is_empty())
+            .then(|| NewCreditApplication { date: Some(at), ..application(None, applied) }),
+        is_active,
+        created_at: at,
+    };
     let store = fx.engine.store();
     let refused = [
         vec![imported("C-1", Some("80"), &[], true), imported("c-1", None, &[], true)],
@@ -574,10 +573,10 @@ pub async fn imported_credits_count_as_written_ones<S: Store + ImportStore>(stor
         vec![imported("C-1", Some("80.0001"), &[], true)],
     ];
     for batch in refused {
-        assert!(store.import_credits(batch).await.is_err(), "a refused batch");
+        assert!(store.load_credits(batch).await.is_err(), "a refused batch");
     }
     let ids = store
-        .import_credits(vec![
+        .load_credits(vec![
             imported("C-1", Some("70"), &[(first.id, "40"), (second.id, "25")], true),
             imported("C-2", Some("30"), &[(first.id, "30")], true),
             imported("C-3", None, &[], true),

@@ -1,6 +1,6 @@
 //! Conformance cases: settings (D3), dashboard figures (D12), the audit log (D22), exports
-//! (D26), exact aggregates past 64 bits, idempotent creates (D23), and bulk imports through
-//! [`ImportStore`](crate::store::ImportStore).
+//! (D26), exact aggregates past 64 bits, idempotent creates (D23), and bulk loads through
+//! [`BulkLoadStore`](crate::store::BulkLoadStore).
 
 use std::sync::Arc;
 
@@ -13,7 +13,7 @@ use crate::domain::{AuditQuery, InvoiceStatus, NewTransaction, NewVendor, Transa
 use crate::error::{Entity, Error, IdempotencyClash, RuleBroken};
 use crate::idempotency::{ClaimOutcome, Created, IdempotencyClaim, IdempotencyKey, Replay};
 use crate::ids::{InvoiceId, VendorId};
-use crate::store::{ImportStore, Store, UniqueKey};
+use crate::store::{BulkLoadStore, Store, UniqueKey};
 
 /// Settings: only values change; TimeZone must be a known zone (spec; D3).
 pub async fn settings_update_only_values_and_time_zones_must_exist<S: Store>(store: S) {
@@ -276,20 +276,20 @@ pub async fn exports_read_in_id_batches_with_the_list_filters<S: Store>(store: S
 }
 
 /// Aggregates stay exact far beyond what one 64-bit sum of scaled amounts can hold.
-pub async fn aggregates_stay_exact_beyond_sixty_four_bits<S: Store + ImportStore>(store: S) {
-    use crate::store::ImportedInvoice;
+pub async fn aggregates_stay_exact_beyond_sixty_four_bits<S: Store + BulkLoadStore>(store: S) {
+    use crate::store::BulkInvoice;
     let fx = Fixture::new(store).await;
     let vendor = fx.vendor("Giant").await;
     let at = ts("2024-01-01T00:00:00Z");
     // 1,000 invoices of the largest amount: about 1e19 ten-thousandths, past i64::MAX.
-    let invoices: Vec<ImportedInvoice> = (0..1000)
-        .map(|n| ImportedInvoice {
+    let invoices: Vec<BulkInvoice> = (0..1000)
+        .map(|n| BulkInvoice {
             invoice: fx.new_invoice(vendor.id, &format!("G-{n}"), "999999999999.9999", "2024-06-01T00:00:00Z"),
             is_active: true,
             created_at: at,
         })
         .collect();
-    fx.engine.store().import_invoices(invoices).await.expect("imported");
+    fx.engine.store().load_invoices(invoices).await.expect("imported");
     let summary = fx.engine.dashboard_summary(&fx.admin).await.expect("the summary does not overflow");
     assert_eq!(summary.total_due, dec("999999999999999.9"));
     let read = fx.engine.get_vendor(&fx.admin, vendor.id).await.expect("vendor totals do not overflow");
@@ -408,41 +408,32 @@ pub async fn parallel_idempotent_retries_create_one_record<S: Store>(store: S) {
 }
 
 /// Imports write many records at once and keep every invariant.
-pub async fn imports_keep_paid_totals_and_unique_numbers<S: Store + ImportStore>(store: S) {
-    use crate::store::{ImportedInvoice, ImportedTransaction, ImportedVendor};
+pub async fn imports_keep_paid_totals_and_unique_numbers<S: Store + BulkLoadStore>(store: S) {
+    use crate::store::{BulkInvoice, BulkTransaction, BulkVendor};
     let fx = Fixture::new(store).await;
     let store = fx.engine.store();
     let at = ts("2023-01-01T00:00:00Z");
     let vendor_ids = store
-        .import_vendors(vec![
-            ImportedVendor {
-                vendor: NewVendor::new("Imported A", VendorType::Dealer),
-                is_active: true,
-                created_at: at,
-            },
-            ImportedVendor {
-                vendor: NewVendor::new("Imported B", VendorType::Agency),
-                is_active: false,
-                created_at: at,
-            },
+        .load_vendors(vec![
+            BulkVendor { vendor: NewVendor::new("Imported A", VendorType::Dealer), is_active: true, created_at: at },
+            BulkVendor { vendor: NewVendor::new("Imported B", VendorType::Agency), is_active: false, created_at: at },
         ])
         .await
         .unwrap();
     assert_eq!(vendor_ids.len(), 2);
-    let own =
-        ImportedVendor { vendor: NewVendor::new("Mine", VendorType::OwnPharmacy), is_active: true, created_at: at };
+    let own = BulkVendor { vendor: NewVendor::new("Mine", VendorType::OwnPharmacy), is_active: true, created_at: at };
     assert!(matches!(
-        store.import_vendors(vec![own]).await,
+        store.load_vendors(vec![own]).await,
         Err(crate::store::StoreError::Rule(RuleBroken::OwnPharmacyType))
     ));
 
-    let invoice = |vendor: VendorId, number: &str, active: bool| ImportedInvoice {
+    let invoice = |vendor: VendorId, number: &str, active: bool| BulkInvoice {
         invoice: fx.new_invoice(vendor, number, "100", "2023-02-01T00:00:00Z"),
         is_active: active,
         created_at: at,
     };
     let invoice_ids = store
-        .import_invoices(vec![
+        .load_invoices(vec![
             invoice(vendor_ids[0], "IMP-1", true),
             invoice(vendor_ids[1], "IMP-2", true),
             invoice(vendor_ids[0], "IMP-1", false),
@@ -451,19 +442,19 @@ pub async fn imports_keep_paid_totals_and_unique_numbers<S: Store + ImportStore>
         .unwrap();
     assert_eq!(invoice_ids.len(), 3, "a canceled duplicate number is allowed");
     let clash =
-        store.import_invoices(vec![invoice(vendor_ids[0], "imp-3", true), invoice(vendor_ids[0], "IMP-3", true)]).await;
+        store.load_invoices(vec![invoice(vendor_ids[0], "imp-3", true), invoice(vendor_ids[0], "IMP-3", true)]).await;
     assert!(
         matches!(clash, Err(crate::store::StoreError::Conflict(UniqueKey::InvoiceNumber))),
         "numbers clash within a batch"
     );
-    let taken = store.import_invoices(vec![invoice(vendor_ids[0], "imp-1", true)]).await;
+    let taken = store.load_invoices(vec![invoice(vendor_ids[0], "imp-1", true)]).await;
     assert!(matches!(taken, Err(crate::store::StoreError::Conflict(_))), "and against stored invoices");
-    let missing = store.import_invoices(vec![invoice(VendorId(9999), "IMP-9", true)]).await;
+    let missing = store.load_invoices(vec![invoice(VendorId(9999), "IMP-9", true)]).await;
     assert!(matches!(missing, Err(crate::store::StoreError::ParentInactive(Entity::Vendor))));
     let listed = fx.engine.list_invoices(&fx.admin, &invoice_query(&[("search", "imp-3")])).await.unwrap();
     assert_eq!(listed.total_count, 0, "a refused batch writes nothing");
 
-    let payment = |invoice: InvoiceId, paid: &str, active: bool| ImportedTransaction {
+    let payment = |invoice: InvoiceId, paid: &str, active: bool| BulkTransaction {
         transaction: NewTransaction {
             invoice_id: invoice,
             amount: amount(paid),
@@ -476,7 +467,7 @@ pub async fn imports_keep_paid_totals_and_unique_numbers<S: Store + ImportStore>
         created_at: at,
     };
     let payment_ids = store
-        .import_transactions(vec![
+        .load_transactions(vec![
             payment(invoice_ids[0], "30", true),
             payment(invoice_ids[0], "0.5", true),
             payment(invoice_ids[0], "99", false),
@@ -487,7 +478,7 @@ pub async fn imports_keep_paid_totals_and_unique_numbers<S: Store + ImportStore>
     let read = fx.engine.get_invoice(&fx.admin, invoice_ids[0]).await.unwrap().invoice;
     assert_eq!((read.paid_amount, read.pending_amount()), (dec("30.5"), dec("69.5")), "active imported payments count");
     assert_eq!(read.created_at, at);
-    store.import_transactions(vec![payment(invoice_ids[1], "100", true)]).await.unwrap();
+    store.load_transactions(vec![payment(invoice_ids[1], "100", true)]).await.unwrap();
     // Imports keep the status counts too: IMP-1 is overdue, IMP-2 fully paid, the duplicate
     // canceled. A second, redundant filter makes the store count rows instead of reading any
     // kept count, and both must agree.
@@ -501,7 +492,7 @@ pub async fn imports_keep_paid_totals_and_unique_numbers<S: Store + ImportStore>
         assert_eq!(alone.items.iter().map(|i| i.id).collect::<Vec<_>>(), expected, "{status}");
         assert_eq!((alone.total_count, counted.total_count), (1, 1), "{status}");
     }
-    let missing = store.import_transactions(vec![payment(InvoiceId(9999), "1", true)]).await;
+    let missing = store.load_transactions(vec![payment(InvoiceId(9999), "1", true)]).await;
     assert!(matches!(missing, Err(crate::store::StoreError::ParentInactive(Entity::Invoice))));
     let inactive_vendor = store
         .export_vendors(&crate::domain::VendorFilter { is_active: false, ..Default::default() }, None, 10)
