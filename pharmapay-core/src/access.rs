@@ -55,7 +55,7 @@ impl Permission {
 
     /// What the permission allows, when it names a known collection and action.
     pub fn access(&self) -> Option<Access> {
-        let collection = Collection::ALL.into_iter().find(|c| c.name() == self.collection)?;
+        let collection = Collection::ALL.iter().copied().find(|c| c.name() == self.collection)?;
         let action = Action::ALL.into_iter().find(|a| a.name() == self.action)?;
         Some(Access::new(collection, action))
     }
@@ -132,7 +132,8 @@ mod tests {
 
     #[test]
     fn every_permission_has_a_bit_of_its_own() {
-        let every = Collection::ALL.into_iter().flat_map(|c| Action::ALL.into_iter().map(move |a| Access::new(c, a)));
+        let every =
+            Collection::ALL.iter().copied().flat_map(|c| Action::ALL.into_iter().map(move |a| Access::new(c, a)));
         let bits: std::collections::BTreeSet<u64> = every.map(Access::bit).collect();
         assert_eq!(bits.len(), Collection::ALL.len() * Action::ALL.len());
     }
@@ -175,7 +176,7 @@ mod tests {
     fn admins_bypass_every_check() {
         // Spec, Authentication 6: the admin token carries only `*:Create`, yet passes everything.
         let admin = principal(true, &["*:Create"]);
-        for collection in Collection::ALL {
+        for &collection in Collection::ALL {
             for action in Action::ALL {
                 assert!(admin.require(Access::new(collection, action)).is_ok());
             }

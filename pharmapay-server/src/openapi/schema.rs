@@ -381,8 +381,8 @@ pub fn one_of(values: &[&'static str], description: impl Into<Json>) -> Json {
 }
 
 /// The names of every value of an enum, in order.
-pub fn names<T: Copy, const N: usize>(all: [T; N], name: fn(T) -> &'static str) -> Vec<&'static str> {
-    all.into_iter().map(name).collect()
+pub fn names<T: Copy>(all: &[T], name: fn(T) -> &'static str) -> Vec<&'static str> {
+    all.iter().copied().map(name).collect()
 }
 
 /// `names` as a sentence lists them: `A, B or C`.

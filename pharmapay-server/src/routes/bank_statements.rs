@@ -388,7 +388,7 @@ describe! {
         vendor_payment_id: schema::nullable_id("The vendor payment (D31); null for a payment on its own."),
         date: schema::instant("When paid."),
         amount: schema::amount("The amount paid (a vendor payment's whole amount)."),
-        transaction_type: schema::one_of(&names(TransactionType::ALL, TransactionType::name), "How paid."),
+        transaction_type: schema::one_of(&names(&TransactionType::ALL, TransactionType::name), "How paid."),
         reference: schema::nullable_text(64, "Its reference (D30), or null."),
     }
 }
@@ -402,11 +402,11 @@ describe! {
         reference: schema::nullable_text(TEXT_MAX, "The reference cell, or null."),
         amount: schema::amount("Money out."),
         status: schema::one_of(
-            &names(LineStatus::ALL, LineStatus::name),
+            &names(&LineStatus::ALL, LineStatus::name),
             "Matched (a payment of the same amount), AmountDiffers (matched by reference, another amount), \
              Suggested (the one payment of the same amount within three days: to confirm), Unmatched, Ignored.",
         ),
-        matched_by: schema::one_of(&names(MatchedBy::ALL, MatchedBy::name), "How its payment was found; null when it holds none.")
+        matched_by: schema::one_of(&names(&MatchedBy::ALL, MatchedBy::name), "How its payment was found; null when it holds none.")
             .with("type", vec!["string", "null"]),
         transaction_id: schema::nullable_id(
             "The payment on its own it holds, or null; null too for a caller without `Transaction:Read` (D51)."
@@ -556,7 +556,7 @@ fn lines() -> Operation {
     .parameter(query(
         "status",
         "Only lines of this status, matched case-insensitively; anything else is a 400.",
-        schema::choice(&names(LineStatus::ALL, LineStatus::name)),
+        schema::choice(&names(&LineStatus::ALL, LineStatus::name)),
     ))
     .parameter(PAGE)
     .parameter(page_size(LineQuery::PAGE_SIZE))

@@ -353,7 +353,7 @@ describe! {
         vendor_name: schema::text(NAME_MAX, "Vendor name."),
         amount: schema::amount("Total amount."),
         pending_amount: schema::money("Amount still unpaid; negative when overpaid."),
-        status: schema::one_of(&names(InvoiceStatus::ALL, InvoiceStatus::name), "Computed status."),
+        status: schema::one_of(&names(&InvoiceStatus::ALL, InvoiceStatus::name), "Computed status."),
         invoice_date: schema::instant("Invoice date."),
         due_date: schema::instant("Due date."),
     }

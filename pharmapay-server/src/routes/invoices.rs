@@ -73,7 +73,7 @@ pub fn filters(listing: bool) -> Vec<Json> {
             "status",
             "Only this computed status: FullyPaid, PartiallyPaid, Overdue or Canceled, matched case-insensitively; \
              anything else is a 400 (D8).",
-            schema::choice(&names(InvoiceStatus::ALL, InvoiceStatus::name)),
+            schema::choice(&names(&InvoiceStatus::ALL, InvoiceStatus::name)),
         ),
         search("search", "Substring match on invoice number or vendor name, case-insensitive."),
         query_id("vendorId", "Only this vendor's invoices."),
@@ -240,7 +240,7 @@ describe! {
         credited_amount: schema::money("Sum of the active applications of vendor credits to it (D44)."),
         pending_amount: schema::money("`amount - paidAmount - creditedAmount` (D10, D44); negative when overpaid."),
         status: schema::one_of(
-            &names(InvoiceStatus::ALL, InvoiceStatus::name),
+            &names(&InvoiceStatus::ALL, InvoiceStatus::name),
             "Computed on read, first match wins: Canceled when inactive, FullyPaid when pendingAmount <= 0, Overdue when \
              the due date is before today in the business time zone (D3), else PartiallyPaid.",
         ),
@@ -264,7 +264,7 @@ describe! {
     VendorBriefDto as "VendorBrief": "The vendor nested in a single-invoice read (D13)." {
         id: schema::id("Vendor id."),
         name: schema::text(NAME_MAX, "Name."),
-        vendor_type: schema::one_of(&names(VendorType::ALL, VendorType::name), "Kind of business."),
+        vendor_type: schema::one_of(&names(&VendorType::ALL, VendorType::name), "Kind of business."),
         address: schema::nullable_text(TEXT_MAX, "Postal address, or null."),
         phone: schema::nullable_text(CODE_MAX, "Phone number, or null."),
         email: schema::nullable_text(EMAIL_MAX, "Email, or null."),

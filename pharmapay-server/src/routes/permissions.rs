@@ -73,7 +73,7 @@ pub fn collection_names() -> Vec<&'static str> {
 
 /// The name of every action permissions are written with.
 pub fn action_names() -> Vec<&'static str> {
-    names(Action::ALL, Action::name)
+    names(&Action::ALL, Action::name)
 }
 
 /// `names` and the admin's wildcard, `*` (D19).

@@ -432,7 +432,7 @@ describe! {
     StatementVendorDto as "StatementVendor": "The vendor at the head of a statement (D35)." {
         id: schema::id("Vendor id."),
         name: schema::text(NAME_MAX, "Name."),
-        vendor_type: schema::one_of(&names(VendorType::ALL, VendorType::name), "Kind of business."),
+        vendor_type: schema::one_of(&names(&VendorType::ALL, VendorType::name), "Kind of business."),
         gstin: schema::nullable_text(GSTIN_LEN, "GSTIN, or null (D37)."),
         drug_license_number1: schema::nullable_text(CODE_MAX, "Primary drug licence, or null."),
     }
@@ -443,7 +443,7 @@ describe! {
         date: schema::day(),
         kind: schema::one_of(
             &names(
-                [StatementLineKind::Invoice, StatementLineKind::Payment, StatementLineKind::Credit],
+                &[StatementLineKind::Invoice, StatementLineKind::Payment, StatementLineKind::Credit],
                 StatementLineKind::name,
             ),
             "What the line records: an invoice, a payment, or a credit the vendor accepted (D44).",
@@ -510,7 +510,7 @@ describe! {
 
 /// The statuses an alert can have: every one but Unknown, since an alert has a date.
 fn alert_statuses() -> Vec<&'static str> {
-    names(LicenseStatus::ALL, LicenseStatus::name)
+    names(&LicenseStatus::ALL, LicenseStatus::name)
         .into_iter()
         .filter(|name| *name != LicenseStatus::Unknown.name())
         .collect()

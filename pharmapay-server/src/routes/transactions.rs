@@ -66,7 +66,7 @@ fn restore() -> Operation {
 
 /// The filters of the payment list, which the transactions report reads too (`listing` false).
 pub fn filters(listing: bool) -> Vec<Json> {
-    let types = names(TransactionType::ALL, TransactionType::name);
+    let types = names(&TransactionType::ALL, TransactionType::name);
     vec![
         query_id("invoiceId", "Only this invoice's payments."),
         query_date("fromDate", "Inclusive lower bound on transactionDate."),
@@ -109,7 +109,7 @@ bodies! {
 
 /// `transactionType` in a body (D7).
 pub fn transaction_type_input() -> (Vec<&'static str>, String) {
-    let types = names(TransactionType::ALL, TransactionType::name);
+    let types = names(&TransactionType::ALL, TransactionType::name);
     let description = format!("One of {}, matched case-insensitively (D7).", types.join(", "));
     (types, description)
 }
@@ -188,7 +188,7 @@ describe! {
         amount: schema::amount("Amount paid."),
         transaction_date: schema::instant("When the payment was made."),
         transaction_type: schema::one_of(
-            &names(TransactionType::ALL, TransactionType::name),
+            &names(&TransactionType::ALL, TransactionType::name),
             "How the payment was made, in canonical case.",
         ),
         reference: schema::nullable_text(REFERENCE_MAX, "The payment's reference as recorded (trimmed), or null (D30)."),

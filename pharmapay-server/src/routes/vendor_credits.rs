@@ -70,12 +70,12 @@ fn list() -> Operation {
         "status",
         "Only this computed status, matched case-insensitively; anything else is a 400. `Canceled` without `isActive` \
          lists the soft-deleted credits.",
-        schema::choice(&names(CreditStatus::ALL, CreditStatus::name)),
+        schema::choice(&names(&CreditStatus::ALL, CreditStatus::name)),
     ))
     .parameter(query(
         "kind",
         "Only this kind, matched case-insensitively; anything else is a 400.",
-        schema::choice(&names(CreditKind::ALL, CreditKind::name)),
+        schema::choice(&names(&CreditKind::ALL, CreditKind::name)),
     ))
     .parameter(query_date("fromDate", "Inclusive lower bound on claimDate."))
     .parameter(query_date("toDate", "Inclusive upper bound on claimDate; earlier than fromDate is a 400."))
@@ -205,7 +205,7 @@ bodies! {
         vendor_id: Slot => id("vendorId") as "An existing active vendor; otherwise 400.",
         credit_number: Slot => string("creditNumber") as credit_number_input(),
         kind: Slot => choice("kind", CreditKind::parse, kind_names())
-            as (names(CreditKind::ALL, CreditKind::name), "Why claimed, matched case-insensitively.".to_owned()),
+            as (names(&CreditKind::ALL, CreditKind::name), "Why claimed, matched case-insensitively.".to_owned()),
         claimed_amount: Slot => amount("claimedAmount") as "What is claimed.",
         claim_date: Slot => datetime("claimDate")
             as "When claimed; after today in the business time zone is a 400 (D2, D3).",
@@ -354,7 +354,7 @@ describe! {
         vendor_id: schema::id("The vendor claimed from."),
         vendor_name: schema::text(NAME_MAX, "That vendor's name."),
         credit_number: schema::text(CREDIT_NUMBER_MAX, "The credit's number."),
-        kind: schema::one_of(&names(CreditKind::ALL, CreditKind::name), "Why claimed."),
+        kind: schema::one_of(&names(&CreditKind::ALL, CreditKind::name), "Why claimed."),
         against_invoice_id: schema::nullable_id("The invoice the claim is about, or null."),
         claimed_amount: schema::amount("What is claimed."),
         claim_date: schema::instant("When claimed."),
@@ -364,7 +364,7 @@ describe! {
         applied_amount: schema::money("The sum of its active applications."),
         available_amount: schema::money("`(acceptedAmount or 0) - appliedAmount`: what is left to set against bills."),
         status: schema::one_of(
-            &names(CreditStatus::ALL, CreditStatus::name),
+            &names(&CreditStatus::ALL, CreditStatus::name),
             "Computed, first match wins: Canceled when soft-deleted, Claimed until decided, Rejected when nothing was \
              accepted, PartlyAccepted below the claim, else Accepted.",
         ),

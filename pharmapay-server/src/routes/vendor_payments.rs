@@ -189,7 +189,7 @@ describe! {
         amount: schema::amount("The amount recorded; it stays so when one of its payments is deleted on its own."),
         transaction_date: schema::instant("When the payment was made."),
         transaction_type: schema::one_of(
-            &names(TransactionType::ALL, TransactionType::name),
+            &names(&TransactionType::ALL, TransactionType::name),
             "How the payment was made, in canonical case.",
         ),
         reference: schema::nullable_text(REFERENCE_MAX, "The reference, or null (D30)."),

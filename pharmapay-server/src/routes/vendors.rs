@@ -67,8 +67,8 @@ fn restore() -> Operation {
 
 /// The filters of the vendor list, which the vendors report reads too (`listing` false).
 pub fn filters(listing: bool) -> Vec<Json> {
-    let types = names(VendorType::ALL, VendorType::name);
-    let statuses = names(LicenseStatus::ALL, LicenseStatus::name);
+    let types = names(&VendorType::ALL, VendorType::name);
+    let statuses = names(&LicenseStatus::ALL, LicenseStatus::name);
     vec![
         search("search", "Partial, case-insensitive match on the name."),
         query(
@@ -118,7 +118,7 @@ bodies! {
 
 /// `vendorType` in a body: any type but OwnPharmacy, which onboarding alone makes.
 fn vendor_type_input() -> (Vec<&'static str>, String) {
-    let types = names(VendorType::ALL, VendorType::name);
+    let types = names(&VendorType::ALL, VendorType::name);
     let description = format!(
         "One of {}, matched case-insensitively (D7). OwnPharmacy is made at onboarding only: creating one is a 400, and \
          a vendor cannot be changed to or from OwnPharmacy (400), so the pharmacy's own vendor keeps OwnPharmacy and \
@@ -215,7 +215,7 @@ describe! {
         address: schema::nullable_text(TEXT_MAX, "Postal address, or null."),
         phone: schema::nullable_text(CODE_MAX, "Phone number, or null."),
         email: schema::nullable_text(EMAIL_MAX, "Email, or null."),
-        vendor_type: schema::one_of(&names(VendorType::ALL, VendorType::name), "Kind of business, in canonical case."),
+        vendor_type: schema::one_of(&names(&VendorType::ALL, VendorType::name), "Kind of business, in canonical case."),
         drug_license_number1: schema::nullable_text(CODE_MAX, "Primary drug licence, or null."),
         drug_license_number2: schema::nullable_text(CODE_MAX, "Secondary drug licence, or null."),
         additional_drug_license_numbers: schema::array(object! { "type": "string", "maxLength": CODE_MAX })
@@ -240,7 +240,7 @@ describe! {
             "description": "The day the drug licence is valid until, as an RFC 3339 UTC timestamp, or null (D36).",
         },
         license_status: schema::one_of(
-            &names(LicenseStatus::ALL, LicenseStatus::name),
+            &names(&LicenseStatus::ALL, LicenseStatus::name),
             format!(
                 "The licence as of today in the business time zone (D36): Unknown without a date, Expired before today, \
                  ExpiringSoon from today to today + {EXPIRING_SOON_DAYS}, Valid after that."

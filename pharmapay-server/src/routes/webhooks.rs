@@ -355,7 +355,7 @@ describe! {
         event_id: schema::id("The event's id in the feed."),
         r#type: schema::one_of(&EVENT_TYPES, "The event's type."),
         status: schema::one_of(
-            &names([DeliveryStatus::Pending, DeliveryStatus::Delivered, DeliveryStatus::Failed], DeliveryStatus::name),
+            &names(&[DeliveryStatus::Pending, DeliveryStatus::Delivered, DeliveryStatus::Failed], DeliveryStatus::name),
             "Pending until a 2xx answer (Delivered) or a day of tries (Failed).",
         ),
         attempts: schema::count("The tries made."),
