@@ -110,8 +110,9 @@ pub struct App<S> {
     pub backend: &'static str,
     /// The route table.
     pub router: Router<S>,
-    /// The API document of the route table, served at `GET /api/openapi.json`.
-    pub api_document: &'static [u8],
+    /// The API document of the route table, served at `GET /api/openapi.json`: built on the
+    /// first request for it, not at start-up.
+    pub api_document: fn() -> &'static [u8],
     /// How long a client may take to send its headers, and again its body, and how long it may
     /// leave an answer unread before it is cut off.
     pub request_timeout: Duration,

@@ -131,7 +131,7 @@ impl<S: Store> App<S> {
             cors,
             backend,
             router: Router::new(table()),
-            api_document: api_document(),
+            api_document,
             request_timeout,
             max_connections: max_connections.max(1),
             downloads: Downloads::new(downloads),

@@ -35,7 +35,7 @@ async fn health<S: Store>(call: Call<'_, S>) -> Result<Reply, ApiError> {
 
 /// The OpenAPI document, built once ([`super::api_document`]) and kept in the application.
 async fn openapi<S>(call: Call<'_, S>) -> Result<Reply, ApiError> {
-    Ok(Reply::bytes(StatusCode::OK, "application/json", call.app.api_document))
+    Ok(Reply::bytes(StatusCode::OK, "application/json", (call.app.api_document)()))
 }
 
 fn health_operation() -> Operation {

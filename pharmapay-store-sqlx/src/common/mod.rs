@@ -82,10 +82,8 @@ use super::{
 use crate::error::Error;
 use crate::read_pool::settled;
 use crate::{Lock, SearchIndex};
-#[allow(unused_imports)]
 use commit::*;
 pub use conn::SqlStore;
-#[allow(unused_imports)]
 use conn::*;
 pub(crate) use migrate::migrate;
 #[cfg(test)]
