@@ -11,8 +11,9 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use pharmapay_benches::{Bench, prepare, scale_from_env, small_payment};
-use pharmapay_core::domain::{InvoiceQuery, VendorQuery};
+use pharmapay_core::invoices::InvoiceQuery;
 use pharmapay_core::store::Store;
+use pharmapay_core::vendors::VendorQuery;
 use pharmapay_core::{Access, Action, Collection};
 use pharmapay_store_memory::MemoryStore;
 use pharmapay_store_sqlx::SqliteStore;

@@ -6,10 +6,12 @@
 
 pub mod stats;
 
-use pharmapay_core::domain::{InvoiceQuery, NewTransaction, TransactionType, VendorQuery};
 use pharmapay_core::ids::{InvoiceId, VendorId};
+use pharmapay_core::invoices::InvoiceQuery;
 use pharmapay_core::store::{BulkLoadStore, Store};
 use pharmapay_core::text::Password;
+use pharmapay_core::transactions::{NewTransaction, TransactionType};
+use pharmapay_core::vendors::VendorQuery;
 use pharmapay_core::{
     AdminAccount, Amount, EngineOptions, Onboarding, PharmaPay, PharmacyDetails, Principal, SystemClock,
 };

@@ -3,9 +3,11 @@
 //! Onboards a pharmacy, records a vendor, an invoice and two payments, then prints the
 //! invoice's status and the dashboard. Run with `cargo run -p pharmapay-core --example embed`.
 
-use pharmapay_core::domain::{NewInvoice, NewTransaction, NewVendor, TransactionType, VendorType};
 use pharmapay_core::idempotency::Created;
+use pharmapay_core::invoices::NewInvoice;
 use pharmapay_core::text::Password;
+use pharmapay_core::transactions::{NewTransaction, TransactionType};
+use pharmapay_core::vendors::{NewVendor, VendorType};
 use pharmapay_core::{AdminAccount, Amount, EngineOptions, Onboarding, PharmaPay, PharmacyDetails, SystemClock};
 use pharmapay_store_memory::MemoryStore;
 

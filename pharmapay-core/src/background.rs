@@ -27,6 +27,19 @@ pub fn lower_priority() {}
 
 /// The calling thread's name and, on Linux, its nice value: what tests of background threads
 /// look at.
+/// Runs `read`, the reading of an uploaded file, on a thread of lower priority (D48). A reader
+/// that gave up on a file (a damaged workbook can trip its parser) is the file's fault, not the
+/// server's: a 400 on `file`.
+pub(crate) async fn read_in_background<T: Send + 'static>(
+    name: &'static str,
+    read: impl FnOnce() -> T + Send + 'static,
+) -> crate::error::Result<T> {
+    run(name, read).await.map_err(|error| match error {
+        BackgroundError::Panicked => crate::error::Error::invalid("file", "the file could not be read: it is damaged"),
+        other => crate::error::Error::Store(crate::base::faults::StoreError::backend(other)),
+    })
+}
+
 #[cfg(test)]
 pub(crate) fn this_thread() -> (Option<String>, Option<i32>) {
     let name = std::thread::current().name().map(str::to_owned);

@@ -35,7 +35,7 @@ pub enum Error {
     /// Rows of an imported file were refused (D45): their errors by `row<N>.<field>`, and how
     /// many rows failed.
     #[error("{0}")]
-    Rows(crate::import::RowErrors),
+    Rows(crate::imports::RowErrors),
     /// The request is larger than the operation takes: an import's file beyond its rows or its
     /// unpacked size (D45).
     #[error("{0}")]

@@ -17,34 +17,43 @@
 //! ```
 //!
 //! # Layout
-//! - [`engine`]: [`PharmaPay`], one method per use case, in one file per family;
-//!   permissions are checked there.
-//! - [`store`]: the [`Store`] contract, one trait per purpose, and [`BulkLoadStore`] for bulk
-//!   loads; backends live in other crates.
-//! - [`rules`]: every rule that spans records, decided once by a pure function over the facts
-//!   a store loaded under its lock: onboarding, the OwnPharmacy vendor, the guard rails of
-//!   people, the ledger's paid totals, restores, grants, token revocation, the login window and
-//!   idempotency claims. Core decides; stores keep.
-//! - [`domain`]: records, the inputs that create them and the filters that list them.
-//! - [`error`]: the one [`Error`] enum every method returns.
+//! One folder per resource family, each holding the family's records, inputs and queries (in the
+//! folder's module file), its rules (pure functions over the facts a store loaded under its lock: core
+//! decides, stores keep), its [`PharmaPay`] methods (permission first, then one store call)
+//! and its store trait, each in a file of that name inside the folder:
+//! - [`vendors`]: vendors, their GSTIN and drug licence (D11, D14, D36).
+//! - [`invoices`]: invoices and their statuses (D4, D5, D10), refused from expired licences
+//!   when the pharmacy says so (D36).
+//! - [`transactions`]: payments, their references (D30) and the invoices' paid totals (D1,
+//!   D10).
+//! - [`vendor_payments`]: one payment split over several invoices (D31).
+//! - [`credits`]: vendor credits, their decisions and applications (D44).
+//! - [`access`]: permissions, the authenticated [`Principal`], users, roles and policies, and
+//!   the grants nobody may exceed (D18, D19, D38).
+//! - [`sessions`]: onboarding, sign-ins, tokens and the failed-login window (D20, D21, D39,
+//!   D40).
+//! - [`imports`]: reading CSV and xlsx files of vendors and invoices, and what their rows
+//!   create (D45, D51).
+//! - [`bank`]: bank statements, read from the banks' files and matched to payments (D46).
+//! - [`events`]: what a write announces, rendered in the write's own transaction (D47);
+//!   [`webhooks`]: who follows the events and the queue of their deliveries (D47).
+//! - [`reports`]: settings (D3), the dashboard (D12), the audit log (D22), the aging and vendor
+//!   statements (D34, D35) and the Excel reports (D26).
+//!
+//! Beside them:
 //! - [`base`]: the layer everything shares and that imports nothing above it: [`money`], exact
 //!   amounts (D1); [`clock`], the injected clock and the business calendar (D2, D3); [`text`],
 //!   bounded text, emails and passwords; [`ids`]; [`paging`]; and the field errors, store
 //!   errors, unique keys and permission vocabulary the other modules speak.
-//! - [`access`]: permissions and the authenticated [`Principal`]; [`auth`]: Argon2id and JWT.
+//! - [`engine`]: [`PharmaPay`] itself: opening it, its clock, calendar and write contexts.
+//! - [`store`]: the [`Store`] supertrait listing every family's store trait once, the
+//!   [`WriteContext`](store::WriteContext) each write carries, and [`BulkLoadStore`] for bulk
+//!   loads; backends live in other crates.
+//! - [`error`]: the one [`Error`] enum every method returns; [`auth`]: Argon2id and JWT.
 //! - [`figures`]: the running totals stores keep beside their rows in each write's own
 //!   transaction (D41), and what each row contributes to them.
-//! - [`dashboard`]: figures (D12);
-//!   [`idempotency`]: idempotent creates (D23); [`seed`]: the initial data (D27).
-//! - [`import`]: reading CSV and xlsx files of vendors and invoices into the inputs of their
-//!   creates (D45).
-//! - [`bank`]: reading the bank statements pharmacies download into their money-out lines, and
-//!   the keys a line's payment may be found by (D46).
-//! - [`events`]: what a write announces to the integrations following the books, rendered
-//!   in the write's own transaction (D47).
-//! - [`report`]: Excel reports (D26), streamed from the store in batches, built in constant
-//!   memory and saved into any writer.
-//! - [`background`]: long processor work on threads of lower priority (D48).
+//! - [`idempotency`]: idempotent creates (D23); [`seed`]: the initial data (D27);
+//!   [`background`]: long processor work on threads of lower priority (D48).
 //! - [`conformance`] (feature `conformance`): the behavioural suite every store must pass, one
 //!   file of cases per family, and the hostile files uploads are tested with (D51).
 //!
@@ -58,27 +67,32 @@ pub mod bank;
 pub mod base;
 #[cfg(feature = "conformance")]
 pub mod conformance;
-pub mod dashboard;
-pub mod domain;
+pub mod credits;
 pub mod engine;
 pub mod error;
 pub mod events;
 pub mod figures;
 pub mod idempotency;
-pub mod import;
-pub mod report;
-pub mod rules;
+pub mod imports;
+pub mod invoices;
+pub mod reports;
 pub mod seed;
+pub mod sessions;
 pub mod store;
+pub mod transactions;
+pub mod vendor_payments;
+pub mod vendors;
+pub mod webhooks;
 
 pub use base::{clock, ids, money, paging, text};
 
 pub use access::{Access, Action, Authority, Collection, Permission, Principal};
 pub use clock::{BusinessCalendar, Clock, ManualClock, SystemClock};
-pub use engine::{AdminAccount, EngineOptions, Onboarding, PharmaPay, PharmacyDetails, Session};
+pub use engine::{EngineOptions, PharmaPay, Session};
 pub use error::{Entity, Error, FieldErrors, Result, RuleBroken};
 pub use money::Amount;
 pub use paging::{Page, PageRequest, Params, Sort, SortDir};
+pub use sessions::{AdminAccount, Onboarding, PharmacyDetails};
 pub use store::{BulkLoadStore, FileImportStore, Store, StoreError, StoreResult, UniqueKey};
 
 pub use jiff;

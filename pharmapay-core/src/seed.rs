@@ -3,9 +3,9 @@
 //! every backend agrees.
 
 use crate::access::{ADMIN_ROLE_ID, Access, Action, Collection, PHARMACIST_ROLE_ID};
-use crate::domain::licence::EXPIRED_LICENSE_POLICY;
-use crate::domain::setting::{CURRENCY, TIME_ZONE};
 use crate::ids::{PermissionId, PolicyId, RoleId};
+use crate::reports::setting::{CURRENCY, TIME_ZONE};
+use crate::vendors::licence::EXPIRED_LICENSE_POLICY;
 
 /// A seeded role.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

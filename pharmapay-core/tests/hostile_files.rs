@@ -12,9 +12,9 @@ use pharmapay_core::conformance::hostile::{
     cell_formats, comma_header, declared_trillion_strings, empty_shared_strings, formatted_empty_cells,
     huge_inline_cell, huge_shared_cell, repeated, workbook,
 };
-use pharmapay_core::import::read_rows;
-use pharmapay_core::import::table::DEFAULT_LIMITS;
-use pharmapay_core::import::{Cell, FileError, FileFormat, ImportFile};
+use pharmapay_core::imports::read_rows;
+use pharmapay_core::imports::table::DEFAULT_LIMITS;
+use pharmapay_core::imports::{Cell, FileError, FileFormat, ImportFile};
 use zip::write::SimpleFileOptions;
 
 #[global_allocator]

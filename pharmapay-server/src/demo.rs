@@ -12,16 +12,18 @@
 use std::io::{IsTerminal, Write};
 use std::time::Instant;
 
-use pharmapay_core::domain::gstin::{self, Gstin};
-use pharmapay_core::domain::{
-    CreditDecision, CreditKind, NewCreditApplication, NewInvoice, NewTransaction, NewVendor, NewVendorCredit,
-    PaymentReference, TransactionType, VendorType,
-};
+use pharmapay_core::credits::{CreditDecision, CreditKind, NewCreditApplication, NewVendorCredit};
 use pharmapay_core::ids::{InvoiceId, VendorId};
+use pharmapay_core::invoices::NewInvoice;
 use pharmapay_core::jiff::{SignedDuration, Timestamp};
-use pharmapay_core::rules::allocation::RequestedAllocation;
 use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::store::{BulkCredit, BulkInvoice, BulkTransaction, BulkVendor};
+use pharmapay_core::transactions::reference::PaymentReference;
+use pharmapay_core::transactions::{NewTransaction, TransactionType};
+use pharmapay_core::vendor_payments::rules::RequestedAllocation;
+use pharmapay_core::vendors::gstin;
+use pharmapay_core::vendors::gstin::Gstin;
+use pharmapay_core::vendors::{NewVendor, VendorType};
 use pharmapay_core::{Amount, BulkLoadStore, StoreError};
 use tracing::info;
 

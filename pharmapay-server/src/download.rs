@@ -27,7 +27,7 @@ use http_body_util::BodyExt;
 use hyper::StatusCode;
 use hyper::body::Frame;
 use hyper::header;
-use pharmapay_core::report::Report;
+use pharmapay_core::reports::Report;
 use tokio::runtime::Handle;
 use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::SendTimeoutError;

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use pharmapay_core::engine::{ImportRequest, ImportStage};
-use pharmapay_core::import::{FileFormat, ImportFile, ImportSummary, MAX_FILE_BYTES};
+use pharmapay_core::imports::{FileFormat, ImportFile, ImportSummary, MAX_FILE_BYTES};
+use pharmapay_core::imports::{ImportRequest, ImportStage};
 use pharmapay_core::{Clock, Error, PharmaPay, Store};
 use pharmapay_store_sqlx::SqlxStore;
 
@@ -139,7 +139,7 @@ async fn import<S: Store>(
 
 /// Draws the progress on standard error: a bar over the rows a CSV's lines promise when
 /// standard error is a terminal, a line per stage otherwise.
-fn progress(estimate: Option<usize>) -> pharmapay_core::engine::ImportProgress {
+fn progress(estimate: Option<usize>) -> pharmapay_core::imports::ImportProgress {
     let terminal = std::io::stderr().is_terminal();
     let last_width = Arc::new(AtomicUsize::new(0));
     Arc::new(move |stage| {

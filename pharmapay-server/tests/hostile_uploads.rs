@@ -16,7 +16,7 @@ use hyper::{Method, Request};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use pharmapay_core::conformance::hostile::{HostileFile, review_files};
-use pharmapay_core::import::FileFormat;
+use pharmapay_core::imports::FileFormat;
 use process::{Http, ServerProcess};
 
 const MIB: u64 = 1024 * 1024;

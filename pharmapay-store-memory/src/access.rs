@@ -5,14 +5,19 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use pharmapay_core::access::grants;
+use pharmapay_core::access::grants::Grant;
+use pharmapay_core::access::policy::{NewPolicy, Policy};
+use pharmapay_core::access::role::{NewRole, Role};
+use pharmapay_core::access::rules as access_rules;
+use pharmapay_core::access::rules::{RoleFacts, UserFacts};
+use pharmapay_core::access::user::{ProfileUpdate, User, UserUpdate};
 use pharmapay_core::access::{ADMIN_ROLE_ID, Authority, Permission, PermissionSet};
-use pharmapay_core::domain::{NewPolicy, NewRole, Policy, ProfileUpdate, Role, User, UserUpdate};
+use pharmapay_core::base::restore;
 use pharmapay_core::ids::{PermissionId, PolicyId, RoleId, UserId};
 use pharmapay_core::jiff::Timestamp;
-use pharmapay_core::rules::grants::{self, Grant};
-use pharmapay_core::rules::people::{self, RoleFacts, UserFacts};
-use pharmapay_core::rules::restore;
-use pharmapay_core::rules::sessions::{self, TokenState};
+use pharmapay_core::sessions::rules as session_rules;
+use pharmapay_core::sessions::rules::TokenState;
 use pharmapay_core::store::{AccessStore, NewUserRecord, PolicyHolder, SignIn, UniqueKey};
 use pharmapay_core::store::{StoreResult, WriteContext};
 use pharmapay_core::text::key;
@@ -190,7 +195,7 @@ impl State {
     pub(crate) fn revoke(&mut self, user_ids: impl IntoIterator<Item = i64>, at: Timestamp) {
         for user_id in user_ids {
             if let Some(user) = self.users.get_mut(&user_id) {
-                user.tokens = sessions::revoke(user.tokens, at);
+                user.tokens = session_rules::revoke(user.tokens, at);
             }
         }
     }
@@ -256,7 +261,7 @@ impl AccessStore for MemoryStore {
         if state.email_taken(&email_key, Some(id.get())) {
             return Err(StoreError::Conflict(UniqueKey::UserEmail));
         }
-        people::check_user_change(facts, user.role_id, state.active_admins())?;
+        access_rules::check_user_change(facts, user.role_id, state.active_admins())?;
         let row = state.users.get_mut(&id.get()).expect("checked above");
         row.first_name = user.first_name;
         row.last_name = user.last_name;
@@ -275,7 +280,7 @@ impl AccessStore for MemoryStore {
         let mut state = self.write();
         let row = active(&state.users, id.get(), Entity::User)?;
         let facts = UserFacts { id, role_id: RoleId(row.role_id) };
-        people::check_user_delete(facts, ctx.actor, state.active_admins())?;
+        access_rules::check_user_delete(facts, ctx.actor, state.active_admins())?;
         state.users.get_mut(&id.get()).expect("checked above").is_active = false;
         state.revoke([id.get()], ctx.at);
         state.finish_write(&ctx, "delete", Entity::User, id.get());
@@ -320,7 +325,7 @@ impl AccessStore for MemoryStore {
         let row = active_mut(&mut state.users, id.get(), Entity::User)?;
         row.password_hash = password_hash;
         // D20: older tokens stop working; the fresh one is issued after that revocation.
-        let (issued_at, tokens) = sessions::issue(sessions::revoke(row.tokens, ctx.at), ctx.at);
+        let (issued_at, tokens) = session_rules::issue(session_rules::revoke(row.tokens, ctx.at), ctx.at);
         row.tokens = tokens;
         state.finish_write(&ctx, "password_change", Entity::User, id.get());
         let user = state.user(id.get()).expect("checked above");
@@ -374,7 +379,7 @@ impl AccessStore for MemoryStore {
         let mut state = self.write();
         let current = active(&state.roles, id.get(), Entity::Role)?;
         let name_key = key(&role.name);
-        people::check_role_update(RoleFacts { name: &current.name, is_system: current.is_system }, &role.name)?;
+        access_rules::check_role_update(RoleFacts { name: &current.name, is_system: current.is_system }, &role.name)?;
         if state.role_name_taken(&name_key, Some(id.get())) {
             return Err(StoreError::Conflict(UniqueKey::RoleName));
         }
@@ -389,7 +394,7 @@ impl AccessStore for MemoryStore {
     async fn delete_role(&self, id: RoleId, ctx: WriteContext) -> StoreResult<()> {
         let mut state = self.write();
         let row = active_mut(&mut state.roles, id.get(), Entity::Role)?;
-        people::check_role_delete(RoleFacts { name: &row.name, is_system: row.is_system })?;
+        access_rules::check_role_delete(RoleFacts { name: &row.name, is_system: row.is_system })?;
         row.is_active = false;
         let holders = state.users_of_role(id.get());
         state.revoke(holders, ctx.at);

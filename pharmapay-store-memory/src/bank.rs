@@ -1,15 +1,15 @@
 //! Bank statements in memory (D46): [`BankStatementStore`] for [`MemoryStore`].
 //!
 //! Under the one lock, an upload gathers the identities of the account's other active lines and
-//! the payments no line holds, asks [`bank::plan_statement`] and keeps the plan; a line action
+//! the payments no line holds, asks [`bank_rules::plan_statement`] and keeps the plan; a line action
 //! asks the rule of its action. `holds` maps each payment held by a line of an active statement
 //! to that line, so a payment is held once.
 
 use std::collections::HashSet;
 
-use pharmapay_core::domain::NewVendorPayment;
-use pharmapay_core::domain::TransactionType;
-use pharmapay_core::domain::bank_statement::{
+use pharmapay_core::bank::rules as bank_rules;
+use pharmapay_core::bank::rules::{ChosenPayment, LineChange, LineFacts, LineIdentity, MatchingNeeds, OpenPayment};
+use pharmapay_core::bank::{
     BankLine, BankStatement, LineAction, LineQuery, NewBankStatement, PaymentChoice, StatementQuery, UnclearedPayment,
     UnclearedTotals,
 };
@@ -17,11 +17,10 @@ use pharmapay_core::events::Announcement;
 use pharmapay_core::ids::{BankLineId, BankStatementId, VendorId, VendorPaymentId};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::paging::{Page, PageRequest};
-use pharmapay_core::rules::bank::{
-    self, ChosenPayment, LineChange, LineFacts, LineIdentity, MatchingNeeds, OpenPayment,
-};
-use pharmapay_core::rules::references::Holder;
 use pharmapay_core::store::{BankStatementStore, StoreResult, WriteContext};
+use pharmapay_core::transactions::TransactionType;
+use pharmapay_core::transactions::holders::Holder;
+use pharmapay_core::vendor_payments::NewVendorPayment;
 use pharmapay_core::{Amount, Entity, StoreError};
 
 use crate::rows::{LineRow, StatementRow};
@@ -140,7 +139,7 @@ impl State {
     /// its statement's counts; answers the statement's event.
     pub(crate) fn release(&mut self, payment: Holder) -> Option<Announcement> {
         let line = self.bank_holds.get(&payment).copied()?;
-        self.change_line(line, bank::released());
+        self.change_line(line, bank_rules::released());
         Some(Announcement::statement_updated(line))
     }
 
@@ -196,7 +195,7 @@ impl BankStatementStore for MemoryStore {
                 by_key || near
             })
             .collect();
-        let plan = bank::plan_statement(statement.lines, &existing, open, &calendar);
+        let plan = bank_rules::plan_statement(statement.lines, &existing, open, &calendar);
         let range = plan.range();
         let id = state.next("bank_statement");
         let mut lines = Vec::with_capacity(plan.lines.len());
@@ -300,14 +299,14 @@ impl BankStatementStore for MemoryStore {
         let facts = state.acted_line(statement, line)?;
         let name = action.name();
         let change = match action {
-            LineAction::Confirm => bank::confirm(&facts)?,
+            LineAction::Confirm => bank_rules::confirm(&facts)?,
             LineAction::Match(choice) => {
                 let chosen = state.chosen(choice)?;
                 let amount = state.bank_lines.get(&line.get()).map(|row| row.line.amount.get()).unwrap_or_default();
-                bank::match_by_hand(&facts, amount, &chosen)?
+                bank_rules::match_by_hand(&facts, amount, &chosen)?
             }
-            LineAction::Unmatch => bank::unmatch(),
-            LineAction::Ignore { .. } => bank::ignore(),
+            LineAction::Unmatch => bank_rules::unmatch(),
+            LineAction::Ignore { .. } => bank_rules::ignore(),
         };
         state.change_line(line.get(), change);
         state.finish_write(&ctx, name, Entity::BankLine, line.get());
@@ -324,10 +323,10 @@ impl BankStatementStore for MemoryStore {
     ) -> StoreResult<BankLine> {
         let mut state = self.write();
         let facts = state.acted_line(statement, line)?;
-        bank::check_record(&facts)?;
+        bank_rules::check_record(&facts)?;
         let id = state.record_vendor_payment(vendor, &payment, ctx.at)?;
         state.audit(ctx.audit("create", Entity::VendorPayment, Some(id)));
-        state.change_line(line.get(), bank::recorded(Holder::VendorPayment(VendorPaymentId(id))));
+        state.change_line(line.get(), bank_rules::recorded(Holder::VendorPayment(VendorPaymentId(id))));
         let also = [Announcement::vendor_payment_recorded(id)];
         state.finish_announcing(&ctx, ("record", Entity::BankLine, line.get()), &also);
         Ok(state.bank_line(line.get()).expect("recorded above"))

@@ -6,13 +6,13 @@
 use std::collections::{HashMap, HashSet};
 
 use pharmapay_core::ids::{InvoiceId, TransactionId, VendorCreditId, VendorId};
-use pharmapay_core::rules::vendors as vendor_rules;
-use pharmapay_core::rules::{ledger, references};
 use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::store::{
     BulkCredit, BulkInvoice, BulkLoadStore, BulkTransaction, BulkVendor, StoreResult, UniqueKey,
 };
 use pharmapay_core::text::key;
+use pharmapay_core::transactions::{holders, rules as transaction_rules};
+use pharmapay_core::vendors::rules as vendor_rules;
 use pharmapay_core::{Entity, StoreError};
 
 use crate::MemoryStore;
@@ -75,7 +75,7 @@ impl BulkLoadStore for MemoryStore {
         }
         for (invoice_id, amount) in &added {
             let paid = state.invoices.get(invoice_id).map(|invoice| invoice.paid).unwrap_or_default();
-            ledger::check_paid_total(paid + amount)?;
+            transaction_rules::check_paid_total(paid + amount)?;
         }
         // D30: each active reference of the batch is held by no stored payment and by no earlier
         // payment of the batch, which would get the id the store numbers it with.
@@ -88,7 +88,7 @@ impl BulkLoadStore for MemoryStore {
             let payment = &imported.transaction;
             let Some(reference) = &payment.reference else { continue };
             if let Some(holders) = held.get(&(payment.transaction_type, reference.key().to_owned())) {
-                references::check(holders, None)?;
+                holders::check(holders, None)?;
             }
             let id = first_id + index as i64;
             if let Some(existing) = keys.insert((payment.transaction_type, reference.key().to_owned()), id) {

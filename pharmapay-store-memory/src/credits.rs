@@ -1,19 +1,20 @@
 //! Vendor credits in memory: [`CreditStore`] for [`MemoryStore`] (D44). A credit's number is
 //! unique among its vendor's active credits; replacements, decisions and applications are
-//! judged by `rules::credits` over the credit and the invoices as they stand under the store's
+//! judged by `credits::rules` over the credit and the invoices as they stand under the store's
 //! lock, and every write keeps the figures its rows contribute to (D41).
 
 use std::collections::{HashMap, HashSet};
 
-use pharmapay_core::dashboard::CreditSummary;
-use pharmapay_core::domain::{
+use pharmapay_core::base::restore;
+use pharmapay_core::credits::rules as credit_rules;
+use pharmapay_core::credits::rules::CreditFacts;
+use pharmapay_core::credits::{
     CreditApplication, CreditDecision, CreditQuery, NewCreditApplication, NewVendorCredit, VendorCredit,
 };
 use pharmapay_core::events::Announcement;
 use pharmapay_core::ids::{CreditApplicationId, InvoiceId, VendorCreditId, VendorId};
 use pharmapay_core::jiff::Timestamp;
-use pharmapay_core::rules::credits::{self, CreditFacts};
-use pharmapay_core::rules::restore;
+use pharmapay_core::reports::dashboard::CreditSummary;
 use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::store::{BulkCredit, CreditStore, StoreResult, UniqueKey, WriteContext};
 use pharmapay_core::text::key;
@@ -159,9 +160,9 @@ impl State {
         vendor_id: VendorId,
         (from, before): (Timestamp, Timestamp),
         calendar: &pharmapay_core::BusinessCalendar,
-        rows: &mut pharmapay_core::domain::statement::StatementRows,
+        rows: &mut pharmapay_core::reports::statement::StatementRows,
     ) {
-        use pharmapay_core::domain::statement::{StatementEntry, StatementLineKind};
+        use pharmapay_core::reports::statement::{StatementEntry, StatementLineKind};
         for (id, credit) in
             self.credits.iter().filter(|(_, credit)| credit.is_active && credit.vendor_id == vendor_id.get())
         {
@@ -224,7 +225,7 @@ impl State {
         }
         if let Some(invoice_id) = credit.against_invoice_id {
             let owner = self.invoices.get(&invoice_id.get()).map(|invoice| VendorId(invoice.vendor_id));
-            credits::check_against(credit.vendor_id, owner)?;
+            credit_rules::check_against(credit.vendor_id, owner)?;
         }
         self.check_credit_number(vendor_id, number_key, except)
     }
@@ -261,7 +262,7 @@ impl State {
                     return Err(StoreError::Conflict(UniqueKey::CreditNumber));
                 }
             }
-            let facts = credits::check_import(imported, &self.calendar)?;
+            let facts = credit_rules::check_import(imported, &self.calendar)?;
             let allocations = match (&imported.application, imported.is_active) {
                 (Some(application), true) => {
                     let mut payable = self.payable(vendor_id, application.allocations.as_deref());
@@ -269,7 +270,7 @@ impl State {
                         invoice.pending -= credited.get(&invoice.id.get()).copied().unwrap_or_default();
                     }
                     let at = application.date.unwrap_or(imported.created_at);
-                    let allocations = credits::plan_application(&facts, application, at, &payable)?;
+                    let allocations = credit_rules::plan_application(&facts, application, at, &payable)?;
                     for share in &allocations {
                         *credited.entry(share.invoice_id.get()).or_default() += share.amount.get();
                     }
@@ -341,7 +342,7 @@ impl CreditStore for MemoryStore {
         let facts = state.active_credit(id)?;
         let number_key = key(&credit.credit_number);
         state.check_claim(&credit, &number_key, Some(id.get()))?;
-        credits::check_update(&facts, &credit)?;
+        credit_rules::check_update(&facts, &credit)?;
         let before = state.snapshot(&[Touch::Credit(id.get())]);
         let row = state.credits.get_mut(&id.get()).expect("checked above");
         row.vendor_id = credit.vendor_id.get();
@@ -365,7 +366,7 @@ impl CreditStore for MemoryStore {
         ctx: WriteContext,
     ) -> StoreResult<VendorCredit> {
         let mut state = self.write();
-        credits::check_decision(&state.active_credit(id)?, &decision)?;
+        credit_rules::check_decision(&state.active_credit(id)?, &decision)?;
         let before = state.snapshot(&[Touch::Credit(id.get())]);
         let row = state.credits.get_mut(&id.get()).expect("checked above");
         row.accepted = Some(decision.accepted_amount);
@@ -442,7 +443,7 @@ impl CreditStore for MemoryStore {
         let mut state = self.write();
         let facts = state.active_credit(id)?;
         let payable = state.payable(facts.vendor_id.get(), application.allocations.as_deref());
-        let allocations = credits::plan_application(&facts, &application, ctx.at, &payable)?;
+        let allocations = credit_rules::plan_application(&facts, &application, ctx.at, &payable)?;
         let mut touched: Vec<Touch> = allocations.iter().map(|share| Touch::Invoice(share.invoice_id.get())).collect();
         touched.push(Touch::Credit(id.get()));
         let before = state.snapshot(&touched);

@@ -3,8 +3,8 @@
 //! happened.
 
 use pharmapay_core::Entity;
-use pharmapay_core::domain::InvoiceDetail;
 use pharmapay_core::events::{Announced, Announcement, Announcer, Event};
+use pharmapay_core::invoices::InvoiceDetail;
 use pharmapay_core::store::{EventStore, StoreResult, WriteContext};
 
 use crate::{MemoryStore, State};

@@ -1,13 +1,14 @@
 //! The file imports of D45 in memory: [`FileImportStore`] for [`MemoryStore`]. A file's rows
-//! are planned by core (`rules::imports`) over the active vendors and the invoices holding the
+//! are planned by core (`imports::rules`) over the active vendors and the invoices holding the
 //! file's numbers, and the plan is written whole or not at all.
 
-use pharmapay_core::domain::NewVendor;
-use pharmapay_core::domain::gstin::Gstin;
 use pharmapay_core::ids::{InvoiceId, VendorId};
-use pharmapay_core::import::{ImportPlan, ImportSummary, InvoiceRow, VendorRow};
-use pharmapay_core::rules::imports::{self, InvoiceKeys, StoredInvoice, StoredVendor};
+use pharmapay_core::imports::rules as import_rules;
+use pharmapay_core::imports::rules::{InvoiceKeys, StoredInvoice, StoredVendor};
+use pharmapay_core::imports::{ImportPlan, ImportSummary, InvoiceRow, VendorRow};
 use pharmapay_core::store::{FileImportStore, StoreResult, WriteContext};
+use pharmapay_core::vendors::NewVendor;
+use pharmapay_core::vendors::gstin::Gstin;
 use pharmapay_core::{Entity, StoreError};
 
 use crate::{MemoryStore, State};
@@ -84,9 +85,14 @@ impl FileImportStore for MemoryStore {
                 due_date: row.due_date,
             })
             .collect();
-        let plan =
-            imports::plan_invoices(rows, &active_vendors(&state), &stored, state.licence_policy(), &state.calendar)
-                .map_err(StoreError::Rows)?;
+        let plan = import_rules::plan_invoices(
+            rows,
+            &active_vendors(&state),
+            &stored,
+            state.licence_policy(),
+            &state.calendar,
+        )
+        .map_err(StoreError::Rows)?;
         Ok(write_plan(&mut state, &ctx, (dry_run, row_count), plan, Entity::Invoice, |state, invoice| {
             let changes = invoice.audit_changes();
             (state.add_invoice(invoice, true, ctx.at), changes)
@@ -101,7 +107,8 @@ impl FileImportStore for MemoryStore {
     ) -> StoreResult<ImportSummary> {
         let mut state = self.write();
         let row_count = rows.len();
-        let plan = imports::plan_vendors(rows, &active_vendors(&state), &state.calendar).map_err(StoreError::Rows)?;
+        let plan =
+            import_rules::plan_vendors(rows, &active_vendors(&state), &state.calendar).map_err(StoreError::Rows)?;
         Ok(write_plan(&mut state, &ctx, (dry_run, row_count), plan, Entity::Vendor, |state, vendor| {
             let changes = vendor.audit_changes();
             (state.add_vendor(vendor, true, ctx.at), changes)

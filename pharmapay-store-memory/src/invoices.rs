@@ -3,15 +3,16 @@
 //! write takes a snapshot of the rows whose figures it may move and keeps the figures as the
 //! rows then stand (D41).
 
-use pharmapay_core::domain::invoice::is_open;
+use pharmapay_core::invoices::is_open;
 use std::collections::HashSet;
 
-use pharmapay_core::domain::{
+use pharmapay_core::base::restore;
+use pharmapay_core::credits::rules as credit_rules;
+use pharmapay_core::ids::{InvoiceId, VendorId};
+use pharmapay_core::invoices::{
     Invoice, InvoiceBrief, InvoiceDetail, InvoiceFilter, InvoiceQuery, InvoiceSortKey, InvoiceStatus, NewInvoice,
 };
-use pharmapay_core::ids::{InvoiceId, VendorId};
 use pharmapay_core::jiff::Timestamp;
-use pharmapay_core::rules::{credits, restore};
 use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::store::{InvoiceStore, StoreResult, UniqueKey, WriteContext};
 use pharmapay_core::text::key;
@@ -182,7 +183,7 @@ impl InvoiceStore for MemoryStore {
         }
         state.check_licence(invoice.vendor_id.get(), invoice.invoice_date)?;
         if let Some(facts) = state.invoice_facts(id.get()) {
-            credits::check_invoice_move(&facts, invoice.vendor_id)?;
+            credit_rules::check_invoice_move(&facts, invoice.vendor_id)?;
         }
         let before = state.snapshot(&state.invoice_and_payments(id.get()));
         let row = state.invoices.get_mut(&id.get()).expect("checked above");

@@ -1,20 +1,22 @@
 //! Payments (the spec's transactions) in memory: [`TransactionStore`] for [`MemoryStore`].
 //! Every payment write moves its invoice's kept paid total under the store's one lock;
-//! [`ledger::receive`] says whether the invoice may take it (D1, D15), and
+//! [`transaction_rules::receive`] says whether the invoice may take it (D1, D15), and
 //! [`references`] whether its reference is free (D30).
 
 use std::collections::HashMap;
 
-use pharmapay_core::domain::{
-    NewTransaction, PaymentReference, Transaction, TransactionFilter, TransactionQuery, TransactionSortKey,
-    TransactionType,
-};
 use pharmapay_core::ids::{InvoiceId, TransactionId, VendorPaymentId};
 use pharmapay_core::jiff::Timestamp;
-use pharmapay_core::rules::ledger::{self, PaidInvoice, PaymentWrite};
-use pharmapay_core::rules::references::{self, Holder, KeyHolder};
 use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::store::{StoreResult, TransactionStore, WriteContext};
+use pharmapay_core::transactions::holders;
+use pharmapay_core::transactions::holders::{Holder, KeyHolder};
+use pharmapay_core::transactions::reference::PaymentReference;
+use pharmapay_core::transactions::rules as transaction_rules;
+use pharmapay_core::transactions::rules::{PaidInvoice, PaymentWrite};
+use pharmapay_core::transactions::{
+    NewTransaction, Transaction, TransactionFilter, TransactionQuery, TransactionSortKey, TransactionType,
+};
 use pharmapay_core::{Entity, Page, StoreError};
 
 use crate::figures::Touch;
@@ -77,14 +79,14 @@ impl State {
         })
     }
 
-    /// The invoice as it would stand with `added` more paid, for [`ledger::receive`].
+    /// The invoice as it would stand with `added` more paid, for [`transaction_rules::receive`].
     pub(crate) fn paid_invoice_after(&self, invoice_id: i64, added: Decimal) -> Option<PaidInvoice> {
         let invoice = self.invoices.get(&invoice_id)?;
         Some(PaidInvoice { is_active: invoice.is_active, paid: invoice.paid + added })
     }
 
     /// D30: refuses `reference` among active payments of type `kind` when a payment of another
-    /// holder than `writer` holds its key, as [`references::check`] decides.
+    /// holder than `writer` holds its key, as [`holders::check`] decides.
     pub(crate) fn check_reference(
         &self,
         kind: TransactionType,
@@ -108,7 +110,7 @@ impl State {
                 vendor_payment_id: row.vendor_payment_id.map(VendorPaymentId),
             })
             .collect();
-        references::check(&holders, writer)
+        holders::check(&holders, writer)
     }
 
     /// The holders of every active payment reference, by type and key: one pass over the
@@ -140,7 +142,10 @@ impl TransactionStore for MemoryStore {
     async fn insert_transaction(&self, transaction: NewTransaction, ctx: WriteContext) -> StoreResult<Transaction> {
         let mut state = self.write();
         let invoice_id = transaction.invoice_id.get();
-        ledger::receive(state.paid_invoice_after(invoice_id, transaction.amount.get()), PaymentWrite::Record)?;
+        transaction_rules::receive(
+            state.paid_invoice_after(invoice_id, transaction.amount.get()),
+            PaymentWrite::Record,
+        )?;
         state.check_reference(transaction.transaction_type, transaction.reference.as_ref(), None)?;
         let id = state.add_transaction(transaction, true, ctx.at, None);
         state.finish_write(&ctx, "create", Entity::Transaction, id);
@@ -168,7 +173,7 @@ impl TransactionStore for MemoryStore {
         // A payment that stays on its invoice frees its old amount there first.
         let freed = if old.invoice_id == new_invoice { old.amount.get() } else { Decimal::ZERO };
         let target = state.paid_invoice_after(new_invoice, transaction.amount.get() - freed);
-        ledger::receive(target, PaymentWrite::Record)?;
+        transaction_rules::receive(target, PaymentWrite::Record)?;
         let holder = Holder::of(id, old.vendor_payment_id.map(VendorPaymentId));
         state.check_reference(transaction.transaction_type, transaction.reference.as_ref(), Some(holder))?;
         let before =
@@ -221,7 +226,7 @@ impl TransactionStore for MemoryStore {
         let (invoice_id, amount) = (row.invoice_id, row.amount.get());
         let holder = Holder::of(id, row.vendor_payment_id.map(VendorPaymentId));
         let (kind, reference) = (row.transaction_type, row.reference.clone());
-        ledger::receive(state.paid_invoice_after(invoice_id, amount), PaymentWrite::Restore)?;
+        transaction_rules::receive(state.paid_invoice_after(invoice_id, amount), PaymentWrite::Restore)?;
         state.check_reference(kind, reference.as_ref(), Some(holder))?;
         let before = state.snapshot(&[Touch::Payment(id.get()), Touch::Invoice(invoice_id)]);
         let row = state.transactions.get_mut(&id.get()).expect("checked above");

@@ -8,24 +8,26 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use pharmapay_core::BusinessCalendar;
-use pharmapay_core::dashboard::SummaryFigures;
-use pharmapay_core::dashboard::TopVendor;
-use pharmapay_core::domain::aging::{Aging, AgingBounds, AgingBuilder, AgingFigures, KeptOwed, TodaysAgingPage};
-use pharmapay_core::domain::licence::LicenceHolder;
-use pharmapay_core::domain::statement::{
-    StatementEntry, StatementFigures, StatementLineKind, StatementPage, StatementRows,
-};
-use pharmapay_core::domain::{
-    AuditEntry, AuditQuery, Invoice, InvoiceFilter, Setting, Transaction, TransactionFilter, Vendor, VendorFilter,
-};
 use pharmapay_core::figures::{DayFigures, OpenFigures, VendorDayFigures, VendorFigures};
 use pharmapay_core::ids::{InvoiceId, TransactionId, VendorId};
+use pharmapay_core::invoices::{Invoice, InvoiceFilter};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::jiff::civil::Date;
 use pharmapay_core::paging::PagePlace;
+use pharmapay_core::reports::aging::{Aging, AgingBounds, AgingBuilder, AgingFigures, KeptOwed, TodaysAgingPage};
+use pharmapay_core::reports::audit::{AuditEntry, AuditQuery};
+use pharmapay_core::reports::dashboard::SummaryFigures;
+use pharmapay_core::reports::dashboard::TopVendor;
+use pharmapay_core::reports::setting::Setting;
+use pharmapay_core::reports::statement::{
+    StatementEntry, StatementFigures, StatementLineKind, StatementPage, StatementRows,
+};
 use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::store::ReportStore;
 use pharmapay_core::store::{StoreResult, WriteContext};
+use pharmapay_core::transactions::{Transaction, TransactionFilter};
+use pharmapay_core::vendors::licence::LicenceHolder;
+use pharmapay_core::vendors::{Vendor, VendorFilter};
 use pharmapay_core::{Entity, StoreError};
 use pharmapay_core::{Page, PageRequest};
 

@@ -5,14 +5,17 @@ use std::collections::BTreeSet;
 
 use pharmapay_core::Amount;
 use pharmapay_core::bank::read::StatementLine;
-use pharmapay_core::domain::bank_statement::{LineCounts, LineStatus, MatchedBy};
-use pharmapay_core::domain::webhook::{Delivery, NewWebhook, WebhookSecret};
-use pharmapay_core::domain::{CreditKind, PaymentReference, TransactionType, VendorType};
+use pharmapay_core::bank::{LineCounts, LineStatus, MatchedBy};
+use pharmapay_core::credits::CreditKind;
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::jiff::civil::Date;
-use pharmapay_core::rules::references::Holder;
-use pharmapay_core::rules::sessions::TokenState;
 use pharmapay_core::rust_decimal::Decimal;
+use pharmapay_core::sessions::rules::TokenState;
+use pharmapay_core::transactions::TransactionType;
+use pharmapay_core::transactions::holders::Holder;
+use pharmapay_core::transactions::reference::PaymentReference;
+use pharmapay_core::vendors::VendorType;
+use pharmapay_core::webhooks::{Delivery, NewWebhook, WebhookSecret};
 
 #[derive(Clone)]
 pub(crate) struct VendorRow {

@@ -4,18 +4,23 @@
 //! Onboarding, the failed-login window, token issues and idempotency claims are decided by
 //! [`installation`], [`login_rules`], [`sessions`] and [`claims`]; this file keeps their facts.
 
+use pharmapay_core::access::user::User;
 use pharmapay_core::auth::Secret;
-use pharmapay_core::domain::{NewAuditEntry, NewVendor, User, Vendor, VendorType};
+use pharmapay_core::idempotency::rules as claims;
+use pharmapay_core::idempotency::rules::{ClaimDecision, StoredClaim};
 use pharmapay_core::idempotency::{ClaimOutcome, IdempotencyClaim, IdempotencyKey};
 use pharmapay_core::ids::{UserId, VendorId};
 use pharmapay_core::jiff::Timestamp;
-use pharmapay_core::rules::idempotency::{self as claims, ClaimDecision, StoredClaim};
-use pharmapay_core::rules::installation::{self, Installation, PharmacyRow};
-use pharmapay_core::rules::login::{self as login_rules, Failure, LoginAttempts, LoginGate};
-use pharmapay_core::rules::sessions;
+use pharmapay_core::reports::audit::NewAuditEntry;
+use pharmapay_core::sessions::installation;
+use pharmapay_core::sessions::installation::{Installation, PharmacyRow};
+use pharmapay_core::sessions::login as login_rules;
+use pharmapay_core::sessions::login::{Failure, LoginAttempts, LoginGate};
+use pharmapay_core::sessions::rules as session_rules;
 use pharmapay_core::store::{Credentials, LoginOutcome, NewUserRecord, SessionState, SessionStore, SignIn, UniqueKey};
 use pharmapay_core::store::{StoreResult, WriteContext};
 use pharmapay_core::text::key;
+use pharmapay_core::vendors::{NewVendor, Vendor, VendorType};
 use pharmapay_core::{Entity, StoreError};
 
 use crate::{IdempotencyRow, MemoryStore, State, UserRow};
@@ -74,7 +79,7 @@ impl SessionStore for MemoryStore {
         let user_id = state.insert_user_row(admin, ctx.authority, ctx.at)?;
         // The engine signs the first admin in at once, with a token issued now.
         let user = state.users.get_mut(&user_id).expect("just written");
-        user.tokens = sessions::issue(user.tokens, ctx.at).1;
+        user.tokens = session_rules::issue(user.tokens, ctx.at).1;
         state.audit(ctx.audit("create", Entity::Vendor, Some(vendor_id)));
         state.audit(ctx.audit("create", Entity::User, Some(user_id)));
         let vendor = state.vendor(vendor_id).expect("just written");
@@ -166,7 +171,7 @@ impl SessionStore for MemoryStore {
             .get_mut(&user_id.get())
             .filter(|row| row.is_active)
             .ok_or(StoreError::NotFound(Entity::User))?;
-        let (issued_at, tokens) = sessions::issue(row.tokens, now);
+        let (issued_at, tokens) = session_rules::issue(row.tokens, now);
         row.tokens = tokens;
         state.login_attempts.remove(email_key);
         state.login_attempts.remove(&account_key);

@@ -2,14 +2,15 @@
 
 use pharmapay_core::access::Permission;
 use pharmapay_core::auth::Secret;
-use pharmapay_core::domain::setting::TIME_ZONE;
-use pharmapay_core::domain::{AuditEntry, NewAuditEntry, Setting};
 use pharmapay_core::figures::KeptFigures;
 use pharmapay_core::idempotency::IdempotencyTicket;
 use pharmapay_core::ids::AuditId;
 use pharmapay_core::jiff::Timestamp;
-use pharmapay_core::rules::login::LoginAttempts;
+use pharmapay_core::reports::audit::{AuditEntry, NewAuditEntry};
+use pharmapay_core::reports::setting::Setting;
+use pharmapay_core::reports::setting::TIME_ZONE;
 use pharmapay_core::rust_decimal::Decimal;
+use pharmapay_core::sessions::login::LoginAttempts;
 use pharmapay_core::store::WriteContext;
 use pharmapay_core::text::key;
 use pharmapay_core::{BusinessCalendar, Entity, SortDir, seed};
@@ -65,7 +66,7 @@ pub(super) struct State {
     /// payment.
     pub(super) bank_statements: BTreeMap<i64, super::StatementRow>,
     pub(super) bank_lines: BTreeMap<i64, super::LineRow>,
-    pub(super) bank_holds: HashMap<pharmapay_core::rules::references::Holder, i64>,
+    pub(super) bank_holds: HashMap<pharmapay_core::transactions::holders::Holder, i64>,
     pub(super) users: BTreeMap<i64, UserRow>,
     pub(super) roles: BTreeMap<i64, RoleRow>,
     pub(super) permissions: BTreeMap<i64, Permission>,

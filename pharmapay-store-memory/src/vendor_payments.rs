@@ -1,14 +1,16 @@
 //! Vendor payments in memory (D31): [`VendorPaymentStore`] for [`MemoryStore`].
 //!
 //! Under the one lock, the vendor is checked, the reference is [`references`]' to judge (D30),
-//! the invoices the payment may pay are handed to [`allocation::allocate`], and each share is
+//! the invoices the payment may pay are handed to [`vendor_payment_rules::allocate`], and each share is
 //! recorded as a payment naming the vendor payment, its figures kept as every payment's are.
 
-use pharmapay_core::domain::{NewTransaction, NewVendorPayment, VendorPayment};
 use pharmapay_core::ids::{InvoiceId, VendorId, VendorPaymentId};
-use pharmapay_core::rules::allocation::{self, PayableInvoice, RequestedAllocation};
-use pharmapay_core::rules::references::Holder;
 use pharmapay_core::store::{StoreResult, VendorPaymentStore, WriteContext};
+use pharmapay_core::transactions::NewTransaction;
+use pharmapay_core::transactions::holders::Holder;
+use pharmapay_core::vendor_payments::rules as vendor_payment_rules;
+use pharmapay_core::vendor_payments::rules::{PayableInvoice, RequestedAllocation};
+use pharmapay_core::vendor_payments::{NewVendorPayment, VendorPayment};
 use pharmapay_core::{Entity, StoreError};
 
 use crate::figures::Touch;
@@ -73,7 +75,7 @@ impl State {
 
 impl State {
     /// Records a vendor payment (D31) under the lock the caller holds: the vendor active, the
-    /// reference free (D30), the amount split by [`allocation::allocate`], a payment per share.
+    /// reference free (D30), the amount split by [`vendor_payment_rules::allocate`], a payment per share.
     /// Answers its id; writes nothing when refused.
     pub(crate) fn record_vendor_payment(
         &mut self,
@@ -86,7 +88,8 @@ impl State {
         }
         self.check_reference(payment.transaction_type, payment.reference.as_ref(), None)?;
         let payable = self.payable(vendor_id.get(), payment.allocations.as_deref());
-        let allocations = allocation::allocate(vendor_id, payment.amount, payment.allocations.as_deref(), &payable)?;
+        let allocations =
+            vendor_payment_rules::allocate(vendor_id, payment.amount, payment.allocations.as_deref(), &payable)?;
         let id = self.next("vendor_payment");
         self.vendor_payments.insert(
             id,

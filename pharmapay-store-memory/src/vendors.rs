@@ -2,15 +2,16 @@
 //! active invoices (D11), read from the kept figures (D41); the OwnPharmacy rules are
 //! [`vendor_rules`]' and restores under an inactive parent [`restore`]'s to refuse.
 
-use pharmapay_core::domain::gstin::Gstin;
-use pharmapay_core::domain::licence::{EXPIRED_LICENSE_POLICY, ExpiredLicensePolicy, LicenseStatus};
-use pharmapay_core::domain::{NewVendor, Vendor, VendorBrief, VendorFilter, VendorQuery, VendorSortKey};
 use pharmapay_core::figures::VendorFigures;
 use pharmapay_core::ids::VendorId;
+use pharmapay_core::invoices::rules as invoice_rules;
 use pharmapay_core::jiff::Timestamp;
-use pharmapay_core::rules::{licence, vendors as vendor_rules};
 use pharmapay_core::store::{StoreResult, UniqueKey, VendorStore, WriteContext};
 use pharmapay_core::text::key;
+use pharmapay_core::vendors::gstin::Gstin;
+use pharmapay_core::vendors::licence::{EXPIRED_LICENSE_POLICY, ExpiredLicensePolicy, LicenseStatus};
+use pharmapay_core::vendors::rules as vendor_rules;
+use pharmapay_core::vendors::{NewVendor, Vendor, VendorBrief, VendorFilter, VendorQuery, VendorSortKey};
 use pharmapay_core::{Entity, Page, StoreError};
 
 use crate::figures::Touch;
@@ -113,7 +114,7 @@ impl State {
         if taken { Err(StoreError::Conflict(UniqueKey::Gstin)) } else { Ok(()) }
     }
 
-    /// D36: refuses, as [`licence::check_invoice`] decides, an invoice dated `invoice_date` for
+    /// D36: refuses, as [`invoice_rules::check_invoice`] decides, an invoice dated `invoice_date` for
     /// the vendor `vendor_id` when the `ExpiredLicensePolicy` setting blocks.
     /// The `ExpiredLicensePolicy` setting (D36).
     pub(crate) fn licence_policy(&self) -> ExpiredLicensePolicy {
@@ -127,7 +128,7 @@ impl State {
         let policy = self.licence_policy();
         let valid_until = self.vendors.get(&vendor_id).and_then(|vendor| vendor.drug_license_valid_until);
         let day_start = self.calendar.start_of(self.calendar.date_of(invoice_date));
-        licence::check_invoice(policy, valid_until, day_start)
+        invoice_rules::check_invoice(policy, valid_until, day_start)
     }
 
     pub(crate) fn active_vendor(&self, id: i64) -> bool {

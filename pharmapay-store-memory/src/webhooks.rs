@@ -1,16 +1,17 @@
 //! Webhooks and their deliveries (D47), under the store's one lock: queuing, claims and tries
-//! are decided one at a time, as `pharmapay_core::rules::webhooks` says.
+//! are decided one at a time, as `pharmapay_core::webhooks::rules` says.
 
 use std::collections::HashMap;
 
-use pharmapay_core::domain::webhook::{
-    Attempt, Delivery, DeliveryQuery, DeliveryStatus, DueDelivery, NewWebhook, Webhook, WebhookSecret,
-};
 use pharmapay_core::ids::{DeliveryId, WebhookId};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::paging::Page;
-use pharmapay_core::rules::webhooks::{self, CLAIM_LEASE};
 use pharmapay_core::store::{StoreResult, WebhookStore, WriteContext};
+use pharmapay_core::webhooks::rules as webhook_rules;
+use pharmapay_core::webhooks::rules::CLAIM_LEASE;
+use pharmapay_core::webhooks::{
+    Attempt, Delivery, DeliveryQuery, DeliveryStatus, DueDelivery, NewWebhook, Webhook, WebhookSecret,
+};
 use pharmapay_core::{Entity, StoreError};
 
 use crate::rows::{DeliveryRow, WebhookRow};
@@ -29,11 +30,11 @@ impl State {
         })
     }
 
-    /// Records each try of `tries` and ends its claim, as `rules::webhooks::after_attempt` says.
+    /// Records each try of `tries` and ends its claim, as `webhooks::rules::after_attempt` says.
     fn record_tries(&mut self, tries: Vec<(DeliveryId, Attempt)>) {
         for (delivery, attempt) in tries {
             let Some(row) = self.deliveries.get_mut(&delivery.get()) else { continue };
-            let after = webhooks::after_attempt(row.delivery.created_at, row.delivery.attempts, &attempt);
+            let after = webhook_rules::after_attempt(row.delivery.created_at, row.delivery.attempts, &attempt);
             row.claimed_until = None;
             row.delivery.attempts += 1;
             row.delivery.status = after.status;
@@ -150,7 +151,8 @@ impl WebhookStore for MemoryStore {
         let Some(upto) = events.last().map(|(id, _)| *id) else { return Ok(0) };
         for (webhook, cursor) in active {
             let takes = state.webhooks[&webhook].fields.events.clone();
-            for (event, kind) in events.iter().filter(|(event, kind)| *event > cursor && webhooks::takes(&takes, kind))
+            for (event, kind) in
+                events.iter().filter(|(event, kind)| *event > cursor && webhook_rules::takes(&takes, kind))
             {
                 let id = state.next("delivery");
                 let delivery = Delivery {
@@ -200,7 +202,7 @@ impl WebhookStore for MemoryStore {
         let candidates: Vec<(i64, i64)> = candidates.into_iter().map(|(_, id, webhook)| (id, webhook)).collect();
         let until = now.saturating_add(CLAIM_LEASE).unwrap_or(now);
         let mut due = Vec::new();
-        for id in webhooks::claimable(&candidates, &in_flight, limit as usize) {
+        for id in webhook_rules::claimable(&candidates, &in_flight, limit as usize) {
             let Some(row) = state.deliveries.get_mut(&id) else { continue };
             row.claimed_until = Some(until);
             let delivery = row.delivery.clone();

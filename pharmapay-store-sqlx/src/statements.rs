@@ -141,7 +141,7 @@ pub const RECENT_INVOICES: &str = concat!(
 
 /// A payment write's first statement after reading the business calendar: adds the payment to
 /// its invoice's paid total, locking the invoice row, and returns the row as it now stands
-/// (`is_active` and `invoice_paid` for `rules::ledger::receive`, with `vendor_id`,
+/// (`is_active` and `invoice_paid` for `transactions::rules::receive`, with `vendor_id`,
 /// `invoice_amount` and `due_date` the facts the kept figures need, and the rest for the
 /// payment's nested invoice). Binds: the invoice's id, the scaled amount added.
 pub const ADD_PAID: &str = "UPDATE invoices SET paid = paid + $2 WHERE id = $1 \

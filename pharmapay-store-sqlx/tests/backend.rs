@@ -6,15 +6,16 @@ mod common;
 use std::time::{Duration, Instant};
 
 use pharmapay_core::conformance::{amount, dec, ts};
-use pharmapay_core::domain::{
-    InvoiceQuery, NewInvoice, NewTransaction, NewVendor, PaymentReference, TransactionType, VendorQuery, VendorType,
-};
 use pharmapay_core::ids::VendorId;
+use pharmapay_core::invoices::{InvoiceQuery, NewInvoice};
 use pharmapay_core::money::MAX_AMOUNT;
 use pharmapay_core::store::{
     AccessStore, BulkInvoice, BulkLoadStore, BulkTransaction, InvoiceStore, SessionStore, TransactionStore,
     VendorStore, WriteContext,
 };
+use pharmapay_core::transactions::reference::PaymentReference;
+use pharmapay_core::transactions::{NewTransaction, TransactionType};
+use pharmapay_core::vendors::{NewVendor, VendorQuery, VendorType};
 use pharmapay_core::{Authority, Store};
 use pharmapay_core::{StoreError, StoreResult, UniqueKey};
 use pharmapay_store_sqlx::testing::Notices;
@@ -100,17 +101,17 @@ async fn small_ledger<S: Store>(store: &S) -> StoreResult<()> {
     store.delete_transaction(undone.id, ctx()).await?;
     // D44: a claim accepted in part and one still undecided, which the figures of a database
     // upgraded past version 16 count too.
-    let claim = |number: &str| pharmapay_core::domain::NewVendorCredit {
+    let claim = |number: &str| pharmapay_core::credits::NewVendorCredit {
         vendor_id: vendor.id,
         credit_number: number.into(),
-        kind: pharmapay_core::domain::CreditKind::Breakage,
+        kind: pharmapay_core::credits::CreditKind::Breakage,
         claimed_amount: amount("4"),
         claim_date: ts("2024-05-02T00:00:00Z"),
         against_invoice_id: None,
         description: None,
     };
     let decided = store.insert_credit(claim("CN-1"), ctx()).await?;
-    let decision = pharmapay_core::domain::CreditDecision {
+    let decision = pharmapay_core::credits::CreditDecision {
         accepted_amount: dec("3"),
         decision_date: ts("2024-05-03T00:00:00Z"),
         distributor_reference: None,
@@ -124,7 +125,8 @@ async fn small_ledger<S: Store>(store: &S) -> StoreResult<()> {
 async fn reads_as_the_small_ledger<S: Store>(store: &S) {
     for (status, expected) in [("Overdue", 1), ("PartiallyPaid", 1), ("FullyPaid", 1), ("Canceled", 1)] {
         let query =
-            pharmapay_core::domain::InvoiceQuery::from_params(&vec![("status".to_owned(), status.to_owned())]).unwrap();
+            pharmapay_core::invoices::InvoiceQuery::from_params(&vec![("status".to_owned(), status.to_owned())])
+                .unwrap();
         let page = store.list_invoices(&query, today()).await.unwrap();
         assert_eq!(page.total_count, expected, "{status}");
         assert_eq!(page.items.len() as u64, expected, "{status}");
@@ -302,7 +304,9 @@ async fn sqlite_reference_keys_are_computed_again_when_an_existing_database_upgr
     assert_eq!(stored_keys!(&mut conn), ["UTR77", "UTR77"], "D48: one key for both spellings");
     let upi = PaymentReference::key_of("utr-77");
     let found = store
-        .list_transactions(&pharmapay_core::domain::TransactionQuery::from_params(&[("reference", "utr-77")]).unwrap())
+        .list_transactions(
+            &pharmapay_core::transactions::TransactionQuery::from_params(&[("reference", "utr-77")]).unwrap(),
+        )
         .await
         .unwrap();
     assert_eq!((upi.as_str(), found.total_count), ("UTR77", 2), "the filter finds both by the new key");
@@ -524,7 +528,7 @@ async fn postgres_reports_its_settings_and_migrates_once_when_servers_start_toge
     assert_eq!(store.list_roles().await.unwrap().len(), 2, "the seed is written once");
     // The identity sequences continue after the seeded ids.
     let role = store
-        .insert_role(pharmapay_core::domain::NewRole { name: "Clerk".into(), description: String::new() }, ctx())
+        .insert_role(pharmapay_core::access::role::NewRole { name: "Clerk".into(), description: String::new() }, ctx())
         .await
         .unwrap();
     assert_eq!(role.id.get(), 3);

@@ -20,12 +20,14 @@ use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand, ValueEnum};
 use pharmapay_benches::stats::{memory_kib, reset_peak_memory};
-use pharmapay_core::domain::{NewInvoice, NewTransaction, NewVendor, TransactionFilter, TransactionType, VendorType};
 use pharmapay_core::ids::VendorId;
+use pharmapay_core::invoices::NewInvoice;
 use pharmapay_core::jiff::civil::{Date, date};
 use pharmapay_core::jiff::{Timestamp, ToSpan, tz::TimeZone};
 use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::store::{BulkInvoice, BulkTransaction, BulkVendor};
+use pharmapay_core::transactions::{NewTransaction, TransactionFilter, TransactionType};
+use pharmapay_core::vendors::{NewVendor, VendorType};
 use pharmapay_core::{Amount, BulkLoadStore, EngineOptions, PharmaPay, SystemClock};
 use pharmapay_store_memory::MemoryStore;
 use rust_xlsxwriter::{ExcelDateTime, Format, Workbook, XlsxError};

@@ -11,7 +11,7 @@
 //! Verification pins the algorithm, requires `exp`, `iat`, `iss` and `aud`, rejects claims of
 //! the wrong JSON type, checks expiry against the engine's [`crate::Clock`] rather than the
 //! system time, and refuses a token whose lifetime is longer than the configured one or whose
-//! `iat` lies more than a minute ahead (see [`crate::rules::sessions`]).
+//! `iat` lies more than a minute ahead (see [`crate::sessions::rules`]).
 //!
 //! # Layout
 //! - `tokens.rs`: the signing secret, token settings, and issuing and verifying tokens.

@@ -7,11 +7,11 @@ use jiff::{SignedDuration, Timestamp};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
 
+use crate::access::user::User;
 use crate::access::{PermissionSet, Principal};
-use crate::domain::User;
 use crate::error::Error;
 use crate::ids::{RoleId, UserId};
-use crate::rules::sessions;
+use crate::sessions::rules;
 
 /// Shortest signing secret accepted (spec, Authentication 4).
 pub const MIN_SECRET_CHARS: usize = 32;
@@ -168,7 +168,7 @@ impl Tokens {
     }
 
     /// Signs a token for `user` with `iat` = `issued_at` (Unix seconds), as the store's
-    /// transaction chose it with [`crate::rules::sessions::issue`], expiring one lifetime later.
+    /// transaction chose it with [`crate::sessions::rules::issue`], expiring one lifetime later.
     pub(crate) fn issue(
         &self,
         user: &User,
@@ -222,7 +222,7 @@ impl Tokens {
         }
         // D39: a token cannot claim a longer life than tokens are given now, nor an issue time
         // ahead of the clock; lowering the lifetime therefore shortens older tokens too.
-        if !sessions::times_are_plausible(verified.issued_at_second, exp, self.settings.lifetime.as_secs(), now) {
+        if !rules::times_are_plausible(verified.issued_at_second, exp, self.settings.lifetime.as_secs(), now) {
             return Err(Error::Unauthenticated);
         }
         Ok(verified)

@@ -1,7 +1,7 @@
 //! What a bank line says about the payment it was (D46): the keys a payment's reference may
 //! have (D30's key, as D48 tightens it) and whether the bank says it went by UPI.
 
-use crate::domain::PaymentReference;
+use crate::transactions::reference::PaymentReference;
 
 /// The shortest run of letters and digits in a narration taken as a reference (D46).
 pub const RUN_MIN: usize = 12;

@@ -6,7 +6,7 @@
 //! dates in several shapes. [`read_statement`] finds the header row among the first
 //! [`HEADER_ROWS`] rows by the names D46 recognises (or those the caller gives), keeps every
 //! later row with a date and money out as a [`StatementLine`], counts deposits, and skips the
-//! rest. Rows are streamed by [`crate::import::read_rows`] within the import limits, and
+//! rest. Rows are streamed by [`crate::imports::read_rows`] within the import limits, and
 //! amounts go from the cell's text to an exact decimal, never through a float (D1).
 
 use std::ops::ControlFlow;
@@ -14,7 +14,7 @@ use std::ops::ControlFlow;
 use jiff::civil::Date;
 use rust_decimal::Decimal;
 
-use crate::import::{Cell, FILE_LIMITS, FileError, ImportFile, MAX_ROWS, RowErrors, cells, table};
+use crate::imports::{Cell, FILE_LIMITS, FileError, ImportFile, MAX_ROWS, RowErrors, cells, table};
 use crate::money::{self, Amount};
 use crate::text::TEXT_MAX;
 
@@ -159,7 +159,7 @@ pub fn read_statement(file: &ImportFile, options: &ReadOptions) -> Result<ReadSt
     let mut read = ReadStatement::default();
     let mut errors = RowErrors::new();
     let (mut count, mut too_many, mut header_error) = (0usize, false, None);
-    crate::import::read_rows(file.format, &file.bytes, &FILE_LIMITS, &mut |number, row| {
+    crate::imports::read_rows(file.format, &file.bytes, &FILE_LIMITS, &mut |number, row| {
         let Some(columns) = &header else {
             if number > HEADER_ROWS {
                 return ControlFlow::Break(());

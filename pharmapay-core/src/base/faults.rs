@@ -77,7 +77,7 @@ pub enum UniqueKey {
         existing: TransactionId,
     },
     /// The one OwnPharmacy vendor (D14). Stores refuse a second one by
-    /// [`crate::rules::vendors::check_insert`] before any index could; a store whose unique
+    /// [`crate::vendors::rules::check_insert`] before any index could; a store whose unique
     /// index finds one anyway reports this key, and the engine answers it as that rule.
     OwnPharmacy,
     /// A vendor credit's number, among the vendor's active credits (D44).
@@ -209,5 +209,18 @@ impl fmt::Display for RowErrors {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let rows = self.failed_rows();
         write!(f, "{rows} row{} of the file failed", if rows == 1 { "" } else { "s" })
+    }
+}
+
+/// The rule a refusal names, for the rules' tests: `None` when the write may go on.
+///
+/// # Panics
+/// When the refusal is not a rule; a test failure.
+#[cfg(test)]
+pub(crate) fn refusal(result: StoreResult<()>) -> Option<crate::base::fields::RuleBroken> {
+    match result {
+        Ok(()) => None,
+        Err(StoreError::Rule(rule)) => Some(rule),
+        Err(other) => panic!("expected a rule, got {other:?}"),
     }
 }

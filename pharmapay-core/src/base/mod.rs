@@ -9,7 +9,9 @@
 //! - `money.rs`: exact amounts.
 //! - `paging.rs`: list parameters, sorts and pages.
 //! - `permissions.rs`: collections, actions, permission sets and requirements.
+//! - `restore.rs`: records come back only under an active parent (D15).
 //! - `text.rs`: trimming and bounds of free text.
+//! - `tidy.rs`: the field rules every record's input shares, applied in place.
 
 pub mod clock;
 pub mod faults;
@@ -18,4 +20,6 @@ pub mod ids;
 pub mod money;
 pub mod paging;
 pub mod permissions;
+pub mod restore;
 pub mod text;
+pub mod tidy;

@@ -6,7 +6,7 @@ use rust_decimal::Decimal;
 
 use super::model::{Model, Op, kept, on_picked, outcome, pick, units};
 use super::ops::NUMBERS;
-use crate::domain::{CreditDecision, CreditKind, CreditQuery, NewCreditApplication, NewVendorCredit, VendorCredit};
+use crate::credits::{CreditDecision, CreditKind, CreditQuery, NewCreditApplication, NewVendorCredit, VendorCredit};
 use crate::error::Error;
 use crate::paging::PageRequest;
 use crate::store::Store;
@@ -136,7 +136,7 @@ impl<S: Store> Model<S> {
             ),
             "pending claims (D44)"
         );
-        for status in crate::domain::CreditStatus::ALL {
+        for status in crate::credits::CreditStatus::ALL {
             let mut query = CreditQuery { page: PageRequest::new(1, 1), ..CreditQuery::default() };
             query.filter.status = Some(status);
             query.filter.is_active = None;

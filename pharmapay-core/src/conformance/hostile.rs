@@ -8,7 +8,7 @@ use std::io::{Cursor, Write};
 
 use zip::write::SimpleFileOptions;
 
-use crate::import::{FileFormat, MAX_FILE_BYTES};
+use crate::imports::{FileFormat, MAX_FILE_BYTES};
 
 const REL: &str = "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
 

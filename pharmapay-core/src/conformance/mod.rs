@@ -27,22 +27,24 @@ use std::cmp::Ordering;
 
 use jiff::{SignedDuration, Timestamp};
 
+use crate::access::policy::NewPolicy;
+use crate::access::user::NewUser;
 use crate::access::{Access, PHARMACIST_ROLE_ID, Principal};
 use crate::auth::{PasswordOptions, Secret};
 use crate::clock::ManualClock;
-use crate::domain::{
-    Invoice, InvoiceSortKey, NewInvoice, NewPolicy, NewTransaction, NewUser, NewVendor, Transaction, TransactionType,
-    Vendor, VendorType,
-};
-use crate::engine::{AdminAccount, EngineOptions, Onboarding, PharmaPay, PharmacyDetails, Session};
+use crate::engine::{EngineOptions, PharmaPay, Session};
 use crate::events::{Announced, Render};
 use crate::idempotency::Created;
 use crate::ids::{InvoiceId, PolicyId, VendorId};
+use crate::invoices::{Invoice, InvoiceSortKey, NewInvoice};
 use crate::money::Amount;
 use crate::paging::{Sort, SortKey};
 use crate::seed::permission_id;
+use crate::sessions::{AdminAccount, Onboarding, PharmacyDetails};
 use crate::store::Store;
 use crate::text::Password;
+use crate::transactions::{NewTransaction, Transaction, TransactionType};
+use crate::vendors::{NewVendor, Vendor, VendorType};
 
 /// The instant every case starts at: 2024-05-10 10:00 UTC.
 pub fn start_time() -> Timestamp {
@@ -307,7 +309,7 @@ impl<S: Store> Fixture<S> {
     /// # Panics
     /// When a code names no permission, or on failure.
     pub async fn user_with(&self, email: &str, codes: &[&str]) -> (Session, Principal) {
-        let role = crate::domain::NewRole { name: format!("Role of {email}"), description: String::new() };
+        let role = crate::access::role::NewRole { name: format!("Role of {email}"), description: String::new() };
         let role = created(self.engine.create_role(&self.admin, role, None).await.expect("role created"));
         let policy = self.policy_of(&format!("Policy of {email}"), codes).await;
         self.engine.attach_role_policy(&self.admin, role.id, policy).await.expect("policy attached");

@@ -18,18 +18,17 @@ use jiff::SignedDuration;
 use rust_decimal::Decimal;
 
 use super::{Fixture, invoice_order, invoice_sort_keys};
-use crate::domain::gstin::Gstin;
-use crate::domain::{
-    Invoice, InvoiceQuery, InvoiceSortKey, InvoiceStatus, NewInvoice, NewTransaction, NewVendor, Transaction,
-    TransactionQuery, TransactionSortKey, TransactionType, Vendor, VendorCredit, VendorQuery, VendorSortKey,
-    VendorType,
-};
+use crate::credits::VendorCredit;
 use crate::error::Error;
 use crate::idempotency::Created;
 use crate::ids::{InvoiceId, TransactionId, VendorCreditId, VendorId};
+use crate::invoices::{Invoice, InvoiceQuery, InvoiceSortKey, InvoiceStatus, NewInvoice};
 use crate::money::Amount;
 use crate::paging::{PageRequest, Sort, SortDir};
 use crate::store::Store;
+use crate::transactions::{NewTransaction, Transaction, TransactionQuery, TransactionSortKey, TransactionType};
+use crate::vendors::gstin::Gstin;
+use crate::vendors::{NewVendor, Vendor, VendorQuery, VendorSortKey, VendorType};
 
 use super::ops::{GSTINS, KINDS, LICENCE_DAYS, NAMES, NUMBERS, ZONES, reference_of};
 pub use super::ops::{Op, credit_op, credit_ops, op, ops};
@@ -146,7 +145,7 @@ impl<S: Store> Model<S> {
         cents: u32,
         shares: u8,
         first: u8,
-    ) -> Option<Vec<crate::rules::allocation::RequestedAllocation>> {
+    ) -> Option<Vec<crate::vendor_payments::rules::RequestedAllocation>> {
         (shares > 0 && !self.invoices.is_empty()).then(|| {
             let n = u32::from(shares);
             let part = cents / n;
@@ -154,8 +153,10 @@ impl<S: Store> Model<S> {
                 .filter_map(|index| {
                     let invoice_id = pick(&self.invoices, first.wrapping_add(index as u8))?;
                     let amount = if index + 1 == n { cents - part * (n - 1) } else { part };
-                    (amount > 0)
-                        .then(|| crate::rules::allocation::RequestedAllocation { invoice_id, amount: units(amount, 2) })
+                    (amount > 0).then(|| crate::vendor_payments::rules::RequestedAllocation {
+                        invoice_id,
+                        amount: units(amount, 2),
+                    })
                 })
                 .collect::<Vec<_>>()
         })
@@ -207,11 +208,12 @@ impl<S: Store> Model<S> {
                     let (amount, issued, due) = (input.amount.get(), input.invoice_date, input.due_date);
                     file.push_str(&format!("{},{name},{amount},{issued},{due}\n", input.invoice_number));
                 }
-                let file = crate::import::ImportFile::csv(file);
-                let imported = engine.import_invoices(admin, crate::engine::ImportRequest::new(file)).await;
+                let file = crate::imports::ImportFile::csv(file);
+                let imported = engine.import_invoices(admin, crate::imports::ImportRequest::new(file)).await;
                 if imported.is_ok() {
                     // The created invoices join the ones later operations pick from.
-                    let query = crate::domain::InvoiceQuery::from_params(&[("pageSize", "100")][..]).expect("a query");
+                    let query =
+                        crate::invoices::InvoiceQuery::from_params(&[("pageSize", "100")][..]).expect("a query");
                     let listed = engine.list_invoices(admin, &query).await.expect("invoices listed");
                     for invoice in listed.items {
                         if !self.invoices.contains(&invoice.id) {
@@ -267,7 +269,7 @@ impl<S: Store> Model<S> {
                 // Explicit shares: equal parts of the amount (the last takes the rest) to invoices
                 // picked in turn, of any vendor, so some are refused as D31 says.
                 let allocations = self.shares(cents, shares, first);
-                let input = crate::domain::NewVendorPayment {
+                let input = crate::vendor_payments::NewVendorPayment {
                     amount: total,
                     transaction_date: engine.now(),
                     transaction_type: KINDS[first as usize % KINDS.len()],

@@ -5,7 +5,7 @@
 
 use proptest::prelude::*;
 
-use crate::domain::TransactionType;
+use crate::transactions::TransactionType;
 
 pub(super) const NAMES: [&str; 5] = ["Acme", "acme", "Beta Traders", "gamma", "Delta"];
 pub(super) const NUMBERS: [&str; 6] = ["N-1", "n-1", "N-2", "N-3", "N-4", "N-5"];
@@ -221,9 +221,9 @@ pub(super) const GSTINS: [&str; 3] = ["27AAPFU0939F1ZV", "29AAGCR4375J1ZU", "07A
 const REFERENCES: [&str; 4] = ["UTR-1", "utr 1", "CHQ/9", "chq9"];
 
 /// The reference a `reference` index picks: none five times in six.
-pub(super) fn reference_of(index: u8) -> Option<crate::domain::PaymentReference> {
+pub(super) fn reference_of(index: u8) -> Option<crate::transactions::reference::PaymentReference> {
     let text = REFERENCES.get(usize::from(index % 24))?;
-    Some(crate::domain::PaymentReference::parse(text).expect("a valid reference"))
+    Some(crate::transactions::reference::PaymentReference::parse(text).expect("a valid reference"))
 }
 
 /// Zones far apart, so a change moves payments across days and months.

@@ -12,13 +12,16 @@ use rust_decimal::Decimal;
 
 use super::Fixture;
 use crate::clock::BusinessCalendar;
-use crate::domain::aging::{AgingBucket, AgingQuery};
-use crate::domain::licence::LicenseStatus;
-use crate::domain::statement::{StatementLineKind, StatementQuery};
-use crate::domain::{Invoice, Transaction, Vendor, VendorCredit, VendorQuery};
+use crate::credits::VendorCredit;
 use crate::ids::{InvoiceId, TransactionId, VendorCreditId, VendorId};
+use crate::invoices::Invoice;
 use crate::paging::PageRequest;
+use crate::reports::aging::{AgingBucket, AgingQuery};
+use crate::reports::statement::{StatementLineKind, StatementQuery};
 use crate::store::Store;
+use crate::transactions::Transaction;
+use crate::vendors::licence::LicenseStatus;
+use crate::vendors::{Vendor, VendorQuery};
 
 /// Whole days from `from` to `to`.
 fn days_between(from: Date, to: Date) -> i64 {

@@ -13,30 +13,10 @@
 //! # Layout
 //! `pharmapay.rs` holds [`PharmaPay`] itself: opening it, the clock and the business calendar, the
 //! write contexts, how store errors become [`Error`]s, signing sessions and idempotent creates
-//! (D23). The use cases sit in one file per family, as the store's contract is split:
-//! `sessions.rs` (health, onboarding, sign-in, authentication), `ledger.rs` (vendors,
-//! invoices, payments, vendor payments), `credits.rs` (vendor credits, D44),
-//! `reconciliation.rs` (the aging, vendor statements and licence alerts, D34-D36), `imports.rs`
-//! (imported files, D45), `bank.rs` (bank statements and their lines, D46), `events.rs` (the
-//! event feed, D47), `webhooks.rs` (webhooks and their deliveries, D47), `access.rs` (users,
-//! the caller's profile, roles, permissions, policies) and `reports.rs` (settings, dashboard
-//! figures, the audit log). The Excel reports' use cases are [`crate::report`]'s.
+//! (D23). The use cases sit in each family's engine file ([`crate::vendors`], [`crate::invoices`],
+//! [`crate::transactions`], [`crate::credits`] and the rest), beside the family's records, rules and store
+//! trait.
 
-mod access;
-mod bank;
-mod credits;
-mod events;
-mod imports;
-mod ledger;
 mod pharmapay;
-mod reconciliation;
-mod reports;
-mod sessions;
-mod webhooks;
-
-pub use bank::StatementUpload;
-pub use imports::{ImportProgress, ImportRequest, ImportStage};
-pub use reconciliation::LicenceAlert;
-pub use sessions::{AdminAccount, Onboarding, PharmacyDetails};
 
 pub use pharmapay::*;

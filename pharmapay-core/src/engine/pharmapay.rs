@@ -1,20 +1,22 @@
 //! The engine's handle, [`PharmaPay`]: opening it, the clock and the business calendar, the write
 //! contexts, how store errors become [`Error`]s, signing sessions and idempotent creates (D23).
 
+use crate::access::user::User;
 use crate::access::{ADMIN_ROLE_ID, Authority, Permission, Principal, Requirement};
 use crate::auth::{IssuedToken, PasswordOptions, Passwords, Secret, TokenConfigError, TokenSettings, Tokens};
 use crate::clock::{BusinessCalendar, Clock, to_micros};
-use crate::domain::licence::{LicenceBounds, LicenseStatus};
-use crate::domain::setting::TIME_ZONE;
-use crate::domain::{InvoiceFilter, User, Vendor};
 use crate::error::{Entity, Error, IdempotencyClash, Result, RuleBroken};
 use crate::events::{Announcer, Render};
 use crate::idempotency::{
     ClaimOutcome, Created, IdempotencyClaim, IdempotencyKey, IdempotencyRequest, IdempotencyTicket, Replay,
 };
 use crate::ids::UserId;
+use crate::invoices::InvoiceFilter;
+use crate::reports::setting::TIME_ZONE;
 use crate::store::{SignIn, Store, StoreError, StoreResult, UniqueKey, WriteContext};
 use crate::text::{self, Lines, TEXT_MAX};
+use crate::vendors::Vendor;
+use crate::vendors::licence::{LicenceBounds, LicenseStatus};
 use jiff::{SignedDuration, Timestamp};
 use std::future::Future;
 use std::sync::{Arc, Mutex};
@@ -81,19 +83,19 @@ pub struct Session {
     pub user: User,
 }
 
-pub(super) struct CachedCalendar {
-    pub(super) calendar: BusinessCalendar,
-    pub(super) read_at: Instant,
+pub(crate) struct CachedCalendar {
+    pub(crate) calendar: BusinessCalendar,
+    pub(crate) read_at: Instant,
 }
 
 /// The pharmapay engine over a store `S`.
 pub struct PharmaPay<S> {
-    pub(super) store: S,
-    pub(super) clock: Box<dyn Clock>,
-    pub(super) tokens: Tokens,
-    pub(super) passwords: Passwords,
-    pub(super) calendar: Mutex<Option<CachedCalendar>>,
-    pub(super) events: Option<Arc<dyn Render>>,
+    pub(crate) store: S,
+    pub(crate) clock: Box<dyn Clock>,
+    pub(crate) tokens: Tokens,
+    pub(crate) passwords: Passwords,
+    pub(crate) calendar: Mutex<Option<CachedCalendar>>,
+    pub(crate) events: Option<Arc<dyn Render>>,
 }
 
 pub(crate) fn store_error(error: StoreError) -> Error {
@@ -135,7 +137,7 @@ pub(crate) fn payment_error(error: StoreError) -> Error {
     }
 }
 
-pub(super) fn parent_field(parent: Entity) -> &'static str {
+pub(crate) fn parent_field(parent: Entity) -> &'static str {
     match parent {
         Entity::Vendor => "vendorId",
         Entity::Invoice => "invoiceId",

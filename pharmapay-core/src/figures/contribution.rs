@@ -9,8 +9,8 @@ use rust_decimal::Decimal;
 
 use super::kinds::{DayFigures, LedgerTotals, OpenFigures, VendorDayFigures, VendorFigures};
 use crate::clock::BusinessCalendar;
-use crate::domain::invoice::is_open;
 use crate::ids::VendorId;
+use crate::invoices::is_open;
 
 /// What the figures depend on of a vendor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,7 +50,7 @@ impl InvoiceFacts {
     }
 }
 
-/// What the figures, and the rules of [`crate::rules::credits`], depend on of a vendor credit
+/// What the figures, and the rules of [`crate::credits::rules`], depend on of a vendor credit
 /// (D44).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CreditFacts {

@@ -1,12 +1,14 @@
 //! The lists' total counts (D8's `totalCount`) that kept figures answer (D41): a status is a
-//! conjunction of the status table's terms (`domain::invoice`), and its count is the matching
+//! conjunction of the status table's terms (`invoices`), and its count is the matching
 //! sum of kept figures, found by inclusion and exclusion, so the table is never restated here.
 
 use jiff::Timestamp;
 
 use super::kept::KeptFigures;
-use crate::domain::invoice::StatusTerm;
-use crate::domain::{InvoiceFilter, TransactionFilter, VendorFilter};
+use crate::invoices::InvoiceFilter;
+use crate::invoices::StatusTerm;
+use crate::transactions::TransactionFilter;
+use crate::vendors::VendorFilter;
 
 /// A list's total count (D8's `totalCount`) that kept figures answer, when the list's filter
 /// asks only for a status or a state (active or deleted); other filters are counted row by row.
@@ -156,9 +158,9 @@ impl KeptFigures {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::InvoiceStatus;
     use crate::figures::test_values::{dec, ts};
     use crate::figures::{LedgerTotals, OpenFigures};
+    use crate::invoices::InvoiceStatus;
 
     #[test]
     fn status_and_state_filters_are_counted_from_kept_figures() {
@@ -206,7 +208,7 @@ mod tests {
             count(KeptCount::of_vendors(&VendorFilter { is_active: false, ..VendorFilter::default() })),
             Some(2)
         );
-        let typed = VendorFilter { vendor_type: Some(crate::domain::VendorType::Dealer), ..VendorFilter::default() };
+        let typed = VendorFilter { vendor_type: Some(crate::vendors::VendorType::Dealer), ..VendorFilter::default() };
         assert_eq!(KeptCount::of_vendors(&typed), None);
         assert_eq!(count(KeptCount::of_payments(&TransactionFilter::default())), Some(6));
         let deleted = TransactionFilter { is_active: false, ..TransactionFilter::default() };

@@ -5,7 +5,7 @@ use std::ops::Neg;
 
 use rust_decimal::Decimal;
 
-use crate::domain::VendorTotals;
+use crate::vendors::VendorTotals;
 
 /// A vendor's figures over its active invoices (D11), and over those of them still owing
 /// something, which rank the vendors of today's aging (D34, D43).

@@ -22,7 +22,7 @@
 //! - `contribution.rs`, what each row contributes: the facts of a vendor, an invoice and a
 //!   payment, [`Contribution`], and the [`FigureChange`] of a write.
 //! - `counts.rs`, the lists' total counts the figures answer ([`KeptCount`]), derived from the
-//!   status table of `domain::invoice`.
+//!   status table of `invoices`.
 //! - `kept.rs`, every figure at once ([`KeptFigures`]), as a store keeps them or a recount gives
 //!   them, and the keys of business days.
 

@@ -4,11 +4,11 @@
 use jiff::Timestamp;
 
 use crate::access::Authority;
-use crate::domain::NewAuditEntry;
 use crate::error::Entity;
 use crate::events::{Announcement, Announcer, announcement};
 use crate::idempotency::IdempotencyTicket;
 use crate::ids::UserId;
+use crate::reports::audit::NewAuditEntry;
 
 /// Who writes, when, why, and under which idempotency claim.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -13,23 +13,23 @@
 //! store reports itself are facts: a missing row, an inactive parent, a taken unique value.
 //!
 //! # Layout
-//! [`Store`] is the sum of one trait per purpose (`traits.rs`), each implementable in its own
-//! file of a backend:
+//! [`Store`] is the sum of one trait per purpose, each defined in its family's store file and
+//! re-exported here, each implementable in its own file of a backend:
 //! - [`SessionStore`]: health, onboarding, the token secret, credentials, session state, the
 //!   failed-login window and idempotency claims.
 //! - [`VendorStore`], [`InvoiceStore`], [`TransactionStore`] and [`VendorPaymentStore`]: the
 //!   ledger; [`CreditStore`]: vendor credits (D44).
 //! - [`AccessStore`]: users, roles, policies, permissions and the profile.
 //! - [`ReportStore`]: settings, dashboard figures, the audit log and exports.
-//! - [`FileImportStore`] (`imports.rs`): the rows of imported files (D45).
-//! - [`BankStatementStore`] (`bank.rs`): bank statements, their lines and matches (D46).
-//! - [`EventStore`] (`events.rs`): the event feed (D47); every write of the ledger records its
-//!   events beside its audit entry, from [`WriteContext::announcements`].
-//! - [`WebhookStore`] (`webhooks.rs`): webhooks and the queue of their deliveries (D47).
+//! - [`FileImportStore`]: the rows of imported files (D45).
+//! - [`BankStatementStore`]: bank statements, their lines and matches (D46).
+//! - [`EventStore`]: the event feed (D47); every write of the ledger records its events beside
+//!   its audit entry, from [`WriteContext::announcements`].
+//! - [`WebhookStore`]: webhooks and the queue of their deliveries (D47).
 //!
-//! [`BulkLoadStore`] holds the bulk loads; it is not part of [`Store`]. `context.rs` holds the
-//! [`WriteContext`] every write carries, `people.rs` the records of users and sign-ins the
-//! traits speak; the contract's error and unique keys are [`crate::base::faults`]'.
+//! `bulk_loads.rs` holds [`BulkLoadStore`], the bulk loads; it is not part of [`Store`].
+//! `context.rs` holds the [`WriteContext`] every write carries; the contract's error and unique
+//! keys are [`crate::base::faults`]'.
 //!
 //! # Contract shared by every method
 //! - Reads by id (`get_*`) return the record whatever its `is_active`; the engine decides
@@ -37,16 +37,16 @@
 //! - Updates and deletes of a missing *or soft-deleted* record fail with
 //!   [`StoreError::NotFound`]; a restore of a missing or *active* record does too (D15).
 //! - A referenced parent that is missing or inactive fails with [`StoreError::ParentInactive`];
-//!   a restore whose parent is inactive is refused by [`crate::rules::restore`] instead (D15).
+//!   a restore whose parent is inactive is refused by [`crate::base::restore`] instead (D15).
 //! - A taken unique value fails with [`StoreError::Conflict`] naming its [`UniqueKey`] (D4, D5).
 //! - Every write records one audit entry (D22) from its [`WriteContext`] in the same
 //!   transaction, and completes the context's idempotency ticket there too (D23).
 //! - A write that gives access (a role to a user, permissions to a policy, a policy to a user
-//!   or a role) loads what it gives and checks it with [`crate::rules::grants::check`] against the
+//!   or a role) loads what it gives and checks it with [`crate::access::grants::check`] against the
 //!   context's [`Authority`] once its records are found, before any other rule (D38).
 //! - A write that may take access away from users (a role change, a policy detached, a
 //!   permission removed, a policy or role deleted) revokes the tokens of every user it may
-//!   affect with [`crate::rules::sessions::revoke`] under those users' row locks (D39).
+//!   affect with [`crate::sessions::rules::revoke`] under those users' row locks (D39).
 //! - Checks answer in one order: the record (`NotFound`), its parents (`ParentInactive`, or the
 //!   restore rule), what the write gives (`Escalation`), its unique values (`Conflict`), then
 //!   the other rules.
@@ -61,26 +61,27 @@
 //! `Unavailable`, anything else to `Backend`. Run the conformance suite (feature
 //! `conformance`) against the new store.
 
-mod bank;
+mod bulk_loads;
 mod context;
-mod events;
-mod imports;
-mod people;
-mod traits;
-mod webhooks;
 
-pub use bank::BankStatementStore;
+pub use bulk_loads::{BulkCredit, BulkInvoice, BulkLoadStore, BulkTransaction, BulkVendor};
 pub use context::WriteContext;
-pub use events::EventStore;
-pub use imports::FileImportStore;
-pub use people::{Credentials, LoginOutcome, NewUserRecord, PolicyHolder, SessionState, SignIn};
-pub use traits::{
-    AccessStore, BulkCredit, BulkInvoice, BulkLoadStore, BulkTransaction, BulkVendor, CreditStore, InvoiceStore,
-    ReportStore, SessionStore, TransactionStore, VendorPaymentStore, VendorStore,
-};
-pub use webhooks::WebhookStore;
 
+pub use crate::access::store::{AccessStore, PolicyHolder};
+pub use crate::access::user::NewUserRecord;
+pub use crate::bank::store::BankStatementStore;
 pub use crate::base::faults::{BoxError, StoreError, StoreResult, UniqueKey};
+pub use crate::credits::store::CreditStore;
+pub use crate::events::store::EventStore;
+pub use crate::imports::store::FileImportStore;
+pub use crate::invoices::store::InvoiceStore;
+pub use crate::reports::store::ReportStore;
+pub use crate::sessions::SignIn;
+pub use crate::sessions::store::{Credentials, LoginOutcome, SessionState, SessionStore};
+pub use crate::transactions::store::TransactionStore;
+pub use crate::vendor_payments::store::VendorPaymentStore;
+pub use crate::vendors::store::VendorStore;
+pub use crate::webhooks::store::WebhookStore;
 
 /// Storage for the engine: every purpose's trait at once. See the module docs for the
 /// contract every method follows; any type implementing all of them is a `Store`.

@@ -4,12 +4,12 @@
 use pharmapay_core::Amount;
 use pharmapay_core::FieldErrors;
 use pharmapay_core::clock::parse_datetime;
-use pharmapay_core::domain::PaymentReference;
-use pharmapay_core::domain::gstin::Gstin;
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::rust_decimal::prelude::ToPrimitive;
 use pharmapay_core::text::Password;
+use pharmapay_core::transactions::reference::PaymentReference;
+use pharmapay_core::vendors::gstin::Gstin;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 

@@ -189,7 +189,8 @@ pub fn reason(body: Option<ReasonBody>) -> Result<Option<String>, ApiError> {
 
 #[cfg(test)]
 mod tests {
-    use pharmapay_core::domain::{TransactionType, VendorType};
+    use pharmapay_core::transactions::TransactionType;
+    use pharmapay_core::vendors::VendorType;
 
     use super::*;
     use crate::routes::invoices::InvoiceBody;

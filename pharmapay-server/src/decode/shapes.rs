@@ -9,7 +9,7 @@
 //! Each method takes the field's slot type, unused, so that the reader and its schema agree on
 //! the slot as they do on the name.
 
-use pharmapay_core::domain::reference::REFERENCE_MAX;
+use pharmapay_core::transactions::reference::REFERENCE_MAX;
 
 use super::fields::Body;
 use super::values::{List, MAX_ARRAY_ITEMS, Nested, Objects, Slot};

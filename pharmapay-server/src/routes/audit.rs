@@ -3,8 +3,8 @@
 
 use pharmapay_core::Action::Read;
 use pharmapay_core::Collection::AuditLog;
-use pharmapay_core::domain::{AuditEntry, AuditQuery};
 use pharmapay_core::jiff::Timestamp;
+use pharmapay_core::reports::audit::{AuditEntry, AuditQuery};
 use pharmapay_core::text::TEXT_MAX;
 use pharmapay_core::{PharmaPay, Store};
 use serde::Serialize;
@@ -13,7 +13,8 @@ use serde_json::value::RawValue;
 use super::Route;
 use crate::dto::{PageDto, instant, page_schema};
 use crate::guard::needs;
-use crate::openapi::schema::{self, not_space, space};
+use crate::openapi::schema;
+use crate::openapi::schema::{not_space, space};
 use crate::openapi::{
     Json, Operation, PAGE, Schema, Tag, describe, object, page_size, query, query_date, query_id, schema_ref,
 };

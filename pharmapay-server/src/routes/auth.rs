@@ -3,7 +3,7 @@
 
 use hyper::header;
 use pharmapay_core::jiff::Timestamp;
-use pharmapay_core::rules::login;
+use pharmapay_core::sessions::login;
 use pharmapay_core::text::PASSWORD_MAX_BYTES;
 use pharmapay_core::{Session, Store};
 use serde::Serialize;

@@ -4,21 +4,21 @@
 use pharmapay_core::Action::{Create, Delete, Read, Update};
 use pharmapay_core::Collection::{BankStatement as Statements, Transaction};
 use pharmapay_core::access::Access;
+use pharmapay_core::bank::StatementUpload;
 use pharmapay_core::bank::read::{DateOrder, HEADER_ROWS};
-use pharmapay_core::domain::TransactionType;
-use pharmapay_core::domain::bank_statement::{
+use pharmapay_core::bank::{
     ACCOUNT_MAX, BankLine, BankStatement, LineQuery, LineRecording, LineStatus, MatchRequest, MatchedBy,
     StatementDetail, StatementQuery, UNCLEARED_PAGE_SIZE, UnclearedPayment, upload_params,
 };
-use pharmapay_core::engine::StatementUpload;
 use pharmapay_core::ids::{BankLineId, BankStatementId, TransactionId, VendorPaymentId};
-use pharmapay_core::import::{ImportFile, MAX_FILE_BYTES, MAX_ROWS};
+use pharmapay_core::imports::{ImportFile, MAX_FILE_BYTES, MAX_ROWS};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::jiff::civil::Date;
 use pharmapay_core::paging::PageRequest;
-use pharmapay_core::rules::references::Holder;
 use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::text::TEXT_MAX;
+use pharmapay_core::transactions::TransactionType;
+use pharmapay_core::transactions::holders::Holder;
 use pharmapay_core::{Amount, Error, FieldErrors, PharmaPay, Principal, Store};
 use serde::Serialize;
 
@@ -26,11 +26,13 @@ use super::imports::file_body;
 use super::transactions::transaction_type_input;
 use super::vendor_payments::{AllocationBody, allocations};
 use super::{Call, Route, idempotency_of, ok};
-use crate::decode::{self, Body, Objects, ReasonBody, Slot, bodies};
+use crate::decode;
+use crate::decode::{Body, Objects, ReasonBody, Slot, bodies};
 use crate::dto::{PageDto, amount, day, instant, money, optional_day, page_schema};
 use crate::guard::{needs, needs_all};
 use crate::http::Reply;
-use crate::openapi::schema::{self, names};
+use crate::openapi::schema;
+use crate::openapi::schema::names;
 use crate::openapi::{
     IDEMPOTENCY_KEY, Json, Operation, PAGE, Schema, Tag, created, describe, flatten, link_by_id, no_content, object,
     page_size, path_id, query, schema_ref,

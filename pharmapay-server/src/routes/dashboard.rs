@@ -5,11 +5,11 @@
 
 use pharmapay_core::Action::Read;
 use pharmapay_core::Collection::Dashboard;
-use pharmapay_core::dashboard::{DueFigures, MonthlyTotal, Payables, Summary, TopVendor};
-use pharmapay_core::domain::{Invoice, InvoiceStatus};
 use pharmapay_core::engine::RECENT_DAYS;
+use pharmapay_core::invoices::{Invoice, InvoiceStatus};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::paging::{MAX_PAGE_SIZE, read_limit};
+use pharmapay_core::reports::dashboard::{DueFigures, MonthlyTotal, Payables, Summary, TopVendor};
 use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::text::{CODE_MAX, NAME_MAX};
 use pharmapay_core::{Amount, FieldErrors, PharmaPay, Store};
@@ -19,7 +19,8 @@ use super::{Call, Route, each};
 use crate::dto::{amount, instant, money, optional_instant};
 use crate::guard::needs;
 use crate::http::{Reply, Req};
-use crate::openapi::schema::{self, names};
+use crate::openapi::schema;
+use crate::openapi::schema::names;
 use crate::openapi::{Component, Operation, Section, Tag, describe, object, query, schema_ref};
 use crate::problem::ApiError;
 

@@ -5,10 +5,11 @@ use hyper::StatusCode;
 use hyper::header;
 use pharmapay_core::Action::Create;
 use pharmapay_core::Collection::{Invoice, Vendor};
-use pharmapay_core::engine::ImportRequest;
 use pharmapay_core::idempotency::Created;
-use pharmapay_core::import::template::TemplateKind;
-use pharmapay_core::import::{self, ImportFile, ImportSummary, MAX_ERROR_KEYS, MAX_FILE_BYTES, MAX_ROWS};
+use pharmapay_core::imports;
+use pharmapay_core::imports::ImportRequest;
+use pharmapay_core::imports::template::TemplateKind;
+use pharmapay_core::imports::{ImportFile, ImportSummary, MAX_ERROR_KEYS, MAX_FILE_BYTES, MAX_ROWS};
 use pharmapay_core::paging::read_bool;
 use pharmapay_core::{Error, FieldErrors, PharmaPay, Principal, Store};
 use serde::Serialize;
@@ -220,12 +221,16 @@ fn invoices_template_operation() -> Operation {
     template_operation(
         "downloadInvoicesImportTemplate",
         "The invoice import template",
-        &names(&import::invoices::COLUMNS),
+        &names(&imports::invoices::COLUMNS),
     )
 }
 
 fn vendors_template_operation() -> Operation {
-    template_operation("downloadVendorsImportTemplate", "The vendor import template", &names(&import::vendors::COLUMNS))
+    template_operation(
+        "downloadVendorsImportTemplate",
+        "The vendor import template",
+        &names(&imports::vendors::COLUMNS),
+    )
 }
 
 fn names(columns: &[(&str, bool)]) -> String {

@@ -3,11 +3,12 @@
 
 use pharmapay_core::Action::Read;
 use pharmapay_core::Collection::Invoice;
-use pharmapay_core::domain::{InvoiceDetail, InvoiceQuery, InvoiceStatus, NewInvoice, VendorBrief, VendorType};
+use pharmapay_core::invoices::{InvoiceDetail, InvoiceQuery, InvoiceStatus, NewInvoice};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::paging::MAX_DAYS;
 use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::text::{CODE_MAX, EMAIL_MAX, NAME_MAX, TEXT_MAX};
+use pharmapay_core::vendors::{VendorBrief, VendorType};
 use pharmapay_core::{PharmaPay, Store};
 use serde::Serialize;
 
@@ -16,7 +17,8 @@ use crate::decode::{Slot, bodies};
 use crate::dto::{PageDto, instant, money, page_schema};
 use crate::guard::needs;
 use crate::openapi::ACTIVE_ONLY;
-use crate::openapi::schema::{self, TRIM_NOTE, names};
+use crate::openapi::schema;
+use crate::openapi::schema::{TRIM_NOTE, names};
 use crate::openapi::{
     Crud, Json, Operation, SORT_DIR, Schema, describe, flatten, object, query, query_date, query_id, schema_ref,
     search, sort_by,
@@ -163,8 +165,8 @@ pub struct InvoiceDto {
     created_at: Timestamp,
 }
 
-impl From<pharmapay_core::domain::Invoice> for InvoiceDto {
-    fn from(invoice: pharmapay_core::domain::Invoice) -> Self {
+impl From<pharmapay_core::invoices::Invoice> for InvoiceDto {
+    fn from(invoice: pharmapay_core::invoices::Invoice) -> Self {
         Self {
             id: invoice.id.get(),
             vendor_id: invoice.vendor_id.get(),

@@ -2,9 +2,9 @@
 //! setup is complete, and the one-time setup with its body and the session it answers.
 
 use hyper::header;
-use pharmapay_core::domain::User;
-use pharmapay_core::engine::{AdminAccount, Onboarding, PharmacyDetails};
+use pharmapay_core::access::user::User;
 use pharmapay_core::jiff::Timestamp;
+use pharmapay_core::sessions::{AdminAccount, Onboarding, PharmacyDetails};
 use pharmapay_core::text::{EMAIL_MAX, NAME_MAX};
 use pharmapay_core::{Session, Store};
 use serde::Serialize;

@@ -3,8 +3,8 @@
 
 use pharmapay_core::Action::Read;
 use pharmapay_core::Collection::Policy;
-use pharmapay_core::domain::NewPolicy;
-use pharmapay_core::domain::policy::MAX_POLICY_PERMISSIONS;
+use pharmapay_core::access::policy::MAX_POLICY_PERMISSIONS;
+use pharmapay_core::access::policy::NewPolicy;
 use pharmapay_core::text::{NAME_MAX, TEXT_MAX};
 use pharmapay_core::{PharmaPay, Store};
 use serde::Serialize;
@@ -103,8 +103,8 @@ pub struct PolicyDto {
     permissions: Vec<PolicyPermissionDto>,
 }
 
-impl From<pharmapay_core::domain::Policy> for PolicyDto {
-    fn from(policy: pharmapay_core::domain::Policy) -> Self {
+impl From<pharmapay_core::access::policy::Policy> for PolicyDto {
+    fn from(policy: pharmapay_core::access::policy::Policy) -> Self {
         Self {
             id: policy.id.get(),
             name: policy.name,

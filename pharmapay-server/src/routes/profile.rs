@@ -2,7 +2,7 @@
 //! its DTO and its operations; a valid token is all they need.
 
 use hyper::header;
-use pharmapay_core::domain::{PasswordChange, Profile, ProfileUpdate};
+use pharmapay_core::access::user::{PasswordChange, Profile, ProfileUpdate};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::text::{NAME_MAX, PASSWORD_MAX_BYTES, PASSWORD_MIN};
 use pharmapay_core::{PharmaPay, Store};

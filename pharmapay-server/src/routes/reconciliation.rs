@@ -4,23 +4,23 @@
 
 use pharmapay_core::Action::Read;
 use pharmapay_core::Collection::{Dashboard, Invoice, Transaction, Vendor};
-use pharmapay_core::domain::VendorType;
-use pharmapay_core::domain::aging::AGING_PAGE_SIZE;
-use pharmapay_core::domain::aging::{Aging, AgingBucket, AgingFigures, AgingQuery};
-use pharmapay_core::domain::credit::CREDIT_NUMBER_MAX;
-use pharmapay_core::domain::gstin::GSTIN_LEN;
-use pharmapay_core::domain::licence::LicenseStatus;
-use pharmapay_core::domain::reference::REFERENCE_MAX;
-use pharmapay_core::domain::statement::STATEMENT_PAGE_SIZE;
-use pharmapay_core::domain::statement::StatementLineKind;
-use pharmapay_core::domain::statement::{Statement, StatementQuery};
-use pharmapay_core::engine::LicenceAlert;
+use pharmapay_core::credits::CREDIT_NUMBER_MAX;
 use pharmapay_core::ids::VendorId;
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::jiff::civil::Date;
 use pharmapay_core::paging::{MAX_DAYS, MAX_PAGE_SIZE, read_days};
+use pharmapay_core::reports::aging::AGING_PAGE_SIZE;
+use pharmapay_core::reports::aging::{Aging, AgingBucket, AgingFigures, AgingQuery};
+use pharmapay_core::reports::statement::STATEMENT_PAGE_SIZE;
+use pharmapay_core::reports::statement::StatementLineKind;
+use pharmapay_core::reports::statement::{Statement, StatementQuery};
 use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::text::{CODE_MAX, NAME_MAX, TEXT_MAX};
+use pharmapay_core::transactions::reference::REFERENCE_MAX;
+use pharmapay_core::vendors::VendorType;
+use pharmapay_core::vendors::gstin::GSTIN_LEN;
+use pharmapay_core::vendors::licence::LicenceAlert;
+use pharmapay_core::vendors::licence::LicenseStatus;
 use pharmapay_core::{Access, FieldErrors, PharmaPay, Store};
 use serde::Serialize;
 
@@ -28,7 +28,8 @@ use super::{Call, Route};
 use crate::dto::{PagePlaceDto, day, instant, money};
 use crate::guard::{needs, needs_all};
 use crate::http::Reply;
-use crate::openapi::schema::{self, names};
+use crate::openapi::schema;
+use crate::openapi::schema::names;
 use crate::openapi::{
     Json, Operation, describe, flatten, flatten_sometimes, object, path_id, query, query_id, schema_ref,
 };

@@ -7,11 +7,13 @@
 
 use pharmapay_core::Action::Read;
 use pharmapay_core::Collection::{Invoice, Transaction, Vendor};
-use pharmapay_core::domain::aging::AgingQuery;
-use pharmapay_core::domain::statement::StatementQuery;
-use pharmapay_core::domain::{InvoiceFilter, TransactionFilter, VendorFilter};
 use pharmapay_core::ids::VendorId;
+use pharmapay_core::invoices::InvoiceFilter;
 use pharmapay_core::paging::{ListFilter, read_id};
+use pharmapay_core::reports::aging::AgingQuery;
+use pharmapay_core::reports::statement::StatementQuery;
+use pharmapay_core::transactions::TransactionFilter;
+use pharmapay_core::vendors::VendorFilter;
 use pharmapay_core::{FieldErrors, Store};
 
 use super::reconciliation::{STATEMENT, aging_parameters, statement_range};

@@ -2,7 +2,7 @@
 //! their DTO and their operations.
 
 use pharmapay_core::Collection::Role;
-use pharmapay_core::domain::NewRole;
+use pharmapay_core::access::role::NewRole;
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::text::{NAME_MAX, TEXT_MAX};
 use pharmapay_core::{PharmaPay, Store};
@@ -98,8 +98,8 @@ pub struct RoleDto {
     created_at: Timestamp,
 }
 
-impl From<pharmapay_core::domain::Role> for RoleDto {
-    fn from(role: pharmapay_core::domain::Role) -> Self {
+impl From<pharmapay_core::access::role::Role> for RoleDto {
+    fn from(role: pharmapay_core::access::role::Role) -> Self {
         Self {
             id: role.id.get(),
             name: role.name,

@@ -11,7 +11,8 @@ use super::{Call, Route, each};
 use crate::decode::{Body, Slot, bodies};
 use crate::guard::needs;
 use crate::http::Reply;
-use crate::openapi::schema::{self, TRIM_NOTE};
+use crate::openapi::schema;
+use crate::openapi::schema::TRIM_NOTE;
 use crate::openapi::{Json, Operation, Tag, describe, object, schema_ref};
 use crate::problem::ApiError;
 
@@ -114,8 +115,8 @@ pub struct SettingDto {
     description: String,
 }
 
-impl From<pharmapay_core::domain::Setting> for SettingDto {
-    fn from(setting: pharmapay_core::domain::Setting) -> Self {
+impl From<pharmapay_core::reports::setting::Setting> for SettingDto {
+    fn from(setting: pharmapay_core::reports::setting::Setting) -> Self {
         Self { key: setting.key, value: setting.value, description: setting.description }
     }
 }

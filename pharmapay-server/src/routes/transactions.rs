@@ -3,11 +3,12 @@
 
 use pharmapay_core::Action::Read;
 use pharmapay_core::Collection::Transaction;
-use pharmapay_core::domain::reference::REFERENCE_MAX;
-use pharmapay_core::domain::{InvoiceBrief, NewTransaction, TransactionQuery, TransactionType};
+use pharmapay_core::invoices::InvoiceBrief;
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::text::{CODE_MAX, NAME_MAX, TEXT_MAX};
+use pharmapay_core::transactions::reference::REFERENCE_MAX;
+use pharmapay_core::transactions::{NewTransaction, TransactionQuery, TransactionType};
 use pharmapay_core::{Amount, PharmaPay, Store};
 use serde::Serialize;
 
@@ -16,7 +17,8 @@ use crate::decode::{Slot, bodies};
 use crate::dto::{PageDto, amount, instant, money, page_schema};
 use crate::guard::needs;
 use crate::openapi::ACTIVE_ONLY;
-use crate::openapi::schema::{self, either, names};
+use crate::openapi::schema;
+use crate::openapi::schema::{either, names};
 use crate::openapi::{
     Crud, Json, Operation, SORT_DIR, Schema, describe, object, query, query_date, query_id, schema_ref, sort_by,
 };
@@ -136,8 +138,8 @@ pub struct TransactionDto {
     invoice: InvoiceBriefDto,
 }
 
-impl From<pharmapay_core::domain::Transaction> for TransactionDto {
-    fn from(transaction: pharmapay_core::domain::Transaction) -> Self {
+impl From<pharmapay_core::transactions::Transaction> for TransactionDto {
+    fn from(transaction: pharmapay_core::transactions::Transaction) -> Self {
         Self {
             id: transaction.id.get(),
             invoice_id: transaction.invoice_id.get(),

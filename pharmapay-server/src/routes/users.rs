@@ -2,7 +2,7 @@
 //! caller's permissions, their bodies, their DTO and their operations.
 
 use pharmapay_core::Collection::User;
-use pharmapay_core::domain::{NewUser, UserUpdate};
+use pharmapay_core::access::user::{NewUser, UserUpdate};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::{PharmaPay, Store};
 use serde::Serialize;
@@ -141,8 +141,8 @@ pub struct UserDto {
     created_at: Timestamp,
 }
 
-impl From<pharmapay_core::domain::User> for UserDto {
-    fn from(user: pharmapay_core::domain::User) -> Self {
+impl From<pharmapay_core::access::user::User> for UserDto {
+    fn from(user: pharmapay_core::access::user::User) -> Self {
         let (is_active, created_at) = (user.is_active, user.created_at);
         Self { user: OnboardingUserDto::from(user), is_active, created_at }
     }

@@ -3,8 +3,8 @@
 
 use pharmapay_core::Action::{Read, Update};
 use pharmapay_core::Collection::VendorCredit as Credits;
-use pharmapay_core::domain::credit::CREDIT_NUMBER_MAX;
-use pharmapay_core::domain::{
+use pharmapay_core::credits::CREDIT_NUMBER_MAX;
+use pharmapay_core::credits::{
     CreditApplication, CreditDecision, CreditKind, CreditQuery, CreditStatus, NewCreditApplication, NewVendorCredit,
     VendorCredit,
 };
@@ -22,7 +22,8 @@ use crate::decode::{Objects, Slot, bodies};
 use crate::dto::{PageDto, amount, instant, money, optional_instant, optional_money, page_schema};
 use crate::guard::needs;
 use crate::http::Reply;
-use crate::openapi::schema::{self, TRIM_NOTE, names};
+use crate::openapi::schema;
+use crate::openapi::schema::{TRIM_NOTE, names};
 use crate::openapi::{
     Crud, IDEMPOTENCY_KEY, Json, Operation, Schema, created, describe, flatten, link_by_id, no_content, object,
     path_id, query, query_date, query_id, schema_ref,

@@ -3,13 +3,14 @@
 
 use pharmapay_core::Action::{Create, Delete, Read};
 use pharmapay_core::Collection::Transaction;
-use pharmapay_core::domain::reference::REFERENCE_MAX;
-use pharmapay_core::domain::{NewVendorPayment, TransactionType, VendorPayment};
 use pharmapay_core::idempotency::IdempotencyRequest;
 use pharmapay_core::ids::VendorId;
 use pharmapay_core::jiff::Timestamp;
-use pharmapay_core::rules::allocation::{MAX_ALLOCATIONS, RequestedAllocation};
 use pharmapay_core::text::{NAME_MAX, TEXT_MAX};
+use pharmapay_core::transactions::TransactionType;
+use pharmapay_core::transactions::reference::REFERENCE_MAX;
+use pharmapay_core::vendor_payments::rules::{MAX_ALLOCATIONS, RequestedAllocation};
+use pharmapay_core::vendor_payments::{NewVendorPayment, VendorPayment};
 use pharmapay_core::{Amount, PharmaPay, Principal, Store};
 use serde::Serialize;
 
@@ -19,7 +20,8 @@ use crate::decode::{Objects, ReasonBody, Slot, bodies};
 use crate::dto::{amount, instant};
 use crate::guard::needs;
 use crate::http::Reply;
-use crate::openapi::schema::{self, names};
+use crate::openapi::schema;
+use crate::openapi::schema::names;
 use crate::openapi::{
     IDEMPOTENCY_KEY, Json, Operation, Tag, created, describe, link_by_id, no_content, object, path_id, schema_ref,
 };

@@ -3,13 +3,13 @@
 
 use pharmapay_core::Action::Read;
 use pharmapay_core::Collection::Vendor;
-use pharmapay_core::domain::gstin::GSTIN_LEN;
-use pharmapay_core::domain::licence::{EXPIRING_SOON_DAYS, LicenseStatus};
-use pharmapay_core::domain::vendor::MAX_EXTRA_LICENSES;
-use pharmapay_core::domain::{NewVendor, VendorQuery, VendorType};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::text::{CODE_MAX, EMAIL_MAX, NAME_MAX, TEXT_MAX};
+use pharmapay_core::vendors::MAX_EXTRA_LICENSES;
+use pharmapay_core::vendors::gstin::GSTIN_LEN;
+use pharmapay_core::vendors::licence::{EXPIRING_SOON_DAYS, LicenseStatus};
+use pharmapay_core::vendors::{NewVendor, VendorQuery, VendorType};
 use pharmapay_core::{PharmaPay, Store};
 use serde::Serialize;
 
@@ -18,7 +18,8 @@ use crate::decode::{List, Slot, bodies};
 use crate::dto::{PageDto, instant, money, optional_instant, page_schema};
 use crate::guard::needs;
 use crate::openapi::ACTIVE_ONLY;
-use crate::openapi::schema::{self, either, names};
+use crate::openapi::schema;
+use crate::openapi::schema::{either, names};
 use crate::openapi::{Crud, Json, Operation, SORT_DIR, Schema, describe, object, query, search, sort_by};
 
 /// The vendor routes.
@@ -181,8 +182,8 @@ pub struct VendorDto {
     updated_at: Timestamp,
 }
 
-impl From<pharmapay_core::domain::Vendor> for VendorDto {
-    fn from(vendor: pharmapay_core::domain::Vendor) -> Self {
+impl From<pharmapay_core::vendors::Vendor> for VendorDto {
+    fn from(vendor: pharmapay_core::vendors::Vendor) -> Self {
         Self {
             id: vendor.id.get(),
             name: vendor.name,

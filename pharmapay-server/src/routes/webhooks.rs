@@ -4,15 +4,15 @@
 
 use pharmapay_core::Action::{Create, Delete, Read, Update};
 use pharmapay_core::Collection::Webhook as Webhooks;
-use pharmapay_core::domain::webhook::{
-    Delivery, DeliveryFailure, DeliveryQuery, DeliveryStatus, NewWebhook, URL_MAX, Webhook, WebhookWithSecret,
-};
 use pharmapay_core::error::IdempotencyClash;
 use pharmapay_core::events::{ALL_EVENTS, EVENT_TYPES};
 use pharmapay_core::idempotency::{Created, IdempotencyRequest, Replay};
 use pharmapay_core::ids::{DeliveryId, WebhookId};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::text::TEXT_MAX;
+use pharmapay_core::webhooks::{
+    Delivery, DeliveryFailure, DeliveryQuery, DeliveryStatus, NewWebhook, URL_MAX, Webhook, WebhookWithSecret,
+};
 use pharmapay_core::{Error, PharmaPay, Principal, Store};
 use serde::{Deserialize, Serialize};
 
@@ -21,7 +21,8 @@ use crate::decode::{List, ReasonBody, Slot, bodies};
 use crate::dto::{PageDto, instant, optional_instant, page_schema};
 use crate::guard::needs;
 use crate::http::Reply;
-use crate::openapi::schema::{self, names};
+use crate::openapi::schema;
+use crate::openapi::schema::names;
 use crate::openapi::{
     IDEMPOTENCY_KEY, Json, Operation, PAGE, Schema, Tag, created, describe, link_by_id, no_content, object, page_size,
     path_id, schema_ref,

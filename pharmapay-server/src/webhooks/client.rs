@@ -1,5 +1,5 @@
 //! The HTTP client webhook deliveries are posted with (D47): hyper's client over rustls, whose
-//! resolver refuses internal addresses (`pharmapay_core::rules::webhooks::is_internal`) unless
+//! resolver refuses internal addresses (`pharmapay_core::webhooks::rules::is_internal`) unless
 //! the server allows them, so the address checked is the address connected to. Whatever goes
 //! wrong is told as one of the fixed `DeliveryFailure`s (D51), never as a resolver's or a
 //! connector's own text, so a delivery's `lastError` reveals nothing of the server's network.
@@ -20,8 +20,8 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::connect::dns::Name;
 use hyper_util::rt::{TokioExecutor, TokioIo};
-use pharmapay_core::domain::webhook::DeliveryFailure;
-use pharmapay_core::rules::webhooks::is_internal;
+use pharmapay_core::webhooks::DeliveryFailure;
+use pharmapay_core::webhooks::rules::is_internal;
 use tokio::net::TcpStream;
 
 /// How long a try may take, from connecting to the answer's status (D47).

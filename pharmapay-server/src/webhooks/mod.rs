@@ -7,7 +7,7 @@
 //! delivery at once. A try runs in its own task with a 10 s timeout, never in a request
 //! handler. A server holds up to `CLAIMED_PER_WEBHOOK` deliveries of a webhook claimed and
 //! tries `IN_FLIGHT_PER_WEBHOOK` of them at once, the rest waiting for that webhook's turns
-//! alone; it claims no more than `rules::webhooks::claim_limit` allows, so the tries that can
+//! alone; it claims no more than `webhooks::rules::claim_limit` allows, so the tries that can
 //! run never pass `TRIES_AT_ONCE` and a delivery whose turn is free starts at once. A receiver
 //! that never answers so holds only its own webhook's deliveries (D51), and every claimed
 //! delivery is tried well within its lease.
@@ -24,10 +24,10 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use pharmapay_core::Store;
-use pharmapay_core::domain::webhook::{Attempt, DueDelivery};
 use pharmapay_core::ids::{DeliveryId, WebhookId};
 use pharmapay_core::jiff::SignedDuration;
-use pharmapay_core::rules::webhooks::{IN_FLIGHT_PER_WEBHOOK, claim_limit};
+use pharmapay_core::webhooks::rules::{IN_FLIGHT_PER_WEBHOOK, claim_limit};
+use pharmapay_core::webhooks::{Attempt, DueDelivery};
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinHandle;
 use tracing::{debug, info, warn};

@@ -4,7 +4,7 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use hmac::{Hmac, Mac};
-use pharmapay_core::domain::webhook::WebhookSecret;
+use pharmapay_core::webhooks::WebhookSecret;
 use sha2::Sha256;
 
 /// The `webhook-signature` of `body` sent as `id` at `timestamp` (Unix seconds).

@@ -1,16 +1,20 @@
 //! Users, roles and policies: [`AccessStore`] over SQL. Writes that change access run one at
-//! a time under `Lock::Access`; what they give is judged by `rules::grants` (D38), whose tokens
-//! they revoke by `rules::sessions` (D39), and the guard rails by `rules::people` (D18).
+//! a time under `Lock::Access`; what they give is judged by `access::grants` (D38), whose tokens
+//! they revoke by `sessions::rules` (D39), and the guard rails by `access::rules` (D18).
 
 use std::collections::BTreeSet;
 
 use pharmapay_core::access::Permission;
-use pharmapay_core::domain::{NewPolicy, NewRole, Policy, ProfileUpdate, Role, User, UserUpdate};
+use pharmapay_core::access::grants;
+use pharmapay_core::access::grants::Grant;
+use pharmapay_core::access::policy::{NewPolicy, Policy};
+use pharmapay_core::access::role::{NewRole, Role};
+use pharmapay_core::access::rules as access_rules;
+use pharmapay_core::access::rules::{RoleFacts, UserFacts};
+use pharmapay_core::access::user::{ProfileUpdate, User, UserUpdate};
+use pharmapay_core::base::restore;
 use pharmapay_core::ids::{PermissionId, PolicyId, RoleId, UserId};
-use pharmapay_core::rules::grants::{self, Grant};
-use pharmapay_core::rules::people::{self, RoleFacts, UserFacts};
-use pharmapay_core::rules::restore;
-use pharmapay_core::rules::sessions;
+use pharmapay_core::sessions::rules as session_rules;
 use pharmapay_core::store::{AccessStore, NewUserRecord, PolicyHolder, SignIn, StoreResult, UniqueKey, WriteContext};
 use pharmapay_core::text::key;
 use pharmapay_core::{Entity, StoreError};
@@ -124,7 +128,7 @@ impl AccessStore for SqlStore {
                 grants::check(ctx.authority, role_grant(&mut db_tx, user.role_id.get()).await?)?;
             }
             check_free(&mut db_tx, UniqueKey::UserEmail, &email_key, Some(id.get())).await?;
-            people::check_user_change(facts, user.role_id, active_admins(&mut db_tx).await?)?;
+            access_rules::check_user_change(facts, user.role_id, active_admins(&mut db_tx).await?)?;
             sqlx::query(
                 "UPDATE users SET first_name = $2, last_name = $3, email = $4, email_key = $5, role_id = $6 WHERE id = $1",
             )
@@ -152,7 +156,7 @@ impl AccessStore for SqlStore {
                 return refused(StoreError::NotFound(Entity::User));
             };
             let facts = UserFacts { id, role_id: RoleId(role_id) };
-            people::check_user_delete(facts, ctx.actor, active_admins(&mut db_tx).await?)?;
+            access_rules::check_user_delete(facts, ctx.actor, active_admins(&mut db_tx).await?)?;
             set_active(&mut db_tx, "UPDATE users SET is_active = FALSE WHERE id = $1", id.get(), None).await?;
             // D20: deleting a user also revokes their tokens.
             revoke_tokens(&mut db_tx, Holders::User(id.get()), ctx.at).await?;
@@ -211,7 +215,7 @@ impl AccessStore for SqlStore {
                 .execute(&mut *db_tx)
                 .await?;
             // D20: older tokens stop working; the fresh one is issued after that revocation.
-            let (issued_at, tokens) = sessions::issue(sessions::revoke(tokens, ctx.at), ctx.at);
+            let (issued_at, tokens) = session_rules::issue(session_rules::revoke(tokens, ctx.at), ctx.at);
             write_token_state(&mut db_tx, id.get(), tokens).await?;
             let user = written(user_in(&mut db_tx, id.get()).await?)?;
             let permissions = permissions_of(&mut db_tx, id.get()).await?;
@@ -267,7 +271,7 @@ impl AccessStore for SqlStore {
                 return refused(StoreError::NotFound(Entity::Role));
             };
             let name_key = key(&role.name);
-            people::check_role_update(RoleFacts { name: &current_name, is_system }, &role.name)?;
+            access_rules::check_role_update(RoleFacts { name: &current_name, is_system }, &role.name)?;
             check_free(&mut db_tx, UniqueKey::RoleName, &name_key, Some(id.get())).await?;
             sqlx::query("UPDATE roles SET name = $2, name_key = $3, description = $4 WHERE id = $1")
                 .bind(id.get())
@@ -287,7 +291,7 @@ impl AccessStore for SqlStore {
             let Some((name, is_system, true)) = role_for_change(&mut db_tx, id.get()).await? else {
                 return refused(StoreError::NotFound(Entity::Role));
             };
-            people::check_role_delete(RoleFacts { name: &name, is_system })?;
+            access_rules::check_role_delete(RoleFacts { name: &name, is_system })?;
             set_active(&mut db_tx, "UPDATE roles SET is_active = FALSE WHERE id = $1", id.get(), None).await?;
             revoke_tokens(&mut db_tx, Holders::OfRole(id.get()), ctx.at).await?;
             commit(db_tx, &ctx, "delete", Entity::Role, id.get(), Some(())).await

@@ -3,10 +3,10 @@
 //! decides which vendors the page holds and what its totals are; this file only reads.
 
 use pharmapay_core::PageRequest;
-use pharmapay_core::domain::aging::{
+use pharmapay_core::ids::VendorId;
+use pharmapay_core::reports::aging::{
     Aging, AgingBounds, AgingBucket, AgingBuilder, AgingFigures, KeptOwed, TodaysAgingPage,
 };
-use pharmapay_core::ids::VendorId;
 use sqlx::Row;
 
 use super::binds::Binds;

@@ -5,7 +5,7 @@
 //! payment's lock, so uploads and line actions are decided one at a time. An upload loads the
 //! identities of the account's other active lines on its days and the active payments no line
 //! holds that its lines could match (by reference key; by amount on the days around them), asks
-//! `rules::bank::plan_statement`, and writes the statement and its lines in multi-row statements.
+//! `bank::rules::plan_statement`, and writes the statement and its lines in multi-row statements.
 //! A line `holds` its payment while its statement is active; two partial unique indexes are the
 //! last guard of one line per payment.
 
@@ -13,19 +13,21 @@ use std::collections::{BTreeSet, HashSet};
 
 use pharmapay_core::BusinessCalendar;
 use pharmapay_core::bank::read::StatementLine;
-use pharmapay_core::domain::bank_statement::{
+use pharmapay_core::bank::rules as bank_rules;
+use pharmapay_core::bank::rules::{ChosenPayment, LineFacts, LineIdentity, MatchingNeeds, OpenPayment};
+use pharmapay_core::bank::{
     BankLine, BankStatement, LineAction, LineQuery, NewBankStatement, PaymentChoice, StatementQuery, UnclearedPayment,
     UnclearedTotals,
 };
-use pharmapay_core::domain::{NewVendorPayment, PaymentReference};
 use pharmapay_core::events::Announcement;
 use pharmapay_core::ids::{BankLineId, BankStatementId, TransactionId, VendorId, VendorPaymentId};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::jiff::civil::Date;
 use pharmapay_core::paging::{Page, PageRequest};
-use pharmapay_core::rules::bank::{self, ChosenPayment, LineFacts, LineIdentity, MatchingNeeds, OpenPayment};
-use pharmapay_core::rules::references::Holder;
 use pharmapay_core::store::{BankStatementStore, StoreResult, WriteContext};
+use pharmapay_core::transactions::holders::Holder;
+use pharmapay_core::transactions::reference::PaymentReference;
+use pharmapay_core::vendor_payments::NewVendorPayment;
 use pharmapay_core::{Entity, StoreError};
 use sqlx::Row;
 
@@ -250,7 +252,7 @@ async fn chosen(conn: &mut Conn, choice: PaymentChoice) -> Result<ChosenPayment>
 }
 
 /// Inserts the planned lines of statement `id` in multi-row statements.
-async fn insert_lines(conn: &mut Conn, id: i64, lines: &[bank::PlannedLine]) -> Result<()> {
+async fn insert_lines(conn: &mut Conn, id: i64, lines: &[bank_rules::PlannedLine]) -> Result<()> {
     for chunk in lines.chunks(IMPORT_CHUNK) {
         let mut binds = Binds::in_order();
         let rows: Vec<String> = chunk
@@ -293,7 +295,7 @@ impl BankStatementStore for SqlStore {
             let days = MatchingNeeds::range(&statement.lines);
             let existing = existing_lines(&mut db_tx, &statement.account, days).await?;
             let open = open_payments(&mut db_tx, &needs, &calendar).await?;
-            let plan = bank::plan_statement(statement.lines.clone(), &existing, open, &calendar);
+            let plan = bank_rules::plan_statement(statement.lines.clone(), &existing, open, &calendar);
             let (counts, range) = (plan.counts, plan.range());
             let row = sqlx::query(
                 "INSERT INTO bank_statements (account, from_date, to_date, matched, amount_differs, suggested, \
@@ -438,13 +440,13 @@ impl BankStatementStore for SqlStore {
             let found = acted_line(&mut db_tx, statement, line).await?;
             let facts = LineFacts::of(&found);
             let change = match &action {
-                LineAction::Confirm => bank::confirm(&facts)?,
+                LineAction::Confirm => bank_rules::confirm(&facts)?,
                 LineAction::Match(choice) => {
                     let chosen = chosen(&mut db_tx, *choice).await?;
-                    bank::match_by_hand(&facts, found.amount.get(), &chosen)?
+                    bank_rules::match_by_hand(&facts, found.amount.get(), &chosen)?
                 }
-                LineAction::Unmatch => bank::unmatch(),
-                LineAction::Ignore { .. } => bank::ignore(),
+                LineAction::Unmatch => bank_rules::unmatch(),
+                LineAction::Ignore { .. } => bank_rules::ignore(),
             };
             change_line(&mut db_tx, &found, change).await?;
             let changed = line_in(&mut db_tx, statement.get(), line.get()).await?;
@@ -465,10 +467,10 @@ impl BankStatementStore for SqlStore {
             let (mut db_tx, calendar) = self.begin_with_calendar().await?;
             lock(&mut db_tx, Lock::BankStatements).await?;
             let found = acted_line(&mut db_tx, statement, line).await?;
-            bank::check_record(&LineFacts::of(&found))?;
+            bank_rules::check_record(&LineFacts::of(&found))?;
             let (id, change) = write_vendor_payment(&mut db_tx, &calendar, vendor, &payment, ctx.at).await?;
             insert_audit(&mut db_tx, ctx.audit("create", Entity::VendorPayment, Some(id))).await?;
-            change_line(&mut db_tx, &found, bank::recorded(Holder::VendorPayment(VendorPaymentId(id)))).await?;
+            change_line(&mut db_tx, &found, bank_rules::recorded(Holder::VendorPayment(VendorPaymentId(id)))).await?;
             let changed = line_in(&mut db_tx, statement.get(), line.get()).await?;
             let also = [Announcement::vendor_payment_recorded(id)];
             commit_announcing(db_tx, &ctx, ("record", Entity::BankLine, line.get()), (changed, Some(&change)), &also)

@@ -5,7 +5,7 @@
 //! becomes SQL text. The filters themselves are their resources' (`vendors.rs`,
 //! `invoices.rs`, `payments.rs`).
 
-use pharmapay_core::domain::invoice::StatusTerm;
+use pharmapay_core::invoices::StatusTerm;
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::{Page, PageRequest, SortDir};
 use sqlx::{AssertSqlSafe, Row};
@@ -228,7 +228,7 @@ impl SqlStore {
 }
 
 /// The SQL condition selecting the invoices of the table or alias `table` that meet every one
-/// of `terms`, the status table's (D10, `pharmapay_core::domain::invoice`), today starting at the
+/// of `terms`, the status table's (D10, `pharmapay_core::invoices`), today starting at the
 /// placeholder `today`: the one rendering of the status table in SQL, which every list, count
 /// and lock that selects invoices by status or openness uses. "Still owes" is written
 /// `amount - paid - credited > 0` (D44), the expression the pending-amount index is built on.

@@ -6,18 +6,21 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use pharmapay_core::BusinessCalendar;
-use pharmapay_core::domain::{NewInvoice, NewVendor, TransactionType};
+use pharmapay_core::credits::rules as credit_rules;
 use pharmapay_core::figures::{FigureChange, InvoiceFacts, KeptFigures, PaymentFacts, VendorFacts};
 use pharmapay_core::ids::{InvoiceId, TransactionId, VendorCreditId, VendorId};
+use pharmapay_core::invoices::NewInvoice;
 use pharmapay_core::jiff::Timestamp;
-use pharmapay_core::rules::allocation::PayableInvoice;
-use pharmapay_core::rules::vendors as vendor_rules;
-use pharmapay_core::rules::{credits, ledger};
 use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::store::{
     BulkCredit, BulkInvoice, BulkLoadStore, BulkTransaction, BulkVendor, StoreResult, UniqueKey,
 };
 use pharmapay_core::text::key;
+use pharmapay_core::transactions::TransactionType;
+use pharmapay_core::transactions::rules as transaction_rules;
+use pharmapay_core::vendor_payments::rules::PayableInvoice;
+use pharmapay_core::vendors::NewVendor;
+use pharmapay_core::vendors::rules as vendor_rules;
 use pharmapay_core::{Entity, StoreError};
 use sqlx::Row;
 
@@ -245,7 +248,7 @@ impl BulkLoadStore for SqlStore {
             for (invoice, sum) in &sums {
                 let before = invoices.get(invoice).copied().ok_or_else(|| Error::corrupt("a locked invoice is gone"))?;
                 let after = InvoiceFacts { paid: before.paid + wide_decimal(*sum), ..before };
-                ledger::check_paid_total(after.paid)?;
+                transaction_rules::check_paid_total(after.paid)?;
                 change.row(Some(&before), Some(&after));
             }
             for imported in &transactions {
@@ -347,7 +350,7 @@ impl SqlStore {
             if imported.is_active && !taken.insert((vendor_id, key(&imported.credit.credit_number))) {
                 return refused(StoreError::Conflict(UniqueKey::CreditNumber));
             }
-            let mut facts = credits::check_import(imported, &calendar)?;
+            let mut facts = credit_rules::check_import(imported, &calendar)?;
             let mut shares = Vec::new();
             if let (Some(application), true) = (&imported.application, imported.is_active) {
                 // The invoices its allocations name, as the batch left them so far; explicit
@@ -369,7 +372,7 @@ impl SqlStore {
                     })
                     .collect();
                 let at = application.date.unwrap_or(imported.created_at);
-                for share in credits::plan_application(&facts, application, at, &payable)? {
+                for share in credit_rules::plan_application(&facts, application, at, &payable)? {
                     let invoice = invoices
                         .get_mut(&share.invoice_id.get())
                         .ok_or_else(|| Error::corrupt("a locked invoice is gone"))?;

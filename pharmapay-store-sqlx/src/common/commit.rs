@@ -2,10 +2,10 @@
 //! (D41, D47), and the commit, in the write's own transaction.
 
 use pharmapay_core::Entity;
-use pharmapay_core::domain::NewAuditEntry;
 use pharmapay_core::events::{Announce, Announcement};
 use pharmapay_core::figures::FigureChange;
 use pharmapay_core::ids::UserId;
+use pharmapay_core::reports::audit::NewAuditEntry;
 use pharmapay_core::store::WriteContext;
 
 use super::binds::{Binds, Script};

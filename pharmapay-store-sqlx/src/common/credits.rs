@@ -1,22 +1,23 @@
 //! Vendor credits over SQL (D44): [`CreditStore`]. A credit's number is unique among its
 //! vendor's active credits (checked under the vendor's lock; the partial unique index
 //! `vendor_credits_number` settles a race); replacements, decisions and applications are judged
-//! by `rules::credits` over the credit and the invoices as they stand under their row locks,
+//! by `credits::rules` over the credit and the invoices as they stand under their row locks,
 //! taken in one order (D48: vendors, then invoices by id, then credits by id); every write
 //! applies the kept figures' change core computes from the rows' facts before and after (D41).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use pharmapay_core::BusinessCalendar;
-use pharmapay_core::dashboard::CreditSummary;
-use pharmapay_core::domain::{
+use pharmapay_core::base::restore;
+use pharmapay_core::credits::rules as credit_rules;
+use pharmapay_core::credits::rules::CreditFacts;
+use pharmapay_core::credits::{
     CreditDecision, CreditFilter, CreditQuery, CreditStatus, NewCreditApplication, NewVendorCredit, VendorCredit,
 };
 use pharmapay_core::events::Announcement;
 use pharmapay_core::figures::{FigureChange, InvoiceFacts};
 use pharmapay_core::ids::{CreditApplicationId, InvoiceId, VendorCreditId, VendorId};
-use pharmapay_core::rules::credits::{self, CreditFacts};
-use pharmapay_core::rules::restore;
+use pharmapay_core::reports::dashboard::CreditSummary;
 use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::store::{CreditStore, StoreResult, UniqueKey, WriteContext};
 use pharmapay_core::text::key;
@@ -42,7 +43,7 @@ async fn vendor_of_credit(conn: &mut Conn, id: i64) -> Result<Option<i64>> {
     Ok(row.map(|row| row.try_get::<i64, _>("vendor_id")).transpose()?)
 }
 
-/// The credit `id` locked for a change: its facts for `rules::credits` and the kept figures,
+/// The credit `id` locked for a change: its facts for `credits::rules` and the kept figures,
 /// decided on a day of `calendar`, and its number's key.
 async fn credit_for_change(
     conn: &mut Conn,
@@ -206,7 +207,7 @@ async fn check_claim(conn: &mut Conn, credit: &NewVendorCredit, number_key: &str
             row_by_id(conn, concat!("SELECT vendor_id FROM invoices WHERE id = $1", for_share!()), invoice_id.get())
                 .await?;
         let owner = row.map(|row| row.try_get::<i64, _>("vendor_id")).transpose()?.map(VendorId);
-        credits::check_against(credit.vendor_id, owner)?;
+        credit_rules::check_against(credit.vendor_id, owner)?;
     }
     check_number_free(conn, credit.vendor_id.get(), number_key, except).await
 }
@@ -328,7 +329,7 @@ impl CreditStore for SqlStore {
                 return refused(StoreError::ParentInactive(Entity::Vendor));
             }
             check_claim(&mut db_tx, &credit, &number_key, Some(id.get())).await?;
-            credits::check_update(&before, &credit)?;
+            credit_rules::check_update(&before, &credit)?;
             let update = sqlx::query(
                 "UPDATE vendor_credits SET vendor_id = $1, credit_number = $2, number_key = $3, kind = $4, \
                  claimed = $5, claim_date = $6, against_invoice_id = $7, description = $8, updated_at = $9 \
@@ -359,7 +360,7 @@ impl CreditStore for SqlStore {
             else {
                 return refused(StoreError::NotFound(Entity::VendorCredit));
             };
-            credits::check_decision(&before, &decision)?;
+            credit_rules::check_decision(&before, &decision)?;
             sqlx::query(
                 "UPDATE vendor_credits SET accepted = $2, decision_date = $3, distributor_reference = $4, \
                  updated_at = $5 WHERE id = $1",
@@ -485,7 +486,7 @@ impl CreditStore for SqlStore {
             if before.vendor_id.get() != vendor_id {
                 return Err(Error::Moved("a credit"));
             }
-            let allocations = credits::plan_application(&before, &application, ctx.at, &payable)?;
+            let allocations = credit_rules::plan_application(&before, &application, ctx.at, &payable)?;
             // One statement writes every application, one adds them to their invoices' credited
             // totals, and one to the credit's applied total.
             let (date, at) = (micros(application.date.unwrap_or(ctx.at)), micros(ctx.at));

@@ -10,7 +10,6 @@
 //! never wait in a cycle: a vendor's figures live in its row, which the write locked first.
 
 use pharmapay_core::BusinessCalendar;
-use pharmapay_core::domain::setting::TIME_ZONE;
 use pharmapay_core::figures::{
     Contribution, CreditFacts, DayFigures, FigureChange, InvoiceFacts, KeptCount, KeptFigures, KeptTerm, LedgerTotals,
     OpenFigures, PaymentFacts, VendorDayFigures, VendorFacts, VendorFigures, day_key, day_of_key, days_of,
@@ -20,6 +19,7 @@ use pharmapay_core::ids::VendorId;
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::jiff::civil::Date;
 use pharmapay_core::money::MAX_FRACTION_DIGITS;
+use pharmapay_core::reports::setting::TIME_ZONE;
 use pharmapay_core::rust_decimal::Decimal;
 use sqlx::Row;
 

@@ -8,15 +8,18 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
+use pharmapay_core::access::grants;
+use pharmapay_core::access::grants::Grant;
 use pharmapay_core::access::{ADMIN_ROLE_ID, Authority, Permission, PermissionSet};
-use pharmapay_core::domain::TransactionType;
 use pharmapay_core::ids::{PermissionId, RoleId, TransactionId, VendorId, VendorPaymentId};
 use pharmapay_core::jiff::Timestamp;
-use pharmapay_core::rules::grants::{self, Grant};
-use pharmapay_core::rules::references::{self, Holder, KeyHolder};
-use pharmapay_core::rules::sessions::{self, TokenState};
+use pharmapay_core::sessions::rules as session_rules;
+use pharmapay_core::sessions::rules::TokenState;
 use pharmapay_core::store::{NewUserRecord, UniqueKey};
 use pharmapay_core::text::key;
+use pharmapay_core::transactions::TransactionType;
+use pharmapay_core::transactions::holders;
+use pharmapay_core::transactions::holders::{Holder, KeyHolder};
 use pharmapay_core::{Entity, StoreError};
 use sqlx::{AssertSqlSafe, Row};
 
@@ -226,7 +229,7 @@ pub(super) enum Holders {
 }
 
 /// Revokes, at `at`, every token issued so far to the `holders` (D39): each user row is locked
-/// and its new state is the one [`sessions::revoke`] gives.
+/// and its new state is the one [`session_rules::revoke`] gives.
 pub(super) async fn revoke_tokens(conn: &mut Conn, holders: Holders, at: Timestamp) -> Result<()> {
     let (condition, id) = match holders {
         Holders::User(id) => ("id = $1", id),
@@ -244,7 +247,7 @@ pub(super) async fn revoke_tokens(conn: &mut Conn, holders: Holders, at: Timesta
     let rows = sqlx::query(AssertSqlSafe(sql)).bind(id).fetch_all(&mut *conn).await?;
     for row in &rows {
         let state = token_state_from(row)?;
-        let revoked = sessions::revoke(state, at);
+        let revoked = session_rules::revoke(state, at);
         if revoked != state {
             write_token_state(conn, row.try_get("id")?, revoked).await?;
         }
@@ -332,14 +335,14 @@ pub(super) async fn check_new_references(conn: &mut Conn, keys: &[(TransactionTy
     }
     for (kind, key) in keys {
         if let Some(held) = holders.get(&(kind.name().to_owned(), key.clone())) {
-            references::check(held, None)?;
+            holders::check(held, None)?;
         }
     }
     Ok(())
 }
 
 /// D30: refuses `key` among active payments of type `kind` when a payment of another holder than
-/// `writer` holds it, as [`references::check`] decides; the caller took [`lock_reference`].
+/// `writer` holds it, as [`holders::check`] decides; the caller took [`lock_reference`].
 pub(super) async fn check_reference(
     conn: &mut Conn,
     kind: TransactionType,
@@ -364,7 +367,7 @@ pub(super) async fn check_reference(
             })
         })
         .collect::<Result<Vec<KeyHolder>>>()?;
-    Ok(references::check(&holders, writer)?)
+    Ok(holders::check(&holders, writer)?)
 }
 
 /// The vendors a write locked before the invoices it changes (D48's lock order: a vendor first,

@@ -1,7 +1,7 @@
 //! Imported files (D45): [`FileImportStore`] over SQL. One transaction per file: it finds the
 //! active vendors the rows name and locks them by id in ascending order (the order every write
 //! locks vendors in), loads the active invoices holding the file's numbers, asks
-//! `rules::imports` what the rows create, and writes the plan in multi-row statements with an
+//! `imports::rules` what the rows create, and writes the plan in multi-row statements with an
 //! audit entry per record (D22), the kept figures it moves (D41) and the idempotency claim
 //! (D23). A dry run rolls back before writing anything.
 //!
@@ -12,14 +12,16 @@
 
 use std::collections::BTreeSet;
 
-use pharmapay_core::domain::gstin::Gstin;
-use pharmapay_core::domain::{NewInvoice, NewVendor};
 use pharmapay_core::figures::{InvoiceFacts, KeptFigures, VendorFacts};
 use pharmapay_core::ids::{InvoiceId, VendorId};
-use pharmapay_core::import::{ImportPlan, ImportSummary, InvoiceRow, VendorRow};
-use pharmapay_core::rules::imports::{self, InvoiceKeys, StoredInvoice, StoredVendor, VendorKeys};
+use pharmapay_core::imports::rules as import_rules;
+use pharmapay_core::imports::rules::{InvoiceKeys, StoredInvoice, StoredVendor, VendorKeys};
+use pharmapay_core::imports::{ImportPlan, ImportSummary, InvoiceRow, VendorRow};
+use pharmapay_core::invoices::NewInvoice;
 use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::store::{FileImportStore, StoreResult, WriteContext};
+use pharmapay_core::vendors::NewVendor;
+use pharmapay_core::vendors::gstin::Gstin;
 use pharmapay_core::{Entity, StoreError};
 use sqlx::Row;
 
@@ -178,7 +180,7 @@ impl FileImportStore for SqlStore {
             let vendors = locked_vendors(&mut db_tx, &keys.vendor_names, &keys.gstins).await?;
             let stored = stored_invoices(&mut db_tx, &keys.numbers).await?;
             let policy = licence_policy(&mut db_tx).await?;
-            let plan = imports::plan_invoices(rows.clone(), &vendors, &stored, policy, &calendar)
+            let plan = import_rules::plan_invoices(rows.clone(), &vendors, &stored, policy, &calendar)
                 .map_err(|errors| Error::Refused(StoreError::Rows(errors)))?;
             let summary = plan.summary(dry_run, rows.len());
             let written = (Table::Invoices, Entity::Invoice, INVOICE_INSERT);
@@ -210,7 +212,7 @@ impl FileImportStore for SqlStore {
             let (mut db_tx, calendar) = self.begin_with_calendar().await?;
             lock(&mut db_tx, Lock::VendorImports).await?;
             let stored = locked_vendors(&mut db_tx, &keys.names, &keys.gstins).await?;
-            let plan = imports::plan_vendors(rows.clone(), &stored, &calendar)
+            let plan = import_rules::plan_vendors(rows.clone(), &stored, &calendar)
                 .map_err(|errors| Error::Refused(StoreError::Rows(errors)))?;
             let summary = plan.summary(dry_run, rows.len());
             // Under a race the GSTIN's partial unique index decides, as a Conflict (D37).

@@ -2,20 +2,22 @@
 //! is computed from the kept paid total (D10); every write moves the kept figures of D41 by the
 //! change core computes from the invoice's facts before and after it, locking its vendors (in id
 //! order) and then the invoice first (D48). Restores under an inactive vendor are
-//! `rules::restore`'s to refuse. A list filtered by status or state alone takes its total from
+//! `base::restore`'s to refuse. A list filtered by status or state alone takes its total from
 //! the kept figures.
 
 use pharmapay_core::BusinessCalendar;
-use pharmapay_core::domain::invoice::{OPEN, StatusTerm};
-use pharmapay_core::domain::licence::{EXPIRED_LICENSE_POLICY, ExpiredLicensePolicy};
-use pharmapay_core::domain::{Invoice, InvoiceDetail, InvoiceFilter, InvoiceQuery, InvoiceSortKey, NewInvoice};
+use pharmapay_core::base::restore;
+use pharmapay_core::credits::rules as credit_rules;
 use pharmapay_core::figures::{FigureChange, InvoiceFacts, KeptCount};
 use pharmapay_core::ids::InvoiceId;
+use pharmapay_core::invoices::rules as invoice_rules;
+use pharmapay_core::invoices::{Invoice, InvoiceDetail, InvoiceFilter, InvoiceQuery, InvoiceSortKey, NewInvoice};
+use pharmapay_core::invoices::{OPEN, StatusTerm};
 use pharmapay_core::jiff::Timestamp;
-use pharmapay_core::rules::{credits, licence, restore};
 use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::store::{InvoiceStore, StoreResult, UniqueKey, WriteContext};
 use pharmapay_core::text::key;
+use pharmapay_core::vendors::licence::{EXPIRED_LICENSE_POLICY, ExpiredLicensePolicy};
 use pharmapay_core::{Entity, Page, StoreError};
 use sqlx::Row;
 
@@ -159,7 +161,7 @@ async fn vendor_of_invoice(conn: &mut Conn, id: i64) -> Result<Option<i64>> {
     Ok(row.map(|row| row.try_get::<i64, _>("vendor_id")).transpose()?)
 }
 
-/// D36: refuses, as `rules::licence` decides, an invoice dated `invoice_date` (a day of the write's
+/// D36: refuses, as `invoices::rules` decides, an invoice dated `invoice_date` (a day of the write's
 /// `calendar`) for a vendor whose licence was valid until `valid_until`, when the
 /// `ExpiredLicensePolicy` setting blocks.
 /// The `ExpiredLicensePolicy` setting (D36), read under a shared lock until the write ends.
@@ -183,7 +185,7 @@ async fn check_licence(
         return Ok(());
     }
     let day_start = calendar.start_of(calendar.date_of(invoice_date));
-    Ok(licence::check_invoice(policy, valid_until, day_start)?)
+    Ok(invoice_rules::check_invoice(policy, valid_until, day_start)?)
 }
 
 /// The facts of an active invoice holding `invoice`'s fields with `paid` already paid and
@@ -275,7 +277,7 @@ impl InvoiceStore for SqlStore {
             let number_key = key(&invoice.invoice_number);
             check_free(&mut db_tx, UniqueKey::InvoiceNumber, &number_key, Some(id.get())).await?;
             check_licence(&mut db_tx, valid_until, invoice.invoice_date, &calendar).await?;
-            credits::check_invoice_move(&before, invoice.vendor_id)?;
+            credit_rules::check_invoice_move(&before, invoice.vendor_id)?;
             // The paid total is kept: it belongs to the payments, not to the replaced fields.
             sqlx::query(
                 "UPDATE invoices SET vendor_id = $2, invoice_number = $3, number_key = $4, amount = $5, \

@@ -4,10 +4,11 @@
 
 use std::collections::HashSet;
 
-use pharmapay_core::domain::bank_statement::{BankLine, LineStatus, MatchedBy};
+use pharmapay_core::bank::rules as bank_rules;
+use pharmapay_core::bank::rules::LineChange;
+use pharmapay_core::bank::{BankLine, LineStatus, MatchedBy};
 use pharmapay_core::events::Announcement;
-use pharmapay_core::rules::bank::{self, LineChange};
-use pharmapay_core::rules::references::Holder;
+use pharmapay_core::transactions::holders::Holder;
 
 use super::records::{LINE_COLUMNS, line_from};
 use super::{Conn, Result};
@@ -36,7 +37,7 @@ pub(super) async fn release_lines(conn: &mut Conn, payment: Holder) -> Result<Ve
     let mut statements = HashSet::new();
     for row in &rows {
         let line = line_from(row)?;
-        change_line(conn, &line, bank::released()).await?;
+        change_line(conn, &line, bank_rules::released()).await?;
         if statements.insert(line.statement_id) {
             announced.push(Announcement::statement_updated(line.id.get()));
         }

@@ -3,10 +3,10 @@
 
 use std::collections::BTreeSet;
 
-use pharmapay_core::domain::PaymentReference;
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::seed;
 use pharmapay_core::text::key;
+use pharmapay_core::transactions::reference::PaymentReference;
 use sqlx::{Pool, Row};
 use tracing::info;
 

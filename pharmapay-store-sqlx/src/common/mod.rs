@@ -66,10 +66,11 @@ mod webhooks;
 
 use pharmapay_core::BusinessCalendar;
 use pharmapay_core::StoreError;
-use pharmapay_core::domain::setting::TIME_ZONE;
-use pharmapay_core::domain::{InvoiceQuery, VendorQuery};
+use pharmapay_core::invoices::InvoiceQuery;
 use pharmapay_core::jiff::Timestamp;
+use pharmapay_core::reports::setting::TIME_ZONE;
 use pharmapay_core::store::StoreResult;
+use pharmapay_core::vendors::VendorQuery;
 use sqlx::Pool;
 use tracing::warn;
 
@@ -229,8 +230,8 @@ mod tests {
     use std::sync::atomic::{AtomicU32, Ordering};
 
     use pharmapay_core::StoreError;
-    use pharmapay_core::domain::NewAuditEntry;
     use pharmapay_core::jiff::Timestamp;
+    use pharmapay_core::reports::audit::NewAuditEntry;
 
     use super::binds::Binds;
     use super::{WRITE_ATTEMPTS, answer, audit_statement};

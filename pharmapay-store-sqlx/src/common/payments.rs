@@ -4,21 +4,23 @@
 //! payments are filed by day, D41), then locks in the one order every write keeps (D48): the
 //! reference, the payment, the vendors of its invoices, then the invoices in id order, so
 //! writers never wait in a cycle (`guards::lock_vendors_of`). It moves its invoice's kept paid total in the same
-//! transaction, and `rules::ledger` says whether the invoice may take the payment (D1, D15);
+//! transaction, and `transactions::rules` says whether the invoice may take the payment (D1, D15);
 //! the kept figures then move by the change core computes from the payment's and the invoices'
 //! facts before and after the write.
 
 use pharmapay_core::BusinessCalendar;
-use pharmapay_core::domain::{
-    InvoiceBrief, NewTransaction, PaymentReference, Transaction, TransactionFilter, TransactionQuery,
-    TransactionSortKey, TransactionType,
-};
 use pharmapay_core::figures::{FigureChange, InvoiceFacts, KeptCount, PaymentFacts};
 use pharmapay_core::ids::{InvoiceId, TransactionId, VendorPaymentId};
+use pharmapay_core::invoices::InvoiceBrief;
 use pharmapay_core::money::from_scaled;
-use pharmapay_core::rules::ledger::{self, PaidInvoice, PaymentWrite};
-use pharmapay_core::rules::references::Holder;
 use pharmapay_core::store::{StoreResult, TransactionStore, WriteContext};
+use pharmapay_core::transactions::holders::Holder;
+use pharmapay_core::transactions::reference::PaymentReference;
+use pharmapay_core::transactions::rules as transaction_rules;
+use pharmapay_core::transactions::rules::{PaidInvoice, PaymentWrite};
+use pharmapay_core::transactions::{
+    NewTransaction, Transaction, TransactionFilter, TransactionQuery, TransactionSortKey, TransactionType,
+};
 use pharmapay_core::{Entity, Page, StoreError};
 use sqlx::Row;
 
@@ -132,7 +134,7 @@ pub(super) async fn insert_payment_row(
     Ok(row.try_get(0)?)
 }
 
-/// Adds a payment to an invoice's paid total and asks [`ledger::receive`] whether the invoice,
+/// Adds a payment to an invoice's paid total and asks [`transaction_rules::receive`] whether the invoice,
 /// as the statement left it, may keep it. One atomic statement adds, locks the invoice row
 /// (concurrent payments queue instead of losing updates) and returns the row as it now
 /// stands; a refusal returns before the commit, so dropping the transaction undoes the
@@ -153,7 +155,7 @@ pub(super) async fn add_paid_to(
             Ok(PaidInvoice { is_active: row.try_get("is_active")?, paid: from_scaled(row.try_get("invoice_paid")?) })
         })
         .transpose()?;
-    ledger::receive(paid_invoice, write)?;
+    transaction_rules::receive(paid_invoice, write)?;
     let row = changed.ok_or_else(|| Error::corrupt("an invoice the ledger accepted has no row"))?;
     let after = invoice_facts(&row, "invoice_amount", "invoice_paid", calendar)?;
     let before = InvoiceFacts { paid: after.paid - unscaled(i128::from(scaled)), ..after };
@@ -282,7 +284,7 @@ impl TransactionStore for SqlStore {
                 }
                 change.invoice(invoice_id, Some(&before), Some(&InvoiceFacts { paid, ..before }));
             }
-            ledger::receive(target, PaymentWrite::Record)?;
+            transaction_rules::receive(target, PaymentWrite::Record)?;
             check_reference(&mut db_tx, kind, key, Some(Holder::of(id, found.vendor_payment_id))).await?;
             // One statement for both invoices' paid totals.
             sqlx::query(

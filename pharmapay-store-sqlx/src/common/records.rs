@@ -2,16 +2,18 @@
 //! writes that touch them (D47) as their own families answer them: a vendor credit with its
 //! applications (D44), a bank statement (D46), an invoice with its vendor (D13).
 
-use pharmapay_core::domain::bank_statement::{BankLine, BankStatement, LineCounts, LineStatus, MatchedBy};
-use pharmapay_core::domain::{CreditApplication, CreditKind, InvoiceDetail, VendorBrief, VendorCredit};
+use pharmapay_core::bank::{BankLine, BankStatement, LineCounts, LineStatus, MatchedBy};
+use pharmapay_core::credits::{CreditApplication, CreditKind, VendorCredit};
 use pharmapay_core::ids::{
     BankLineId, BankStatementId, CreditApplicationId, InvoiceId, TransactionId, VendorCreditId, VendorId,
     VendorPaymentId,
 };
+use pharmapay_core::invoices::InvoiceDetail;
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::jiff::civil::Date;
 use pharmapay_core::money::from_scaled;
-use pharmapay_core::rules::references::Holder;
+use pharmapay_core::transactions::holders::Holder;
+use pharmapay_core::vendors::VendorBrief;
 use sqlx::Row;
 
 use super::rows::{amount, day, instant, invoice_from, small, vendor_type};

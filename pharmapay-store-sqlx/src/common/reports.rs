@@ -4,23 +4,25 @@
 //! are keyset pages in id order (D26).
 
 use pharmapay_core::BusinessCalendar;
-use pharmapay_core::dashboard::SummaryFigures;
-use pharmapay_core::dashboard::TopVendor;
-use pharmapay_core::domain::aging::{Aging, AgingBounds};
-use pharmapay_core::domain::licence::LicenceHolder;
-use pharmapay_core::domain::statement::{
-    StatementEntry, StatementFigures, StatementLineKind, StatementPage, StatementRows,
-};
-use pharmapay_core::domain::{
-    AuditEntry, AuditQuery, Invoice, InvoiceFilter, Setting, Transaction, TransactionFilter, Vendor, VendorFilter,
-};
 use pharmapay_core::figures::{DayFigures, OpenFigures, day_key};
 use pharmapay_core::ids::{InvoiceId, TransactionId, VendorCreditId, VendorId};
+use pharmapay_core::invoices::{Invoice, InvoiceFilter};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::jiff::civil::Date;
 use pharmapay_core::paging::PagePlace;
+use pharmapay_core::reports::aging::{Aging, AgingBounds};
+use pharmapay_core::reports::audit::{AuditEntry, AuditQuery};
+use pharmapay_core::reports::dashboard::SummaryFigures;
+use pharmapay_core::reports::dashboard::TopVendor;
+use pharmapay_core::reports::setting::Setting;
+use pharmapay_core::reports::statement::{
+    StatementEntry, StatementFigures, StatementLineKind, StatementPage, StatementRows,
+};
 use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::store::{ReportStore, StoreResult, WriteContext};
+use pharmapay_core::transactions::{Transaction, TransactionFilter};
+use pharmapay_core::vendors::licence::LicenceHolder;
+use pharmapay_core::vendors::{Vendor, VendorFilter};
 use pharmapay_core::{Entity, Page, PageRequest, StoreError};
 use sqlx::Row;
 

@@ -6,22 +6,26 @@ use std::collections::BTreeMap;
 
 use pharmapay_core::Amount;
 use pharmapay_core::access::Permission;
-use pharmapay_core::domain::licence::LicenseStatus;
-use pharmapay_core::domain::{
-    AuditEntry, Invoice, InvoiceBrief, InvoiceStatus, Policy, Role, Setting, Transaction, TransactionType, User,
-    Vendor, VendorType,
-};
+use pharmapay_core::access::policy::Policy;
+use pharmapay_core::access::role::Role;
+use pharmapay_core::access::user::User;
 use pharmapay_core::figures::VendorFigures;
 use pharmapay_core::ids::{
     AuditId, InvoiceId, PermissionId, PolicyId, RoleId, TransactionId, UserId, VendorId, VendorPaymentId,
 };
+use pharmapay_core::invoices::{Invoice, InvoiceBrief, InvoiceStatus};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::jiff::civil::Date;
 use pharmapay_core::money::{SCALE_FACTOR, from_scaled, to_scaled};
-use pharmapay_core::rules::login::LoginAttempts;
-use pharmapay_core::rules::sessions::TokenState;
+use pharmapay_core::reports::audit::AuditEntry;
+use pharmapay_core::reports::setting::Setting;
 use pharmapay_core::rust_decimal::Decimal;
+use pharmapay_core::sessions::login::LoginAttempts;
+use pharmapay_core::sessions::rules::TokenState;
 use pharmapay_core::store::Credentials;
+use pharmapay_core::transactions::{Transaction, TransactionType};
+use pharmapay_core::vendors::licence::LicenseStatus;
+use pharmapay_core::vendors::{Vendor, VendorType};
 use sqlx::Row;
 
 use super::binds::Binds;

@@ -2,19 +2,25 @@
 //! runs under `Lock::Onboarding`; the failed-login window (D21, D40), token issues (D39) and
 //! idempotency claims (D23) are decided by their rules, on rows locked for the change.
 
+use pharmapay_core::access::user::User;
 use pharmapay_core::auth::Secret;
-use pharmapay_core::domain::{NewAuditEntry, NewVendor, User, Vendor};
+use pharmapay_core::idempotency::rules as claims;
+use pharmapay_core::idempotency::rules::{ClaimDecision, StoredClaim};
 use pharmapay_core::idempotency::{ClaimOutcome, IdempotencyClaim, IdempotencyKey};
 use pharmapay_core::ids::{UserId, VendorId};
 use pharmapay_core::jiff::Timestamp;
-use pharmapay_core::rules::idempotency::{self as claims, ClaimDecision, StoredClaim};
-use pharmapay_core::rules::installation::{self, Installation, PharmacyRow};
-use pharmapay_core::rules::login::{self as login_rules, Failure, LoginAttempts, LoginGate};
-use pharmapay_core::rules::sessions::{self, TokenState};
+use pharmapay_core::reports::audit::NewAuditEntry;
+use pharmapay_core::sessions::installation;
+use pharmapay_core::sessions::installation::{Installation, PharmacyRow};
+use pharmapay_core::sessions::login as login_rules;
+use pharmapay_core::sessions::login::{Failure, LoginAttempts, LoginGate};
+use pharmapay_core::sessions::rules as session_rules;
+use pharmapay_core::sessions::rules::TokenState;
 use pharmapay_core::store::{
     Credentials, LoginOutcome, NewUserRecord, SessionState, SessionStore, SignIn, StoreResult, UniqueKey, WriteContext,
 };
 use pharmapay_core::text::key;
+use pharmapay_core::vendors::{NewVendor, Vendor};
 use pharmapay_core::{Entity, StoreError};
 use sqlx::Row;
 
@@ -120,7 +126,7 @@ impl SessionStore for SqlStore {
             };
             let user_id = insert_user_row(&mut db_tx, &admin, ctx.authority, ctx.at).await?;
             // The engine signs the first admin in at once, with a token issued now.
-            write_token_state(&mut db_tx, user_id, sessions::issue(TokenState::default(), ctx.at).1).await?;
+            write_token_state(&mut db_tx, user_id, session_rules::issue(TokenState::default(), ctx.at).1).await?;
             insert_audit(&mut db_tx, ctx.audit("create", Entity::Vendor, Some(vendor_id))).await?;
             insert_audit(&mut db_tx, ctx.audit("create", Entity::User, Some(user_id))).await?;
             let vendor = written(vendor_in(&mut db_tx, vendor_id).await?)?;
@@ -273,7 +279,7 @@ impl SessionStore for SqlStore {
             let Some((true, tokens)) = user_tokens_for_change(&mut db_tx, user_id.get()).await? else {
                 return refused(StoreError::NotFound(Entity::User));
             };
-            let (issued_at, tokens) = sessions::issue(tokens, now);
+            let (issued_at, tokens) = session_rules::issue(tokens, now);
             write_token_state(&mut db_tx, user_id.get(), tokens).await?;
             if email.is_some() || account.is_some() {
                 sqlx::query("DELETE FROM login_attempts WHERE email_key = $1 OR email_key = $2")

@@ -2,20 +2,23 @@
 //!
 //! A vendor payment is one write transaction: the business calendar, the reference's lock
 //! (D30), the vendor's row, then the invoices it may pay in id order (D48's lock order), all locked before
-//! `rules::allocation` splits the amount over them, so two payments racing for one invoice can
+//! `vendor_payments::rules` splits the amount over them, so two payments racing for one invoice can
 //! never both take what it owes. Each share becomes a payment row naming the vendor payment,
 //! added to its invoice's paid total, and the kept figures move by what the write changed.
 
 use std::collections::BTreeMap;
 
 use pharmapay_core::BusinessCalendar;
-use pharmapay_core::domain::invoice::OPEN;
-use pharmapay_core::domain::{NewTransaction, NewVendorPayment, PaymentReference, Transaction, VendorPayment};
 use pharmapay_core::figures::{FigureChange, InvoiceFacts, PaymentFacts};
 use pharmapay_core::ids::{InvoiceId, VendorId, VendorPaymentId};
-use pharmapay_core::rules::allocation::{self, PayableInvoice, RequestedAllocation};
-use pharmapay_core::rules::references::Holder;
+use pharmapay_core::invoices::OPEN;
 use pharmapay_core::store::{StoreResult, VendorPaymentStore, WriteContext};
+use pharmapay_core::transactions::holders::Holder;
+use pharmapay_core::transactions::reference::PaymentReference;
+use pharmapay_core::transactions::{NewTransaction, Transaction};
+use pharmapay_core::vendor_payments::rules as vendor_payment_rules;
+use pharmapay_core::vendor_payments::rules::{PayableInvoice, RequestedAllocation};
+use pharmapay_core::vendor_payments::{NewVendorPayment, VendorPayment};
 use pharmapay_core::{Entity, StoreError};
 use sqlx::Row;
 
@@ -59,7 +62,7 @@ async fn payable_invoices(
 }
 
 /// The invoices a vendor payment, or a credit's application (D44), may pay, locked in id order
-/// (those its `allocations` name, or the vendor's open invoices), as `rules::allocation` reads
+/// (those its `allocations` name, or the vendor's open invoices), as `vendor_payments::rules` reads
 /// them, with their facts for the kept figures.
 pub(super) async fn payable(
     conn: &mut Conn,
@@ -97,7 +100,7 @@ async fn invoice_dates(conn: &mut Conn, ids: &[i64]) -> Result<BTreeMap<i64, i64
 
 /// Records a vendor payment (D31) in the write transaction on `conn`, whose calendar is
 /// `calendar`: the reference's lock (D30), the vendor's row, then the invoices it may pay in id
-/// order, all locked before `rules::allocation` splits the amount over them; a payment row per
+/// order, all locked before `vendor_payments::rules` splits the amount over them; a payment row per
 /// share, added to its invoice's paid total. Answers its id and the kept figures it moves, for
 /// the caller to apply when it commits.
 pub(super) async fn write_vendor_payment(
@@ -118,7 +121,8 @@ pub(super) async fn write_vendor_payment(
     }
     check_reference(&mut *conn, kind, key, None).await?;
     let (payable, facts) = payable(&mut *conn, vendor_id.get(), payment.allocations.as_deref(), calendar).await?;
-    let allocations = allocation::allocate(vendor_id, payment.amount, payment.allocations.as_deref(), &payable)?;
+    let allocations =
+        vendor_payment_rules::allocate(vendor_id, payment.amount, payment.allocations.as_deref(), &payable)?;
 
     let row = sqlx::query(
         "INSERT INTO vendor_payments (vendor_id, amount, transaction_date, transaction_type, reference, \

@@ -1,15 +1,15 @@
 //! Vendors over SQL: [`VendorStore`]. A vendor carries its kept figures (D11, D41), which the
 //! invoice and payment writes move; a vendor write itself moves only the installation's counts.
-//! The OwnPharmacy rules are `rules::vendors`' (D14).
+//! The OwnPharmacy rules are `vendors::rules`' (D14).
 
-use pharmapay_core::domain::licence::LicenseStatus;
-use pharmapay_core::domain::{NewVendor, Vendor, VendorFilter, VendorQuery, VendorSortKey, VendorType};
 use pharmapay_core::figures::{FigureChange, KeptCount, VendorFacts};
 use pharmapay_core::ids::VendorId;
 use pharmapay_core::jiff::Timestamp;
-use pharmapay_core::rules::vendors as vendor_rules;
 use pharmapay_core::store::{StoreResult, UniqueKey, VendorStore, WriteContext};
 use pharmapay_core::text::key;
+use pharmapay_core::vendors::licence::LicenseStatus;
+use pharmapay_core::vendors::rules as vendor_rules;
+use pharmapay_core::vendors::{NewVendor, Vendor, VendorFilter, VendorQuery, VendorSortKey, VendorType};
 use pharmapay_core::{Entity, Page, StoreError};
 use sqlx::Row;
 

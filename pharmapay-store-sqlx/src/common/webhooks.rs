@@ -3,21 +3,22 @@
 //! Queuing and claiming are decided one server at a time, under `Lock::Deliveries` (an
 //! advisory lock on PostgreSQL; SQLite's one writer): the queuer moves each active webhook's
 //! cursor in the feed on and writes a delivery for each event the webhook takes
-//! (`rules::webhooks::takes`); a claim marks due deliveries `claimed_until` a lease's end, a few
-//! of a webhook at once (`rules::webhooks::claimable`, offered each webhook's oldest due ones),
-//! so no two servers try one delivery at once. A try's outcome is what `rules::webhooks::after_attempt` says of it.
+//! (`webhooks::rules::takes`); a claim marks due deliveries `claimed_until` a lease's end, a few
+//! of a webhook at once (`webhooks::rules::claimable`, offered each webhook's oldest due ones),
+//! so no two servers try one delivery at once. A try's outcome is what `webhooks::rules::after_attempt` says of it.
 
 use std::collections::HashMap;
 
-use pharmapay_core::domain::webhook::{
-    Attempt, Delivery, DeliveryQuery, DeliveryStatus, DueDelivery, NewWebhook, Webhook, WebhookSecret,
-};
 use pharmapay_core::events::Event;
 use pharmapay_core::ids::{DeliveryId, WebhookId};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::paging::Page;
-use pharmapay_core::rules::webhooks::{self, CLAIM_LEASE, CLAIMED_PER_WEBHOOK};
 use pharmapay_core::store::{StoreResult, WebhookStore, WriteContext};
+use pharmapay_core::webhooks::rules as webhook_rules;
+use pharmapay_core::webhooks::rules::{CLAIM_LEASE, CLAIMED_PER_WEBHOOK};
+use pharmapay_core::webhooks::{
+    Attempt, Delivery, DeliveryQuery, DeliveryStatus, DueDelivery, NewWebhook, Webhook, WebhookSecret,
+};
 use pharmapay_core::{Entity, StoreError};
 use sqlx::Row;
 
@@ -78,7 +79,7 @@ async fn last_position(conn: &mut Conn) -> Result<i64> {
     Ok(sqlx::query_scalar("SELECT last FROM event_positions").fetch_one(&mut *conn).await?)
 }
 
-/// Records each try of `tries` and ends its claim, as `rules::webhooks::after_attempt` says;
+/// Records each try of `tries` and ends its claim, as `webhooks::rules::after_attempt` says;
 /// a delivery removed meanwhile is skipped.
 async fn record_tries(conn: &mut Conn, tries: &[(DeliveryId, Attempt)]) -> Result<()> {
     if tries.is_empty() {
@@ -96,7 +97,7 @@ async fn record_tries(conn: &mut Conn, tries: &[(DeliveryId, Attempt)]) -> Resul
     for (delivery, attempt) in tries {
         let Some((created_at, attempts)) = found.get(&delivery.get()) else { continue };
         let attempts = u32::try_from(*attempts).unwrap_or(u32::MAX);
-        let after = webhooks::after_attempt(instant(*created_at)?, attempts, attempt);
+        let after = webhook_rules::after_attempt(instant(*created_at)?, attempts, attempt);
         script.push(|binds| {
             Ok(format!(
                 "UPDATE webhook_deliveries SET status = {}, attempts = attempts + 1, last_status_code = {}, \
@@ -331,7 +332,7 @@ impl WebhookStore for SqlStore {
             let at = micros(now);
             for (webhook, takes, cursor) in &active {
                 let queued: Vec<&(i64, String)> =
-                    events.iter().filter(|(event, kind)| event > cursor && webhooks::takes(takes, kind)).collect();
+                    events.iter().filter(|(event, kind)| event > cursor && webhook_rules::takes(takes, kind)).collect();
                 for chunk in queued.chunks(500) {
                     let mut binds = Binds::default();
                     let rows: Vec<String> = chunk
@@ -393,7 +394,7 @@ impl WebhookStore for SqlStore {
             .bind(i64::try_from(CLAIMED_PER_WEBHOOK).unwrap_or(i64::MAX))
             .fetch_all(&mut *db_tx)
             .await?;
-            let claimed = webhooks::claimable(&candidates, &in_flight, limit as usize);
+            let claimed = webhook_rules::claimable(&candidates, &in_flight, limit as usize);
             if claimed.is_empty() {
                 db_tx.commit().await?;
                 return Ok(Vec::new());

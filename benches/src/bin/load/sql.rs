@@ -15,11 +15,12 @@ use std::time::{Duration, Instant};
 
 use pharmapay_benches::stats::{Latencies, per_second};
 use pharmapay_core::BusinessCalendar;
-use pharmapay_core::domain::aging::AgingBounds;
-use pharmapay_core::domain::{InvoiceQuery, VendorQuery};
 use pharmapay_core::figures::day_key;
+use pharmapay_core::invoices::InvoiceQuery;
 use pharmapay_core::jiff::civil::Date;
 use pharmapay_core::jiff::{Timestamp, ToSpan};
+use pharmapay_core::reports::aging::AgingBounds;
+use pharmapay_core::vendors::VendorQuery;
 use pharmapay_store_sqlx::{BoundStatement, BoundValue, PostgresStore, SqliteStore, StoreOptions, statements};
 
 use crate::setup::{Backend, POSTGRES_PROCESS};

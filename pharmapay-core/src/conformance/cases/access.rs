@@ -3,15 +3,17 @@
 //! roles and unique names.
 
 use super::{field_error, params, vendor_query};
+use crate::access::policy::NewPolicy;
+use crate::access::role::NewRole;
+use crate::access::user::{NewUser, PasswordChange, ProfileUpdate, UserUpdate};
 use crate::access::{ADMIN_ROLE_ID, PHARMACIST_ROLE_ID, Requirement};
 use crate::conformance::{Fixture, created};
-use crate::domain::{
-    AuditQuery, NewPolicy, NewRole, NewUser, NewVendor, PasswordChange, ProfileUpdate, UserUpdate, VendorType,
-};
 use crate::error::{Entity, Error, RuleBroken};
 use crate::ids::{PermissionId, PolicyId, RoleId, UserId, VendorId};
+use crate::reports::audit::AuditQuery;
 use crate::store::{Store, UniqueKey};
 use crate::text::Password;
+use crate::vendors::{NewVendor, VendorType};
 
 /// Users: unique active emails, active roles, soft delete and restore (D4, D15, D17).
 pub async fn users_are_managed_with_unique_emails<S: Store>(store: S) {

@@ -5,21 +5,24 @@
 use std::sync::Arc;
 
 use super::params;
+use crate::bank::StatementUpload;
 use crate::bank::read::ReadOptions;
-use crate::conformance::{Fixture, amount, created, ts};
-use crate::domain::bank_statement::{
+use crate::bank::{
     BankLine, BankStatement, LineQuery, LineRecording, LineStatus, MatchRequest, MatchedBy, StatementDetail,
     StatementQuery, UnclearedPayment,
 };
-use crate::domain::{AuditQuery, NewTransaction, NewVendorPayment, PaymentReference, TransactionType};
-use crate::engine::StatementUpload;
+use crate::conformance::{Fixture, amount, created, ts};
 use crate::error::{Entity, Error, RuleBroken};
 use crate::idempotency::{Created, IdempotencyKey, IdempotencyRequest, Replay};
 use crate::ids::{BankStatementId, InvoiceId, TransactionId, VendorId, VendorPaymentId};
-use crate::import::ImportFile;
+use crate::imports::ImportFile;
 use crate::paging::PageRequest;
-use crate::rules::references::Holder;
+use crate::reports::audit::AuditQuery;
 use crate::store::{Store, UniqueKey};
+use crate::transactions::holders::Holder;
+use crate::transactions::reference::PaymentReference;
+use crate::transactions::{NewTransaction, TransactionType};
+use crate::vendor_payments::NewVendorPayment;
 use rust_decimal::Decimal;
 
 /// An HDFC-shaped download: two preamble rows, the header, seven transactions (one a deposit)

@@ -7,17 +7,21 @@ use jiff::SignedDuration;
 use rust_decimal::Decimal;
 
 use super::{field_error, params};
+use crate::access::role::NewRole;
 use crate::conformance::{Fixture, amount, created, dec, ts};
-use crate::domain::aging::AgingQuery;
-use crate::domain::statement::{StatementLineKind, StatementQuery};
-use crate::domain::{
-    AuditQuery, CreditDecision, CreditKind, CreditQuery, CreditStatus, InvoiceStatus, NewCreditApplication, NewRole,
-    NewVendorCredit, NewVendorPayment, TransactionType, VendorCredit,
+use crate::credits::{
+    CreditDecision, CreditKind, CreditQuery, CreditStatus, NewCreditApplication, NewVendorCredit, VendorCredit,
 };
 use crate::error::{Entity, Error, RuleBroken};
 use crate::ids::{InvoiceId, VendorCreditId, VendorId};
-use crate::rules::allocation::RequestedAllocation;
+use crate::invoices::InvoiceStatus;
+use crate::reports::aging::AgingQuery;
+use crate::reports::audit::AuditQuery;
+use crate::reports::statement::{StatementLineKind, StatementQuery};
 use crate::store::{BulkCredit, BulkLoadStore, Store, UniqueKey};
+use crate::transactions::TransactionType;
+use crate::vendor_payments::NewVendorPayment;
+use crate::vendor_payments::rules::RequestedAllocation;
 
 fn credit_query(pairs: &[(&str, &str)]) -> CreditQuery {
     CreditQuery::from_params(&params(pairs)).unwrap_or_else(|errors| panic!("query {pairs:?}: {errors}"))

@@ -8,11 +8,13 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::conformance::{Fixture, amount, created};
-use crate::domain::webhook::NewWebhook;
-use crate::domain::{NewVendor, NewVendorPayment, TransactionType, VendorType};
 use crate::error::Error;
 use crate::events::{Event, EventQuery, MAX_EVENT_PAGE};
 use crate::store::{Store, UniqueKey};
+use crate::transactions::TransactionType;
+use crate::vendor_payments::NewVendorPayment;
+use crate::vendors::{NewVendor, VendorType};
+use crate::webhooks::NewWebhook;
 
 impl<S: Store> Fixture<S> {
     /// Every event after `after`, read a page at a time.

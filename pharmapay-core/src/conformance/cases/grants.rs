@@ -6,14 +6,17 @@ use std::sync::Arc;
 
 use jiff::SignedDuration;
 
+use crate::access::policy::NewPolicy;
+use crate::access::role::NewRole;
+use crate::access::user::{NewUser, PasswordChange, ProfileUpdate, UserUpdate};
 use crate::access::{ADMIN_ROLE_ID, Access, PHARMACIST_ROLE_ID, Principal, Requirement};
 use crate::conformance::{Fixture, created};
-use crate::domain::{AuditEntry, AuditQuery, NewPolicy, NewRole, NewUser, PasswordChange, ProfileUpdate, UserUpdate};
 use crate::engine::Session;
 use crate::error::{Error, RuleBroken};
 use crate::ids::{PolicyId, RoleId, UserId};
-use crate::rules::login::{INVALID_EMAIL_KEY, LIMIT};
+use crate::reports::audit::{AuditEntry, AuditQuery};
 use crate::seed::permission_id;
+use crate::sessions::login::{INVALID_EMAIL_KEY, LIMIT};
 use crate::store::Store;
 use crate::text::Password;
 

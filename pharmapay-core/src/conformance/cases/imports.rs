@@ -8,15 +8,17 @@ use rust_xlsxwriter::{ExcelDateTime, Format, Workbook};
 
 use super::params;
 use crate::conformance::{Fixture, dec};
-use crate::domain::gstin::Gstin;
-use crate::domain::licence::EXPIRED_LICENSE_POLICY;
-use crate::domain::{AuditQuery, InvoiceFilter, InvoiceQuery, NewVendor, VendorFilter, VendorQuery, VendorType};
-use crate::engine::ImportRequest;
 use crate::error::Error;
 use crate::idempotency::{Created, IdempotencyKey, IdempotencyRequest, Replay};
-use crate::import::template::TemplateKind;
-use crate::import::{ImportFile, ImportSummary};
+use crate::imports::ImportRequest;
+use crate::imports::template::TemplateKind;
+use crate::imports::{ImportFile, ImportSummary};
+use crate::invoices::{InvoiceFilter, InvoiceQuery};
+use crate::reports::audit::AuditQuery;
 use crate::store::Store;
+use crate::vendors::gstin::Gstin;
+use crate::vendors::licence::EXPIRED_LICENSE_POLICY;
+use crate::vendors::{NewVendor, VendorFilter, VendorQuery, VendorType};
 
 const CIPLA_GSTIN: &str = "27AAPFU0939F1ZV";
 

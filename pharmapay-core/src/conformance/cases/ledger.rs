@@ -9,14 +9,13 @@ use jiff::SignedDuration;
 
 use super::{field_error, invoice_query, transaction_query, vendor_query};
 use crate::conformance::{Fixture, amount, created, dec, invoice_order, invoice_sort_keys, ts};
-use crate::domain::{
-    InvoiceQuery, InvoiceStatus, NewTransaction, NewVendor, TransactionQuery, TransactionSortKey, TransactionType,
-    VendorQuery, VendorType,
-};
 use crate::error::{Entity, Error, RuleBroken};
 use crate::ids::{InvoiceId, TransactionId, VendorId};
+use crate::invoices::{InvoiceQuery, InvoiceStatus};
 use crate::paging::{PageRequest, Sort, SortDir};
 use crate::store::{Store, UniqueKey};
+use crate::transactions::{NewTransaction, TransactionQuery, TransactionSortKey, TransactionType};
+use crate::vendors::{NewVendor, VendorQuery, VendorType};
 
 /// Vendor create, read, update, soft delete with reason, restore (spec; D14, D15, D17).
 pub async fn vendors_are_created_read_updated_deleted_and_restored<S: Store>(store: S) {
@@ -163,7 +162,7 @@ pub async fn vendor_list_filters_sorts_and_pages<S: Store>(store: S) {
     let big = fx.invoice(ids[2], "G-1", "500", "2024-06-01T00:00:00Z").await;
     fx.invoice(ids[0], "B-1", "70", "2024-06-01T00:00:00Z").await;
     fx.pay(big.id, "100").await;
-    let names_of = |page: &crate::paging::Page<crate::domain::Vendor>| {
+    let names_of = |page: &crate::paging::Page<crate::vendors::Vendor>| {
         page.items.iter().map(|v| v.name.clone()).collect::<Vec<_>>()
     };
 

@@ -8,11 +8,13 @@ use jiff::SignedDuration;
 
 use super::{field_error, invoice_query, transaction_query};
 use crate::conformance::{Fixture, amount, created, dec, ts};
-use crate::domain::{NewTransaction, NewVendorPayment, PaymentReference, TransactionType, VendorPayment};
 use crate::error::{Entity, Error};
 use crate::ids::{InvoiceId, TransactionId, VendorId, VendorPaymentId};
-use crate::rules::allocation::RequestedAllocation;
 use crate::store::{Store, UniqueKey};
+use crate::transactions::reference::PaymentReference;
+use crate::transactions::{NewTransaction, TransactionType};
+use crate::vendor_payments::rules::RequestedAllocation;
+use crate::vendor_payments::{NewVendorPayment, VendorPayment};
 
 fn reference(text: &str) -> Option<PaymentReference> {
     Some(PaymentReference::parse(text).expect("a valid reference"))
@@ -104,7 +106,7 @@ pub async fn payment_references_stop_double_payments<S: Store>(store: S) {
     let ids: Vec<TransactionId> = by_key.items.iter().map(|payment| payment.id).collect();
     assert_eq!(by_key.total_count, 2, "the list filters by key, every type: {ids:?}");
     assert!(ids.contains(&reuse.id));
-    let refused = crate::domain::TransactionQuery::from_params(&super::params(&[("reference", " -/ ")]));
+    let refused = crate::transactions::TransactionQuery::from_params(&super::params(&[("reference", " -/ ")]));
     assert!(refused.is_err_and(|errors| errors.contains("reference")), "a reference with nothing to match by");
 }
 
@@ -329,12 +331,12 @@ pub async fn due_soon_payables_and_overpaid_invoices<S: Store>(store: S) {
     assert_eq!(ids(&[("overpaid", "false")]).await, [overdue.id, today.id, week.id, month.id, far.id, canceled.id]);
     assert_eq!(ids(&[("status", "FullyPaid")]).await, [paid.id], "D33: an overpaid invoice is FullyPaid as ever");
     for bad in ["-1", "367", "soon"] {
-        let refused = crate::domain::InvoiceQuery::from_params(&super::params(&[("dueWithinDays", bad)]));
+        let refused = crate::invoices::InvoiceQuery::from_params(&super::params(&[("dueWithinDays", bad)]));
         assert!(refused.is_err_and(|errors| errors.contains("dueWithinDays")), "dueWithinDays={bad}");
     }
 
     let payables = fx.engine.payables(&fx.admin).await.unwrap();
-    let figures = |due: crate::dashboard::DueFigures| (due.amount.to_string(), due.invoice_count);
+    let figures = |due: crate::reports::dashboard::DueFigures| (due.amount.to_string(), due.invoice_count);
     assert_eq!(figures(payables.overdue), ("100".to_owned(), 1));
     assert_eq!(figures(payables.due_today), ("200".to_owned(), 1));
     assert_eq!(

@@ -8,15 +8,17 @@ use rust_decimal::Decimal;
 
 use super::{field_error, params, vendor_query};
 use crate::conformance::{Fixture, amount, created, dec, ts};
-use crate::domain::aging::{AgingBucket, AgingQuery};
-use crate::domain::gstin::Gstin;
-use crate::domain::licence::LicenseStatus;
-use crate::domain::statement::{StatementLineKind, StatementQuery};
-use crate::domain::{NewInvoice, NewTransaction, NewVendor, Vendor, VendorQuery, VendorType};
 use crate::error::{Entity, Error};
 use crate::ids::{InvoiceId, VendorId};
+use crate::invoices::NewInvoice;
 use crate::paging::PagePlace;
+use crate::reports::aging::{AgingBucket, AgingQuery};
+use crate::reports::statement::{StatementLineKind, StatementQuery};
 use crate::store::{Store, UniqueKey};
+use crate::transactions::NewTransaction;
+use crate::vendors::gstin::Gstin;
+use crate::vendors::licence::LicenseStatus;
+use crate::vendors::{NewVendor, Vendor, VendorQuery, VendorType};
 
 const GSTIN_A: &str = "27AAPFU0939F1ZV";
 const GSTIN_B: &str = "29AAGCR4375J1ZU";

@@ -9,11 +9,14 @@ use serde_json::Value;
 
 use super::{field_error, idem, invoice_query, params, vendor_query};
 use crate::conformance::{Fixture, amount, created, dec, ts};
-use crate::domain::{AuditQuery, InvoiceStatus, NewTransaction, NewVendor, TransactionType, VendorType};
 use crate::error::{Entity, Error, IdempotencyClash, RuleBroken};
 use crate::idempotency::{ClaimOutcome, Created, IdempotencyClaim, IdempotencyKey, Replay};
 use crate::ids::{InvoiceId, VendorId};
+use crate::invoices::InvoiceStatus;
+use crate::reports::audit::AuditQuery;
 use crate::store::{BulkLoadStore, Store, UniqueKey};
+use crate::transactions::{NewTransaction, TransactionType};
+use crate::vendors::{NewVendor, VendorType};
 
 /// Settings: only values change; TimeZone must be a known zone (spec; D3).
 pub async fn settings_update_only_values_and_time_zones_must_exist<S: Store>(store: S) {
@@ -81,7 +84,7 @@ pub async fn time_zone_changes_refile_payments_by_business_day<S: Store>(store: 
     };
     let month_end = pay("1", "2024-04-30T20:00:00Z").await; // UTC: 30 April. Kolkata: 1 May.
     pay("2", "2024-04-10T20:00:00Z").await; // UTC: 10 April, not recent. Kolkata: 11 April, recent.
-    let months = |totals: Vec<crate::dashboard::MonthlyTotal>| -> Vec<(String, u64, String)> {
+    let months = |totals: Vec<crate::reports::dashboard::MonthlyTotal>| -> Vec<(String, u64, String)> {
         totals[..2].iter().map(|m| (m.month.clone(), m.transaction_count, m.total_amount.to_string())).collect()
     };
     let figures = || async {
@@ -248,7 +251,7 @@ pub async fn exports_read_in_id_batches_with_the_list_filters<S: Store>(store: S
     }
     fx.engine.delete_invoice(&fx.admin, invoices[2], None).await.unwrap();
     let filter =
-        crate::domain::InvoiceFilter { is_active: Some(true), vendor_id: Some(vendor.id), ..Default::default() };
+        crate::invoices::InvoiceFilter { is_active: Some(true), vendor_id: Some(vendor.id), ..Default::default() };
     let mut seen = Vec::new();
     let mut after = None;
     loop {
@@ -263,13 +266,13 @@ pub async fn exports_read_in_id_batches_with_the_list_filters<S: Store>(store: S
     let payment = fx.pay(invoices[0], "4").await;
     let deleted = fx.pay(invoices[1], "5").await;
     fx.engine.delete_transaction(&fx.admin, deleted.id, None).await.unwrap();
-    let active = crate::domain::TransactionFilter::default();
+    let active = crate::transactions::TransactionFilter::default();
     let exported = store.export_transactions(&active, None, 100).await.unwrap();
     assert_eq!(exported.iter().map(|t| t.id).collect::<Vec<_>>(), [payment.id]);
     assert_eq!(exported[0].invoice.pending_amount, dec("6"));
     assert!(store.export_transactions(&active, Some(payment.id), 100).await.unwrap().is_empty());
 
-    let vendors = store.export_vendors(&crate::domain::VendorFilter::default(), None, 100).await.unwrap();
+    let vendors = store.export_vendors(&crate::vendors::VendorFilter::default(), None, 100).await.unwrap();
     assert_eq!(vendors.len(), 3, "the pharmacy and the two vendors");
     assert!(vendors.windows(2).all(|pair| pair[0].id < pair[1].id));
     assert_eq!(vendors[1].totals.total_invoice_value, dec("30"), "totals as the list shows them");
@@ -495,7 +498,7 @@ pub async fn imports_keep_paid_totals_and_unique_numbers<S: Store + BulkLoadStor
     let missing = store.load_transactions(vec![payment(InvoiceId(9999), "1", true)]).await;
     assert!(matches!(missing, Err(crate::store::StoreError::ParentInactive(Entity::Invoice))));
     let inactive_vendor = store
-        .export_vendors(&crate::domain::VendorFilter { is_active: false, ..Default::default() }, None, 10)
+        .export_vendors(&crate::vendors::VendorFilter { is_active: false, ..Default::default() }, None, 10)
         .await
         .unwrap();
     assert_eq!(inactive_vendor.iter().map(|v| v.id).collect::<Vec<_>>(), [vendor_ids[1]]);

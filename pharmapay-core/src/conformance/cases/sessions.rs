@@ -10,11 +10,13 @@ use serde_json::Value;
 
 use super::{decode_claims, field_error, params};
 use crate::access::ADMIN_ROLE_ID;
+use crate::access::user::PasswordChange;
 use crate::conformance::{Fixture, engine, onboarding};
-use crate::domain::{AuditQuery, NewVendor, PasswordChange, VendorQuery, VendorType};
 use crate::error::{Error, RuleBroken};
+use crate::reports::audit::AuditQuery;
 use crate::store::Store;
 use crate::text::Password;
+use crate::vendors::{NewVendor, VendorQuery, VendorType};
 
 /// Onboarding runs once, validates with dotted paths and makes an admin (spec, Onboarding).
 pub async fn onboarding_creates_the_pharmacy_and_the_first_admin_once<S: Store>(store: S) {

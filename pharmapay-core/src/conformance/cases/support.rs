@@ -1,9 +1,11 @@
 //! What every family of cases shares: list parameters, queries, the check of a field error, token
 //! claims and idempotency requests.
 
-use crate::domain::{InvoiceQuery, TransactionQuery, VendorQuery};
 use crate::error::Error;
 use crate::idempotency::{IdempotencyKey, IdempotencyRequest};
+use crate::invoices::InvoiceQuery;
+use crate::transactions::TransactionQuery;
+use crate::vendors::VendorQuery;
 use serde_json::Value;
 
 pub(super) fn params(pairs: &[(&str, &str)]) -> Vec<(String, String)> {

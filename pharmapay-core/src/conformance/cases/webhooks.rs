@@ -9,13 +9,13 @@ use std::sync::Arc;
 use jiff::SignedDuration;
 
 use crate::conformance::{Fixture, created};
-use crate::domain::webhook::{Attempt, DeliveryQuery, DeliveryStatus, NewWebhook};
 use crate::error::Error;
 use crate::events::EventQuery;
 use crate::ids::WebhookId;
 use crate::paging::PageRequest;
-use crate::rules::webhooks::CLAIMED_PER_WEBHOOK;
 use crate::store::Store;
+use crate::webhooks::rules::CLAIMED_PER_WEBHOOK;
+use crate::webhooks::{Attempt, DeliveryQuery, DeliveryStatus, NewWebhook};
 
 impl<S: Store> Fixture<S> {
     async fn webhook(&self, events: &[&str]) -> WebhookId {

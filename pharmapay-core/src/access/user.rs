@@ -1,0 +1,158 @@
+//! User accounts and the caller's own profile (D24).
+
+use jiff::Timestamp;
+
+use crate::error::FieldErrors;
+use crate::ids::{RoleId, UserId};
+use crate::text::{NAME_MAX, Password};
+
+/// A user account; the password hash never leaves the store except for login checks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct User {
+    /// Id.
+    pub id: UserId,
+    /// First name.
+    pub first_name: String,
+    /// Last name.
+    pub last_name: String,
+    /// Email, unique among active users (D4).
+    pub email: String,
+    /// The role.
+    pub role_id: RoleId,
+    /// False once soft-deleted.
+    pub is_active: bool,
+    /// When created.
+    pub created_at: Timestamp,
+}
+
+/// The fields of a user create.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewUser {
+    /// First name.
+    pub first_name: String,
+    /// Last name.
+    pub last_name: String,
+    /// Email (D29).
+    pub email: String,
+    /// Password (D29).
+    pub password: Password,
+    /// The role; must be active.
+    pub role_id: RoleId,
+}
+
+/// `validate` for the bodies that carry a person's names and email.
+macro_rules! validated_person {
+    ($($body:ty),*) => {$(
+        impl $body {
+            /// Trims and checks the text fields.
+            ///
+            /// # Errors
+            /// The messages by field path.
+            pub fn validate(mut self) -> Result<Self, FieldErrors> {
+                let mut errors = FieldErrors::new();
+                check_person(&mut self.first_name, &mut self.last_name, &mut self.email, &mut errors);
+                if errors.is_empty() { Ok(self) } else { Err(errors) }
+            }
+        }
+    )*};
+}
+
+validated_person!(NewUser, UserUpdate, ProfileUpdate);
+
+fn check_person(first_name: &mut String, last_name: &mut String, email: &mut String, errors: &mut FieldErrors) {
+    crate::base::tidy::tidy_required(first_name, "firstName", NAME_MAX, errors);
+    crate::base::tidy::tidy_required(last_name, "lastName", NAME_MAX, errors);
+    crate::base::tidy::tidy_email(email, "email", errors);
+}
+
+/// The fields of a user replacement (spec: firstName, lastName, email, roleId).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UserUpdate {
+    /// First name.
+    pub first_name: String,
+    /// Last name.
+    pub last_name: String,
+    /// Email (D29).
+    pub email: String,
+    /// The role; must be active.
+    pub role_id: RoleId,
+}
+
+/// The caller's own profile (D24).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Profile {
+    /// The account.
+    pub user: User,
+    /// The role's name.
+    pub role_name: String,
+    /// Whether the caller is an admin (D18).
+    pub is_admin: bool,
+    /// Resolved permissions as `Collection:Action` (`*:*` for an admin).
+    pub permissions: Vec<String>,
+}
+
+/// What a user may change of their own profile (D24).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProfileUpdate {
+    /// First name.
+    pub first_name: String,
+    /// Last name.
+    pub last_name: String,
+    /// Email (D29).
+    pub email: String,
+}
+
+/// A password change by the user themself (D24).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PasswordChange {
+    /// The password in use now.
+    pub current_password: String,
+    /// The new password (D29).
+    pub new_password: Password,
+}
+
+/// A person's values as the audit log keeps them (D22): names, email and, when the write sets
+/// it, the role.
+fn person_changes(first_name: &str, last_name: &str, email: &str, role_id: Option<RoleId>) -> String {
+    let mut changes = serde_json::json!({ "firstName": first_name, "lastName": last_name, "email": email });
+    if let Some(role_id) = role_id {
+        changes["roleId"] = serde_json::json!(role_id.get());
+    }
+    changes.to_string()
+}
+
+impl NewUser {
+    /// The values written, as the audit log keeps them (D22); never the password.
+    pub(crate) fn audit_changes(&self) -> String {
+        person_changes(&self.first_name, &self.last_name, &self.email, Some(self.role_id))
+    }
+}
+
+impl UserUpdate {
+    /// The values written, as the audit log keeps them (D22).
+    pub(crate) fn audit_changes(&self) -> String {
+        person_changes(&self.first_name, &self.last_name, &self.email, Some(self.role_id))
+    }
+}
+
+impl ProfileUpdate {
+    /// The values written, as the audit log keeps them (D22).
+    pub(crate) fn audit_changes(&self) -> String {
+        person_changes(&self.first_name, &self.last_name, &self.email, None)
+    }
+}
+
+/// A user to insert: the account fields and the password's Argon2id hash.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewUserRecord {
+    /// First name.
+    pub first_name: String,
+    /// Last name.
+    pub last_name: String,
+    /// Email.
+    pub email: String,
+    /// The role.
+    pub role_id: RoleId,
+    /// PHC string.
+    pub password_hash: String,
+}
