@@ -20,7 +20,7 @@
 //! idempotency bookkeeping every write ends with; `rows.rs` every record as the store keeps it;
 //! `figures.rs` keeps the figures. Each purpose of the contract has its own file:
 //! `sessions.rs` ([`SessionStore`](pharmapay_core::store::SessionStore)), `vendors.rs`,
-//! `invoices.rs` and `payments.rs` (the ledger, a resource each, as in the SQL store),
+//! `invoices.rs` and `transactions.rs` (the ledger, a resource each, as in the SQL store),
 //! `access.rs`
 //! ([`AccessStore`](pharmapay_core::store::AccessStore)), `reports.rs`
 //! ([`ReportStore`](pharmapay_core::store::ReportStore)), `vendor_payments.rs`
@@ -39,11 +39,11 @@ mod events;
 mod figures;
 mod imports;
 mod invoices;
-mod payments;
 mod reports;
 mod rows;
 mod sessions;
 mod state;
+mod transactions;
 mod vendor_payments;
 mod vendors;
 mod webhooks;

@@ -31,7 +31,7 @@ use pharmapay_core::vendors::{Vendor, VendorFilter};
 use pharmapay_core::{Entity, StoreError};
 use pharmapay_core::{Page, PageRequest};
 
-use crate::payments::transaction_matches;
+use crate::transactions::transaction_matches;
 use crate::vendors::vendor_matches;
 use crate::{InvoiceRow, MemoryStore, VendorRow};
 

@@ -32,7 +32,7 @@
 //!   parents, taken unique keys, grants, token bookkeeping), `migrate.rs` (migrations and the
 //!   seed).
 //! - One file per purpose of the contract, as `pharmapay_core::store` is split: `sessions.rs`,
-//!   `vendors.rs`, `invoices.rs`, `payments.rs` and `vendor_payments.rs` (the ledger),
+//!   `vendors.rs`, `invoices.rs`, `transactions.rs` and `vendor_payments.rs` (the ledger),
 //!   `credits.rs` (vendor credits, D44), `access.rs`, `reports.rs` with `aging.rs` (the aging,
 //!   D34, D43), `search.rs` (trigram search), `bulk.rs` and `bulk_loads.rs` (bulk loads),
 //!   `imports.rs` (imported files, D45), `bank.rs` (bank statements, D46), `events.rs`
@@ -54,12 +54,12 @@ mod imports;
 mod invoices;
 mod lines;
 mod migrate;
-mod payments;
 mod records;
 mod reports;
 mod rows;
 mod search;
 mod sessions;
+mod transactions;
 mod vendor_payments;
 mod vendors;
 mod webhooks;

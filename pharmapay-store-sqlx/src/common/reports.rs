@@ -30,10 +30,10 @@ use super::aging::AgingOf;
 use super::binds::{Binds, conditions, instant_range, page_limits};
 use super::figures::{self, pair_of};
 use super::invoices::invoice_conditions;
-use super::payments::transaction_conditions;
 use super::rows::{
     amount, audit_from, count, instant, invoice_from, micros, setting_from, transaction_from, vendor_from,
 };
+use super::transactions::transaction_conditions;
 use super::vendors::vendor_conditions;
 use super::{
     Conn, DbRow, LICENCE_HOLDERS, LICENCE_HOLDERS_PACKED, READ_SNAPSHOT, Result, SqlStore, answer, insert_audit,

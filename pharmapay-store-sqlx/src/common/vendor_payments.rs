@@ -25,8 +25,8 @@ use sqlx::Row;
 use super::binds::{rows_in, terms_condition};
 use super::figures::invoice_facts;
 use super::guards::{check_reference, lock_reference, lock_vendors_of};
-use super::payments::{insert_payment_row, payment_for_change, take_paid_from};
 use super::rows::{amount, instant, micros, transaction_from, transaction_type};
+use super::transactions::{insert_payment_row, payment_for_change, take_paid_from};
 use super::{Conn, Result, SqlStore, answer, commit_announcing, commit_moving, lock, refused, row_by_id};
 use crate::Lock;
 

@@ -1,7 +1,9 @@
 //! Conformance cases: users with unique emails (D4), the guard rails of D18, the caller's
 //! profile and password (D24), permissions (D19), 403s, roles and policies with their system
-//! roles and unique names.
+//! roles and unique names, access that cannot be widened from inside (D38) and reductions that
+//! take effect at once (D39).
 
+use super::{access, missing, new_user, update};
 use super::{field_error, params, vendor_query};
 use crate::access::policy::NewPolicy;
 use crate::access::role::NewRole;
@@ -11,9 +13,11 @@ use crate::conformance::{Fixture, created};
 use crate::error::{Entity, Error, RuleBroken};
 use crate::ids::{PermissionId, PolicyId, RoleId, UserId, VendorId};
 use crate::reports::audit::AuditQuery;
+use crate::seed::permission_id;
 use crate::store::{Store, UniqueKey};
 use crate::text::Password;
 use crate::vendors::{NewVendor, VendorType};
+use std::sync::Arc;
 
 /// Users: unique active emails, active roles, soft delete and restore (D4, D15, D17).
 pub async fn users_are_managed_with_unique_emails<S: Store>(store: S) {
@@ -339,4 +343,241 @@ pub async fn policies_are_managed_with_unique_active_names<S: Store>(store: S) {
 /// A replacement of a user's names, email and role.
 fn user_update(first_name: &str, last_name: &str, email: &str, role_id: RoleId) -> UserUpdate {
     UserUpdate { first_name: first_name.into(), last_name: last_name.into(), email: email.into(), role_id }
+}
+
+/// Someone who may manage users gives no one the Admin role, nor a role holding what they lack
+/// (D38); refusals write nothing and come after the usual 400 and 404.
+pub async fn users_are_given_no_role_beyond_their_creator<S: Store>(store: S) {
+    let fx = Fixture::new(store).await;
+    let hiring = fx.role_of("Hiring", &["User:Create", "User:Update", "Vendor:Read"]).await;
+    let (_, hr) = fx.user_with_role("hr@example.com", hiring).await;
+    let users_before = fx.engine.list_users(&fx.admin).await.unwrap().len();
+
+    let to_admin = fx.engine.create_user(&hr, new_user("new-admin@example.com", ADMIN_ROLE_ID), None).await;
+    assert_eq!(missing(to_admin, "a user created as admin"), "Admin");
+    let to_pharmacist = fx.engine.create_user(&hr, new_user("p@example.com", PHARMACIST_ROLE_ID), None).await;
+    let named = missing(to_pharmacist, "a user created with a role holding more");
+    assert!(named.contains("Invoice:Read") && named.contains("Dashboard:Read"), "{named}");
+    assert!(!named.contains("Vendor:Read"), "held permissions are not named: {named}");
+    assert_eq!(fx.engine.list_users(&fx.admin).await.unwrap().len(), users_before, "a refusal writes nothing");
+
+    assert!(
+        matches!(
+            fx.engine.create_user(&hr, new_user("x@example.com", RoleId(999)), None).await,
+            Err(Error::Validation(_))
+        ),
+        "a missing role stays the usual 400"
+    );
+    let peer = created(fx.engine.create_user(&hr, new_user("peer@example.com", hiring), None).await.unwrap());
+
+    let me = hr.user_id;
+    assert_eq!(missing(fx.engine.update_user(&hr, me, update("hr@example.com", ADMIN_ROLE_ID)).await, "self"), "Admin");
+    let renamed = fx.engine.update_user(&hr, peer.id, update("peer-renamed@example.com", hiring)).await;
+    assert!(renamed.is_ok(), "an update that keeps the role is not judged: {renamed:?}");
+    assert!(
+        matches!(
+            fx.engine.update_user(&hr, UserId(999), update("a@example.com", ADMIN_ROLE_ID)).await,
+            Err(Error::NotFound { .. })
+        ),
+        "a missing user stays the usual 404"
+    );
+
+    // D38 comes before D18: moving the last admin to a role the caller lacks is a 403.
+    let last_admin =
+        fx.engine.update_user(&hr, fx.admin.user_id, update("admin@example.com", PHARMACIST_ROLE_ID)).await;
+    assert!(!missing(last_admin, "the last admin moved").is_empty());
+
+    // A restore gives the user's role back, so it is judged the same way.
+    let pharmacist = created(
+        fx.engine.create_user(&fx.admin, new_user("gone@example.com", PHARMACIST_ROLE_ID), None).await.unwrap(),
+    );
+    fx.engine.delete_user(&fx.admin, pharmacist.id, None).await.unwrap();
+    assert!(!missing(fx.engine.restore_user(&hr, pharmacist.id).await, "a restore").is_empty());
+    assert!(fx.engine.get_user(&fx.admin, pharmacist.id).await.is_err(), "still deleted");
+
+    // D48: a restore also gives back the policies attached to the user directly. A user of the
+    // caller's own role is refused when those hold what the caller lacks.
+    let audited =
+        created(fx.engine.create_user(&fx.admin, new_user("audited@example.com", hiring), None).await.unwrap());
+    let auditing = fx.policy_of("Auditing", &["AuditLog:Read", "User:Delete"]).await;
+    fx.engine.attach_user_policy(&fx.admin, audited.id, auditing).await.unwrap();
+    fx.engine.delete_user(&fx.admin, audited.id, None).await.unwrap();
+    let named = missing(fx.engine.restore_user(&hr, audited.id).await, "a restore with policies of the user's own");
+    assert!(named.contains("AuditLog:Read") && named.contains("User:Delete"), "{named}");
+    assert!(fx.engine.get_user(&fx.admin, audited.id).await.is_err(), "still deleted");
+    fx.engine.delete_policy(&fx.admin, auditing, None).await.unwrap();
+    fx.engine.restore_user(&hr, audited.id).await.expect("a deleted policy gives nothing: only the role is given back");
+
+    // Admins are not limited.
+    created(fx.engine.create_user(&fx.admin, new_user("second-admin@example.com", ADMIN_ROLE_ID), None).await.unwrap());
+    fx.engine.restore_user(&fx.admin, pharmacist.id).await.expect("an admin restores anyone");
+}
+
+/// Policies are judged as they stand after the write, and attaching one gives what it holds
+/// (D38).
+pub async fn policies_give_no_permission_beyond_their_author<S: Store>(store: S) {
+    let fx = Fixture::new(store).await;
+    let managers = fx
+        .role_of("Access managers", &["Policy:Create", "Policy:Update", "Role:Update", "User:Update", "Vendor:Read"])
+        .await;
+    let (_, manager) = fx.user_with_role("pm@example.com", managers).await;
+    let with = |codes: &[&str]| NewPolicy {
+        name: "Buyers".into(),
+        description: String::new(),
+        permission_ids: codes.iter().map(|code| permission_id(access(code))).collect(),
+    };
+
+    let refused = fx.engine.create_policy(&manager, with(&["Vendor:Read", "Vendor:Delete"]), None).await;
+    assert_eq!(missing(refused, "create"), "Vendor:Delete");
+    let buyers = created(fx.engine.create_policy(&manager, with(&["Vendor:Read"]), None).await.unwrap()).id;
+    let delete = permission_id(access("Vendor:Delete"));
+    assert_eq!(missing(fx.engine.add_policy_permission(&manager, buyers, delete).await, "add"), "Vendor:Delete");
+    assert_eq!(
+        missing(fx.engine.update_policy(&manager, buyers, with(&["Vendor:Delete"])).await, "update"),
+        "Vendor:Delete"
+    );
+    let kept = fx.engine.get_policy(&fx.admin, buyers).await.unwrap();
+    assert_eq!(kept.permissions.iter().map(|p| p.code()).collect::<Vec<_>>(), ["Vendor:Read"], "nothing was written");
+
+    // An admin widens the policy; from then on the manager may not touch it in any way that
+    // leaves it holding what they lack, even by adding what they hold.
+    fx.engine.add_policy_permission(&fx.admin, buyers, delete).await.unwrap();
+    let read = permission_id(access("Vendor:Read"));
+    assert_eq!(missing(fx.engine.add_policy_permission(&manager, buyers, read).await, "add after"), "Vendor:Delete");
+    fx.engine.remove_policy_permission(&manager, buyers, delete).await.expect("removing takes nothing from the author");
+
+    // Attaching gives what the policy holds.
+    let wide = fx.policy_of("Wide", &["Vendor:Read", "User:Delete"]).await;
+    assert_eq!(missing(fx.engine.attach_role_policy(&manager, managers, wide).await, "to a role"), "User:Delete");
+    assert_eq!(
+        missing(fx.engine.attach_user_policy(&manager, manager.user_id, wide).await, "to a user"),
+        "User:Delete"
+    );
+    fx.engine.attach_user_policy(&manager, manager.user_id, buyers).await.expect("a policy within the author's own");
+    assert!(
+        matches!(
+            fx.engine.attach_user_policy(&manager, manager.user_id, PolicyId(999)).await,
+            Err(Error::NotFound { .. })
+        ),
+        "a missing policy stays the usual 404"
+    );
+
+    // Restoring a policy gives its permissions back to whoever holds it.
+    fx.engine.delete_policy(&fx.admin, wide, None).await.unwrap();
+    let restore_refused = fx.engine.restore_policy(&manager, wide).await;
+    assert_eq!(missing(restore_refused, "restore"), "User:Delete");
+    fx.engine.restore_policy(&fx.admin, wide).await.expect("admins are not limited");
+}
+
+/// Anything that may take access away revokes the affected users' older tokens at once, even
+/// within the same second; grants wait for the next sign-in (D39).
+pub async fn reductions_revoke_older_tokens_at_once<S: Store>(store: S) {
+    let fx = Fixture::new(store).await;
+    let clerks = fx.role_of("Clerks", &["Vendor:Read", "Invoice:Read"]).await;
+    let (_, _) = fx.user_with_role("clerk@example.com", clerks).await;
+    let (bystander, _) = fx.user_with_role("bystander@example.com", PHARMACIST_ROLE_ID).await;
+    let clerk = || fx.sign_in("clerk@example.com", "user-password");
+    let role_policy =
+        fx.engine.list_policies(&fx.admin).await.unwrap().into_iter().find(|p| p.name == "Clerks policy").unwrap();
+
+    // The clock never moves in this case: every step happens in the same second.
+    let (before, principal) = clerk().await;
+    let clerk_id = principal.user_id;
+    let extra = fx.policy_of("Extra", &["Dashboard:Read"]).await;
+    fx.engine.attach_user_policy(&fx.admin, clerk_id, extra).await.unwrap();
+    assert!(fx.token_works(&before).await, "a grant revokes nothing");
+    assert!(!principal.permissions.contains(access("Dashboard:Read")), "grants show at the next sign-in");
+    let (with_extra, principal) = clerk().await;
+    assert!(principal.permissions.contains(access("Dashboard:Read")));
+    assert!(fx.token_works(&before).await, "signing in again keeps older tokens");
+
+    fx.engine.detach_user_policy(&fx.admin, clerk_id, extra).await.unwrap();
+    assert!(!fx.token_works(&before).await && !fx.token_works(&with_extra).await, "a policy detached from the user");
+
+    let (token, _) = clerk().await;
+    fx.engine.detach_user_policy(&fx.admin, clerk_id, extra).await.unwrap();
+    assert!(fx.token_works(&token).await, "detaching what is not attached takes nothing away");
+    let invoice_read = permission_id(access("Invoice:Read"));
+    fx.engine.remove_policy_permission(&fx.admin, role_policy.id, invoice_read).await.unwrap();
+    assert!(!fx.token_works(&token).await, "a permission removed from their role's policy");
+
+    let (token, _) = clerk().await;
+    let keep_read = NewPolicy {
+        name: "Clerks policy".into(),
+        description: "more".into(),
+        permission_ids: vec![permission_id(access("Vendor:Read")), invoice_read],
+    };
+    fx.engine.update_policy(&fx.admin, role_policy.id, keep_read).await.unwrap();
+    assert!(fx.token_works(&token).await, "an update that only adds revokes nothing");
+    let drop_invoice = NewPolicy {
+        name: "Clerks policy".into(),
+        description: String::new(),
+        permission_ids: vec![permission_id(access("Vendor:Read"))],
+    };
+    fx.engine.update_policy(&fx.admin, role_policy.id, drop_invoice).await.unwrap();
+    assert!(!fx.token_works(&token).await, "an update that removes a permission");
+
+    let (token, _) = clerk().await;
+    fx.engine.detach_role_policy(&fx.admin, clerks, role_policy.id).await.unwrap();
+    assert!(!fx.token_works(&token).await, "a policy detached from their role");
+    fx.engine.attach_role_policy(&fx.admin, clerks, role_policy.id).await.unwrap();
+
+    let (token, _) = clerk().await;
+    fx.engine.delete_policy(&fx.admin, role_policy.id, None).await.unwrap();
+    assert!(!fx.token_works(&token).await, "a policy of theirs deleted");
+
+    let (token, _) = clerk().await;
+    fx.engine.update_user(&fx.admin, clerk_id, update("clerk@example.com", PHARMACIST_ROLE_ID)).await.unwrap();
+    assert!(!fx.token_works(&token).await, "a change of their role");
+    let (token, _) = clerk().await;
+    fx.engine.update_user(&fx.admin, clerk_id, update("clerk@example.com", clerks)).await.unwrap();
+    assert!(!fx.token_works(&token).await, "a second revocation in the same second still revokes");
+
+    let (token, _) = clerk().await;
+    fx.engine.delete_role(&fx.admin, clerks, None).await.unwrap();
+    assert!(!fx.token_works(&token).await, "their role deleted");
+    let (after, _) = clerk().await;
+    assert!(fx.token_works(&after).await, "a token issued after every revocation works");
+
+    assert!(fx.token_works(&bystander).await, "users who lost nothing keep their tokens");
+    assert!(fx.token_works(&fx.admin_session).await);
+}
+
+/// Demotions racing sign-ins never leave a token valid that claims more than the user holds
+/// (D39): whatever the order, a token issued before a demotion is revoked by it.
+pub async fn demotions_racing_sign_ins_leave_no_stale_admin_token<S: Store>(store: S) {
+    let fx = Arc::new(Fixture::new(store).await);
+    let (_, _) = fx.user_with_role("deputy@example.com", ADMIN_ROLE_ID).await;
+    let (_, deputy) = fx.sign_in("deputy@example.com", "user-password").await;
+    let extra = fx.policy_of("Deputy extras", &["AuditLog:Read"]).await;
+    fx.engine.attach_user_policy(&fx.admin, deputy.user_id, extra).await.unwrap();
+
+    let mut sign_ins = Vec::new();
+    for _ in 0..8 {
+        let fx = Arc::clone(&fx);
+        sign_ins.push(tokio::spawn(async move { fx.engine.login("deputy@example.com", "user-password").await }));
+    }
+    let demote = {
+        let fx = Arc::clone(&fx);
+        let id = deputy.user_id;
+        tokio::spawn(async move {
+            fx.engine.update_user(&fx.admin, id, update("deputy@example.com", PHARMACIST_ROLE_ID)).await
+        })
+    };
+    let detach = {
+        let fx = Arc::clone(&fx);
+        let id = deputy.user_id;
+        tokio::spawn(async move { fx.engine.detach_user_policy(&fx.admin, id, extra).await })
+    };
+    demote.await.expect("no task panics").expect("the demotion succeeds");
+    detach.await.expect("no task panics").expect("the detach succeeds");
+    for task in sign_ins {
+        let session = task.await.expect("no task panics").expect("every sign-in succeeds");
+        if let Ok(principal) = fx.engine.authenticate(&session.token.token).await {
+            assert!(!principal.is_admin, "a valid token must not claim the Admin role after the demotion");
+            assert!(!principal.permissions.contains(access("AuditLog:Read")), "nor the detached policy");
+        }
+    }
+    let (_, now) = fx.sign_in("deputy@example.com", "user-password").await;
+    assert!(!now.is_admin && now.role_id == PHARMACIST_ROLE_ID);
 }

@@ -1,22 +1,22 @@
 //! Conformance cases: onboarding once, even under concurrency (spec, Onboarding), the kept
-//! token secret (D28), sign-in with its claims, refusals that look alike and throttling (D21),
-//! and tokens that stop working (D20).
+//! token secret (D28), sign-in with its claims, refusals that look alike and throttling (D21)
+//! that costs an attacker, not the pharmacy (D40), and tokens that stop working (D20).
 
-use std::collections::BTreeSet;
-use std::sync::Arc;
-
-use jiff::SignedDuration;
-use serde_json::Value;
-
+use super::to_new_password;
 use super::{decode_claims, field_error, params};
-use crate::access::ADMIN_ROLE_ID;
-use crate::access::user::PasswordChange;
+use crate::access::user::{PasswordChange, ProfileUpdate};
+use crate::access::{ADMIN_ROLE_ID, PHARMACIST_ROLE_ID};
 use crate::conformance::{Fixture, engine, onboarding};
 use crate::error::{Error, RuleBroken};
 use crate::reports::audit::AuditQuery;
+use crate::sessions::login::{INVALID_EMAIL_KEY, LIMIT};
 use crate::store::Store;
 use crate::text::Password;
 use crate::vendors::{NewVendor, VendorQuery, VendorType};
+use jiff::SignedDuration;
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::sync::Arc;
 
 /// Onboarding runs once, validates with dotted paths and makes an admin (spec, Onboarding).
 pub async fn onboarding_creates_the_pharmacy_and_the_first_admin_once<S: Store>(store: S) {
@@ -255,4 +255,108 @@ pub async fn tokens_stop_working_after_delete_or_password_change<S: Store>(store
     fx.advance(SignedDuration::from_hours(25));
     assert!(matches!(fx.engine.authenticate(&relogin.token.token).await, Err(Error::Unauthenticated)), "expired");
     assert!(matches!(fx.engine.authenticate("not.a.token").await, Err(Error::Unauthenticated)), "garbage");
+}
+
+/// A throttled email writes nothing but one note per window; failures alone count, so right
+/// passwords pass however many run at once; odd emails are audited as `(invalid)` (D40).
+pub async fn throttled_sign_ins_write_nothing_and_right_passwords_pass<S: Store>(store: S) {
+    let fx = Arc::new(Fixture::new(store).await);
+    fx.user_with_role("counter@example.com", PHARMACIST_ROLE_ID).await;
+
+    // Four failures, then many right passwords at once: none is refused.
+    for _ in 0..LIMIT - 1 {
+        assert!(matches!(fx.engine.login("counter@example.com", "wrong").await, Err(Error::InvalidCredentials)));
+    }
+    let mut tasks = Vec::new();
+    for _ in 0..16 {
+        let fx = Arc::clone(&fx);
+        tasks.push(tokio::spawn(async move { fx.engine.login("counter@example.com", "user-password").await }));
+    }
+    for task in tasks {
+        task.await.expect("no task panics").expect("a right password is never refused below five failures");
+    }
+
+    // Five failures throttle; then every further attempt leaves one note and nothing else.
+    let entries_before = fx.audit_entries().await.len();
+    for _ in 0..LIMIT {
+        assert!(matches!(fx.engine.login("counter@example.com", "wrong").await, Err(Error::InvalidCredentials)));
+    }
+    for attempt in 0..40 {
+        let password = if attempt % 2 == 0 { "wrong" } else { "user-password" };
+        assert!(matches!(fx.engine.login("counter@example.com", password).await, Err(Error::Throttled { .. })));
+    }
+    let entries = fx.audit_entries().await;
+    let new: Vec<&str> = entries[..entries.len() - entries_before].iter().map(|e| e.action.as_str()).collect();
+    assert_eq!(new.iter().filter(|a| **a == "login_failed").count(), LIMIT as usize, "{new:?}");
+    assert_eq!(new.iter().filter(|a| **a == "login_throttled").count(), 1, "one note per window: {new:?}");
+    assert_eq!(new.len(), LIMIT as usize + 1, "throttled attempts write nothing else: {new:?}");
+
+    // A password typed into the email field is never stored as typed.
+    let typed = "hunter2 my secret";
+    assert!(matches!(fx.engine.login(typed, "x").await, Err(Error::InvalidCredentials)));
+    let latest = &fx.audit_entries().await[0];
+    assert_eq!(latest.action, "login_failed");
+    let changes = latest.changes.as_deref().unwrap_or_default();
+    assert!(changes.contains(INVALID_EMAIL_KEY) && !changes.contains("hunter2"), "{changes}");
+
+    // Closed windows' rows are purged by later failures.
+    fx.advance(SignedDuration::from_mins(16));
+    assert!(matches!(fx.engine.login("someone@example.com", "wrong").await, Err(Error::InvalidCredentials)));
+    assert_eq!(fx.engine.store().login_attempts("counter@example.com").await.unwrap(), None, "purged");
+    fx.engine.login("counter@example.com", "user-password").await.expect("the window has closed");
+}
+
+/// A wrong current password on a password change counts as a failed sign-in and is audited,
+/// so a stolen token cannot guess the password (D40).
+pub async fn wrong_current_passwords_count_as_failed_sign_ins<S: Store>(store: S) {
+    let fx = Fixture::new(store).await;
+    let (_, principal) = fx.user_with_role("owner@example.com", PHARMACIST_ROLE_ID).await;
+    for guess in 0..LIMIT {
+        let result = fx.engine.change_password(&principal, to_new_password(&format!("guess {guess}"))).await;
+        assert!(matches!(result, Err(Error::Rule(RuleBroken::WrongCurrentPassword))), "guess {guess}: {result:?}");
+    }
+    let sixth = fx.engine.change_password(&principal, to_new_password("user-password")).await;
+    assert!(matches!(sixth, Err(Error::Throttled { .. })), "the sixth answers 429 even when right: {sixth:?}");
+    assert!(matches!(fx.engine.login("owner@example.com", "user-password").await, Err(Error::Throttled { .. })));
+    let audited: BTreeSet<String> = fx
+        .audit_entries()
+        .await
+        .into_iter()
+        .filter(|entry| entry.user_id == Some(principal.user_id))
+        .map(|entry| entry.action)
+        .collect();
+    assert!(audited.contains("password_change_failed"), "{audited:?}");
+    fx.advance(SignedDuration::from_mins(15));
+    fx.engine.change_password(&principal, to_new_password("user-password")).await.expect("the window has closed");
+}
+
+/// Wrong current passwords count against the account as well as its email (D48): a caller who
+/// changes the email between guesses gets no more than five, and the account then refuses a
+/// sign-in under its new email until the window closes.
+pub async fn changing_the_email_does_not_start_the_guesses_again<S: Store>(store: S) {
+    let fx = Fixture::new(store).await;
+    let (_, principal) = fx.user_with_role("first@example.com", PHARMACIST_ROLE_ID).await;
+    let mut guesses = 0;
+    for (round, email) in ["second@example.com", "third@example.com", "fourth@example.com"].into_iter().enumerate() {
+        for _ in 0..2 {
+            if guesses == LIMIT {
+                break;
+            }
+            let result = fx.engine.change_password(&principal, to_new_password(&format!("guess {guesses}"))).await;
+            assert!(matches!(result, Err(Error::Rule(RuleBroken::WrongCurrentPassword))), "round {round}: {result:?}");
+            guesses += 1;
+        }
+        let update = ProfileUpdate { first_name: "Ravi".into(), last_name: "Kumar".into(), email: email.into() };
+        fx.engine.update_profile(&principal, update).await.expect("the email changes");
+    }
+    assert_eq!(guesses, LIMIT);
+    let next = fx.engine.change_password(&principal, to_new_password("user-password")).await;
+    assert!(matches!(next, Err(Error::Throttled { .. })), "a new email starts no new count: {next:?}");
+    let sign_in = fx.engine.login("fourth@example.com", "user-password").await;
+    assert!(
+        matches!(sign_in, Err(Error::Throttled { .. })),
+        "the account is throttled under its new email: {sign_in:?}"
+    );
+    fx.advance(SignedDuration::from_mins(15));
+    fx.engine.login("fourth@example.com", "user-password").await.expect("the window has closed");
 }
