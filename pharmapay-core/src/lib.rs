@@ -37,6 +37,7 @@
 //! - [`bank`]: bank statements, read from the banks' files and matched to payments (D46).
 //! - [`events`]: what a write announces, rendered in the write's own transaction (D47);
 //!   [`webhooks`]: who follows the events and the queue of their deliveries (D47).
+//! - [`branches`]: the chain's branches, the head office first (D49).
 //! - [`reports`]: settings (D3), the dashboard (D12), the audit log (D22), the aging and vendor
 //!   statements (D34, D35) and the Excel reports (D26).
 //!
@@ -65,6 +66,7 @@ pub mod auth;
 pub mod background;
 pub mod bank;
 pub mod base;
+pub mod branches;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 pub mod credits;

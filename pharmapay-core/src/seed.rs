@@ -90,6 +90,8 @@ pub fn permissions() -> Vec<SeedPermission> {
     list.extend(crud.iter().map(|action| Access::new(C::BankStatement, *action)));
     // D47: ids 38 to 41, for admins only by default.
     list.extend(crud.iter().map(|action| Access::new(C::Webhook, *action)));
+    // D49: ids 42 to 45; the Pharmacist Default policy holds `Branch:Read`.
+    list.extend(crud.iter().map(|action| Access::new(C::Branch, *action)));
     list.into_iter()
         .enumerate()
         .map(|(index, access)| SeedPermission {
@@ -115,6 +117,7 @@ fn describe(access: Access) -> String {
         Collection::VendorCredit => "vendor credits",
         Collection::BankStatement => "bank statements",
         Collection::Webhook => "webhooks and events",
+        Collection::Branch => "branches",
     };
     let verb = match access.action {
         Action::Read => "View",
@@ -135,8 +138,8 @@ pub fn permission_id(access: Access) -> PermissionId {
 }
 
 /// The `Pharmacist Default` policy: Vendor, Invoice and Transaction Read/Create/Update,
-/// Dashboard:Read and Setting:Read (D27), and VendorCredit Read/Create/Update (D44), attached to the
-/// Pharmacist role.
+/// Dashboard:Read and Setting:Read (D27), VendorCredit Read/Create/Update (D44) and Branch:Read
+/// (D49), attached to the Pharmacist role.
 pub fn pharmacist_policy() -> SeedPolicy {
     use Action::{Create, Read, Update};
     let mut grants = Vec::new();
@@ -149,6 +152,8 @@ pub fn pharmacist_policy() -> SeedPolicy {
     grants.push(Access::new(Collection::Setting, Read));
     // D44: vendor credits, as for the ledger.
     grants.extend([Read, Create, Update].map(|action| Access::new(Collection::VendorCredit, action)));
+    // D49: every pharmacist sees the branches of their scope.
+    grants.push(Access::new(Collection::Branch, Read));
     SeedPolicy {
         id: PolicyId(1),
         name: "Pharmacist Default",
@@ -179,7 +184,7 @@ mod tests {
     #[test]
     fn permission_ids_follow_the_d27_order() {
         let names: Vec<String> = permissions().iter().map(|p| p.access.to_string()).collect();
-        assert_eq!(names.len(), 41);
+        assert_eq!(names.len(), 45);
         assert_eq!(names[0], "Vendor:Read");
         assert_eq!(names[3], "Vendor:Delete");
         assert_eq!(names[11], "Transaction:Delete");
@@ -196,15 +201,16 @@ mod tests {
             names[33..37],
             ["BankStatement:Read", "BankStatement:Create", "BankStatement:Update", "BankStatement:Delete"]
         );
-        assert_eq!(names[37..], ["Webhook:Read", "Webhook:Create", "Webhook:Update", "Webhook:Delete"]);
+        assert_eq!(names[37..41], ["Webhook:Read", "Webhook:Create", "Webhook:Update", "Webhook:Delete"]);
+        assert_eq!(names[41..], ["Branch:Read", "Branch:Create", "Branch:Update", "Branch:Delete"]);
         assert!(permissions().iter().enumerate().all(|(i, p)| p.id.0 == i as i64 + 1));
     }
 
     #[test]
-    fn pharmacist_default_grants_fourteen_permissions() {
+    fn pharmacist_default_grants_fifteen_permissions() {
         let policy = pharmacist_policy();
         let ids: Vec<i64> = policy.permission_ids.iter().map(|id| id.0).collect();
-        assert_eq!(ids, [1, 2, 3, 5, 6, 7, 9, 10, 11, 13, 14, 30, 31, 32]);
+        assert_eq!(ids, [1, 2, 3, 5, 6, 7, 9, 10, 11, 13, 14, 30, 31, 32, 42]);
         assert_eq!(policy.role_id, PHARMACIST_ROLE_ID);
     }
 }

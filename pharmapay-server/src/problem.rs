@@ -352,6 +352,7 @@ fn unique_field(key: UniqueKey) -> &'static str {
         UniqueKey::PaymentReference { .. } => "reference",
         UniqueKey::OwnPharmacy => "vendorType",
         UniqueKey::CreditNumber => "creditNumber",
+        UniqueKey::BranchCode => "code",
         UniqueKey::BankMatch { vendor_payment: false, .. } => "transactionId",
         UniqueKey::BankMatch { vendor_payment: true, .. } => "vendorPaymentId",
     }

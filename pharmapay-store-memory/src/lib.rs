@@ -27,12 +27,14 @@
 //! ([`VendorPaymentStore`](pharmapay_core::store::VendorPaymentStore)), `credits.rs`
 //! ([`CreditStore`](pharmapay_core::store::CreditStore)), `bank.rs`
 //! ([`BankStatementStore`](pharmapay_core::store::BankStatementStore)), `events.rs` (the feed,
-//! D47), `webhooks.rs` (webhooks and their deliveries, D47), `imports.rs` (imported files, D45,
+//! D47), `webhooks.rs` (webhooks and their deliveries, D47), `branches.rs` (the chain's branches,
+//! D49), `imports.rs` (imported files, D45,
 //! [`FileImportStore`](pharmapay_core::FileImportStore)) and `bulk_loads.rs`
 //! ([`BulkLoadStore`](pharmapay_core::BulkLoadStore)).
 
 mod access;
 mod bank;
+mod branches;
 mod bulk_loads;
 mod credits;
 mod events;

@@ -110,6 +110,20 @@ pub(crate) struct RoleRow {
     pub(crate) created_at: Timestamp,
 }
 
+/// A branch (D49).
+#[derive(Clone)]
+pub(crate) struct BranchRow {
+    pub(crate) code: String,
+    pub(crate) name: String,
+    pub(crate) gstin: Option<String>,
+    pub(crate) address: Option<String>,
+    pub(crate) phone: Option<String>,
+    pub(crate) drug_license_number: Option<String>,
+    pub(crate) is_active: bool,
+    pub(crate) created_at: Timestamp,
+    pub(crate) updated_at: Timestamp,
+}
+
 #[derive(Clone)]
 pub(crate) struct PolicyRow {
     pub(crate) name: String,

@@ -60,6 +60,8 @@ impl SessionStore for MemoryStore {
         if state.email_taken(&key(&admin.email), None) {
             return Err(StoreError::Conflict(UniqueKey::UserEmail));
         }
+        // D49: the head office is named after the pharmacy.
+        let head_office = pharmacy.name.clone();
         let vendor_id = match pharmacy_row {
             PharmacyRow::Reuse(id) => {
                 let id = id.get();
@@ -77,6 +79,7 @@ impl SessionStore for MemoryStore {
             PharmacyRow::Insert => state.add_vendor(pharmacy, true, ctx.at),
         };
         let user_id = state.insert_user_row(admin, ctx.authority, ctx.at)?;
+        state.name_head_office(head_office, ctx.at);
         // The engine signs the first admin in at once, with a token issued now.
         let user = state.users.get_mut(&user_id).expect("just written");
         user.tokens = session_rules::issue(user.tokens, ctx.at).1;

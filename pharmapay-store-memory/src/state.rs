@@ -2,6 +2,7 @@
 
 use pharmapay_core::access::Permission;
 use pharmapay_core::auth::Secret;
+use pharmapay_core::branches::{HEAD_OFFICE_CODE, HEAD_OFFICE_ID, HEAD_OFFICE_NAME};
 use pharmapay_core::figures::KeptFigures;
 use pharmapay_core::idempotency::IdempotencyTicket;
 use pharmapay_core::ids::AuditId;
@@ -69,6 +70,8 @@ pub(super) struct State {
     pub(super) bank_holds: HashMap<pharmapay_core::transactions::holders::Holder, i64>,
     pub(super) users: BTreeMap<i64, UserRow>,
     pub(super) roles: BTreeMap<i64, RoleRow>,
+    /// The chain's branches (D49); 1 is the head office.
+    pub(super) branches: BTreeMap<i64, super::BranchRow>,
     pub(super) permissions: BTreeMap<i64, Permission>,
     pub(super) policies: BTreeMap<i64, PolicyRow>,
     pub(super) role_policies: BTreeSet<(i64, i64)>,
@@ -112,6 +115,7 @@ impl Default for State {
             bank_holds: HashMap::new(),
             users: BTreeMap::new(),
             roles: BTreeMap::new(),
+            branches: BTreeMap::new(),
             permissions: BTreeMap::new(),
             policies: BTreeMap::new(),
             role_policies: BTreeSet::new(),
@@ -190,6 +194,22 @@ impl State {
         }
         let zone = self.settings.get(TIME_ZONE).map(|setting| setting.value.as_str());
         self.calendar = BusinessCalendar::from_setting(zone);
+        // D49: the head office is there from the first start.
+        self.branches.insert(
+            HEAD_OFFICE_ID.get(),
+            super::BranchRow {
+                code: HEAD_OFFICE_CODE.into(),
+                name: HEAD_OFFICE_NAME.into(),
+                gstin: None,
+                address: None,
+                phone: None,
+                drug_license_number: None,
+                is_active: true,
+                created_at: epoch,
+                updated_at: epoch,
+            },
+        );
+        self.next_id.insert("branch", HEAD_OFFICE_ID.get() + 1);
         self.next_id.insert("role", self.roles.len() as i64 + 1);
         self.next_id.insert("policy", self.policies.len() as i64 + 1);
     }

@@ -108,7 +108,7 @@ impl Error {
 
 /// What each unique index protects, by index name (PostgreSQL reports it) and by
 /// `table.column` (SQLite reports that instead).
-const UNIQUE_INDEXES: [(&str, &str, UniqueKey); 7] = [
+const UNIQUE_INDEXES: [(&str, &str, UniqueKey); 8] = [
     ("invoices_active_number_key", "invoices.number_key", UniqueKey::InvoiceNumber),
     ("users_active_email_key", "users.email_key", UniqueKey::UserEmail),
     ("roles_name_key", "roles.name_key", UniqueKey::RoleName),
@@ -116,6 +116,7 @@ const UNIQUE_INDEXES: [(&str, &str, UniqueKey); 7] = [
     ("vendors_one_own_pharmacy", "vendors.vendor_type", UniqueKey::OwnPharmacy),
     ("vendors_active_gstin", "vendors.gstin", UniqueKey::Gstin),
     ("vendor_credits_number", "vendor_credits.number_key", UniqueKey::CreditNumber),
+    ("branches_active_code", "branches.code", UniqueKey::BranchCode),
 ];
 
 impl From<Error> for StoreError {

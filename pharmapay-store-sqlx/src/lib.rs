@@ -346,6 +346,14 @@ macro_rules! migrations {
                 recounts_figures: false,
                 rekeys_references: false,
             },
+            Migration {
+                version: 19,
+                description: "branches",
+                sql: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/migrations/", $backend, "/0019_branches.sql")),
+                seeds: false,
+                recounts_figures: false,
+                rekeys_references: false,
+            },
         ]
     };
 }

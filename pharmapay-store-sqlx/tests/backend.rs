@@ -68,11 +68,11 @@ async fn a_sqlite_file_keeps_its_data_across_reopens_and_migrates_once() {
     let kept = again.token_secret(pharmapay_core::auth::Secret::new("t".repeat(40))).await.unwrap();
     assert_eq!(kept.expose(), secret.expose(), "the first secret is kept across restarts");
     assert_eq!(again.list_roles().await.unwrap().len(), 2, "the seed is written once");
-    assert_eq!(again.list_permissions().await.unwrap().len(), 41);
+    assert_eq!(again.list_permissions().await.unwrap().len(), 45);
     let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
     let applied: i64 =
         sqlx::query("SELECT COUNT(*) FROM _pharmapay_migrations").fetch_one(&mut conn).await.unwrap().get(0);
-    assert_eq!(applied, 18, "each of the eighteen migrations is recorded once");
+    assert_eq!(applied, 19, "each of the nineteen migrations is recorded once");
 }
 
 /// Writes a small ledger through `store`: an overdue, a fully paid and a partially paid
@@ -143,6 +143,11 @@ async fn reads_as_the_small_ledger<S: Store>(store: &S) {
     assert_eq!((top.len(), top[0].outstanding_balance, top[0].total_invoices), (1, dec("17.5"), 3));
 }
 
+/// Takes a database back from version 19 to 18: no branches and no permissions for them (D49);
+/// the same text on both backends.
+const UNDO_19: &str = "DROP TABLE branches; DELETE FROM policy_permissions WHERE permission_id >= 42; \
+     DELETE FROM permissions WHERE id >= 42; DELETE FROM _pharmapay_migrations WHERE version = 19";
+
 /// Takes a database back from version 18 to 17: no event feed, no webhook permissions (D47).
 const UNDO_18: &str = "DROP TABLE webhook_deliveries; DROP TABLE webhooks; DROP TABLE events; DROP TABLE event_positions; DELETE FROM permissions WHERE id >= 38; \
      DELETE FROM _pharmapay_migrations WHERE version = 18";
@@ -193,6 +198,7 @@ async fn sqlite_kept_figures_are_recounted_when_an_existing_database_upgrades() 
     small_ledger(&store).await.unwrap();
     store.close().await;
     let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
+    sqlx::raw_sql(UNDO_19).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_18).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_17).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_16_SQLITE).execute(&mut conn).await.unwrap();
@@ -231,6 +237,7 @@ async fn postgres_kept_figures_are_recounted_when_an_existing_database_upgrades(
     small_ledger(&store).await.unwrap();
     store.close().await;
     let mut conn = sqlx::PgConnection::connect(database.url()).await.unwrap();
+    sqlx::raw_sql(UNDO_19).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_18).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_17).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_16_POSTGRES).execute(&mut conn).await.unwrap();
@@ -811,12 +818,15 @@ async fn assert_seeded_permissions<S: Store>(store: &S) {
         .collect();
     let seeded: Vec<(i64, String)> =
         pharmapay_core::seed::permissions().into_iter().map(|seed| (seed.id.get(), seed.access.to_string())).collect();
-    assert_eq!(held, seeded, "D44, D46, D47: permissions 30 to 41 after the audit log's");
+    assert_eq!(held, seeded, "D44, D46, D47, D49: permissions 30 to 45 after the audit log's");
     let policy = store.get_policy(pharmapay_core::ids::PolicyId(1)).await.unwrap().unwrap();
     let mut granted: Vec<i64> = policy.permissions.iter().map(|permission| permission.id.get()).collect();
     granted.sort_unstable();
     let seeded: Vec<i64> = pharmapay_core::seed::pharmacist_policy().permission_ids.iter().map(|id| id.get()).collect();
-    assert_eq!(granted, seeded, "D44: Pharmacist Default gains VendorCredit Read, Create and Update");
+    assert_eq!(
+        granted, seeded,
+        "D44, D49: Pharmacist Default gains VendorCredit Read, Create and Update, and Branch:Read"
+    );
 }
 
 #[tokio::test]
@@ -826,6 +836,7 @@ async fn sqlite_credit_permissions_are_added_when_an_existing_database_upgrades(
     let store = SqliteStore::connect(&path).await.unwrap();
     store.close().await;
     let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
+    sqlx::raw_sql(UNDO_19).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_18).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_17).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_16_SQLITE).execute(&mut conn).await.unwrap();
@@ -842,6 +853,7 @@ async fn postgres_credit_permissions_are_added_when_an_existing_database_upgrade
     let Some((store, database)) = common::fresh_postgres().await else { return };
     store.close().await;
     let mut conn = sqlx::PgConnection::connect(database.url()).await.unwrap();
+    sqlx::raw_sql(UNDO_19).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_18).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_17).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_16_POSTGRES).execute(&mut conn).await.unwrap();

@@ -90,6 +90,8 @@ pub enum UniqueKey {
         /// Whether the payment is a vendor payment (else a payment on its own).
         vendor_payment: bool,
     },
+    /// A branch's code, among active branches (D49).
+    BranchCode,
 }
 
 impl UniqueKey {
@@ -105,6 +107,7 @@ impl UniqueKey {
             UniqueKey::OwnPharmacy => Entity::Vendor,
             UniqueKey::CreditNumber => Entity::VendorCredit,
             UniqueKey::BankMatch { .. } => Entity::BankLine,
+            UniqueKey::BranchCode => Entity::Branch,
         }
     }
 }
@@ -121,6 +124,7 @@ impl fmt::Display for UniqueKey {
             UniqueKey::OwnPharmacy => "OwnPharmacy vendor",
             UniqueKey::CreditNumber => "credit number",
             UniqueKey::BankMatch { .. } => "matched payment",
+            UniqueKey::BranchCode => "branch code",
         })
     }
 }

@@ -41,6 +41,8 @@ pub enum Entity {
     Webhook,
     /// One event's delivery to a webhook (D47).
     WebhookDelivery,
+    /// A branch of the chain (D49).
+    Branch,
 }
 
 impl Entity {
@@ -63,6 +65,7 @@ impl Entity {
             Entity::BankLine => "BankLine",
             Entity::Webhook => "Webhook",
             Entity::WebhookDelivery => "WebhookDelivery",
+            Entity::Branch => "Branch",
         }
     }
 }
@@ -185,6 +188,8 @@ pub enum RuleBroken {
     LineNotSuggested,
     /// A payment is recorded only from a bank line that holds none (D46).
     LineHoldsPayment,
+    /// The head office cannot be deleted (D49).
+    HeadOfficeDelete,
 }
 
 impl RuleBroken {
@@ -209,6 +214,7 @@ impl RuleBroken {
             RuleBroken::LineHoldsPayment => {
                 "The line is already matched to a payment; unmatch it before recording one from it.".into()
             }
+            RuleBroken::HeadOfficeDelete => "The head office cannot be deleted.".into(),
         }
     }
 }

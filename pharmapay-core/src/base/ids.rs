@@ -60,4 +60,6 @@ ids! {
     WebhookId,
     /// Id of one event's delivery to one webhook (D47).
     DeliveryId,
+    /// Id of a branch of the chain (D49).
+    BranchId,
 }

@@ -33,6 +33,8 @@ pub enum Collection {
     BankStatement,
     /// Webhooks and the event feed (D47).
     Webhook,
+    /// The chain's branches (D49).
+    Branch,
 }
 
 impl Collection {
@@ -52,6 +54,7 @@ impl Collection {
         Collection::VendorCredit,
         Collection::BankStatement,
         Collection::Webhook,
+        Collection::Branch,
     ];
 
     /// The name as written in a permission.
@@ -70,6 +73,7 @@ impl Collection {
             Collection::VendorCredit => "VendorCredit",
             Collection::BankStatement => "BankStatement",
             Collection::Webhook => "Webhook",
+            Collection::Branch => "Branch",
         }
     }
 }

@@ -341,6 +341,12 @@ macro_rules! store_conformance_tests {
         $crate::store_conformance_tests!(@cases $mode $fresh;
             onboarding_creates_the_pharmacy_and_the_first_admin_once,
             concurrent_onboarding_makes_exactly_one_admin,
+            the_head_office_is_there_from_the_first_start,
+            branches_are_created_read_updated_deleted_and_restored,
+            branch_codes_are_unique_among_active_branches,
+            concurrent_branch_codes_have_one_winner,
+            branch_fields_are_checked_and_the_list_is_ordered,
+            branch_permissions_follow_the_seeded_policy,
             login_issues_a_token_with_the_spec_claims,
             login_refuses_wrong_unknown_and_inactive_alike,
             control_characters_never_reach_the_store,

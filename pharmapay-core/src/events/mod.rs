@@ -178,6 +178,7 @@ silent! {
     crate::store::SignIn,
     crate::webhooks::Webhook,
     crate::webhooks::Delivery,
+    crate::branches::Branch,
 }
 
 impl<T: Announce> Announce for Vec<T> {}

@@ -26,6 +26,7 @@
 //! - [`EventStore`]: the event feed (D47); every write of the ledger records its events beside
 //!   its audit entry, from [`WriteContext::announcements`].
 //! - [`WebhookStore`]: webhooks and the queue of their deliveries (D47).
+//! - [`BranchStore`]: the chain's branches (D49).
 //!
 //! `bulk_loads.rs` holds [`BulkLoadStore`], the bulk loads; it is not part of [`Store`].
 //! `context.rs` holds the [`WriteContext`] every write carries; the contract's error and unique
@@ -71,6 +72,7 @@ pub use crate::access::store::{AccessStore, PolicyHolder};
 pub use crate::access::user::NewUserRecord;
 pub use crate::bank::store::BankStatementStore;
 pub use crate::base::faults::{BoxError, StoreError, StoreResult, UniqueKey};
+pub use crate::branches::store::BranchStore;
 pub use crate::credits::store::CreditStore;
 pub use crate::events::store::EventStore;
 pub use crate::imports::store::FileImportStore;
@@ -98,6 +100,7 @@ pub trait Store:
     + BankStatementStore
     + EventStore
     + WebhookStore
+    + BranchStore
 {
 }
 
@@ -114,5 +117,6 @@ impl<T> Store for T where
         + BankStatementStore
         + EventStore
         + WebhookStore
+        + BranchStore
 {
 }

@@ -15,6 +15,7 @@
 pub mod audit;
 pub mod auth;
 pub mod bank_statements;
+pub mod branches;
 pub mod dashboard;
 pub mod events;
 pub mod imports;
@@ -66,6 +67,7 @@ pub fn table<S: Store>() -> Vec<Route<S>> {
         vendor_credits::routes,
         imports::routes,
         bank_statements::routes,
+        branches::routes,
         users::routes,
         roles::routes,
         permissions::routes,

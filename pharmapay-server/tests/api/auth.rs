@@ -46,7 +46,7 @@ async fn login_answers_the_login_result_with_the_spec_claims() {
     let claims = crate::helpers::claims(&pharmacist);
     assert_eq!(claims["is_admin"], "false");
     assert_eq!(claims["role_id"], "2");
-    assert_eq!(claims["perm"].as_array().unwrap().len(), 14);
+    assert_eq!(claims["perm"].as_array().unwrap().len(), 15);
     assert_eq!(claims["perm"][0], "Vendor:Read");
 }
 

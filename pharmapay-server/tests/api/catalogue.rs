@@ -40,10 +40,14 @@ async fn permissions_and_policies() {
     let app = spawn_app().await;
     let permissions = app.get("/api/permissions").await.expect(200).json();
     let permissions = permissions.as_array().unwrap();
-    assert_eq!(permissions.len(), 41, "D27, D44, D46, D47");
+    assert_eq!(permissions.len(), 45, "D27, D44, D46, D47, D49");
     assert_eq!(
         permissions[40],
         json!({ "id": 41, "collection": "Webhook", "action": "Delete", "description": "Delete webhooks and events" })
+    );
+    assert_eq!(
+        permissions[41],
+        json!({ "id": 42, "collection": "Branch", "action": "Read", "description": "View branches" })
     );
     assert_eq!(
         permissions[33],
@@ -58,7 +62,7 @@ async fn permissions_and_policies() {
 
     let policies = app.get("/api/policies").await.expect(200).json();
     assert_eq!(policies[0]["name"], "Pharmacist Default");
-    assert_eq!(policies[0]["permissions"].as_array().unwrap().len(), 14);
+    assert_eq!(policies[0]["permissions"].as_array().unwrap().len(), 15, "D49 adds Branch:Read");
     assert_eq!(policies[0]["permissions"][0], json!({ "id": 1, "collection": "Vendor", "action": "Read" }));
     let created =
         app.post("/api/policies", &json!({ "name": "Readers", "description": "d", "permissionIds": [1, 5] })).await;

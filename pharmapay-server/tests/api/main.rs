@@ -5,6 +5,7 @@ mod helpers;
 mod access;
 mod auth;
 mod bank_statements;
+mod branches;
 mod catalogue;
 mod concurrency;
 mod conditions;

@@ -58,7 +58,7 @@ async fn policies_attached_to_users_change_their_permissions() {
     let app = spawn_app().await;
     let (id, token) = app.user("p@example.com", 2).await;
     let before = app.call(Method::GET, "/api/users/me/permissions", Some(&token), None).await.expect(200).json();
-    assert_eq!(before.as_array().unwrap().len(), 14);
+    assert_eq!(before.as_array().unwrap().len(), 15);
     let policy = app
         .post("/api/policies", &json!({ "name": "Auditors", "description": "read the log", "permissionIds": [29] }))
         .await;
@@ -68,8 +68,12 @@ async fn policies_attached_to_users_change_their_permissions() {
     assert_eq!(attached[0]["id"], policy_id);
     let after = app.call(Method::GET, "/api/users/me/permissions", Some(&token), None).await.json();
     let collections: Vec<&str> = after.as_array().unwrap().iter().map(|p| p["collection"].as_str().unwrap()).collect();
-    assert_eq!(collections.len(), 15);
-    assert_eq!(collections[11..], ["AuditLog", "VendorCredit", "VendorCredit", "VendorCredit"], "in id order (D19)");
+    assert_eq!(collections.len(), 16);
+    assert_eq!(
+        collections[11..],
+        ["AuditLog", "VendorCredit", "VendorCredit", "VendorCredit", "Branch"],
+        "in id order (D19)"
+    );
     app.call(Method::GET, "/api/audit-log", Some(&token), None).await.problem(403);
     let fresh = app.login("p@example.com", "user-password").await;
     app.call(Method::GET, "/api/audit-log", Some(&fresh), None).await.expect(200);

@@ -72,6 +72,7 @@ pub(super) async fn check_free(conn: &mut Conn, key: UniqueKey, value: &str, exc
         }
         UniqueKey::OwnPharmacy => "SELECT EXISTS (SELECT 1 FROM vendors WHERE vendor_type = $1 AND id <> $2)",
         UniqueKey::Gstin => "SELECT EXISTS (SELECT 1 FROM vendors WHERE gstin = $1 AND is_active AND id <> $2)",
+        UniqueKey::BranchCode => "SELECT EXISTS (SELECT 1 FROM branches WHERE code = $1 AND is_active AND id <> $2)",
         UniqueKey::PaymentReference { .. } => {
             return Err(crate::error::Error::corrupt("payment references are checked by check_reference"));
         }

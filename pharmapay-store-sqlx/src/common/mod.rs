@@ -36,12 +36,14 @@
 //!   `credits.rs` (vendor credits, D44), `access.rs`, `reports.rs` with `aging.rs` (the aging,
 //!   D34, D43), `search.rs` (trigram search), `bulk.rs` and `bulk_loads.rs` (bulk loads),
 //!   `imports.rs` (imported files, D45), `bank.rs` (bank statements, D46), `events.rs`
-//!   (the feed, D47) and `webhooks.rs` (webhooks and their deliveries, D47).
+//!   (the feed, D47), `webhooks.rs` (webhooks and their deliveries, D47) and `branches.rs` (the
+//!   chain's branches, D49).
 
 mod access;
 mod aging;
 mod bank;
 mod binds;
+mod branches;
 mod bulk;
 mod bulk_loads;
 mod commit;

@@ -117,7 +117,7 @@ pub async fn profile_and_password_change_follow_d24<S: Store>(store: S) {
     let (session, pharmacist) = fx.pharmacist("p@example.com").await;
     let theirs = fx.engine.profile(&pharmacist).await.unwrap();
     assert_eq!((theirs.user.id, theirs.role_name.as_str(), theirs.is_admin), (session.user.id, "Pharmacist", false));
-    assert_eq!(theirs.permissions.len(), 14);
+    assert_eq!(theirs.permissions.len(), 15);
     assert_eq!(theirs.permissions[0], "Vendor:Read");
 
     let taken = ProfileUpdate { first_name: "P".into(), last_name: "Q".into(), email: "ADMIN@example.com".into() };
@@ -151,19 +151,19 @@ pub async fn permissions_resolve_from_role_and_user_policies<S: Store>(store: S)
     let fx = Fixture::new(store).await;
     let (session, principal) = fx.pharmacist("p@example.com").await;
     let codes = |permissions: Vec<crate::access::Permission>| permissions.iter().map(|p| p.code()).collect::<Vec<_>>();
-    assert_eq!(fx.engine.my_permissions(&principal).await.unwrap().len(), 14);
+    assert_eq!(fx.engine.my_permissions(&principal).await.unwrap().len(), 15);
 
     let audit_policy = fx.policy_of("Auditors", &["AuditLog:Read", "Vendor:Read"]).await;
     fx.engine.attach_user_policy(&fx.admin, session.user.id, audit_policy).await.unwrap();
     fx.engine.attach_user_policy(&fx.admin, session.user.id, audit_policy).await.expect("attaching twice is harmless");
     let with_audit = codes(fx.engine.my_permissions(&principal).await.unwrap());
-    assert_eq!(with_audit.len(), 15, "Vendor:Read is not repeated: {with_audit:?}");
+    assert_eq!(with_audit.len(), 16, "Vendor:Read is not repeated: {with_audit:?}");
     assert_eq!(with_audit[11], "AuditLog:Read", "ordered by id, before the credits' (D44)");
     let policies = fx.engine.list_user_policies(&principal, session.user.id).await.unwrap();
     assert_eq!(policies.iter().map(|p| p.id).collect::<Vec<_>>(), [audit_policy]);
 
     fx.engine.delete_policy(&fx.admin, audit_policy, None).await.unwrap();
-    assert_eq!(fx.engine.my_permissions(&principal).await.unwrap().len(), 14, "inactive policies grant nothing");
+    assert_eq!(fx.engine.my_permissions(&principal).await.unwrap().len(), 15, "inactive policies grant nothing");
     assert!(fx.engine.list_user_policies(&principal, session.user.id).await.unwrap().is_empty());
 
     let role = created(
@@ -337,7 +337,7 @@ pub async fn policies_are_managed_with_unique_active_names<S: Store>(store: S) {
         Err(Error::NotFound { .. })
     ));
     let permissions = fx.engine.list_permissions(&fx.admin).await.unwrap();
-    assert_eq!(permissions.len(), 41, "D27 seeds 29 permissions, D44 four more, D46 four more, D47 four more");
+    assert_eq!(permissions.len(), 45, "D27 seeds 29 permissions; D44, D46, D47 and D49 four more each");
 }
 
 /// A replacement of a user's names, email and role.

@@ -11,13 +11,14 @@
 //! be widened and reductions that take effect at once: D18, D19, D24, D38, D39),
 //! `idempotency.rs` (idempotent creates, D23), `reports.rs` (settings, dashboard, audit,
 //! exports, bulk loads, the aging and statements: D3, D12, D22, D26, D34, D35, D43),
-//! `imports.rs` (imported files, D45), `bank.rs` (bank statements, D46), `events.rs` (the event
+//! `imports.rs` (imported files, D45), `bank.rs` (bank statements, D46), `branches.rs` (the chain's branches, D49), `events.rs` (the event
 //! feed, D47) and `webhooks.rs` (webhook deliveries, D47). Every case is re-exported here, where
 //! [`crate::store_conformance_tests!`] finds it by name. `support.rs` holds the helpers the
 //! cases share.
 
 mod access;
 mod bank;
+mod branches;
 mod credits;
 mod events;
 mod idempotency;
@@ -43,6 +44,11 @@ pub use bank::{
     bad_statements_are_refused_and_statements_are_for_admins, concurrent_uploads_match_a_payment_once,
     statements_match_lines_and_every_action_keeps_the_counts,
     statements_show_payments_to_their_readers_and_deletes_free_lines,
+};
+pub use branches::{
+    branch_codes_are_unique_among_active_branches, branch_fields_are_checked_and_the_list_is_ordered,
+    branch_permissions_follow_the_seeded_policy, branches_are_created_read_updated_deleted_and_restored,
+    concurrent_branch_codes_have_one_winner, the_head_office_is_there_from_the_first_start,
 };
 pub use credits::{
     a_credit_applied_without_an_amount_takes_what_is_owed, concurrent_applications_never_apply_more_than_accepted,

@@ -1,0 +1,177 @@
+//! Conformance cases: the chain's branches (D49). The head office from the first start, named
+//! after the pharmacy at onboarding and never deleted; codes upper-cased and unique among
+//! active branches, even when two writers race for one; the list's order; the permissions.
+
+use std::sync::Arc;
+
+use super::{field_error, idem, params};
+use crate::branches::{HEAD_OFFICE_CODE, HEAD_OFFICE_ID, HEAD_OFFICE_NAME, NewBranch};
+use crate::conformance::{Fixture, created, engine, onboarding};
+use crate::error::{Entity, Error, RuleBroken};
+use crate::idempotency::{Created, Replay};
+use crate::ids::BranchId;
+use crate::reports::audit::AuditQuery;
+use crate::store::{Store, UniqueKey};
+use crate::vendors::gstin::Gstin;
+
+/// The head office exists before onboarding, as `Head office`, and onboarding names it after
+/// the pharmacy (D49).
+pub async fn the_head_office_is_there_from_the_first_start<S: Store>(store: S) {
+    let branch = store.get_branch(HEAD_OFFICE_ID).await.expect("read").expect("branch 1 exists before onboarding");
+    assert_eq!((branch.code.as_str(), branch.name.as_str()), (HEAD_OFFICE_CODE, HEAD_OFFICE_NAME));
+    assert!(branch.is_head_office() && branch.is_active);
+    let (engine, _clock) = engine(store).await;
+    let session = engine.complete_onboarding(onboarding()).await.expect("onboarded");
+    let admin = engine.authenticate(&session.token.token).await.expect("the token works");
+    let branches = engine.list_branches(&admin).await.expect("listed");
+    assert_eq!(branches.len(), 1, "{branches:?}");
+    assert_eq!(branches[0].id, HEAD_OFFICE_ID);
+    assert_eq!(branches[0].name, onboarding().pharmacy.name, "the head office is named after the pharmacy");
+}
+
+/// Create, read, update, soft delete with reason and restore; the head office stays (D15,
+/// D16, D49).
+pub async fn branches_are_created_read_updated_deleted_and_restored<S: Store>(store: S) {
+    let fx = Fixture::new(store).await;
+    let mut input = NewBranch::new(" andheri-w ", " Andheri West ");
+    input.gstin = Some(Gstin::parse("27AAPFU0939F1ZV").expect("a valid GSTIN"));
+    input.phone = Some(" 022 2634 0000 ".into());
+    let branch = created(fx.engine.create_branch(&fx.admin, input, None).await.expect("created"));
+    assert_eq!((branch.code.as_str(), branch.name.as_str()), ("ANDHERI-W", "Andheri West"));
+    assert_eq!(branch.gstin.as_deref(), Some("27AAPFU0939F1ZV"));
+    assert_eq!(branch.phone.as_deref(), Some("022 2634 0000"));
+    assert!(!branch.is_head_office() && branch.is_active);
+    assert_eq!(fx.engine.get_branch(&fx.admin, branch.id).await.expect("read"), branch);
+
+    let mut change = NewBranch::new("AW", "Andheri (West)");
+    change.drug_license_number = Some("MH-MZ1-123456".into());
+    let changed = fx.engine.update_branch(&fx.admin, branch.id, change).await.expect("updated");
+    assert_eq!((changed.code.as_str(), changed.name.as_str()), ("AW", "Andheri (West)"));
+    assert_eq!(changed.gstin, None, "an update replaces every field");
+    assert_eq!(changed.created_at, branch.created_at);
+
+    fx.engine.delete_branch(&fx.admin, branch.id, Some("closed".into())).await.expect("deleted");
+    let gone = fx.engine.get_branch(&fx.admin, branch.id).await;
+    assert!(matches!(gone, Err(Error::NotFound { entity: Entity::Branch })), "{gone:?}");
+    let listed = fx.engine.list_branches(&fx.admin).await.expect("listed");
+    assert!(listed.iter().all(|b| b.id != branch.id), "a deleted branch is not listed: {listed:?}");
+    let again = fx.engine.delete_branch(&fx.admin, branch.id, None).await;
+    assert!(matches!(again, Err(Error::NotFound { entity: Entity::Branch })), "{again:?}");
+    let restored = fx.engine.restore_branch(&fx.admin, branch.id).await.expect("restored");
+    assert!(restored.is_active);
+    let twice = fx.engine.restore_branch(&fx.admin, branch.id).await;
+    assert!(
+        matches!(twice, Err(Error::NotFound { entity: Entity::Branch })),
+        "an active branch is not restored: {twice:?}"
+    );
+
+    let head = fx.engine.delete_branch(&fx.admin, HEAD_OFFICE_ID, None).await;
+    assert!(matches!(head, Err(Error::Rule(RuleBroken::HeadOfficeDelete))), "{head:?}");
+    let missing = fx.engine.update_branch(&fx.admin, BranchId(999), NewBranch::new("X", "X")).await;
+    assert!(matches!(missing, Err(Error::NotFound { entity: Entity::Branch })), "{missing:?}");
+
+    let audit = fx
+        .engine
+        .list_audit(&fx.admin, &AuditQuery::from_params(&params(&[("entity", "Branch")])).expect("a valid query"))
+        .await
+        .expect("audit");
+    let actions: Vec<&str> = audit
+        .items
+        .iter()
+        .filter(|entry| entry.entity == "Branch" && entry.entity_id == Some(branch.id.get()))
+        .map(|entry| entry.action.as_str())
+        .collect();
+    assert_eq!(actions, ["restore", "delete", "update", "create"], "every write is audited, newest first");
+}
+
+/// Codes are unique among active branches, compared upper-cased: a taken code is a conflict,
+/// a deleted branch's code may be taken, and its restore is then refused (D5, D49).
+pub async fn branch_codes_are_unique_among_active_branches<S: Store>(store: S) {
+    let fx = Fixture::new(store).await;
+    let first = created(fx.engine.create_branch(&fx.admin, NewBranch::new("BLR", "Bengaluru"), None).await.unwrap());
+    let taken = fx.engine.create_branch(&fx.admin, NewBranch::new(" blr ", "Bangalore"), None).await;
+    assert!(matches!(taken, Err(Error::Conflict(UniqueKey::BranchCode))), "{taken:?}");
+    let head = fx.engine.create_branch(&fx.admin, NewBranch::new("ho", "Another head office"), None).await;
+    assert!(matches!(head, Err(Error::Conflict(UniqueKey::BranchCode))), "the head office holds HO: {head:?}");
+    let other = created(fx.engine.create_branch(&fx.admin, NewBranch::new("PUN", "Pune"), None).await.unwrap());
+    let onto = fx.engine.update_branch(&fx.admin, other.id, NewBranch::new("blr", "Pune")).await;
+    assert!(matches!(onto, Err(Error::Conflict(UniqueKey::BranchCode))), "{onto:?}");
+    let kept = fx.engine.update_branch(&fx.admin, first.id, NewBranch::new("blr", "Bengaluru City")).await;
+    assert_eq!(kept.expect("a branch keeps its own code").code, "BLR");
+
+    fx.engine.delete_branch(&fx.admin, first.id, None).await.expect("deleted");
+    let reused = fx.engine.create_branch(&fx.admin, NewBranch::new("BLR", "Bengaluru 2"), None).await;
+    created(reused.expect("a deleted branch's code is free"));
+    let restore = fx.engine.restore_branch(&fx.admin, first.id).await;
+    assert!(matches!(restore, Err(Error::Conflict(UniqueKey::BranchCode))), "{restore:?}");
+}
+
+/// Two creates racing for one code: one wins, the other is a conflict (D5, D49).
+pub async fn concurrent_branch_codes_have_one_winner<S: Store>(store: S) {
+    let fx = Arc::new(Fixture::new(store).await);
+    let mut tasks = Vec::new();
+    for index in 0..6 {
+        let fx = Arc::clone(&fx);
+        tasks.push(tokio::spawn(async move {
+            fx.engine.create_branch(&fx.admin, NewBranch::new("DEL", &format!("Delhi {index}")), None).await
+        }));
+    }
+    let mut won = 0;
+    for task in tasks {
+        match task.await.expect("the task ends") {
+            Ok(_) => won += 1,
+            Err(Error::Conflict(UniqueKey::BranchCode)) => {}
+            other => panic!("expected a win or a conflict, got {other:?}"),
+        }
+    }
+    assert_eq!(won, 1, "exactly one create takes the code");
+}
+
+/// Bad fields are 400s naming them; the list is the head office first, then by code; creates
+/// replay by idempotency key (D6, D23, D49).
+pub async fn branch_fields_are_checked_and_the_list_is_ordered<S: Store>(store: S) {
+    let fx = Fixture::new(store).await;
+    for (code, name, field) in [
+        ("", "Name", "code"),
+        ("TOO-LONG-A-CODE-17", "Name", "code"),
+        ("HAS SPACE", "Name", "code"),
+        ("OK", "  ", "name"),
+        ("OK", &"n".repeat(201), "name"),
+    ] {
+        let result = fx.engine.create_branch(&fx.admin, NewBranch::new(code, name), None).await;
+        field_error(result, field, &format!("code {code:?}, name {name:?}"));
+    }
+    for code in ["ZED", "ABC", "M-1"] {
+        created(fx.engine.create_branch(&fx.admin, NewBranch::new(code, code), None).await.unwrap());
+    }
+    let codes: Vec<String> = fx.engine.list_branches(&fx.admin).await.unwrap().into_iter().map(|b| b.code).collect();
+    assert_eq!(codes, ["HO", "ABC", "M-1", "ZED"]);
+
+    let key = idem("branch-create-1", "fingerprint");
+    let first = created(fx.engine.create_branch(&fx.admin, NewBranch::new("IDM", "Idem"), Some(&key)).await.unwrap());
+    match fx.engine.create_branch(&fx.admin, NewBranch::new("IDM", "Idem"), Some(&key)).await.unwrap() {
+        Created::Replayed(Replay::Current(current)) => assert_eq!(current.id, first.id),
+        other => panic!("the create replays the branch it made, got {other:?}"),
+    }
+}
+
+/// Branch permissions: the pharmacist reads, only holders of the write permissions write
+/// (D19, D49).
+pub async fn branch_permissions_follow_the_seeded_policy<S: Store>(store: S) {
+    let fx = Fixture::new(store).await;
+    let (_, pharmacist) = fx.pharmacist("pharmacist@example.com").await;
+    let listed = fx.engine.list_branches(&pharmacist).await.expect("Pharmacist Default holds Branch:Read");
+    assert_eq!(listed.len(), 1);
+    fx.engine.get_branch(&pharmacist, HEAD_OFFICE_ID).await.expect("read by id");
+    let create = fx.engine.create_branch(&pharmacist, NewBranch::new("X1", "X"), None).await;
+    assert!(matches!(create, Err(Error::Forbidden { .. })), "{create:?}");
+    let update = fx.engine.update_branch(&pharmacist, HEAD_OFFICE_ID, NewBranch::new("HO", "X")).await;
+    assert!(matches!(update, Err(Error::Forbidden { .. })), "{update:?}");
+    let delete = fx.engine.delete_branch(&pharmacist, BranchId(2), None).await;
+    assert!(matches!(delete, Err(Error::Forbidden { .. })), "403 before 404: {delete:?}");
+    let (_, nobody) = fx.user_with("nobody@example.com", &[]).await;
+    let read = fx.engine.list_branches(&nobody).await;
+    assert!(matches!(read, Err(Error::Forbidden { .. })), "{read:?}");
+    let (_, manager) = fx.user_with("manager@example.com", &["Branch:Read", "Branch:Create"]).await;
+    created(fx.engine.create_branch(&manager, NewBranch::new("MGR", "Managed"), None).await.expect("created"));
+}

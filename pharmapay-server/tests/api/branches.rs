@@ -1,0 +1,93 @@
+//! The chain's branches over HTTP (D49): the head office from the first start, named after the
+//! pharmacy, never deleted; codes upper-cased and unique among active branches; every write
+//! audited; reads for the pharmacist, writes for those who hold the permissions.
+
+use hyper::Method;
+use serde_json::json;
+
+use crate::helpers::spawn_app;
+
+#[tokio::test]
+async fn the_head_office_is_branch_one_named_after_the_pharmacy() {
+    let app = spawn_app().await;
+    let branches = app.get("/api/branches").await.expect(200).json();
+    let branches = branches.as_array().unwrap();
+    assert_eq!(branches.len(), 1, "{branches:?}");
+    assert_eq!(branches[0]["id"], 1);
+    assert_eq!(branches[0]["code"], "HO");
+    assert_eq!(branches[0]["name"], "Apollo Pharmacy");
+    assert_eq!(branches[0]["isHeadOffice"], true);
+    assert_eq!(app.get("/api/branches/1").await.expect(200).json(), branches[0]);
+    let refused = app.delete("/api/branches/1").await.problem(400);
+    assert_eq!(refused["detail"], "The head office cannot be deleted.");
+}
+
+#[tokio::test]
+async fn branches_are_created_replaced_deleted_and_restored() {
+    let app = spawn_app().await;
+    let body = json!({
+        "code": " andheri-w ", "name": "Andheri West", "gstin": "27aapfu0939f1zv", "phone": "022 2634 0000",
+        "isHeadOffice": true, "isActive": false
+    });
+    let created = app.post("/api/branches", &body).await;
+    let branch = created.expect(201).json();
+    let id = branch["id"].as_i64().unwrap();
+    assert_eq!(created.header("location"), Some(format!("/api/branches/{id}").as_str()));
+    assert_eq!(branch["code"], "ANDHERI-W");
+    assert_eq!(branch["gstin"], "27AAPFU0939F1ZV");
+    assert_eq!((branch["isHeadOffice"].clone(), branch["isActive"].clone()), (json!(false), json!(true)), "D7");
+    assert_eq!(branch["address"], json!(null));
+
+    let replaced = app.put(&format!("/api/branches/{id}"), &json!({ "code": "AW", "name": "Andheri (West)" })).await;
+    let replaced = replaced.expect(200).json();
+    assert_eq!((replaced["code"].clone(), replaced["gstin"].clone()), (json!("AW"), json!(null)), "D14");
+
+    app.post("/api/branches", &json!({ "code": "aw", "name": "Again" })).await.problem(409);
+    let taken = app.post("/api/branches", &json!({ "code": "ho", "name": "Another" })).await.problem(409);
+    assert_eq!(taken["errors"]["code"][0], "is already taken");
+
+    app.delete_with(&format!("/api/branches/{id}"), &json!({ "reason": "closed down" })).await.expect(204);
+    app.get(&format!("/api/branches/{id}")).await.problem(404);
+    let listed = app.get("/api/branches").await.json();
+    assert_eq!(listed.as_array().unwrap().len(), 1, "a deleted branch is not listed");
+    app.post_empty(&format!("/api/branches/{id}/restore")).await.expect(200);
+    app.post_empty(&format!("/api/branches/{id}/restore")).await.problem(404);
+    app.get("/api/branches/999").await.problem(404);
+
+    let audit = app.get(&format!("/api/audit-log?entity=Branch&entityId={id}")).await.expect(200).json();
+    let actions: Vec<&str> = audit["items"].as_array().unwrap().iter().map(|e| e["action"].as_str().unwrap()).collect();
+    assert_eq!(actions, ["restore", "delete", "update", "create"]);
+}
+
+#[tokio::test]
+async fn bad_branch_fields_are_400s_naming_them() {
+    let app = spawn_app().await;
+    app.post("/api/branches", &json!({ "name": "No code" })).await.invalid("code");
+    app.post("/api/branches", &json!({ "code": "A B", "name": "Space" })).await.invalid("code");
+    app.post("/api/branches", &json!({ "code": "X".repeat(17), "name": "Long" })).await.invalid("code");
+    app.post("/api/branches", &json!({ "code": "OK", "name": "  " })).await.invalid("name");
+    app.post("/api/branches", &json!({ "code": "OK", "name": "Ok", "gstin": "27AAPFU0939F1ZX" }))
+        .await
+        .invalid("gstin");
+    app.post("/api/branches", &json!({ "code": 12, "name": "Number" })).await.invalid("code");
+    let listed = app.get("/api/branches").await.json();
+    assert_eq!(listed.as_array().unwrap().len(), 1, "nothing was created");
+}
+
+#[tokio::test]
+async fn pharmacists_read_branches_and_only_holders_of_the_permissions_write() {
+    let app = spawn_app().await;
+    for code in ["ZED", "ABC"] {
+        app.post("/api/branches", &json!({ "code": code, "name": code })).await.expect(201);
+    }
+    let (_, pharmacist) = app.user("p@example.com", 2).await;
+    let listed = app.call(Method::GET, "/api/branches", Some(&pharmacist), None).await.expect(200).json();
+    let codes: Vec<&str> = listed.as_array().unwrap().iter().map(|b| b["code"].as_str().unwrap()).collect();
+    assert_eq!(codes, ["HO", "ABC", "ZED"], "the head office first, then by code");
+    let body = json!({ "code": "PH", "name": "Pharmacist's" });
+    app.call(Method::POST, "/api/branches", Some(&pharmacist), Some(&body)).await.problem(403);
+    app.call(Method::DELETE, "/api/branches/2", Some(&pharmacist), None).await.problem(403);
+    let nobody = app.user_without_permissions("nobody@example.com").await;
+    app.call(Method::GET, "/api/branches", Some(&nobody), None).await.problem(403);
+    app.call(Method::GET, "/api/branches", None, None).await.problem(401);
+}
