@@ -21,8 +21,7 @@ use pharmapay_core::store::{BulkCredit, BulkInvoice, BulkTransaction, BulkVendor
 use pharmapay_core::transactions::reference::PaymentReference;
 use pharmapay_core::transactions::{NewTransaction, TransactionType};
 use pharmapay_core::vendor_payments::rules::RequestedAllocation;
-use pharmapay_core::vendors::gstin;
-use pharmapay_core::vendors::gstin::Gstin;
+use pharmapay_core::vendors::gstin::{self, Gstin};
 use pharmapay_core::vendors::{NewVendor, VendorType};
 use pharmapay_core::{Amount, BulkLoadStore, StoreError};
 use tracing::info;

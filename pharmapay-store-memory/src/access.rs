@@ -5,8 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use pharmapay_core::access::grants;
-use pharmapay_core::access::grants::Grant;
+use pharmapay_core::access::grants::{self, Grant};
 use pharmapay_core::access::policy::{NewPolicy, Policy};
 use pharmapay_core::access::role::{NewRole, Role};
 use pharmapay_core::access::rules as access_rules;

@@ -12,8 +12,7 @@ use pharmapay_core::idempotency::{ClaimOutcome, IdempotencyClaim, IdempotencyKey
 use pharmapay_core::ids::{UserId, VendorId};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::reports::audit::NewAuditEntry;
-use pharmapay_core::sessions::installation;
-use pharmapay_core::sessions::installation::{Installation, PharmacyRow};
+use pharmapay_core::sessions::installation::{self, Installation, PharmacyRow};
 use pharmapay_core::sessions::login as login_rules;
 use pharmapay_core::sessions::login::{Failure, LoginAttempts, LoginGate};
 use pharmapay_core::sessions::rules as session_rules;

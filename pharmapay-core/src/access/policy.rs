@@ -3,6 +3,7 @@
 use jiff::Timestamp;
 
 use crate::access::Permission;
+use crate::base::tidy::tidy_name_and_description;
 use crate::error::FieldErrors;
 use crate::ids::{PermissionId, PolicyId};
 
@@ -44,7 +45,7 @@ impl NewPolicy {
     /// The messages by field path.
     pub fn validate(mut self) -> Result<Self, FieldErrors> {
         let mut errors = FieldErrors::new();
-        crate::base::tidy::tidy_name_and_description(&mut self.name, &mut self.description, &mut errors);
+        tidy_name_and_description(&mut self.name, &mut self.description, &mut errors);
         if self.permission_ids.len() > MAX_POLICY_PERMISSIONS {
             errors.add("permissionIds", format!("must list at most {MAX_POLICY_PERMISSIONS} ids"));
         }

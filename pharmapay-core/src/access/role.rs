@@ -2,6 +2,7 @@
 
 use jiff::Timestamp;
 
+use crate::base::tidy::tidy_name_and_description;
 use crate::error::FieldErrors;
 use crate::ids::RoleId;
 
@@ -38,7 +39,7 @@ impl NewRole {
     /// The messages by field path.
     pub fn validate(mut self) -> Result<Self, FieldErrors> {
         let mut errors = FieldErrors::new();
-        crate::base::tidy::tidy_name_and_description(&mut self.name, &mut self.description, &mut errors);
+        tidy_name_and_description(&mut self.name, &mut self.description, &mut errors);
         if errors.is_empty() { Ok(self) } else { Err(errors) }
     }
 }

@@ -2,6 +2,7 @@
 
 use jiff::Timestamp;
 
+use crate::base::tidy::{tidy_email, tidy_required};
 use crate::error::FieldErrors;
 use crate::ids::{RoleId, UserId};
 use crate::text::{NAME_MAX, Password};
@@ -60,9 +61,9 @@ macro_rules! validated_person {
 validated_person!(NewUser, UserUpdate, ProfileUpdate);
 
 fn check_person(first_name: &mut String, last_name: &mut String, email: &mut String, errors: &mut FieldErrors) {
-    crate::base::tidy::tidy_required(first_name, "firstName", NAME_MAX, errors);
-    crate::base::tidy::tidy_required(last_name, "lastName", NAME_MAX, errors);
-    crate::base::tidy::tidy_email(email, "email", errors);
+    tidy_required(first_name, "firstName", NAME_MAX, errors);
+    tidy_required(last_name, "lastName", NAME_MAX, errors);
+    tidy_email(email, "email", errors);
 }
 
 /// The fields of a user replacement (spec: firstName, lastName, email, roleId).

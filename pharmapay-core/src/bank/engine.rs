@@ -12,8 +12,7 @@ use crate::access::{Access, Action, Collection, Principal};
 use crate::background::read_in_background;
 use crate::bank::StatementUpload;
 use crate::bank::read::{StatementError, read_statement};
-use crate::bank::rules;
-use crate::bank::rules::SUGGEST_WITHIN_DAYS;
+use crate::bank::rules::{self, SUGGEST_WITHIN_DAYS};
 use crate::bank::{
     BankLine, BankStatement, LineAction, LineQuery, LineRecording, MatchRequest, NewBankStatement, PaymentChoice,
     StatementDetail, StatementQuery, UnclearedPayment, UnclearedTotals, read_account,

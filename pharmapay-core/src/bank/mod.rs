@@ -445,7 +445,7 @@ pub fn upload_params(
                 return None;
             }
         };
-        let key = crate::bank::read::bank_header_key(&value);
+        let key = read::bank_header_key(&value);
         if let Some((earlier, _)) = named.iter().find(|(_, other)| *other == key) {
             errors.add(name, format!("names the same column as {earlier}"));
             return None;

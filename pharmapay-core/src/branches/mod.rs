@@ -12,6 +12,7 @@ pub mod store;
 
 use jiff::Timestamp;
 
+use crate::base::tidy::{tidy_optional, tidy_required};
 use crate::error::FieldErrors;
 use crate::ids::BranchId;
 use crate::text::{CODE_MAX, Lines, NAME_MAX, TEXT_MAX};
@@ -101,16 +102,10 @@ impl NewBranch {
             Ok(code) => self.code = code,
             Err(message) => errors.add("code", message),
         }
-        crate::base::tidy::tidy_required(&mut self.name, "name", NAME_MAX, &mut errors);
-        crate::base::tidy::tidy_optional(&mut self.address, "address", TEXT_MAX, Lines::Multi, &mut errors);
-        crate::base::tidy::tidy_optional(&mut self.phone, "phone", CODE_MAX, Lines::Single, &mut errors);
-        crate::base::tidy::tidy_optional(
-            &mut self.drug_license_number,
-            "drugLicenseNumber",
-            CODE_MAX,
-            Lines::Single,
-            &mut errors,
-        );
+        tidy_required(&mut self.name, "name", NAME_MAX, &mut errors);
+        tidy_optional(&mut self.address, "address", TEXT_MAX, Lines::Multi, &mut errors);
+        tidy_optional(&mut self.phone, "phone", CODE_MAX, Lines::Single, &mut errors);
+        tidy_optional(&mut self.drug_license_number, "drugLicenseNumber", CODE_MAX, Lines::Single, &mut errors);
         if errors.is_empty() { Ok(self) } else { Err(errors) }
     }
 

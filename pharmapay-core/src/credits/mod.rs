@@ -10,6 +10,7 @@ use jiff::Timestamp;
 use jiff::civil::Date;
 use rust_decimal::Decimal;
 
+use crate::base::tidy::{decimal_text, tidy_optional, tidy_required};
 use crate::error::FieldErrors;
 use crate::ids::{CreditApplicationId, InvoiceId, VendorCreditId, VendorId};
 use crate::money::Amount;
@@ -142,8 +143,8 @@ impl NewVendorCredit {
     /// The messages by field path.
     pub fn validate(mut self, tomorrow_start: Timestamp) -> Result<Self, FieldErrors> {
         let mut errors = FieldErrors::new();
-        crate::base::tidy::tidy_required(&mut self.credit_number, "creditNumber", CREDIT_NUMBER_MAX, &mut errors);
-        crate::base::tidy::tidy_optional(&mut self.description, "description", TEXT_MAX, Lines::Multi, &mut errors);
+        tidy_required(&mut self.credit_number, "creditNumber", CREDIT_NUMBER_MAX, &mut errors);
+        tidy_optional(&mut self.description, "description", TEXT_MAX, Lines::Multi, &mut errors);
         if self.claim_date >= tomorrow_start {
             errors.add("claimDate", "must not be after today");
         }
@@ -156,7 +157,7 @@ impl NewVendorCredit {
             "vendorId": self.vendor_id.get(),
             "creditNumber": self.credit_number,
             "kind": self.kind.name(),
-            "claimedAmount": crate::base::tidy::decimal_text(self.claimed_amount.get()),
+            "claimedAmount": decimal_text(self.claimed_amount.get()),
             "claimDate": self.claim_date.to_string(),
             "againstInvoiceId": self.against_invoice_id.map(InvoiceId::get),
             "description": self.description,
@@ -185,13 +186,7 @@ impl CreditDecision {
     /// The messages by field path.
     pub fn validate(mut self, tomorrow_start: Timestamp) -> Result<Self, FieldErrors> {
         let mut errors = FieldErrors::new();
-        crate::base::tidy::tidy_optional(
-            &mut self.distributor_reference,
-            "distributorReference",
-            CODE_MAX,
-            Lines::Single,
-            &mut errors,
-        );
+        tidy_optional(&mut self.distributor_reference, "distributorReference", CODE_MAX, Lines::Single, &mut errors);
         if self.accepted_amount.is_sign_negative() && !self.accepted_amount.is_zero() {
             errors.add("acceptedAmount", "must not be negative");
         }
@@ -205,7 +200,7 @@ impl CreditDecision {
     /// The values written, as the audit log keeps them (D22).
     pub(crate) fn audit_changes(&self) -> String {
         serde_json::json!({
-            "acceptedAmount": crate::base::tidy::decimal_text(self.accepted_amount),
+            "acceptedAmount": decimal_text(self.accepted_amount),
             "decisionDate": self.decision_date.to_string(),
             "distributorReference": self.distributor_reference,
         })
@@ -257,9 +252,9 @@ impl NewCreditApplication {
     /// The values written, as the audit log keeps them (D22), applied at `at` when no date was
     /// given.
     pub(crate) fn audit_changes(&self, at: Timestamp) -> String {
-        let allocations = crate::vendor_payments::rules::allocations_json(self.allocations.as_deref());
+        let allocations = vendor_payment_rules::allocations_json(self.allocations.as_deref());
         serde_json::json!({
-            "amount": self.amount.map(|amount| crate::base::tidy::decimal_text(amount.get())),
+            "amount": self.amount.map(|amount| decimal_text(amount.get())),
             "date": self.date.unwrap_or(at).to_string(),
             "allocations": allocations,
         })

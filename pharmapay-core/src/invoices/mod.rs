@@ -7,6 +7,7 @@ pub mod store;
 use jiff::Timestamp;
 use rust_decimal::Decimal;
 
+use crate::base::tidy::{decimal_text, tidy_optional, tidy_required};
 use crate::clock::parse_datetime;
 use crate::error::FieldErrors;
 use crate::ids::{InvoiceId, VendorId};
@@ -233,8 +234,8 @@ impl NewInvoice {
     /// The messages by field path.
     pub fn validate(mut self) -> Result<Self, FieldErrors> {
         let mut errors = FieldErrors::new();
-        crate::base::tidy::tidy_required(&mut self.invoice_number, "invoiceNumber", CODE_MAX, &mut errors);
-        crate::base::tidy::tidy_optional(&mut self.description, "description", TEXT_MAX, Lines::Multi, &mut errors);
+        tidy_required(&mut self.invoice_number, "invoiceNumber", CODE_MAX, &mut errors);
+        tidy_optional(&mut self.description, "description", TEXT_MAX, Lines::Multi, &mut errors);
         if self.due_date < self.invoice_date {
             errors.add("dueDate", "must not be earlier than invoiceDate");
         }
@@ -366,7 +367,7 @@ impl NewInvoice {
         serde_json::json!({
             "vendorId": self.vendor_id.get(),
             "invoiceNumber": self.invoice_number,
-            "amount": crate::base::tidy::decimal_text(self.amount.get()),
+            "amount": decimal_text(self.amount.get()),
             "invoiceDate": self.invoice_date.to_string(),
             "dueDate": self.due_date.to_string(),
             "description": self.description,

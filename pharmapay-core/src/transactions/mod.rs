@@ -8,6 +8,7 @@ pub mod store;
 
 use jiff::Timestamp;
 
+use crate::base::tidy::{decimal_text, tidy_optional};
 use crate::error::FieldErrors;
 use crate::ids::{InvoiceId, TransactionId, VendorPaymentId};
 use crate::money::Amount;
@@ -116,7 +117,7 @@ impl NewTransaction {
     /// The messages by field path.
     pub fn validate(mut self, tomorrow_start: Timestamp) -> Result<Self, FieldErrors> {
         let mut errors = FieldErrors::new();
-        crate::base::tidy::tidy_optional(&mut self.description, "description", TEXT_MAX, Lines::Multi, &mut errors);
+        tidy_optional(&mut self.description, "description", TEXT_MAX, Lines::Multi, &mut errors);
         if self.transaction_date >= tomorrow_start {
             errors.add("transactionDate", "must not be after today");
         }
@@ -219,7 +220,7 @@ impl NewTransaction {
     pub(crate) fn audit_changes(&self) -> String {
         serde_json::json!({
             "invoiceId": self.invoice_id.get(),
-            "amount": crate::base::tidy::decimal_text(self.amount.get()),
+            "amount": decimal_text(self.amount.get()),
             "transactionDate": self.transaction_date.to_string(),
             "transactionType": self.transaction_type.name(),
             "reference": self.reference.as_ref().map(PaymentReference::as_str),

@@ -8,6 +8,7 @@ pub mod store;
 
 use jiff::Timestamp;
 
+use crate::base::tidy::{decimal_text, tidy_optional};
 use crate::error::FieldErrors;
 use crate::ids::{VendorId, VendorPaymentId};
 use crate::money::Amount;
@@ -43,7 +44,7 @@ impl NewVendorPayment {
     /// The messages by field path.
     pub fn validate(mut self, tomorrow_start: Timestamp) -> Result<Self, FieldErrors> {
         let mut errors = FieldErrors::new();
-        crate::base::tidy::tidy_optional(&mut self.description, "description", TEXT_MAX, Lines::Multi, &mut errors);
+        tidy_optional(&mut self.description, "description", TEXT_MAX, Lines::Multi, &mut errors);
         if self.transaction_date >= tomorrow_start {
             errors.add("transactionDate", "must not be after today");
         }
@@ -55,10 +56,10 @@ impl NewVendorPayment {
 
     /// The values written, as the audit log keeps them (D22).
     pub(crate) fn audit_changes(&self, vendor_id: VendorId) -> String {
-        let allocations = crate::vendor_payments::rules::allocations_json(self.allocations.as_deref());
+        let allocations = rules::allocations_json(self.allocations.as_deref());
         serde_json::json!({
             "vendorId": vendor_id.get(),
-            "amount": crate::base::tidy::decimal_text(self.amount.get()),
+            "amount": decimal_text(self.amount.get()),
             "transactionDate": self.transaction_date.to_string(),
             "transactionType": self.transaction_type.name(),
             "reference": self.reference.as_ref().map(PaymentReference::as_str),

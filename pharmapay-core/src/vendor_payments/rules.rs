@@ -13,6 +13,7 @@
 //! locked in the payment's own transaction, so two payments racing for one invoice can never
 //! both take what it owes.
 
+use crate::base::tidy::decimal_text;
 use crate::invoices::is_open;
 use jiff::Timestamp;
 use rust_decimal::Decimal;
@@ -191,7 +192,7 @@ pub(crate) fn allocations_json(allocations: Option<&[RequestedAllocation]>) -> s
     allocations
         .iter()
         .map(|allocation| {
-            serde_json::json!({ "invoiceId": allocation.invoice_id.get(), "amount": crate::base::tidy::decimal_text(allocation.amount.get()) })
+            serde_json::json!({ "invoiceId": allocation.invoice_id.get(), "amount": decimal_text(allocation.amount.get()) })
         })
         .collect()
 }

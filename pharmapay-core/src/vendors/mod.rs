@@ -9,6 +9,7 @@ pub mod store;
 use jiff::Timestamp;
 use rust_decimal::Decimal;
 
+use crate::base::tidy::{tidy_optional, tidy_optional_email, tidy_required};
 use crate::error::FieldErrors;
 use crate::ids::VendorId;
 use crate::paging::{ListFilter, ListQuery, Params, Sort, SortDir, SortKey, read_bool};
@@ -213,24 +214,12 @@ impl NewVendor {
     /// The messages by field path.
     pub fn validate(mut self) -> Result<Self, FieldErrors> {
         let mut errors = FieldErrors::new();
-        crate::base::tidy::tidy_required(&mut self.name, "name", NAME_MAX, &mut errors);
-        crate::base::tidy::tidy_optional(&mut self.address, "address", TEXT_MAX, Lines::Multi, &mut errors);
-        crate::base::tidy::tidy_optional(&mut self.phone, "phone", CODE_MAX, Lines::Single, &mut errors);
-        crate::base::tidy::tidy_optional_email(&mut self.email, "email", &mut errors);
-        crate::base::tidy::tidy_optional(
-            &mut self.drug_license_number1,
-            "drugLicenseNumber1",
-            CODE_MAX,
-            Lines::Single,
-            &mut errors,
-        );
-        crate::base::tidy::tidy_optional(
-            &mut self.drug_license_number2,
-            "drugLicenseNumber2",
-            CODE_MAX,
-            Lines::Single,
-            &mut errors,
-        );
+        tidy_required(&mut self.name, "name", NAME_MAX, &mut errors);
+        tidy_optional(&mut self.address, "address", TEXT_MAX, Lines::Multi, &mut errors);
+        tidy_optional(&mut self.phone, "phone", CODE_MAX, Lines::Single, &mut errors);
+        tidy_optional_email(&mut self.email, "email", &mut errors);
+        tidy_optional(&mut self.drug_license_number1, "drugLicenseNumber1", CODE_MAX, Lines::Single, &mut errors);
+        tidy_optional(&mut self.drug_license_number2, "drugLicenseNumber2", CODE_MAX, Lines::Single, &mut errors);
         if self.additional_drug_license_numbers.len() > MAX_EXTRA_LICENSES {
             errors.add("additionalDrugLicenseNumbers", format!("must list at most {MAX_EXTRA_LICENSES} numbers"));
         }

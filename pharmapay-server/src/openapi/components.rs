@@ -10,8 +10,7 @@ use pharmapay_core::sessions::login;
 use super::json::{Component, Section};
 use super::{Json, object, schema};
 use crate::http::MAX_BODY_BYTES;
-use crate::problem;
-use crate::problem::UNAVAILABLE_RETRY_AFTER_SECS;
+use crate::problem::{self, UNAVAILABLE_RETRY_AFTER_SECS};
 
 /// The longest `Location` a create answers: the longest collection path and the largest id.
 const LOCATION_MAX: usize = "/api/vendor-payments/".len() + "9223372036854775807".len();

@@ -13,8 +13,7 @@ use serde_json::value::RawValue;
 use super::Route;
 use crate::dto::{PageDto, instant, page_schema};
 use crate::guard::needs;
-use crate::openapi::schema;
-use crate::openapi::schema::{not_space, space};
+use crate::openapi::schema::{self, not_space, space};
 use crate::openapi::{
     Json, Operation, PAGE, Schema, Tag, describe, object, page_size, query, query_date, query_id, schema_ref,
 };

@@ -26,13 +26,11 @@ use super::imports::file_body;
 use super::transactions::transaction_type_input;
 use super::vendor_payments::{AllocationBody, allocations};
 use super::{Call, Route, idempotency_of, ok};
-use crate::decode;
-use crate::decode::{Body, Objects, ReasonBody, Slot, bodies};
+use crate::decode::{self, Body, Objects, ReasonBody, Slot, bodies};
 use crate::dto::{PageDto, amount, day, instant, money, optional_day, page_schema};
 use crate::guard::{needs, needs_all};
 use crate::http::Reply;
-use crate::openapi::schema;
-use crate::openapi::schema::names;
+use crate::openapi::schema::{self, names};
 use crate::openapi::{
     IDEMPOTENCY_KEY, Json, Operation, PAGE, Schema, Tag, created, describe, flatten, link_by_id, no_content, object,
     page_size, path_id, query, schema_ref,

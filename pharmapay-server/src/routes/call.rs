@@ -11,8 +11,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::app::{App, Call};
-use crate::decode;
-use crate::decode::{Body, Input};
+use crate::decode::{self, Body, Input};
 use crate::dto::PageDto;
 use crate::http::{Reply, Req};
 use crate::problem::ApiError;

@@ -19,8 +19,7 @@ use super::{Call, Route, each};
 use crate::dto::{amount, instant, money, optional_instant};
 use crate::guard::needs;
 use crate::http::{Reply, Req};
-use crate::openapi::schema;
-use crate::openapi::schema::names;
+use crate::openapi::schema::{self, names};
 use crate::openapi::{Component, Operation, Section, Tag, describe, object, query, schema_ref};
 use crate::problem::ApiError;
 

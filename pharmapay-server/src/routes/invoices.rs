@@ -17,8 +17,7 @@ use crate::decode::{Slot, bodies};
 use crate::dto::{PageDto, instant, money, page_schema};
 use crate::guard::needs;
 use crate::openapi::ACTIVE_ONLY;
-use crate::openapi::schema;
-use crate::openapi::schema::{TRIM_NOTE, names};
+use crate::openapi::schema::{self, TRIM_NOTE, names};
 use crate::openapi::{
     Crud, Json, Operation, SORT_DIR, Schema, describe, flatten, object, query, query_date, query_id, schema_ref,
     search, sort_by,

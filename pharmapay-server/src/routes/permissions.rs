@@ -8,8 +8,7 @@ use serde::Serialize;
 
 use super::{Route, each};
 use crate::guard::needs;
-use crate::openapi::schema;
-use crate::openapi::schema::names;
+use crate::openapi::schema::{self, names};
 use crate::openapi::{Operation, Tag, describe, schema_ref};
 
 /// The permission routes.

@@ -28,8 +28,7 @@ use super::{Call, Route};
 use crate::dto::{PagePlaceDto, day, instant, money};
 use crate::guard::{needs, needs_all};
 use crate::http::Reply;
-use crate::openapi::schema;
-use crate::openapi::schema::names;
+use crate::openapi::schema::{self, names};
 use crate::openapi::{
     Json, Operation, describe, flatten, flatten_sometimes, object, path_id, query, query_id, schema_ref,
 };

@@ -11,8 +11,7 @@ use super::{Call, Route, each};
 use crate::decode::{Body, Slot, bodies};
 use crate::guard::needs;
 use crate::http::Reply;
-use crate::openapi::schema;
-use crate::openapi::schema::TRIM_NOTE;
+use crate::openapi::schema::{self, TRIM_NOTE};
 use crate::openapi::{Json, Operation, Tag, describe, object, schema_ref};
 use crate::problem::ApiError;
 

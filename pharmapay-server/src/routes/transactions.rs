@@ -17,8 +17,7 @@ use crate::decode::{Slot, bodies};
 use crate::dto::{PageDto, amount, instant, money, page_schema};
 use crate::guard::needs;
 use crate::openapi::ACTIVE_ONLY;
-use crate::openapi::schema;
-use crate::openapi::schema::{either, names};
+use crate::openapi::schema::{self, either, names};
 use crate::openapi::{
     Crud, Json, Operation, SORT_DIR, Schema, describe, object, query, query_date, query_id, schema_ref, sort_by,
 };

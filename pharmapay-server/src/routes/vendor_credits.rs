@@ -22,8 +22,7 @@ use crate::decode::{Objects, Slot, bodies};
 use crate::dto::{PageDto, amount, instant, money, optional_instant, optional_money, page_schema};
 use crate::guard::needs;
 use crate::http::Reply;
-use crate::openapi::schema;
-use crate::openapi::schema::{TRIM_NOTE, names};
+use crate::openapi::schema::{self, TRIM_NOTE, names};
 use crate::openapi::{
     Crud, IDEMPOTENCY_KEY, Json, Operation, Schema, created, describe, flatten, link_by_id, no_content, object,
     path_id, query, query_date, query_id, schema_ref,

@@ -20,8 +20,7 @@ use crate::decode::{Objects, ReasonBody, Slot, bodies};
 use crate::dto::{amount, instant};
 use crate::guard::needs;
 use crate::http::Reply;
-use crate::openapi::schema;
-use crate::openapi::schema::names;
+use crate::openapi::schema::{self, names};
 use crate::openapi::{
     IDEMPOTENCY_KEY, Json, Operation, Tag, created, describe, link_by_id, no_content, object, path_id, schema_ref,
 };

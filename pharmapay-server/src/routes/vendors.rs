@@ -18,8 +18,7 @@ use crate::decode::{List, Slot, bodies};
 use crate::dto::{PageDto, instant, money, optional_instant, page_schema};
 use crate::guard::needs;
 use crate::openapi::ACTIVE_ONLY;
-use crate::openapi::schema;
-use crate::openapi::schema::{either, names};
+use crate::openapi::schema::{self, either, names};
 use crate::openapi::{Crud, Json, Operation, SORT_DIR, Schema, describe, object, query, search, sort_by};
 
 /// The vendor routes.

@@ -21,8 +21,7 @@ use crate::decode::{List, ReasonBody, Slot, bodies};
 use crate::dto::{PageDto, instant, optional_instant, page_schema};
 use crate::guard::needs;
 use crate::http::Reply;
-use crate::openapi::schema;
-use crate::openapi::schema::names;
+use crate::openapi::schema::{self, names};
 use crate::openapi::{
     IDEMPOTENCY_KEY, Json, Operation, PAGE, Schema, Tag, created, describe, link_by_id, no_content, object, page_size,
     path_id, schema_ref,

@@ -8,8 +8,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use pharmapay_core::access::grants;
-use pharmapay_core::access::grants::Grant;
+use pharmapay_core::access::grants::{self, Grant};
 use pharmapay_core::access::{ADMIN_ROLE_ID, Authority, Permission, PermissionSet};
 use pharmapay_core::ids::{PermissionId, RoleId, TransactionId, VendorId, VendorPaymentId};
 use pharmapay_core::jiff::Timestamp;
@@ -18,8 +17,7 @@ use pharmapay_core::sessions::rules::TokenState;
 use pharmapay_core::store::{NewUserRecord, UniqueKey};
 use pharmapay_core::text::key;
 use pharmapay_core::transactions::TransactionType;
-use pharmapay_core::transactions::holders;
-use pharmapay_core::transactions::holders::{Holder, KeyHolder};
+use pharmapay_core::transactions::holders::{self, Holder, KeyHolder};
 use pharmapay_core::{Entity, StoreError};
 use sqlx::{AssertSqlSafe, Row};
 

@@ -20,8 +20,7 @@ use bytes::Bytes;
 use hyper::{Method, StatusCode};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::client;
-use crate::client::{Measured, Timing, Traffic, request};
+use crate::client::{self, Measured, Timing, Traffic, request};
 use crate::setup::Fixture;
 use pharmapay_benches::stats::ms;
 

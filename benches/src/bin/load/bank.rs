@@ -24,12 +24,9 @@ use pharmapay_server::demo::Random;
 use pharmapay_server::{DEMO_ADMIN_EMAIL, DEMO_ADMIN_PASSWORD};
 use serde_json::Value;
 
-use crate::client;
-use crate::client::{MakeRequest, request};
-use crate::imports;
-use crate::imports::Copy;
-use crate::setup;
-use crate::setup::{Backend, Logging, Places, Scale};
+use crate::client::{self, MakeRequest, request};
+use crate::imports::{self, Copy};
+use crate::setup::{self, Backend, Logging, Places, Scale};
 
 /// Lines of the statement: D46's benchmark.
 pub const LINES: usize = 5_000;

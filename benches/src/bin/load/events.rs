@@ -28,12 +28,9 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
 use crate::children::Child;
-use crate::client;
-use crate::client::{MakeRequest, request};
-use crate::imports;
-use crate::imports::Copy;
-use crate::setup;
-use crate::setup::{Backend, Places, Scale};
+use crate::client::{self, MakeRequest, request};
+use crate::imports::{self, Copy};
+use crate::setup::{self, Backend, Places, Scale};
 
 /// Connections sending payments.
 const CONNECTIONS: usize = 8;

@@ -16,8 +16,7 @@ use pharmapay_server::{DEMO_ADMIN_EMAIL, DEMO_ADMIN_PASSWORD};
 use serde_json::{Value, json};
 
 use crate::client;
-use crate::setup;
-use crate::setup::{Backend, Logging, Places, Scale};
+use crate::setup::{self, Backend, Logging, Places, Scale};
 
 /// Rows of the file: D45's most.
 pub const ROWS: usize = 100_000;

@@ -22,8 +22,7 @@ use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::sessions::login as login_rules;
 use serde_json::json;
 
-use crate::client;
-use crate::client::{Answer, Measured, Timing, Traffic, call, request};
+use crate::client::{self, Answer, Measured, Timing, Traffic, call, request};
 use crate::setup::Backend;
 use crate::sql::Ceiling;
 use pharmapay_benches::stats::{ms, rate};

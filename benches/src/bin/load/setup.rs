@@ -22,8 +22,7 @@ use pharmapay_store_memory::MemoryStore;
 use serde_json::{Value, json};
 use sqlx::Row;
 
-use crate::children;
-use crate::children::Child;
+use crate::children::{self, Child};
 use crate::client::call;
 
 /// The command name of PostgreSQL's processes, whose processor time the harness reads.

@@ -8,8 +8,7 @@ use std::time::Duration;
 use pharmapay_benches::stats::{ms, rate};
 
 use crate::client::Measured;
-use crate::logins;
-use crate::logins::Throttling;
+use crate::logins::{self, Throttling};
 use crate::setup::{Backend, Scale};
 use crate::sql::Ceiling;
 

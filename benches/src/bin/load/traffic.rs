@@ -10,8 +10,7 @@ use pharmapay_core::jiff::Timestamp;
 
 use crate::client::{Traffic, request};
 use crate::setup::Fixture;
-use crate::sql;
-use crate::sql::ListPage;
+use crate::sql::{self, ListPage};
 use crate::table::Endpoint;
 
 /// What one endpoint sends.

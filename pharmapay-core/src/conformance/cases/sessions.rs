@@ -133,9 +133,10 @@ pub async fn login_issues_a_token_with_the_spec_claims<S: Store>(store: S) {
             "Setting:Read",
             "VendorCredit:Read",
             "VendorCredit:Create",
-            "VendorCredit:Update"
+            "VendorCredit:Update",
+            "Branch:Read"
         ],
-        "D19/D27/D44: resolved, deduplicated, in id order"
+        "D19/D27/D44/D49: resolved, deduplicated, in id order"
     );
 }
 
