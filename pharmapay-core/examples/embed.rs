@@ -49,6 +49,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             &admin,
             NewInvoice {
                 vendor_id: vendor.id,
+                branch_id: None,
                 invoice_number: "CIP-2024-001".into(),
                 amount: Amount::parse("12500.00")?,
                 invoice_date: today,

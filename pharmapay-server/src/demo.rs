@@ -224,6 +224,7 @@ pub async fn seed<S: BulkLoadStore>(store: &S, size: DemoSize, now: Timestamp) -
         let active = !random.chance(3);
         let invoice = NewInvoice {
             vendor_id,
+            branch_id: None,
             invoice_number: format!("D{}-{:07}", size.seed, n + 1),
             amount: Amount::try_from(Decimal::new(cents, 2)).expect("demo amounts are positive and small"),
             invoice_date,

@@ -28,6 +28,16 @@ impl State {
         })
     }
 
+    /// The code of branch `id`, as records show it beside their `branchId` (D49).
+    pub(crate) fn branch_code(&self, id: i64) -> String {
+        self.branches.get(&id).map(|row| row.code.clone()).unwrap_or_default()
+    }
+
+    /// Whether branch `id` exists and is active: a new record may name it (D49).
+    pub(crate) fn active_branch(&self, id: i64) -> bool {
+        self.branches.get(&id).is_some_and(|row| row.is_active)
+    }
+
     /// Whether an active branch other than `except` holds `code`.
     fn branch_code_taken(&self, code: &str, except: Option<i64>) -> bool {
         self.branches.iter().any(|(id, row)| row.is_active && row.code == code && Some(*id) != except)

@@ -3,12 +3,13 @@
 //! write takes a snapshot of the rows whose figures it may move and keeps the figures as the
 //! rows then stand (D41).
 
+use pharmapay_core::branches::rules as branch_rules;
 use pharmapay_core::invoices::is_open;
 use std::collections::HashSet;
 
 use pharmapay_core::base::restore;
 use pharmapay_core::credits::rules as credit_rules;
-use pharmapay_core::ids::{InvoiceId, VendorId};
+use pharmapay_core::ids::{BranchId, InvoiceId, VendorId};
 use pharmapay_core::invoices::{
     Invoice, InvoiceBrief, InvoiceDetail, InvoiceFilter, InvoiceQuery, InvoiceSortKey, InvoiceStatus, NewInvoice,
 };
@@ -30,6 +31,7 @@ impl State {
         let vendor_id = invoice.vendor_id.get();
         let row = InvoiceRow {
             vendor_id,
+            branch_id: branch_rules::branch_of_create(invoice.branch_id).get(),
             number_key: key(&invoice.invoice_number),
             invoice_number: invoice.invoice_number,
             amount: invoice.amount,
@@ -56,6 +58,8 @@ impl State {
             id: InvoiceId(id),
             vendor_id: VendorId(row.vendor_id),
             vendor_name,
+            branch_id: BranchId(row.branch_id),
+            branch_code: self.branch_code(row.branch_id),
             invoice_number: row.invoice_number.clone(),
             amount: row.amount,
             paid_amount: row.paid.normalize(),
@@ -77,6 +81,8 @@ impl State {
             invoice_number: row.invoice_number.clone(),
             vendor_id: VendorId(row.vendor_id),
             vendor_name: self.vendors.get(&row.vendor_id).map(|vendor| vendor.name.clone()).unwrap_or_default(),
+            branch_id: BranchId(row.branch_id),
+            branch_code: self.branch_code(row.branch_id),
             amount: row.amount,
             pending_amount: row.pending().normalize(),
         }
@@ -147,6 +153,9 @@ impl InvoiceStore for MemoryStore {
         if !state.active_vendor(invoice.vendor_id.get()) {
             return Err(StoreError::ParentInactive(Entity::Vendor));
         }
+        if !state.active_branch(branch_rules::branch_of_create(invoice.branch_id).get()) {
+            return Err(StoreError::ParentInactive(Entity::Branch));
+        }
         if state.number_taken(&number_key, None) {
             return Err(StoreError::Conflict(UniqueKey::InvoiceNumber));
         }
@@ -178,17 +187,24 @@ impl InvoiceStore for MemoryStore {
         if !state.active_vendor(invoice.vendor_id.get()) {
             return Err(StoreError::ParentInactive(Entity::Vendor));
         }
+        let branch_now = state.invoices[&id.get()].branch_id;
+        let branch = invoice.branch_id.map_or(branch_now, BranchId::get);
+        if invoice.branch_id.is_some() && !state.active_branch(branch) {
+            return Err(StoreError::ParentInactive(Entity::Branch));
+        }
         if state.number_taken(&number_key, Some(id.get())) {
             return Err(StoreError::Conflict(UniqueKey::InvoiceNumber));
         }
         state.check_licence(invoice.vendor_id.get(), invoice.invoice_date)?;
         if let Some(facts) = state.invoice_facts(id.get()) {
             credit_rules::check_invoice_move(&facts, invoice.vendor_id)?;
+            credit_rules::check_branch_move(&facts, BranchId(branch_now), BranchId(branch))?;
         }
         let before = state.snapshot(&state.invoice_and_payments(id.get()));
         let row = state.invoices.get_mut(&id.get()).expect("checked above");
         let old_vendor = row.vendor_id;
         row.vendor_id = invoice.vendor_id.get();
+        row.branch_id = branch;
         row.invoice_number = invoice.invoice_number;
         row.number_key = number_key;
         row.amount = invoice.amount;

@@ -38,6 +38,8 @@ pub(crate) struct VendorRow {
 #[derive(Clone)]
 pub(crate) struct InvoiceRow {
     pub(crate) vendor_id: i64,
+    /// Its branch (D49), which is its payments' too.
+    pub(crate) branch_id: i64,
     pub(crate) invoice_number: String,
     pub(crate) number_key: String,
     pub(crate) amount: Amount,

@@ -21,6 +21,7 @@ const LANDED: &[(&str, i64, &str)] = &[
     ("sqlite", 17, "cad401faa799f6d0"),
     ("sqlite", 18, "0e212299da496765"),
     ("sqlite", 19, "d9d1171bd809f107"),
+    ("sqlite", 20, "bc7ed6a4878de73c"),
     ("postgres", 1, "fa05d1aa612d1170"),
     ("postgres", 2, "dd40d21edd789e41"),
     ("postgres", 3, "961bcc497a50ece0"),
@@ -40,6 +41,7 @@ const LANDED: &[(&str, i64, &str)] = &[
     ("postgres", 17, "f445ce1249f10f4a"),
     ("postgres", 18, "83035d413cc78f06"),
     ("postgres", 19, "462a9ae6d36eeb29"),
+    ("postgres", 20, "5c3a187115bf5fb3"),
 ];
 
 #[test]

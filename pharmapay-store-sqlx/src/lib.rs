@@ -354,6 +354,19 @@ macro_rules! migrations {
                 recounts_figures: false,
                 rekeys_references: false,
             },
+            Migration {
+                version: 20,
+                description: "invoice branches",
+                sql: include_str!(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/migrations/",
+                    $backend,
+                    "/0020_invoice_branches.sql"
+                )),
+                seeds: false,
+                recounts_figures: false,
+                rekeys_references: false,
+            },
         ]
     };
 }

@@ -57,8 +57,9 @@ macro_rules! exact_sum {
 /// An invoice's columns with its vendor's name, from `invoices i JOIN vendors v`.
 macro_rules! invoice_columns {
     () => {
-        "i.id, i.vendor_id, v.name AS vendor_name, i.invoice_number, i.amount, i.paid, i.credited, i.invoice_date, \
-         i.due_date, i.description, i.is_active, i.created_at, i.updated_at"
+        "i.id, i.vendor_id, v.name AS vendor_name, i.branch_id, \
+         (SELECT b.code FROM branches b WHERE b.id = i.branch_id) AS branch_code, i.invoice_number, i.amount, i.paid, \
+         i.credited, i.invoice_date, i.due_date, i.description, i.is_active, i.created_at, i.updated_at"
     };
 }
 
@@ -68,7 +69,9 @@ macro_rules! transaction_columns {
     () => {
         "t.id, t.invoice_id, t.amount, t.transaction_date, t.transaction_type, t.reference, t.description, \
          t.vendor_payment_id, t.is_active, t.created_at, t.updated_at, i.invoice_number, i.vendor_id, \
-         v.name AS vendor_name, i.amount AS invoice_amount, i.paid AS invoice_paid, i.credited AS invoice_credited"
+         v.name AS vendor_name, i.amount AS invoice_amount, i.paid AS invoice_paid, i.credited AS invoice_credited, \
+         i.branch_id AS invoice_branch_id, \
+         (SELECT b.code FROM branches b WHERE b.id = i.branch_id) AS invoice_branch_code"
     };
 }
 
@@ -146,7 +149,8 @@ pub const RECENT_INVOICES: &str = concat!(
 /// payment's nested invoice). Binds: the invoice's id, the scaled amount added.
 pub const ADD_PAID: &str = "UPDATE invoices SET paid = paid + $2 WHERE id = $1 \
      RETURNING is_active, invoice_number, vendor_id, due_date, invoice_date, amount AS invoice_amount, \
-     paid AS invoice_paid, credited, credited AS invoice_credited, \
+     paid AS invoice_paid, credited, credited AS invoice_credited, branch_id AS invoice_branch_id, \
+     (SELECT b.code FROM branches b WHERE b.id = invoices.branch_id) AS invoice_branch_code, \
      (SELECT v.name FROM vendors v WHERE v.id = invoices.vendor_id) AS vendor_name";
 
 /// Inserts a payment. Binds: the invoice's id, the scaled amount, the payment's date, its

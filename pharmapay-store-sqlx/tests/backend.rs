@@ -33,6 +33,7 @@ fn today() -> pharmapay_core::jiff::Timestamp {
 fn invoice(vendor: VendorId, number: &str, total: &str) -> NewInvoice {
     NewInvoice {
         vendor_id: vendor,
+        branch_id: None,
         invoice_number: number.into(),
         amount: amount(total),
         invoice_date: ts("2024-05-01T00:00:00Z"),
@@ -72,7 +73,7 @@ async fn a_sqlite_file_keeps_its_data_across_reopens_and_migrates_once() {
     let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
     let applied: i64 =
         sqlx::query("SELECT COUNT(*) FROM _pharmapay_migrations").fetch_one(&mut conn).await.unwrap().get(0);
-    assert_eq!(applied, 19, "each of the nineteen migrations is recorded once");
+    assert_eq!(applied, 20, "each of the twenty migrations is recorded once");
 }
 
 /// Writes a small ledger through `store`: an overdue, a fully paid and a partially paid
@@ -143,6 +144,10 @@ async fn reads_as_the_small_ledger<S: Store>(store: &S) {
     assert_eq!((top.len(), top[0].outstanding_balance, top[0].total_invoices), (1, dec("17.5"), 3));
 }
 
+/// Takes a database back from version 20 to 19: invoices without a branch (D49).
+const UNDO_20: &str =
+    "ALTER TABLE invoices DROP COLUMN branch_id; DELETE FROM _pharmapay_migrations WHERE version = 20";
+
 /// Takes a database back from version 19 to 18: no branches and no permissions for them (D49);
 /// the same text on both backends.
 const UNDO_19: &str = "DROP TABLE branches; DELETE FROM policy_permissions WHERE permission_id >= 42; \
@@ -198,6 +203,7 @@ async fn sqlite_kept_figures_are_recounted_when_an_existing_database_upgrades() 
     small_ledger(&store).await.unwrap();
     store.close().await;
     let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
+    sqlx::raw_sql(UNDO_20).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_19).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_18).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_17).execute(&mut conn).await.unwrap();
@@ -237,6 +243,7 @@ async fn postgres_kept_figures_are_recounted_when_an_existing_database_upgrades(
     small_ledger(&store).await.unwrap();
     store.close().await;
     let mut conn = sqlx::PgConnection::connect(database.url()).await.unwrap();
+    sqlx::raw_sql(UNDO_20).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_19).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_18).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_17).execute(&mut conn).await.unwrap();
@@ -836,6 +843,7 @@ async fn sqlite_credit_permissions_are_added_when_an_existing_database_upgrades(
     let store = SqliteStore::connect(&path).await.unwrap();
     store.close().await;
     let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
+    sqlx::raw_sql(UNDO_20).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_19).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_18).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_17).execute(&mut conn).await.unwrap();
@@ -853,6 +861,7 @@ async fn postgres_credit_permissions_are_added_when_an_existing_database_upgrade
     let Some((store, database)) = common::fresh_postgres().await else { return };
     store.close().await;
     let mut conn = sqlx::PgConnection::connect(database.url()).await.unwrap();
+    sqlx::raw_sql(UNDO_20).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_19).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_18).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_17).execute(&mut conn).await.unwrap();

@@ -1,28 +1,35 @@
 //! An installation onboarded before branches existed upgrades in place (D49): migration 19
 //! makes branch 1 its head office, named after the pharmacy's own vendor, and adds the branch
-//! permissions, `Branch:Read` among the Pharmacist Default policy's, on SQLite and PostgreSQL.
+//! permissions, `Branch:Read` among the Pharmacist Default policy's; migration 20 makes every
+//! invoice already kept the head office's, on SQLite and PostgreSQL.
 
 mod common;
 
 use pharmapay_core::branches::{HEAD_OFFICE_CODE, HEAD_OFFICE_ID, NewBranch};
-use pharmapay_core::conformance::{created, engine, onboarding};
+use pharmapay_core::conformance::{Fixture, created, engine, onboarding};
 use pharmapay_core::ids::PolicyId;
+use pharmapay_core::invoices::InvoiceQuery;
 use pharmapay_core::store::Store;
+use pharmapay_core::transactions::TransactionQuery;
 use pharmapay_core::{Error, UniqueKey};
 use pharmapay_store_sqlx::{PostgresStore, SqliteStore};
 use sqlx::Connection;
 
-/// Takes a database back from version 19 to 18, as an earlier build left it.
-const UNDO_19: &str = "DROP TABLE branches; DELETE FROM policy_permissions WHERE permission_id >= 42; \
+/// Takes a database back from version 20 to 18, as an earlier build left it.
+const UNDO_19: &str = "ALTER TABLE invoices DROP COLUMN branch_id; DELETE FROM _pharmapay_migrations WHERE version = 20; \
+     DROP TABLE branches; DELETE FROM policy_permissions WHERE permission_id >= 42; \
      DELETE FROM permissions WHERE id >= 42; DELETE FROM _pharmapay_migrations WHERE version = 19";
 
-/// Onboards `store` through the engine: the pharmacy's own vendor is `onboarding()`'s.
+/// Onboards `store` through the engine (the pharmacy's own vendor is `onboarding()`'s) and
+/// records an invoice with a payment.
 async fn onboard<S: Store + Clone>(store: &S) {
-    let (engine, _clock) = engine(store.clone()).await;
-    engine.complete_onboarding(onboarding()).await.expect("onboarded");
+    let fx = Fixture::new(store.clone()).await;
+    let vendor = fx.vendor("Cipla").await;
+    let invoice = fx.invoice(vendor.id, "C-1", "100", "2024-06-01T00:00:00Z").await;
+    fx.pay(invoice.id, "40").await;
 }
 
-async fn assert_upgraded<S: Store>(store: &S) {
+async fn assert_upgraded<S: Store + Clone>(store: &S) {
     let head = store.get_branch(HEAD_OFFICE_ID).await.unwrap().expect("branch 1 is there after the upgrade");
     assert_eq!(head.code, HEAD_OFFICE_CODE);
     assert_eq!(head.name, onboarding().pharmacy.name, "named after the pharmacy's own vendor");
@@ -33,6 +40,14 @@ async fn assert_upgraded<S: Store>(store: &S) {
     assert_eq!(codes[41..], ["Branch:Read", "Branch:Create", "Branch:Update", "Branch:Delete"]);
     let policy = store.get_policy(PolicyId(1)).await.unwrap().expect("the seeded policy");
     assert!(policy.permissions.iter().any(|p| p.id.get() == 42), "Pharmacist Default holds Branch:Read");
+    let (engine, _clock) = engine(store.clone()).await;
+    let session = engine.login("admin@example.com", "admin-password").await.expect("the admin signs in");
+    let admin = engine.authenticate(&session.token.token).await.expect("the token works");
+    let invoices = engine.list_invoices(&admin, &InvoiceQuery::default()).await.expect("listed");
+    assert_eq!(invoices.items.len(), 1);
+    assert_eq!((invoices.items[0].branch_id, invoices.items[0].branch_code.as_str()), (HEAD_OFFICE_ID, "HO"));
+    let payments = engine.list_transactions(&admin, &TransactionQuery::default()).await.expect("listed");
+    assert_eq!(payments.items[0].invoice.branch_id, HEAD_OFFICE_ID, "a payment is its invoice's branch's");
 }
 
 /// A branch created after the upgrade takes the next id and any code but the head office's.

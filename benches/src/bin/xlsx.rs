@@ -229,6 +229,7 @@ async fn fill(store: &MemoryStore, rows: u32) -> Result<(), String> {
         .map(|invoice| BulkInvoice {
             invoice: NewInvoice {
                 vendor_id: vendor_ids[(invoice % VENDORS) as usize],
+                branch_id: None,
                 invoice_number: invoice_number(invoice),
                 amount: amount(100_000_000),
                 invoice_date: created_at,

@@ -6,6 +6,12 @@ use crate::ids::BranchId;
 
 use super::HEAD_OFFICE_ID;
 
+/// The branch a create that names none goes to (D49): the head office, the default of a caller
+/// whose scope is all branches (every caller's, until scopes are kept per user).
+pub fn branch_of_create(named: Option<BranchId>) -> BranchId {
+    named.unwrap_or(HEAD_OFFICE_ID)
+}
+
 /// A branch may be deleted unless it is the head office.
 ///
 /// # Errors

@@ -231,6 +231,7 @@ impl<S: Store> Fixture<S> {
         let invoice_date = due_date.min(self.clock_now());
         NewInvoice {
             vendor_id: vendor,
+            branch_id: None,
             invoice_number: number.into(),
             amount: amount(total),
             invoice_date,
@@ -347,6 +348,7 @@ macro_rules! store_conformance_tests {
             concurrent_branch_codes_have_one_winner,
             branch_fields_are_checked_and_the_list_is_ordered,
             branch_permissions_follow_the_seeded_policy,
+            invoices_belong_to_a_branch_and_move_with_their_payments,
             login_issues_a_token_with_the_spec_claims,
             login_refuses_wrong_unknown_and_inactive_alike,
             control_characters_never_reach_the_store,

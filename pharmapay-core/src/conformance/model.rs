@@ -129,6 +129,7 @@ impl<S: Store> Model<S> {
         let due_date = now + SignedDuration::from_hours(24 * i64::from(due_days));
         NewInvoice {
             vendor_id,
+            branch_id: None,
             invoice_number: NUMBERS[number as usize % NUMBERS.len()].into(),
             amount: units(cents, 2),
             invoice_date: now.min(due_date),

@@ -17,7 +17,7 @@ use crate::credits::{CreditDecision, NewCreditApplication, NewVendorCredit};
 use crate::error::FieldErrors;
 pub use crate::figures::CreditFacts;
 use crate::figures::InvoiceFacts;
-use crate::ids::VendorId;
+use crate::ids::{BranchId, VendorId};
 use crate::money::Amount;
 use crate::store::{BulkCredit, StoreError, StoreResult};
 use crate::vendor_payments::rules as vendor_payment_rules;
@@ -121,6 +121,18 @@ pub fn plan_application(
 pub fn check_invoice_move(invoice: &InvoiceFacts, new_vendor: VendorId) -> StoreResult<()> {
     if invoice.vendor_id != new_vendor && invoice.credited > Decimal::ZERO {
         return refuse("vendorId", "cannot change while a vendor credit is applied to the invoice");
+    }
+    Ok(())
+}
+
+/// An invoice may move from branch `from` to `to` only while no credit is applied to it: a
+/// credit is set against its own branch's bills only (D44, D49).
+///
+/// # Errors
+/// `Invalid` naming `branchId`.
+pub fn check_branch_move(invoice: &InvoiceFacts, from: BranchId, to: BranchId) -> StoreResult<()> {
+    if from != to && invoice.credited > Decimal::ZERO {
+        return refuse("branchId", "cannot change while a vendor credit is applied to the invoice");
     }
     Ok(())
 }

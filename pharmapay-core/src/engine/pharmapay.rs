@@ -145,6 +145,7 @@ pub(crate) fn parent_field(parent: Entity) -> &'static str {
         Entity::Permission => "permissionIds",
         Entity::Policy => "policyId",
         Entity::User => "userId",
+        Entity::Branch => "branchId",
         _ => "id",
     }
 }

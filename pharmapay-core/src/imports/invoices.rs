@@ -79,6 +79,7 @@ fn read_row(row: u32, found: &RowCells<'_>, errors: &mut RowErrors) -> Option<In
     };
     let invoice = NewInvoice {
         vendor_id: VendorId(0),
+        branch_id: None,
         invoice_number,
         amount,
         invoice_date: invoice_date.as_ref().map_or(stand_in, |date| date.instant),

@@ -324,6 +324,7 @@ mod tests {
             vendor_gstin: vendor.1.map(|text| Gstin::parse(text).unwrap()),
             invoice: NewInvoice {
                 vendor_id: VendorId(0),
+                branch_id: None,
                 invoice_number: number.into(),
                 amount: Amount::parse(amount).unwrap(),
                 invoice_date: instant,

@@ -4,6 +4,7 @@
 use tracing::instrument;
 
 use crate::access::{Access, Action, Collection, Principal};
+use crate::branches::rules as branch_rules;
 use crate::engine::{PharmaPay, store_error, visible};
 use crate::error::{Entity, Error, Result};
 use crate::idempotency::{Created, IdempotencyRequest};
@@ -34,10 +35,11 @@ impl<S: Store> PharmaPay<S> {
         visible(self.store.get_invoice(id, today_start).await, |detail: &_| detail.invoice.is_active, Entity::Invoice)
     }
 
-    /// Creates an invoice for an active vendor (spec; D4, D5).
+    /// Creates an invoice for an active vendor (spec; D4, D5), of the branch it names or the
+    /// default one (D49).
     ///
     /// # Errors
-    /// [`Error::Forbidden`]; [`Error::Validation`] (also for an inactive vendor);
+    /// [`Error::Forbidden`]; [`Error::Validation`] (also for an inactive vendor or branch);
     /// [`Error::Conflict`] for a taken number; idempotency clashes.
     #[instrument(skip_all)]
     pub async fn create_invoice(
@@ -47,7 +49,9 @@ impl<S: Store> PharmaPay<S> {
         idempotency: Option<&IdempotencyRequest>,
     ) -> Result<Created<Invoice>> {
         principal.require(Access::new(Collection::Invoice, Action::Create))?;
-        let invoice = invoice.validate().map_err(Error::Validation)?;
+        let mut invoice = invoice.validate().map_err(Error::Validation)?;
+        // D49: an invoice that names no branch goes to the caller's default.
+        invoice.branch_id = Some(branch_rules::branch_of_create(invoice.branch_id));
         let today_start = self.today_start().await?;
         let ctx = self.announcing(self.ctx_with(principal, invoice.audit_changes())).await?;
         let insert =
@@ -59,7 +63,8 @@ impl<S: Store> PharmaPay<S> {
         self.create_idempotently(principal, idempotency, ctx, insert, read).await
     }
 
-    /// Replaces an invoice's fields (D14); its payments stay.
+    /// Replaces an invoice's fields (D14); its payments stay, and move with it to the branch it
+    /// names (D49).
     ///
     /// # Errors
     /// [`Error::Forbidden`]; [`Error::Validation`]; [`Error::NotFound`]; [`Error::Conflict`].

@@ -10,7 +10,7 @@ use rust_decimal::Decimal;
 use crate::base::tidy::{decimal_text, tidy_optional, tidy_required};
 use crate::clock::parse_datetime;
 use crate::error::FieldErrors;
-use crate::ids::{InvoiceId, VendorId};
+use crate::ids::{BranchId, InvoiceId, VendorId};
 use crate::money::{Amount, parse_decimal};
 use crate::paging::{ListFilter, ListQuery, Params, Sort, SortDir, SortKey, read_bool, read_days, read_id};
 use crate::text::{self, CODE_MAX, Lines, TEXT_MAX};
@@ -134,6 +134,10 @@ pub struct Invoice {
     pub vendor_id: VendorId,
     /// That vendor's name.
     pub vendor_name: String,
+    /// The branch whose bill it is (D49).
+    pub branch_id: BranchId,
+    /// That branch's code.
+    pub branch_code: String,
     /// The vendor's invoice number, unique among active invoices (D4).
     pub invoice_number: String,
     /// Total amount.
@@ -191,6 +195,10 @@ pub struct InvoiceBrief {
     pub vendor_id: VendorId,
     /// Vendor name.
     pub vendor_name: String,
+    /// The invoice's branch, which is its payments' too (D49).
+    pub branch_id: BranchId,
+    /// That branch's code.
+    pub branch_code: String,
     /// Total amount.
     pub amount: Amount,
     /// Amount still unpaid.
@@ -204,6 +212,8 @@ impl From<&Invoice> for InvoiceBrief {
             invoice_number: invoice.invoice_number.clone(),
             vendor_id: invoice.vendor_id,
             vendor_name: invoice.vendor_name.clone(),
+            branch_id: invoice.branch_id,
+            branch_code: invoice.branch_code.clone(),
             amount: invoice.amount,
             pending_amount: invoice.pending_amount(),
         }
@@ -215,6 +225,10 @@ impl From<&Invoice> for InvoiceBrief {
 pub struct NewInvoice {
     /// The vendor; must be active.
     pub vendor_id: VendorId,
+    /// The branch whose bill it is; must be active (D49). `None` on a create is the default
+    /// branch of [`crate::branches::rules::branch_of_create`]; on a replacement, the invoice's
+    /// branch as it is.
+    pub branch_id: Option<BranchId>,
     /// Invoice number; unique among active invoices (D4).
     pub invoice_number: String,
     /// Total amount, positive (D1).
@@ -364,15 +378,18 @@ fn read_decimal(params: &(impl Params + ?Sized), name: &str, errors: &mut FieldE
 impl NewInvoice {
     /// The values written, as the audit log keeps them (D22).
     pub fn audit_changes(&self) -> String {
-        serde_json::json!({
+        let mut changes = serde_json::json!({
             "vendorId": self.vendor_id.get(),
             "invoiceNumber": self.invoice_number,
             "amount": decimal_text(self.amount.get()),
             "invoiceDate": self.invoice_date.to_string(),
             "dueDate": self.due_date.to_string(),
             "description": self.description,
-        })
-        .to_string()
+        });
+        if let Some(branch) = self.branch_id {
+            changes["branchId"] = branch.get().into();
+        }
+        changes.to_string()
     }
 }
 
@@ -436,6 +453,7 @@ mod tests {
     fn due_date_before_invoice_date_is_refused() {
         let invoice = NewInvoice {
             vendor_id: VendorId(1),
+            branch_id: None,
             invoice_number: " INV-1 ".into(),
             amount: Amount::parse("10").unwrap(),
             invoice_date: ts("2024-05-10T00:00:00Z"),

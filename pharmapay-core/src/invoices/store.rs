@@ -11,7 +11,9 @@ use crate::store::{StoreResult, WriteContext};
 
 /// Storage for invoices.
 pub trait InvoiceStore: Send + Sync + 'static {
-    /// Inserts an invoice for an active vendor with a number free among active invoices.
+    /// Inserts an invoice for an active vendor with a number free among active invoices, of the
+    /// active branch [`crate::branches::rules::branch_of_create`] names for it
+    /// (`ParentInactive(Branch)` otherwise, D49).
     fn insert_invoice(
         &self,
         invoice: NewInvoice,
@@ -26,7 +28,10 @@ pub trait InvoiceStore: Send + Sync + 'static {
         today_start: Timestamp,
     ) -> impl Future<Output = StoreResult<Option<InvoiceDetail>>> + Send;
 
-    /// Replaces an active invoice's fields; the paid total is kept.
+    /// Replaces an active invoice's fields; the paid total is kept. A branch it names must be
+    /// active (`ParentInactive(Branch)`), and it moves there, its payments with it, only while
+    /// no credit is applied to it ([`crate::credits::rules::check_branch_move`]); `None` keeps
+    /// its branch (D49).
     fn update_invoice(
         &self,
         id: InvoiceId,

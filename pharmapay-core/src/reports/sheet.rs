@@ -593,6 +593,8 @@ mod tests {
                 invoice_number: "INV-1".into(),
                 vendor_id: crate::ids::VendorId(2),
                 vendor_name: "Acme".into(),
+                branch_id: crate::branches::HEAD_OFFICE_ID,
+                branch_code: "HO".into(),
                 amount: crate::money::Amount::try_from(Decimal::new(100, 0)).unwrap(),
                 pending_amount: Decimal::ZERO,
             },

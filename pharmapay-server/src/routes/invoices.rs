@@ -3,6 +3,7 @@
 
 use pharmapay_core::Action::Read;
 use pharmapay_core::Collection::Invoice;
+use pharmapay_core::branches::BRANCH_CODE_MAX;
 use pharmapay_core::invoices::{InvoiceDetail, InvoiceQuery, InvoiceStatus, NewInvoice};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::paging::MAX_DAYS;
@@ -116,6 +117,10 @@ bodies! {
     /// Invoice create and replace (spec; D14).
     InvoiceBody => NewInvoice as "InvoiceInput": "Invoice create and full replacement (D14). Unknown fields are ignored." {
         vendor_id: Slot => id("vendorId") as "An existing active vendor; otherwise 400.",
+        branch_id: Slot => optional_id("branchId")
+            as "The branch whose bill it is, an active one; otherwise 400 (D49). Omitted or null: on a create, the \
+                head office; on a replacement, the invoice's branch as it is. Its payments move with it; an invoice \
+                with a vendor credit applied cannot move (400).",
         invoice_number: Slot => string("invoiceNumber") as invoice_number_input(),
         amount: Slot => amount("amount") as "Total amount.",
         invoice_date: Slot => datetime("invoiceDate") as "Invoice date.",
@@ -143,6 +148,9 @@ pub struct InvoiceDto {
     id: i64,
     vendor_id: i64,
     vendor_name: String,
+    /// D49.
+    branch_id: i64,
+    branch_code: String,
     invoice_number: String,
     #[serde(serialize_with = "money")]
     amount: Decimal,
@@ -171,6 +179,8 @@ impl From<pharmapay_core::invoices::Invoice> for InvoiceDto {
             vendor_id: invoice.vendor_id.get(),
             pending_amount: invoice.pending_amount(),
             vendor_name: invoice.vendor_name,
+            branch_id: invoice.branch_id.get(),
+            branch_code: invoice.branch_code,
             invoice_number: invoice.invoice_number,
             amount: invoice.amount.get(),
             paid_amount: invoice.paid_amount,
@@ -235,6 +245,8 @@ describe! {
         id: schema::id("Invoice id."),
         vendor_id: schema::id("The vendor billed by."),
         vendor_name: schema::text(NAME_MAX, "That vendor's name."),
+        branch_id: schema::id("The branch whose bill it is (D49)."),
+        branch_code: schema::text(BRANCH_CODE_MAX, "That branch's code."),
         invoice_number: schema::text(CODE_MAX, "Invoice number."),
         amount: schema::amount("Total amount."),
         paid_amount: schema::money("Sum of the invoice's active transactions (D10)."),

@@ -3,6 +3,7 @@
 
 use pharmapay_core::Action::Read;
 use pharmapay_core::Collection::Transaction;
+use pharmapay_core::branches::BRANCH_CODE_MAX;
 use pharmapay_core::invoices::InvoiceBrief;
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::rust_decimal::Decimal;
@@ -131,6 +132,9 @@ pub struct TransactionDto {
     description: Option<String>,
     /// D31: null for a payment recorded on its own.
     vendor_payment_id: Option<i64>,
+    /// D49: its invoice's.
+    branch_id: i64,
+    branch_code: String,
     is_active: bool,
     #[serde(serialize_with = "instant")]
     created_at: Timestamp,
@@ -148,6 +152,8 @@ impl From<pharmapay_core::transactions::Transaction> for TransactionDto {
             reference: transaction.reference,
             description: transaction.description,
             vendor_payment_id: transaction.vendor_payment_id.map(|id| id.get()),
+            branch_id: transaction.invoice.branch_id.get(),
+            branch_code: transaction.invoice.branch_code.clone(),
             is_active: transaction.is_active,
             created_at: transaction.created_at,
             invoice: transaction.invoice.into(),
@@ -163,6 +169,9 @@ pub struct InvoiceBriefDto {
     invoice_number: String,
     vendor_id: i64,
     vendor_name: String,
+    /// D49.
+    branch_id: i64,
+    branch_code: String,
     #[serde(serialize_with = "amount")]
     amount: Amount,
     #[serde(serialize_with = "money")]
@@ -176,6 +185,8 @@ impl From<InvoiceBrief> for InvoiceBriefDto {
             invoice_number: invoice.invoice_number,
             vendor_id: invoice.vendor_id.get(),
             vendor_name: invoice.vendor_name,
+            branch_id: invoice.branch_id.get(),
+            branch_code: invoice.branch_code,
             amount: invoice.amount,
             pending_amount: invoice.pending_amount,
         }
@@ -197,6 +208,8 @@ describe! {
         vendor_payment_id: schema::nullable_id(
             "The vendor payment this payment is a part of, or null for a payment recorded on its own (D31).",
         ),
+        branch_id: schema::id("Its invoice's branch, never given: it moves with the invoice (D49)."),
+        branch_code: schema::text(BRANCH_CODE_MAX, "That branch's code."),
         is_active: schema::boolean("False once soft-deleted."),
         created_at: schema::instant("When recorded."),
         invoice: schema_ref::<InvoiceBriefDto>(),
@@ -209,6 +222,8 @@ describe! {
         invoice_number: schema::text(CODE_MAX, "Invoice number."),
         vendor_id: schema::id("Vendor id (D13)."),
         vendor_name: schema::text(NAME_MAX, "Vendor name."),
+        branch_id: schema::id("The invoice's branch (D49)."),
+        branch_code: schema::text(BRANCH_CODE_MAX, "That branch's code."),
         amount: schema::amount("Total amount."),
         pending_amount: schema::money("Amount still unpaid as of now; negative when overpaid."),
     }

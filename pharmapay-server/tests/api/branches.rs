@@ -91,3 +91,36 @@ async fn pharmacists_read_branches_and_only_holders_of_the_permissions_write() {
     app.call(Method::GET, "/api/branches", Some(&nobody), None).await.problem(403);
     app.call(Method::GET, "/api/branches", None, None).await.problem(401);
 }
+
+#[tokio::test]
+async fn invoices_name_their_branch_and_payments_follow_them() {
+    let app = spawn_app().await;
+    let vendor = app.vendor("Cipla").await;
+    let branch = app.post("/api/branches", &json!({ "code": "AND", "name": "Andheri" })).await.expect(201).json();
+    let branch_id = branch["id"].as_i64().unwrap();
+    let body = |number: &str, branch: Option<i64>| {
+        json!({
+            "vendorId": vendor, "invoiceNumber": number, "amount": 100, "invoiceDate": "2024-05-01",
+            "dueDate": "2024-06-01", "branchId": branch
+        })
+    };
+    let head = app.post("/api/invoices", &body("H-1", None)).await.expect(201).json();
+    assert_eq!((head["branchId"].clone(), head["branchCode"].clone()), (json!(1), json!("HO")));
+    let own = app.post("/api/invoices", &body("A-1", Some(branch_id))).await.expect(201).json();
+    assert_eq!((own["branchId"].clone(), own["branchCode"].clone()), (json!(branch_id), json!("AND")));
+    app.post("/api/invoices", &body("X-1", Some(999))).await.invalid("branchId");
+    let own_id = own["id"].as_i64().unwrap();
+    let payment = app.pay(own_id, "30").await;
+    let paid = app.get(&format!("/api/transactions/{payment}")).await.expect(200).json();
+    assert_eq!((paid["branchCode"].clone(), paid["invoice"]["branchCode"].clone()), (json!("AND"), json!("AND")));
+
+    let kept = app.put(&format!("/api/invoices/{own_id}"), &body("A-1", None)).await.expect(200).json();
+    assert_eq!(kept["branchId"], branch_id, "a replacement without branchId keeps the branch");
+    app.put(&format!("/api/invoices/{own_id}"), &body("A-1", Some(1))).await.expect(200);
+    let moved = app.get(&format!("/api/transactions/{payment}")).await.json();
+    assert_eq!(moved["branchId"], 1, "the payment moved with its invoice");
+    app.delete(&format!("/api/branches/{branch_id}")).await.expect(204);
+    app.put(&format!("/api/invoices/{own_id}"), &body("A-1", Some(branch_id))).await.invalid("branchId");
+    let detail = app.get(&format!("/api/invoices/{own_id}")).await.expect(200).json();
+    assert_eq!(detail["branchCode"], "HO");
+}

@@ -17,9 +17,13 @@ async fn payment_lifecycle_moves_paid_and_pending() {
     assert_eq!(payment["transactionType"], "NetBanking", "D7");
     assert_eq!(
         payment["invoice"],
-        json!({ "id": a, "invoiceNumber": "A", "vendorId": vendor, "vendorName": "Cipla", "amount": 100, "pendingAmount": 74.5 }),
-        "D13"
+        json!({
+            "id": a, "invoiceNumber": "A", "vendorId": vendor, "vendorName": "Cipla", "branchId": 1, "branchCode": "HO",
+            "amount": 100, "pendingAmount": 74.5
+        }),
+        "D13, D49"
     );
+    assert_eq!((payment["branchId"].clone(), payment["branchCode"].clone()), (json!(1), json!("HO")), "D49");
     assert_eq!(app.get(&format!("/api/transactions/{id}")).await.expect(200).json(), payment);
 
     let moved = app

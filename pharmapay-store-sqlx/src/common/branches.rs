@@ -54,6 +54,13 @@ async fn commit_branch(mut db_tx: WriteTx, ctx: &WriteContext, action: &'static 
     commit(db_tx, ctx, action, Entity::Branch, id, branch).await
 }
 
+/// Whether branch `id` exists and is active, locked so that it stays so until the write ends: a
+/// write that names a branch takes this first, after the time zone setting (D48, D49).
+pub(super) async fn lock_active_branch(conn: &mut Conn, id: BranchId) -> Result<bool> {
+    let row = row_by_id(conn, concat!("SELECT is_active FROM branches WHERE id = $1", for_share!()), id.get()).await?;
+    row.map_or(Ok(false), |row| Ok(row.try_get("is_active")?))
+}
+
 /// Names the head office after the pharmacy at onboarding (D49).
 pub(super) async fn name_head_office(conn: &mut Conn, name: &str, at: pharmapay_core::jiff::Timestamp) -> Result<()> {
     sqlx::query("UPDATE branches SET name = $2, updated_at = $3 WHERE id = $1")

@@ -7,9 +7,10 @@
 
 use pharmapay_core::BusinessCalendar;
 use pharmapay_core::base::restore;
+use pharmapay_core::branches::rules as branch_rules;
 use pharmapay_core::credits::rules as credit_rules;
 use pharmapay_core::figures::{FigureChange, InvoiceFacts, KeptCount};
-use pharmapay_core::ids::InvoiceId;
+use pharmapay_core::ids::{BranchId, InvoiceId};
 use pharmapay_core::invoices::rules as invoice_rules;
 use pharmapay_core::invoices::{Invoice, InvoiceDetail, InvoiceFilter, InvoiceQuery, InvoiceSortKey, NewInvoice};
 use pharmapay_core::invoices::{OPEN, StatusTerm};
@@ -22,6 +23,7 @@ use pharmapay_core::{Entity, Page, StoreError};
 use sqlx::Row;
 
 use super::binds::{Binds, conditions, contains_pattern, direction, instant_range, page_limits, terms_condition};
+use super::branches::lock_active_branch;
 use super::credits::release_on_invoice;
 use super::figures::{invoice_facts, kept_count, payments_of};
 use super::guards::{check_free, lock_vendors, lock_vendors_of};
@@ -212,17 +214,22 @@ impl InvoiceStore for SqlStore {
         let (number_key, vendor_id) = (key(&invoice.invoice_number), invoice.vendor_id.get());
         answer(|| async {
             let (mut db_tx, calendar) = self.begin_with_calendar().await?;
+            let branch = branch_rules::branch_of_create(invoice.branch_id);
+            let branch_active = lock_active_branch(&mut db_tx, branch).await?;
             let (true, valid_until) = lock_vendors(&mut db_tx, [vendor_id, vendor_id], vendor_id).await? else {
                 return refused(StoreError::ParentInactive(Entity::Vendor));
             };
+            if !branch_active {
+                return refused(StoreError::ParentInactive(Entity::Branch));
+            }
             check_free(&mut db_tx, UniqueKey::InvoiceNumber, &number_key, None).await?;
             check_licence(&mut db_tx, valid_until, invoice.invoice_date, &calendar).await?;
             // Under a race the partial unique index decides; its violation maps to the same
             // Conflict (D5).
             let row = sqlx::query(
                 "INSERT INTO invoices (vendor_id, invoice_number, number_key, amount, paid, invoice_date, due_date, \
-                 description, is_active, created_at, updated_at) \
-                 VALUES ($1, $2, $3, $4, 0, $5, $6, $7, TRUE, $8, $8) RETURNING id",
+                 description, is_active, created_at, updated_at, branch_id) \
+                 VALUES ($1, $2, $3, $4, 0, $5, $6, $7, TRUE, $8, $8, $9) RETURNING id",
             )
             .bind(vendor_id)
             .bind(invoice.invoice_number.clone())
@@ -232,6 +239,7 @@ impl InvoiceStore for SqlStore {
             .bind(micros(invoice.due_date))
             .bind(invoice.description.clone())
             .bind(micros(ctx.at))
+            .bind(branch.get())
             .fetch_one(&mut *db_tx)
             .await?;
             let id: i64 = row.try_get(0)?;
@@ -258,6 +266,10 @@ impl InvoiceStore for SqlStore {
         let vendor_id = invoice.vendor_id.get();
         answer(|| async {
             let (mut db_tx, calendar) = self.begin_with_calendar().await?;
+            let named_branch = match invoice.branch_id {
+                Some(branch) => Some((branch, lock_active_branch(&mut db_tx, branch).await?)),
+                None => None,
+            };
             // D48: both vendors (the invoice's now, and the one it names) first, then the invoice.
             let Some(current_vendor) = vendor_of_invoice(&mut db_tx, id.get()).await? else {
                 return refused(StoreError::NotFound(Entity::Invoice));
@@ -274,14 +286,26 @@ impl InvoiceStore for SqlStore {
             if !vendor_active {
                 return refused(StoreError::ParentInactive(Entity::Vendor));
             }
+            if named_branch.is_some_and(|(_, active)| !active) {
+                return refused(StoreError::ParentInactive(Entity::Branch));
+            }
+            let branch_now = BranchId(
+                sqlx::query("SELECT branch_id FROM invoices WHERE id = $1")
+                    .bind(id.get())
+                    .fetch_one(&mut *db_tx)
+                    .await?
+                    .try_get(0)?,
+            );
+            let branch = named_branch.map_or(branch_now, |(branch, _)| branch);
             let number_key = key(&invoice.invoice_number);
             check_free(&mut db_tx, UniqueKey::InvoiceNumber, &number_key, Some(id.get())).await?;
             check_licence(&mut db_tx, valid_until, invoice.invoice_date, &calendar).await?;
             credit_rules::check_invoice_move(&before, invoice.vendor_id)?;
+            credit_rules::check_branch_move(&before, branch_now, branch)?;
             // The paid total is kept: it belongs to the payments, not to the replaced fields.
             sqlx::query(
                 "UPDATE invoices SET vendor_id = $2, invoice_number = $3, number_key = $4, amount = $5, \
-                 invoice_date = $6, due_date = $7, description = $8, updated_at = $9 WHERE id = $1",
+                 invoice_date = $6, due_date = $7, description = $8, updated_at = $9, branch_id = $10 WHERE id = $1",
             )
             .bind(id.get())
             .bind(vendor_id)
@@ -292,6 +316,7 @@ impl InvoiceStore for SqlStore {
             .bind(micros(invoice.due_date))
             .bind(invoice.description.clone())
             .bind(micros(ctx.at))
+            .bind(branch.get())
             .execute(&mut *db_tx)
             .await?;
             if before.vendor_id != invoice.vendor_id {

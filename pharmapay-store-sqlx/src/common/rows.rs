@@ -11,7 +11,7 @@ use pharmapay_core::access::role::Role;
 use pharmapay_core::access::user::User;
 use pharmapay_core::figures::VendorFigures;
 use pharmapay_core::ids::{
-    AuditId, InvoiceId, PermissionId, PolicyId, RoleId, TransactionId, UserId, VendorId, VendorPaymentId,
+    AuditId, BranchId, InvoiceId, PermissionId, PolicyId, RoleId, TransactionId, UserId, VendorId, VendorPaymentId,
 };
 use pharmapay_core::invoices::{Invoice, InvoiceBrief, InvoiceStatus};
 use pharmapay_core::jiff::Timestamp;
@@ -126,6 +126,8 @@ pub(super) fn invoice_from(row: &DbRow, today_start: Timestamp) -> Result<Invoic
         id: InvoiceId(row.try_get("id")?),
         vendor_id: VendorId(row.try_get("vendor_id")?),
         vendor_name: row.try_get("vendor_name")?,
+        branch_id: BranchId(row.try_get("branch_id")?),
+        branch_code: row.try_get("branch_code")?,
         invoice_number: row.try_get("invoice_number")?,
         amount: amount(scaled_amount)?,
         paid_amount: from_scaled(paid),
@@ -141,7 +143,8 @@ pub(super) fn invoice_from(row: &DbRow, today_start: Timestamp) -> Result<Invoic
 }
 
 /// The payment's nested invoice from a row with `invoice_number`, `vendor_id`, `vendor_name`,
-/// `invoice_amount`, `invoice_paid` and `invoice_credited`.
+/// `invoice_amount`, `invoice_paid`, `invoice_credited`, `invoice_branch_id` and
+/// `invoice_branch_code`.
 pub(super) fn invoice_brief_from(row: &DbRow, invoice_id: InvoiceId) -> Result<InvoiceBrief> {
     let invoice_amount: i64 = row.try_get("invoice_amount")?;
     let invoice_paid: i64 = row.try_get::<i64, _>("invoice_paid")? + row.try_get::<i64, _>("invoice_credited")?;
@@ -150,6 +153,8 @@ pub(super) fn invoice_brief_from(row: &DbRow, invoice_id: InvoiceId) -> Result<I
         invoice_number: row.try_get("invoice_number")?,
         vendor_id: VendorId(row.try_get("vendor_id")?),
         vendor_name: row.try_get("vendor_name")?,
+        branch_id: BranchId(row.try_get("invoice_branch_id")?),
+        branch_code: row.try_get("invoice_branch_code")?,
         amount: amount(invoice_amount)?,
         pending_amount: difference(invoice_amount, invoice_paid),
     })

@@ -6,12 +6,15 @@ use std::sync::Arc;
 
 use super::{field_error, idem, params};
 use crate::branches::{HEAD_OFFICE_CODE, HEAD_OFFICE_ID, HEAD_OFFICE_NAME, NewBranch};
-use crate::conformance::{Fixture, created, engine, onboarding};
+use crate::conformance::{Fixture, amount, created, dec, engine, onboarding, ts};
+use crate::credits::{CreditDecision, CreditKind, NewCreditApplication, NewVendorCredit};
 use crate::error::{Entity, Error, RuleBroken};
 use crate::idempotency::{Created, Replay};
 use crate::ids::BranchId;
+use crate::invoices::NewInvoice;
 use crate::reports::audit::AuditQuery;
 use crate::store::{Store, UniqueKey};
+use crate::vendor_payments::rules::RequestedAllocation;
 use crate::vendors::gstin::Gstin;
 
 /// The head office exists before onboarding, as `Head office`, and onboarding names it after
@@ -174,4 +177,65 @@ pub async fn branch_permissions_follow_the_seeded_policy<S: Store>(store: S) {
     assert!(matches!(read, Err(Error::Forbidden { .. })), "{read:?}");
     let (_, manager) = fx.user_with("manager@example.com", &["Branch:Read", "Branch:Create"]).await;
     created(fx.engine.create_branch(&manager, NewBranch::new("MGR", "Managed"), None).await.expect("created"));
+}
+
+/// Every invoice belongs to a branch: the head office when it names none, the active branch it
+/// names otherwise; a replacement that names none keeps it, one that names another moves it and
+/// its payments, unless a credit is applied to it (D44, D49).
+pub async fn invoices_belong_to_a_branch_and_move_with_their_payments<S: Store>(store: S) {
+    let fx = Fixture::new(store).await;
+    let vendor = fx.vendor("Cipla").await;
+    let store_b = created(fx.engine.create_branch(&fx.admin, NewBranch::new("AND", "Andheri"), None).await.unwrap());
+    let closed = created(fx.engine.create_branch(&fx.admin, NewBranch::new("OLD", "Closed"), None).await.unwrap());
+    fx.engine.delete_branch(&fx.admin, closed.id, None).await.unwrap();
+
+    let head = fx.invoice(vendor.id, "H-1", "100", "2024-06-01T00:00:00Z").await;
+    assert_eq!((head.branch_id, head.branch_code.as_str()), (HEAD_OFFICE_ID, HEAD_OFFICE_CODE), "the default");
+    let named =
+        NewInvoice { branch_id: Some(store_b.id), ..fx.new_invoice(vendor.id, "B-1", "50", "2024-06-01T00:00:00Z") };
+    let own = created(fx.engine.create_invoice(&fx.admin, named.clone(), None).await.unwrap());
+    assert_eq!((own.branch_id, own.branch_code.as_str()), (store_b.id, "AND"));
+    for (branch, label) in [(closed.id, "a deleted branch"), (BranchId(999), "no branch")] {
+        let input =
+            NewInvoice { branch_id: Some(branch), ..fx.new_invoice(vendor.id, "X-1", "5", "2024-06-01T00:00:00Z") };
+        field_error(fx.engine.create_invoice(&fx.admin, input, None).await, "branchId", label);
+    }
+
+    let payment = fx.pay(own.id, "20").await;
+    assert_eq!((payment.invoice.branch_id, payment.invoice.branch_code.as_str()), (store_b.id, "AND"));
+    let kept = fx.engine.update_invoice(&fx.admin, own.id, NewInvoice { branch_id: None, ..named.clone() }).await;
+    assert_eq!(kept.expect("a replacement naming no branch").branch_id, store_b.id, "the branch is kept");
+    let moved = NewInvoice { branch_id: Some(HEAD_OFFICE_ID), ..named.clone() };
+    assert_eq!(fx.engine.update_invoice(&fx.admin, own.id, moved).await.unwrap().branch_id, HEAD_OFFICE_ID);
+    let paid = fx.engine.get_transaction(&fx.admin, payment.id).await.unwrap();
+    assert_eq!(paid.invoice.branch_id, HEAD_OFFICE_ID, "its payments move with it");
+    let onto_closed = NewInvoice { branch_id: Some(closed.id), ..named.clone() };
+    field_error(fx.engine.update_invoice(&fx.admin, own.id, onto_closed).await, "branchId", "a deleted branch");
+
+    let credit = NewVendorCredit {
+        vendor_id: vendor.id,
+        credit_number: "CN-1".into(),
+        kind: CreditKind::ExpiryReturn,
+        claimed_amount: amount("10"),
+        claim_date: ts("2024-05-09T00:00:00Z"),
+        against_invoice_id: None,
+        description: None,
+    };
+    let credit = created(fx.engine.create_credit(&fx.admin, credit, None).await.unwrap());
+    let decision = CreditDecision {
+        accepted_amount: dec("10"),
+        decision_date: ts("2024-05-09T00:00:00Z"),
+        distributor_reference: None,
+    };
+    fx.engine.decide_credit(&fx.admin, credit.id, decision).await.unwrap();
+    let apply = NewCreditApplication {
+        amount: Some(amount("10")),
+        date: None,
+        allocations: Some(vec![RequestedAllocation { invoice_id: head.id, amount: amount("10") }]),
+    };
+    fx.engine.apply_credit(&fx.admin, credit.id, apply, None).await.unwrap();
+    let head_input = fx.new_invoice(vendor.id, "H-1", "100", "2024-06-01T00:00:00Z");
+    let refused = NewInvoice { branch_id: Some(store_b.id), ..head_input.clone() };
+    field_error(fx.engine.update_invoice(&fx.admin, head.id, refused).await, "branchId", "a credited invoice stays");
+    fx.engine.update_invoice(&fx.admin, head.id, head_input).await.expect("a credited invoice keeps its branch");
 }

@@ -176,6 +176,7 @@ pub(super) async fn dated_invoice<S: Store>(
 ) -> InvoiceId {
     let input = NewInvoice {
         vendor_id: vendor,
+        branch_id: None,
         invoice_number: number.into(),
         amount: amount(total),
         invoice_date: ts(dated),
