@@ -38,6 +38,15 @@ impl State {
         self.branches.get(&id).is_some_and(|row| row.is_active)
     }
 
+    /// Every active branch's id and code, for the imports that name branches by code (D49).
+    pub(crate) fn active_branches(&self) -> Vec<(BranchId, String)> {
+        self.branches
+            .iter()
+            .filter(|(_, row)| row.is_active)
+            .map(|(id, row)| (BranchId(*id), row.code.clone()))
+            .collect()
+    }
+
     /// Whether an active branch other than `except` holds `code`.
     fn branch_code_taken(&self, code: &str, except: Option<i64>) -> bool {
         self.branches.iter().any(|(id, row)| row.is_active && row.code == code && Some(*id) != except)

@@ -2,7 +2,7 @@
 //! are planned by core (`imports::rules`) over the active vendors and the invoices holding the
 //! file's numbers, and the plan is written whole or not at all.
 
-use pharmapay_core::ids::{InvoiceId, VendorId};
+use pharmapay_core::ids::{BranchId, InvoiceId, VendorId};
 use pharmapay_core::imports::rules as import_rules;
 use pharmapay_core::imports::rules::{InvoiceKeys, StoredInvoice, StoredVendor};
 use pharmapay_core::imports::{ImportPlan, ImportSummary, InvoiceRow, VendorRow};
@@ -79,6 +79,7 @@ impl FileImportStore for MemoryStore {
             .map(|(id, row)| StoredInvoice {
                 id: InvoiceId(*id),
                 vendor_id: VendorId(row.vendor_id),
+                branch_id: BranchId(row.branch_id),
                 invoice_number: row.invoice_number.clone(),
                 amount: row.amount,
                 invoice_date: row.invoice_date,
@@ -88,6 +89,7 @@ impl FileImportStore for MemoryStore {
         let plan = import_rules::plan_invoices(
             rows,
             &active_vendors(&state),
+            &state.active_branches(),
             &stored,
             state.licence_policy(),
             &state.calendar,

@@ -1,6 +1,6 @@
 //! An invoice file's rows (D45): the columns `Invoice Number`, `Vendor` and/or `Vendor GSTIN`,
-//! `Amount`, `Invoice Date`, `Due Date` and `Description`, matched by [`cells::header_key`], so
-//! the invoices report (D26) imports back. Each row becomes the [`NewInvoice`] of
+//! `Amount`, `Invoice Date`, `Due Date`, `Description` and `Branch` (a branch's code, D49),
+//! matched by [`cells::header_key`], so the invoices report (D26) imports back. Each row becomes the [`NewInvoice`] of
 //! `POST /api/invoices`, checked by [`NewInvoice::validate`] (D2, D4) and by the API's own
 //! readers of amounts ([`Amount::parse`], D1) and dates; the vendor it names is found under the
 //! store's lock by [`crate::imports::rules::plan_invoices`].
@@ -15,7 +15,7 @@ use crate::money::Amount;
 use crate::vendors::gstin::Gstin;
 
 /// The columns an invoice file is read by, each with whether it is required (D45).
-pub const COLUMNS: [(&str, bool); 7] = [
+pub const COLUMNS: [(&str, bool); 8] = [
     ("Invoice Number", true),
     ("Vendor", false),
     ("Vendor GSTIN", false),
@@ -23,6 +23,7 @@ pub const COLUMNS: [(&str, bool); 7] = [
     ("Invoice Date", true),
     ("Due Date", true),
     ("Description", false),
+    ("Branch", false),
 ];
 
 /// One data row of an invoice file, its cells read and checked as `POST /api/invoices` checks
@@ -35,7 +36,11 @@ pub struct InvoiceRow {
     pub vendor_name: Option<String>,
     /// The `Vendor GSTIN` cell, which wins over the name when filled.
     pub vendor_gstin: Option<Gstin>,
-    /// The invoice; its `vendor_id` is set once the vendor is found.
+    /// The `Branch` cell: an active branch's code, upper-cased (D49); empty, the default of a
+    /// create.
+    pub branch_code: Option<String>,
+    /// The invoice; its `vendor_id` (and `branch_id`) are set once the vendor (and branch) are
+    /// found.
     pub invoice: NewInvoice,
     /// The invoice date's day, when the cell named a day rather than an instant.
     pub invoice_day: Option<Date>,
@@ -70,6 +75,7 @@ fn read_row(row: u32, found: &RowCells<'_>, errors: &mut RowErrors) -> Option<In
     let invoice_date = super::required(row, "invoiceDate", cells::date(cell(4)), errors);
     let due_date = super::required(row, "dueDate", cells::date(cell(5)), errors);
     let description = cells::text(cell(6));
+    let branch_code = cells::text(cell(7)).map(|code| code.trim().to_ascii_uppercase());
     // A cell that failed stands in with a value no check refuses, so the checks of the create
     // still report the row's other fields.
     let stand_in = invoice_date.as_ref().or(due_date.as_ref()).map_or(jiff::Timestamp::UNIX_EPOCH, |date| date.instant);
@@ -89,7 +95,7 @@ fn read_row(row: u32, found: &RowCells<'_>, errors: &mut RowErrors) -> Option<In
     // A stand-in was used only where a cell failed, which the row's errors already hold.
     let invoice = super::passed(row, invoice.validate(), errors)?;
     let (invoice_day, due_day) = (invoice_date.and_then(|date| date.day), due_date.and_then(|date| date.day));
-    Some(InvoiceRow { row, vendor_name, vendor_gstin, invoice, invoice_day, due_day })
+    Some(InvoiceRow { row, vendor_name, vendor_gstin, branch_code, invoice, invoice_day, due_day })
 }
 
 #[cfg(test)]

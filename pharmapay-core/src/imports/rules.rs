@@ -21,8 +21,9 @@ use std::collections::{BTreeSet, HashMap};
 use jiff::Timestamp;
 use jiff::civil::Date;
 
+use crate::branches::rules as branch_rules;
 use crate::clock::BusinessCalendar;
-use crate::ids::{InvoiceId, VendorId};
+use crate::ids::{BranchId, InvoiceId, VendorId};
 use crate::imports::{ImportPlan, InvoiceRow, RowErrors, VendorRow};
 use crate::invoices::NewInvoice;
 use crate::invoices::rules;
@@ -49,6 +50,8 @@ pub struct StoredInvoice {
     pub id: InvoiceId,
     /// Its vendor.
     pub vendor_id: VendorId,
+    /// Its branch (D49).
+    pub branch_id: BranchId,
     /// Its number.
     pub invoice_number: String,
     /// Its amount.
@@ -115,13 +118,16 @@ impl VendorKeys {
 /// The invoices `rows` create, each with its vendor set, and how many are already there.
 ///
 /// `vendors` are the active vendors a store loaded for [`InvoiceKeys::of`] (more do no harm),
-/// `stored` the active invoices holding its numbers, `policy` the `ExpiredLicensePolicy`.
+/// `branches` the active branches (id and code) locked so that they stay active, `stored` the
+/// active invoices holding its numbers, `policy` the `ExpiredLicensePolicy`. A row naming no
+/// branch goes where a create naming none goes (D49).
 ///
 /// # Errors
 /// Every row's errors, keyed `row<N>.<field>`.
 pub fn plan_invoices(
     rows: Vec<InvoiceRow>,
     vendors: &[StoredVendor],
+    branches: &[(BranchId, String)],
     stored: &[StoredInvoice],
     policy: ExpiredLicensePolicy,
     calendar: &BusinessCalendar,
@@ -167,6 +173,15 @@ pub fn plan_invoices(
             }
         };
         row.invoice.vendor_id = vendor.id;
+        if let Some(code) = &row.branch_code {
+            match branches.iter().find(|(_, branch)| branch == code) {
+                Some((id, _)) => row.invoice.branch_id = Some(*id),
+                None => {
+                    errors.add(row.row, "branch", format!("no active branch has code {code}"));
+                    continue;
+                }
+            }
+        }
         if let Some(existing) = stored.get(&number_key) {
             if same_invoice(existing, &row, calendar) {
                 plan.unchanged += 1;
@@ -175,7 +190,7 @@ pub fn plan_invoices(
                     row.row,
                     "invoiceNumber",
                     format!(
-                        "invoice {} already exists (id {}) with another vendor, amount or date",
+                        "invoice {} already exists (id {}) with another vendor, branch, amount or date",
                         existing.invoice_number, existing.id
                     ),
                 );
@@ -200,6 +215,7 @@ pub fn plan_invoices(
 
 fn same_invoice(stored: &StoredInvoice, row: &InvoiceRow, calendar: &BusinessCalendar) -> bool {
     stored.vendor_id == row.invoice.vendor_id
+        && stored.branch_id == branch_rules::branch_of_create(row.invoice.branch_id)
         && stored.amount == row.invoice.amount
         && same_date(stored.invoice_date, row.invoice.invoice_date, row.invoice_day, calendar)
         && same_date(stored.due_date, row.invoice.due_date, row.due_day, calendar)
@@ -322,6 +338,7 @@ mod tests {
             row,
             vendor_name: vendor.0.map(str::to_owned),
             vendor_gstin: vendor.1.map(|text| Gstin::parse(text).unwrap()),
+            branch_code: None,
             invoice: NewInvoice {
                 vendor_id: VendorId(0),
                 branch_id: None,
@@ -334,6 +351,11 @@ mod tests {
             invoice_day: Some(day.parse().unwrap()),
             due_day: Some(day.parse().unwrap()),
         }
+    }
+
+    /// The head office and one more active branch.
+    fn branches() -> Vec<(BranchId, String)> {
+        vec![(crate::branches::HEAD_OFFICE_ID, "HO".into()), (BranchId(2), "AND".into())]
     }
 
     fn keys(errors: &RowErrors) -> Vec<&str> {
@@ -349,13 +371,62 @@ mod tests {
             row(4, "A-3", (Some("Twin"), None), "10", "2026-04-01"),
             row(5, "A-4", (Some("Nobody"), None), "10", "2026-04-01"),
         ];
-        let errors = plan_invoices(rows.clone(), &vendors, &[], ExpiredLicensePolicy::Warn, &calendar()).unwrap_err();
+        let errors = plan_invoices(rows.clone(), &vendors, &branches(), &[], ExpiredLicensePolicy::Warn, &calendar())
+            .unwrap_err();
         assert_eq!(keys(&errors), ["row4.vendor", "row5.vendor"]);
-        let plan = plan_invoices(rows[..2].to_vec(), &vendors, &[], ExpiredLicensePolicy::Warn, &calendar()).unwrap();
+        let plan =
+            plan_invoices(rows[..2].to_vec(), &vendors, &branches(), &[], ExpiredLicensePolicy::Warn, &calendar())
+                .unwrap();
         assert_eq!(
             plan.create.iter().map(|(row, invoice)| (*row, invoice.vendor_id.get())).collect::<Vec<_>>(),
             [(2, 1), (3, 1)]
         );
+    }
+
+    #[test]
+    fn a_branch_column_names_an_active_branch_by_its_code() {
+        let vendors = [vendor(1, "Acme", None)];
+        let with = |row_number, number: &str, code: Option<&str>| InvoiceRow {
+            branch_code: code.map(str::to_owned),
+            ..row(row_number, number, (Some("Acme"), None), "10", "2026-04-01")
+        };
+        let rows = vec![with(2, "B-1", Some("AND")), with(3, "B-2", None), with(4, "B-3", Some("ZZZ"))];
+        let errors = plan_invoices(rows.clone(), &vendors, &branches(), &[], ExpiredLicensePolicy::Warn, &calendar())
+            .unwrap_err();
+        assert_eq!(keys(&errors), ["row4.branch"]);
+        let plan =
+            plan_invoices(rows[..2].to_vec(), &vendors, &branches(), &[], ExpiredLicensePolicy::Warn, &calendar())
+                .unwrap();
+        let named: Vec<Option<i64>> =
+            plan.create.iter().map(|(_, invoice)| invoice.branch_id.map(|b| b.get())).collect();
+        assert_eq!(named, [Some(2), None], "an empty cell is the default of a create");
+        let stored = StoredInvoice {
+            id: InvoiceId(9),
+            vendor_id: VendorId(1),
+            branch_id: crate::branches::HEAD_OFFICE_ID,
+            invoice_number: "B-1".into(),
+            amount: Amount::parse("10").unwrap(),
+            invoice_date: at("2026-04-01T00:00:00Z"),
+            due_date: at("2026-04-01T00:00:00Z"),
+        };
+        let other = plan_invoices(
+            vec![with(2, "B-1", Some("AND"))],
+            &vendors,
+            &branches(),
+            std::slice::from_ref(&stored),
+            ExpiredLicensePolicy::Warn,
+            &calendar(),
+        );
+        assert_eq!(other.map_err(|errors| keys(&errors).join(",")), Err("row2.invoiceNumber".into()), "another branch");
+        let same = plan_invoices(
+            vec![with(2, "B-1", Some("HO"))],
+            &vendors,
+            &branches(),
+            std::slice::from_ref(&stored),
+            ExpiredLicensePolicy::Warn,
+            &calendar(),
+        );
+        assert_eq!(same.map(|plan| plan.unchanged), Ok(1));
     }
 
     #[test]
@@ -364,6 +435,7 @@ mod tests {
         let stored = StoredInvoice {
             id: InvoiceId(9),
             vendor_id: VendorId(1),
+            branch_id: crate::branches::HEAD_OFFICE_ID,
             invoice_number: "INV-1".into(),
             amount: Amount::parse("10.50").unwrap(),
             // 1 April in India, stored in the evening UTC of 31 March: the report shows 1 April.
@@ -378,14 +450,21 @@ mod tests {
         let plan = plan_invoices(
             rows[..1].to_vec(),
             &vendors,
+            &branches(),
             std::slice::from_ref(&stored),
             ExpiredLicensePolicy::Warn,
             &calendar(),
         );
         assert_eq!(plan.map(|plan| (plan.create.len(), plan.unchanged)), Ok((0, 1)));
-        let errors =
-            plan_invoices(rows, &vendors, std::slice::from_ref(&stored), ExpiredLicensePolicy::Warn, &calendar())
-                .unwrap_err();
+        let errors = plan_invoices(
+            rows,
+            &vendors,
+            &branches(),
+            std::slice::from_ref(&stored),
+            ExpiredLicensePolicy::Warn,
+            &calendar(),
+        )
+        .unwrap_err();
         assert_eq!(keys(&errors), ["row3.invoiceNumber"], "a repeat of row 2");
         for other in [
             row(2, "INV-1", (Some("Other"), None), "10.5", "2026-04-01"),
@@ -395,6 +474,7 @@ mod tests {
             let errors = plan_invoices(
                 vec![other],
                 &vendors,
+                &branches(),
                 std::slice::from_ref(&stored),
                 ExpiredLicensePolicy::Warn,
                 &calendar(),
@@ -408,9 +488,10 @@ mod tests {
         let mut expired = vendor(1, "Acme", None);
         expired.fields.drug_license_valid_until = Some(at("2026-03-31T00:00:00Z"));
         let rows = vec![row(2, "A", (Some("Acme"), None), "1", "2026-04-02")];
-        let errors = plan_invoices(rows.clone(), &[expired.clone()], &[], ExpiredLicensePolicy::Block, &calendar());
+        let errors =
+            plan_invoices(rows.clone(), &[expired.clone()], &branches(), &[], ExpiredLicensePolicy::Block, &calendar());
         assert_eq!(errors.map_err(|errors| keys(&errors).join(",")), Err("row2.vendor".into()));
-        assert!(plan_invoices(rows, &[expired], &[], ExpiredLicensePolicy::Warn, &calendar()).is_ok());
+        assert!(plan_invoices(rows, &[expired], &branches(), &[], ExpiredLicensePolicy::Warn, &calendar()).is_ok());
     }
 
     #[test]

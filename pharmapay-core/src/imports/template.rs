@@ -46,6 +46,8 @@ impl TemplateKind {
                 Date(2026, 4, 1),
                 Date(2026, 5, 1),
                 Text("Delete this example row; give the vendor's name or its GSTIN"),
+                // D49: a branch's code; empty, the head office.
+                Text(""),
             ],
             TemplateKind::Vendors => vec![
                 Text("Example Distributors"),
@@ -125,5 +127,13 @@ mod tests {
         assert_eq!((row.row, row.vendor_name.as_deref()), (2, Some("Example Distributors")));
         assert_eq!(row.invoice.amount.get().to_string(), "12345.5");
         assert_eq!(row.invoice.due_date.to_string(), "2026-05-01T00:00:00Z");
+        assert_eq!(row.branch_code, None, "the example leaves the branch to the default (D49)");
+    }
+
+    #[test]
+    fn each_template_holds_every_column_of_its_import() {
+        let names = |kind: TemplateKind| kind.columns().into_iter().map(|(name, _)| name).collect::<Vec<_>>();
+        assert_eq!(names(TemplateKind::Invoices), invoices::COLUMNS.map(|(name, _)| name));
+        assert_eq!(names(TemplateKind::Vendors), vendors::COLUMNS.map(|(name, _)| name));
     }
 }

@@ -41,8 +41,8 @@ impl ReportKind {
     }
 
     /// The column headers, in order: the spec's (Reports) in their places, then the columns later
-    /// decisions add (D30 Reference, D36 licence, D37 GSTIN, D44 credits), so a reader that goes
-    /// by position keeps working.
+    /// decisions add (D30 Reference, D36 licence, D37 GSTIN, D44 credits, D49 branch), so a reader
+    /// that goes by position keeps working.
     pub fn headers(self) -> &'static [&'static str] {
         match self {
             ReportKind::Vendors => &[
@@ -76,10 +76,19 @@ impl ReportKind {
                 "Due Date",
                 "Description",
                 "Credited",
+                "Branch",
             ],
-            ReportKind::Transactions => {
-                &["ID", "Invoice Number", "Vendor", "Amount", "Type", "Transaction Date", "Description", "Reference"]
-            }
+            ReportKind::Transactions => &[
+                "ID",
+                "Invoice Number",
+                "Vendor",
+                "Amount",
+                "Type",
+                "Transaction Date",
+                "Description",
+                "Reference",
+                "Branch",
+            ],
             ReportKind::Aging => &[
                 "Vendor ID",
                 "Vendor",
@@ -113,8 +122,8 @@ impl ReportKind {
             ReportKind::Vendors => {
                 &[8.0, 30.0, 14.0, 36.0, 16.0, 28.0, 18.0, 18.0, 20.0, 20.0, 16.0, 20.0, 18.0, 18.0, 14.0, 16.0, 16.0]
             }
-            ReportKind::Invoices => &[8.0, 20.0, 30.0, 16.0, 16.0, 16.0, 14.0, 14.0, 14.0, 40.0, 16.0],
-            ReportKind::Transactions => &[8.0, 20.0, 30.0, 16.0, 14.0, 18.0, 40.0, 24.0],
+            ReportKind::Invoices => &[8.0, 20.0, 30.0, 16.0, 16.0, 16.0, 14.0, 14.0, 14.0, 40.0, 16.0, 12.0],
+            ReportKind::Transactions => &[8.0, 20.0, 30.0, 16.0, 14.0, 18.0, 40.0, 24.0, 12.0],
             ReportKind::Aging => &[10.0, 30.0, 16.0, 16.0, 16.0, 16.0, 16.0, 16.0, 18.0, 10.0],
             ReportKind::Statement => &[12.0, 16.0, 20.0, 14.0, 24.0, 40.0, 16.0, 16.0, 18.0, 16.0, 20.0],
         }
@@ -466,7 +475,8 @@ impl SheetWriter {
             row.date(invoice_date)?;
             row.date(due_date)?;
             row.optional_text(invoice.description.as_deref())?;
-            row.money(invoice.credited_amount)
+            row.money(invoice.credited_amount)?;
+            row.text(&invoice.branch_code)
         })
     }
 
@@ -481,7 +491,8 @@ impl SheetWriter {
             row.text(transaction.transaction_type.label())?;
             row.date(paid_on)?;
             row.optional_text(transaction.description.as_deref())?;
-            row.optional_text(transaction.reference.as_deref())
+            row.optional_text(transaction.reference.as_deref())?;
+            row.text(&transaction.invoice.branch_code)
         })
     }
 

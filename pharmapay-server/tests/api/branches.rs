@@ -124,3 +124,28 @@ async fn invoices_name_their_branch_and_payments_follow_them() {
     let detail = app.get(&format!("/api/invoices/{own_id}")).await.expect(200).json();
     assert_eq!(detail["branchCode"], "HO");
 }
+
+#[tokio::test]
+async fn an_invoice_file_names_branches_by_code_and_the_report_shows_them() {
+    let app = spawn_app().await;
+    app.vendor("Cipla").await;
+    app.post("/api/branches", &json!({ "code": "AND", "name": "Andheri" })).await.expect(201);
+    let file = "Invoice Number,Vendor,Amount,Invoice Date,Due Date,Branch\n\
+                I-1,Cipla,10,2024-05-01,2024-06-01, and \nI-2,Cipla,10,2024-05-01,2024-06-01,\n";
+    let path = "/api/imports/invoices";
+    let bad = "Invoice Number,Vendor,Amount,Invoice Date,Due Date,Branch\nI-9,Cipla,10,2024-05-01,2024-06-01,XYZ\n";
+    let refused = app.call_raw(Method::POST, path, Some(&app.admin_token), Some("text/csv"), bad).await.problem(400);
+    assert!(refused["errors"]["row2.branch"].is_array(), "{refused}");
+    let done =
+        app.call_raw(Method::POST, path, Some(&app.admin_token), Some("text/csv"), file).await.expect(200).json();
+    assert_eq!(done["created"], 2);
+    let listed = app.get("/api/invoices?search=I-").await.expect(200).json();
+    let mut codes: Vec<(String, String)> = listed["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (i["invoiceNumber"].as_str().unwrap().to_owned(), i["branchCode"].as_str().unwrap().to_owned()))
+        .collect();
+    codes.sort();
+    assert_eq!(codes, [("I-1".to_owned(), "AND".to_owned()), ("I-2".to_owned(), "HO".to_owned())]);
+}

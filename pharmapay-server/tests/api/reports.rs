@@ -131,10 +131,12 @@ async fn the_three_reports_hold_active_records_with_typed_cells() {
             "Invoice Date",
             "Due Date",
             "Description",
-            "Credited"
+            "Credited",
+            "Branch"
         ]
     );
     assert_eq!(rows.len(), 2, "the canceled invoice is absent");
+    assert_eq!(text(&rows[1][11]), "HO", "D49: the branch's code");
     let row = &rows[1];
     assert_eq!(
         (number(&row[0]) as i64, text(&row[1]), text(&row[2])),
@@ -148,8 +150,9 @@ async fn the_three_reports_hold_active_records_with_typed_cells() {
     let rows = sheet(&transactions, "Transactions");
     assert_eq!(
         rows[0].iter().map(text).collect::<Vec<_>>(),
-        ["ID", "Invoice Number", "Vendor", "Amount", "Type", "Transaction Date", "Description", "Reference"]
+        ["ID", "Invoice Number", "Vendor", "Amount", "Type", "Transaction Date", "Description", "Reference", "Branch"]
     );
+    assert_eq!(text(&rows[1][8]), "HO", "D49: the payment's invoice's branch");
     assert_eq!(rows.len(), 3, "the deleted payment is absent");
     assert_eq!(
         (number(&rows[1][0]) as i64, number(&rows[1][3]), text(&rows[1][4])),
@@ -211,7 +214,10 @@ async fn the_currency_setting_shapes_the_amount_format() {
     let mut sheet_xml = String::new();
     std::io::Read::read_to_string(&mut archive.by_name("xl/worksheets/sheet1.xml").expect("the sheet"), &mut sheet_xml)
         .unwrap();
-    assert!(sheet_xml.contains("<autoFilter ref=\"A1:K2\""), "autofilter over header and rows: {sheet_xml}");
+    assert!(
+        sheet_xml.contains("<autoFilter ref=\"A1:L2\""),
+        "autofilter over header and rows (D49: Branch last): {sheet_xml}"
+    );
     assert!(sheet_xml.contains("state=\"frozen\""), "the header row is frozen");
 }
 

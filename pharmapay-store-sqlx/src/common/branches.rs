@@ -61,6 +61,15 @@ pub(super) async fn lock_active_branch(conn: &mut Conn, id: BranchId) -> Result<
     row.map_or(Ok(false), |row| Ok(row.try_get("is_active")?))
 }
 
+/// Every active branch's id and code, locked so that they stay active until the write ends: an
+/// import names its rows' branches by code (D49).
+pub(super) async fn active_branches(conn: &mut Conn) -> Result<Vec<(BranchId, String)>> {
+    let rows = sqlx::query(concat!("SELECT id, code FROM branches WHERE is_active ORDER BY id", for_share!()))
+        .fetch_all(&mut *conn)
+        .await?;
+    rows.iter().map(|row| Ok((BranchId(row.try_get("id")?), row.try_get("code")?))).collect()
+}
+
 /// Names the head office after the pharmacy at onboarding (D49).
 pub(super) async fn name_head_office(conn: &mut Conn, name: &str, at: pharmapay_core::jiff::Timestamp) -> Result<()> {
     sqlx::query("UPDATE branches SET name = $2, updated_at = $3 WHERE id = $1")

@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use pharmapay_core::BusinessCalendar;
+use pharmapay_core::branches::rules as branch_rules;
 use pharmapay_core::credits::rules as credit_rules;
 use pharmapay_core::figures::{FigureChange, InvoiceFacts, KeptFigures, PaymentFacts, VendorFacts};
 use pharmapay_core::ids::{InvoiceId, TransactionId, VendorCreditId, VendorId};
@@ -91,7 +92,7 @@ pub(super) fn vendor_values(
 
 /// The head of a multi-row insert of invoices under reserved ids, [`invoice_values`]' columns.
 pub(super) const INVOICE_INSERT: &str = "INSERT INTO invoices (id, vendor_id, invoice_number, number_key, amount, \
-     invoice_date, due_date, description, is_active, created_at, updated_at)";
+     invoice_date, due_date, description, is_active, created_at, updated_at, branch_id)";
 
 /// One invoice's values for [`INVOICE_INSERT`].
 pub(super) fn invoice_values(
@@ -100,7 +101,7 @@ pub(super) fn invoice_values(
     is_active: bool,
     at: Timestamp,
     id: i64,
-) -> [String; 11] {
+) -> [String; 12] {
     let at = micros(at);
     [
         binds.int(id),
@@ -114,6 +115,7 @@ pub(super) fn invoice_values(
         binds.flag(is_active),
         binds.int(at),
         binds.int(at),
+        binds.int(branch_rules::branch_of_create(invoice.branch_id).get()),
     ]
 }
 

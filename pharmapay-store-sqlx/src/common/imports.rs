@@ -13,6 +13,7 @@
 use std::collections::BTreeSet;
 
 use pharmapay_core::figures::{InvoiceFacts, KeptFigures, VendorFacts};
+use pharmapay_core::ids::BranchId;
 use pharmapay_core::ids::{InvoiceId, VendorId};
 use pharmapay_core::imports::rules as import_rules;
 use pharmapay_core::imports::rules::{InvoiceKeys, StoredInvoice, StoredVendor, VendorKeys};
@@ -26,6 +27,7 @@ use pharmapay_core::{Entity, StoreError};
 use sqlx::Row;
 
 use super::binds::{Binds, rows_in};
+use super::branches::active_branches;
 use super::bulk_loads::{INVOICE_INSERT, VENDOR_INSERT, insert_chunks, invoice_values, vendor_values};
 use super::invoices::licence_policy;
 use super::rows::{amount, instant, micros, vendor_type};
@@ -92,7 +94,7 @@ fn json_list(values: &BTreeSet<String>) -> String {
 /// The active invoices whose number key is among `numbers`, in one statement however many.
 async fn stored_invoices(conn: &mut Conn, numbers: &BTreeSet<String>) -> Result<Vec<StoredInvoice>> {
     let sql = format!(
-        "SELECT id, vendor_id, invoice_number, amount, invoice_date, due_date FROM invoices \
+        "SELECT id, vendor_id, branch_id, invoice_number, amount, invoice_date, due_date FROM invoices \
          WHERE is_active AND number_key IN ({JSON_TEXTS})"
     );
     let rows = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(json_list(numbers)).fetch_all(&mut *conn).await?;
@@ -101,6 +103,7 @@ async fn stored_invoices(conn: &mut Conn, numbers: &BTreeSet<String>) -> Result<
             Ok(StoredInvoice {
                 id: InvoiceId(row.try_get("id")?),
                 vendor_id: VendorId(row.try_get("vendor_id")?),
+                branch_id: BranchId(row.try_get("branch_id")?),
                 invoice_number: row.try_get("invoice_number")?,
                 amount: amount(row.try_get("amount")?)?,
                 invoice_date: instant(row.try_get("invoice_date")?)?,
@@ -177,10 +180,12 @@ impl FileImportStore for SqlStore {
         let keys = InvoiceKeys::of(&rows);
         answer(|| async {
             let (mut db_tx, calendar) = self.begin_with_calendar().await?;
+            // D48, D49: the branches first (shared), then the vendors.
+            let branches = active_branches(&mut db_tx).await?;
             let vendors = locked_vendors(&mut db_tx, &keys.vendor_names, &keys.gstins).await?;
             let stored = stored_invoices(&mut db_tx, &keys.numbers).await?;
             let policy = licence_policy(&mut db_tx).await?;
-            let plan = import_rules::plan_invoices(rows.clone(), &vendors, &stored, policy, &calendar)
+            let plan = import_rules::plan_invoices(rows.clone(), &vendors, &branches, &stored, policy, &calendar)
                 .map_err(|errors| Error::Refused(StoreError::Rows(errors)))?;
             let summary = plan.summary(dry_run, rows.len());
             let written = (Table::Invoices, Entity::Invoice, INVOICE_INSERT);

@@ -11,7 +11,8 @@ use crate::credits::{CreditDecision, CreditKind, NewCreditApplication, NewVendor
 use crate::error::{Entity, Error, RuleBroken};
 use crate::idempotency::{Created, Replay};
 use crate::ids::BranchId;
-use crate::invoices::NewInvoice;
+use crate::imports::{ImportFile, ImportRequest};
+use crate::invoices::{InvoiceQuery, NewInvoice};
 use crate::reports::audit::AuditQuery;
 use crate::store::{Store, UniqueKey};
 use crate::vendor_payments::rules::RequestedAllocation;
@@ -238,4 +239,55 @@ pub async fn invoices_belong_to_a_branch_and_move_with_their_payments<S: Store>(
     let refused = NewInvoice { branch_id: Some(store_b.id), ..head_input.clone() };
     field_error(fx.engine.update_invoice(&fx.admin, head.id, refused).await, "branchId", "a credited invoice stays");
     fx.engine.update_invoice(&fx.admin, head.id, head_input).await.expect("a credited invoice keeps its branch");
+}
+
+/// An invoice file's optional `Branch` column names an active branch by code, ignoring case and
+/// surrounding spaces; an empty cell is the default of a create, an unknown or deleted branch a
+/// row error on `branch`; a row of another branch than the stored invoice is no match (D45,
+/// D49).
+pub async fn imported_invoices_name_their_branch<S: Store>(store: S) {
+    let fx = Fixture::new(store).await;
+    fx.vendor("Cipla").await;
+    let andheri = created(fx.engine.create_branch(&fx.admin, NewBranch::new("AND", "Andheri"), None).await.unwrap());
+    let closed = created(fx.engine.create_branch(&fx.admin, NewBranch::new("OLD", "Closed"), None).await.unwrap());
+    fx.engine.delete_branch(&fx.admin, closed.id, None).await.unwrap();
+    let file =
+        |rows: &str| ImportFile::csv(format!("Invoice Number,Vendor,Amount,Invoice Date,Due Date,Branch\n{rows}"));
+    let refused = fx
+        .engine
+        .import_invoices(
+            &fx.admin,
+            ImportRequest::new(file("I-1,Cipla,10,2024-05-01,2024-06-01, and \nI-2,Cipla,10,2024-05-01,2024-06-01,OLD\nI-3,Cipla,10,2024-05-01,2024-06-01,NOPE\n")),
+        )
+        .await;
+    match refused {
+        Err(Error::Rows(errors)) => {
+            let keys: Vec<&str> = errors.errors().iter().map(|(key, _)| key).collect();
+            assert_eq!(keys, ["row3.branch", "row4.branch"], "a deleted and an unknown branch");
+        }
+        other => panic!("expected row errors, got {other:?}"),
+    }
+    let rows = "I-1,Cipla,10,2024-05-01,2024-06-01, and \nI-2,Cipla,10,2024-05-01,2024-06-01,\n";
+    match fx.engine.import_invoices(&fx.admin, ImportRequest::new(file(rows))).await {
+        Ok(Created::New(summary)) => assert_eq!((summary.created, summary.unchanged), (2, 0)),
+        other => panic!("expected an import, got {other:?}"),
+    }
+    let listed = fx.engine.list_invoices(&fx.admin, &InvoiceQuery::from_params(&params(&[])).unwrap()).await.unwrap();
+    let mut branches: Vec<(String, BranchId)> =
+        listed.items.iter().map(|invoice| (invoice.invoice_number.clone(), invoice.branch_id)).collect();
+    branches.sort();
+    assert_eq!(branches, [("I-1".to_owned(), andheri.id), ("I-2".to_owned(), HEAD_OFFICE_ID)]);
+    let again = "I-1,Cipla,10,2024-05-01,2024-06-01,AND\nI-2,Cipla,10,2024-05-01,2024-06-01,HO\n";
+    match fx.engine.import_invoices(&fx.admin, ImportRequest::new(file(again))).await {
+        Ok(Created::New(summary)) => assert_eq!((summary.created, summary.unchanged), (0, 2), "the same rows"),
+        other => panic!("expected an import, got {other:?}"),
+    }
+    let elsewhere = "I-2,Cipla,10,2024-05-01,2024-06-01,AND\n";
+    match fx.engine.import_invoices(&fx.admin, ImportRequest::new(file(elsewhere))).await {
+        Err(Error::Rows(errors)) => {
+            let keys: Vec<&str> = errors.errors().iter().map(|(key, _)| key).collect();
+            assert_eq!(keys, ["row2.invoiceNumber"], "another branch's invoice");
+        }
+        other => panic!("expected row errors, got {other:?}"),
+    }
 }
