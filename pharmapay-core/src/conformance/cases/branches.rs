@@ -239,6 +239,19 @@ pub async fn invoices_belong_to_a_branch_and_move_with_their_payments<S: Store>(
     let refused = NewInvoice { branch_id: Some(store_b.id), ..head_input.clone() };
     field_error(fx.engine.update_invoice(&fx.admin, head.id, refused).await, "branchId", "a credited invoice stays");
     fx.engine.update_invoice(&fx.admin, head.id, head_input).await.expect("a credited invoice keeps its branch");
+
+    // A deleted branch's bills stay visible and payable, and a replacement naming no branch
+    // keeps them where they are; only naming the branch again is refused.
+    let kept_input = fx.new_invoice(vendor.id, "B-2", "30", "2024-06-01T00:00:00Z");
+    let in_store = NewInvoice { branch_id: Some(store_b.id), ..kept_input.clone() };
+    let bill = created(fx.engine.create_invoice(&fx.admin, in_store.clone(), None).await.unwrap());
+    fx.engine.delete_branch(&fx.admin, store_b.id, None).await.unwrap();
+    let read = fx.engine.get_invoice(&fx.admin, bill.id).await.expect("still visible");
+    assert_eq!(read.invoice.branch_id, store_b.id);
+    fx.pay(bill.id, "5").await;
+    let replaced = fx.engine.update_invoice(&fx.admin, bill.id, kept_input).await.expect("kept where it is");
+    assert_eq!(replaced.branch_id, store_b.id);
+    field_error(fx.engine.update_invoice(&fx.admin, bill.id, in_store).await, "branchId", "naming a deleted branch");
 }
 
 /// An invoice file's optional `Branch` column names an active branch by code, ignoring case and
