@@ -83,9 +83,7 @@ bodies! {
 fn branch_code() -> Json {
     object! {
         "type": "string",
-        "minLength": 1,
-        "maxLength": BRANCH_CODE_MAX,
-        "pattern": "^\\s*[A-Za-z0-9-]+\\s*$",
+        "pattern": format!("^\\s*[A-Za-z0-9-]{{1,{BRANCH_CODE_MAX}}}\\s*$"),
         "description": format!(
             "1 to {BRANCH_CODE_MAX} letters, digits or `-` after trimming, kept upper-cased and unique among active \
              branches, compared upper-cased (D49); a taken code is a 409 (D5)."
