@@ -342,6 +342,7 @@ pub async fn seed<S: BulkLoadStore>(store: &S, size: DemoSize, now: Timestamp) -
         });
         let credit = NewVendorCredit {
             vendor_id: facts.vendor_id,
+            branch_id: None,
             credit_number: format!("CN{}-{written:07}", size.seed),
             kind: kinds[random.below(4) as usize],
             claimed_amount: Amount::try_from(Decimal::new(claimed_cents, 2)).expect("positive"),

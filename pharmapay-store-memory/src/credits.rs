@@ -6,13 +6,14 @@
 use std::collections::{HashMap, HashSet};
 
 use pharmapay_core::base::restore;
+use pharmapay_core::branches::rules as branch_rules;
 use pharmapay_core::credits::rules as credit_rules;
 use pharmapay_core::credits::rules::CreditFacts;
 use pharmapay_core::credits::{
     CreditApplication, CreditDecision, CreditQuery, NewCreditApplication, NewVendorCredit, VendorCredit,
 };
 use pharmapay_core::events::Announcement;
-use pharmapay_core::ids::{CreditApplicationId, InvoiceId, VendorCreditId, VendorId};
+use pharmapay_core::ids::{BranchId, CreditApplicationId, InvoiceId, VendorCreditId, VendorId};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::reports::dashboard::CreditSummary;
 use pharmapay_core::rust_decimal::Decimal;
@@ -35,6 +36,7 @@ impl CreditRow {
     ) -> Self {
         Self {
             vendor_id: credit.vendor_id.get(),
+            branch_id: branch_rules::branch_of_create(credit.branch_id).get(),
             number_key: key(&credit.credit_number),
             credit_number: credit.credit_number,
             kind: credit.kind,
@@ -60,6 +62,7 @@ impl State {
         let row = self.credits.get(&id)?;
         Some(CreditFacts {
             vendor_id: VendorId(row.vendor_id),
+            branch_id: BranchId(row.branch_id),
             is_active: row.is_active,
             claimed: row.claimed.get(),
             claim_date: row.claim_date,
@@ -198,6 +201,8 @@ impl State {
             id: VendorCreditId(id),
             vendor_id: VendorId(row.vendor_id),
             vendor_name: self.vendors.get(&row.vendor_id).map(|vendor| vendor.name.clone()).unwrap_or_default(),
+            branch_id: BranchId(row.branch_id),
+            branch_code: self.branch_code(row.branch_id),
             credit_number: row.credit_number.clone(),
             kind: row.kind,
             against_invoice_id: row.against_invoice_id.map(InvoiceId),
@@ -216,16 +221,27 @@ impl State {
     }
 
     /// The checks a claim's fields need against what is stored, in the contract's order: an
-    /// active vendor, the invoice it names, then its number among the vendor's other active
-    /// credits.
-    fn check_claim(&self, credit: &NewVendorCredit, number_key: &str, except: Option<i64>) -> StoreResult<()> {
+    /// active vendor, an active branch when it names one (D49), the invoice it names (of the
+    /// claim's branch: `branch`), then its number among the vendor's other active credits.
+    fn check_claim(
+        &self,
+        credit: &NewVendorCredit,
+        (branch, number_key): (i64, &str),
+        except: Option<i64>,
+    ) -> StoreResult<()> {
         let vendor_id = credit.vendor_id.get();
         if !self.active_vendor(vendor_id) {
             return Err(StoreError::ParentInactive(Entity::Vendor));
         }
+        if credit.branch_id.is_some() && !self.active_branch(branch) {
+            return Err(StoreError::ParentInactive(Entity::Branch));
+        }
         if let Some(invoice_id) = credit.against_invoice_id {
-            let owner = self.invoices.get(&invoice_id.get()).map(|invoice| VendorId(invoice.vendor_id));
-            credit_rules::check_against(credit.vendor_id, owner)?;
+            let owner = self
+                .invoices
+                .get(&invoice_id.get())
+                .map(|invoice| (VendorId(invoice.vendor_id), BranchId(invoice.branch_id)));
+            credit_rules::check_against((credit.vendor_id, BranchId(branch)), owner)?;
         }
         self.check_credit_number(vendor_id, number_key, except)
     }
@@ -254,6 +270,9 @@ impl State {
             let vendor_id = imported.credit.vendor_id.get();
             if !self.vendors.contains_key(&vendor_id) {
                 return Err(StoreError::ParentInactive(Entity::Vendor));
+            }
+            if !self.branches.contains_key(&branch_rules::branch_of_create(imported.credit.branch_id).get()) {
+                return Err(StoreError::ParentInactive(Entity::Branch));
             }
             if imported.is_active {
                 let number_key = key(&imported.credit.credit_number);
@@ -319,7 +338,8 @@ impl CreditStore for MemoryStore {
     async fn insert_credit(&self, credit: NewVendorCredit, ctx: WriteContext) -> StoreResult<VendorCredit> {
         let mut state = self.write();
         let number_key = key(&credit.credit_number);
-        state.check_claim(&credit, &number_key, None)?;
+        let branch = branch_rules::branch_of_create(credit.branch_id).get();
+        state.check_claim(&credit, (branch, &number_key), None)?;
         let id = state.next("credit");
         let before = state.snapshot(&[Touch::Credit(id)]);
         state.credits.insert(id, CreditRow::new(credit, None, (Decimal::ZERO, true), ctx.at));
@@ -341,11 +361,13 @@ impl CreditStore for MemoryStore {
         let mut state = self.write();
         let facts = state.active_credit(id)?;
         let number_key = key(&credit.credit_number);
-        state.check_claim(&credit, &number_key, Some(id.get()))?;
+        let branch = credit.branch_id.unwrap_or(facts.branch_id).get();
+        state.check_claim(&credit, (branch, &number_key), Some(id.get()))?;
         credit_rules::check_update(&facts, &credit)?;
         let before = state.snapshot(&[Touch::Credit(id.get())]);
         let row = state.credits.get_mut(&id.get()).expect("checked above");
         row.vendor_id = credit.vendor_id.get();
+        row.branch_id = branch;
         row.credit_number = credit.credit_number;
         row.number_key = number_key;
         row.kind = credit.kind;

@@ -9,7 +9,7 @@ use pharmapay_core::BusinessCalendar;
 use pharmapay_core::figures::{
     Contribution, CreditFacts, DayFigures, FigureChange, InvoiceFacts, KeptFigures, PaymentFacts, VendorFacts,
 };
-use pharmapay_core::ids::VendorId;
+use pharmapay_core::ids::{BranchId, VendorId};
 
 use crate::State;
 
@@ -67,6 +67,7 @@ impl State {
     pub(crate) fn invoice_facts(&self, id: i64) -> Option<InvoiceFacts> {
         self.invoices.get(&id).map(|row| InvoiceFacts {
             vendor_id: VendorId(row.vendor_id),
+            branch_id: BranchId(row.branch_id),
             is_active: row.is_active,
             amount: row.amount.get(),
             paid: row.paid,

@@ -198,7 +198,7 @@ impl InvoiceStore for MemoryStore {
         state.check_licence(invoice.vendor_id.get(), invoice.invoice_date)?;
         if let Some(facts) = state.invoice_facts(id.get()) {
             credit_rules::check_invoice_move(&facts, invoice.vendor_id)?;
-            credit_rules::check_branch_move(&facts, BranchId(branch_now), BranchId(branch))?;
+            credit_rules::check_branch_move(&facts, BranchId(branch))?;
         }
         let before = state.snapshot(&state.invoice_and_payments(id.get()));
         let row = state.invoices.get_mut(&id.get()).expect("checked above");

@@ -157,6 +157,7 @@ pub(crate) struct ApplicationRow {
 #[derive(Clone)]
 pub(crate) struct CreditRow {
     pub(crate) vendor_id: i64,
+    pub(crate) branch_id: i64,
     pub(crate) credit_number: String,
     pub(crate) number_key: String,
     pub(crate) kind: CreditKind,

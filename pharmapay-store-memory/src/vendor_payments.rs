@@ -4,7 +4,7 @@
 //! the invoices the payment may pay are handed to [`vendor_payment_rules::allocate`], and each share is
 //! recorded as a payment naming the vendor payment, its figures kept as every payment's are.
 
-use pharmapay_core::ids::{InvoiceId, VendorId, VendorPaymentId};
+use pharmapay_core::ids::{BranchId, InvoiceId, VendorId, VendorPaymentId};
 use pharmapay_core::store::{StoreResult, VendorPaymentStore, WriteContext};
 use pharmapay_core::transactions::NewTransaction;
 use pharmapay_core::transactions::holders::Holder;
@@ -63,6 +63,7 @@ impl State {
                 Some(PayableInvoice {
                     id: InvoiceId(id),
                     vendor_id: VendorId(row.vendor_id),
+                    branch_id: BranchId(row.branch_id),
                     is_active: row.is_active,
                     pending: row.pending(),
                     due_date: row.due_date,

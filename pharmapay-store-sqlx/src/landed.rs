@@ -22,6 +22,7 @@ const LANDED: &[(&str, i64, &str)] = &[
     ("sqlite", 18, "0e212299da496765"),
     ("sqlite", 19, "d9d1171bd809f107"),
     ("sqlite", 20, "bc7ed6a4878de73c"),
+    ("sqlite", 21, "3e5de7c98e909356"),
     ("postgres", 1, "fa05d1aa612d1170"),
     ("postgres", 2, "dd40d21edd789e41"),
     ("postgres", 3, "961bcc497a50ece0"),
@@ -42,6 +43,7 @@ const LANDED: &[(&str, i64, &str)] = &[
     ("postgres", 18, "83035d413cc78f06"),
     ("postgres", 19, "462a9ae6d36eeb29"),
     ("postgres", 20, "5c3a187115bf5fb3"),
+    ("postgres", 21, "68fc4a5e567ed5a1"),
 ];
 
 #[test]

@@ -367,6 +367,21 @@ macro_rules! migrations {
                 recounts_figures: false,
                 rekeys_references: false,
             },
+            Migration {
+                version: 21,
+                description: "credit and statement branches",
+                sql: include_str!(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/migrations/",
+                    $backend,
+                    "/0021_credit_statement_branches.sql"
+                )),
+                seeds: false,
+                // Today's recount reads every invoice's and credit's branch: the last migration
+                // that recounts must come after the columns it reads (D41, D49).
+                recounts_figures: true,
+                rekeys_references: false,
+            },
         ]
     };
 }

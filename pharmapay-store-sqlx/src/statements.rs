@@ -149,7 +149,7 @@ pub const RECENT_INVOICES: &str = concat!(
 /// payment's nested invoice). Binds: the invoice's id, the scaled amount added.
 pub const ADD_PAID: &str = "UPDATE invoices SET paid = paid + $2 WHERE id = $1 \
      RETURNING is_active, invoice_number, vendor_id, due_date, invoice_date, amount AS invoice_amount, \
-     paid AS invoice_paid, credited, credited AS invoice_credited, branch_id AS invoice_branch_id, \
+     paid AS invoice_paid, credited, credited AS invoice_credited, branch_id, branch_id AS invoice_branch_id, \
      (SELECT b.code FROM branches b WHERE b.id = invoices.branch_id) AS invoice_branch_code, \
      (SELECT v.name FROM vendors v WHERE v.id = invoices.vendor_id) AS vendor_name";
 

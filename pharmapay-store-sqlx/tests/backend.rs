@@ -73,7 +73,7 @@ async fn a_sqlite_file_keeps_its_data_across_reopens_and_migrates_once() {
     let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
     let applied: i64 =
         sqlx::query("SELECT COUNT(*) FROM _pharmapay_migrations").fetch_one(&mut conn).await.unwrap().get(0);
-    assert_eq!(applied, 20, "each of the twenty migrations is recorded once");
+    assert_eq!(applied, 21, "each of the twenty-one migrations is recorded once");
 }
 
 /// Writes a small ledger through `store`: an overdue, a fully paid and a partially paid
@@ -104,6 +104,7 @@ async fn small_ledger<S: Store>(store: &S) -> StoreResult<()> {
     // upgraded past version 16 count too.
     let claim = |number: &str| pharmapay_core::credits::NewVendorCredit {
         vendor_id: vendor.id,
+        branch_id: None,
         credit_number: number.into(),
         kind: pharmapay_core::credits::CreditKind::Breakage,
         claimed_amount: amount("4"),
@@ -143,6 +144,10 @@ async fn reads_as_the_small_ledger<S: Store>(store: &S) {
     let top = store.top_vendors(5).await.unwrap();
     assert_eq!((top.len(), top[0].outstanding_balance, top[0].total_invoices), (1, dec("17.5"), 3));
 }
+
+/// Takes a database back from version 21 to 20: credits and statements without a branch (D49).
+const UNDO_21: &str = "ALTER TABLE vendor_credits DROP COLUMN branch_id; ALTER TABLE bank_statements DROP COLUMN branch_id; \
+     DELETE FROM _pharmapay_migrations WHERE version = 21";
 
 /// Takes a database back from version 20 to 19: invoices without a branch (D49).
 const UNDO_20: &str =
@@ -203,6 +208,7 @@ async fn sqlite_kept_figures_are_recounted_when_an_existing_database_upgrades() 
     small_ledger(&store).await.unwrap();
     store.close().await;
     let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
+    sqlx::raw_sql(UNDO_21).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_20).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_19).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_18).execute(&mut conn).await.unwrap();
@@ -243,6 +249,7 @@ async fn postgres_kept_figures_are_recounted_when_an_existing_database_upgrades(
     small_ledger(&store).await.unwrap();
     store.close().await;
     let mut conn = sqlx::PgConnection::connect(database.url()).await.unwrap();
+    sqlx::raw_sql(UNDO_21).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_20).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_19).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_18).execute(&mut conn).await.unwrap();
@@ -843,6 +850,7 @@ async fn sqlite_credit_permissions_are_added_when_an_existing_database_upgrades(
     let store = SqliteStore::connect(&path).await.unwrap();
     store.close().await;
     let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
+    sqlx::raw_sql(UNDO_21).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_20).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_19).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_18).execute(&mut conn).await.unwrap();
@@ -861,6 +869,7 @@ async fn postgres_credit_permissions_are_added_when_an_existing_database_upgrade
     let Some((store, database)) = common::fresh_postgres().await else { return };
     store.close().await;
     let mut conn = sqlx::PgConnection::connect(database.url()).await.unwrap();
+    sqlx::raw_sql(UNDO_21).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_20).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_19).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_18).execute(&mut conn).await.unwrap();

@@ -1,12 +1,14 @@
 //! An installation onboarded before branches existed upgrades in place (D49): migration 19
 //! makes branch 1 its head office, named after the pharmacy's own vendor, and adds the branch
 //! permissions, `Branch:Read` among the Pharmacist Default policy's; migration 20 makes every
-//! invoice already kept the head office's, on SQLite and PostgreSQL.
+//! invoice already kept the head office's, and migration 21 every vendor credit and bank
+//! statement, on SQLite and PostgreSQL.
 
 mod common;
 
 use pharmapay_core::branches::{HEAD_OFFICE_CODE, HEAD_OFFICE_ID, NewBranch};
-use pharmapay_core::conformance::{Fixture, created, engine, onboarding};
+use pharmapay_core::conformance::{Fixture, amount, created, engine, onboarding, ts};
+use pharmapay_core::credits::{CreditKind, CreditQuery, NewVendorCredit};
 use pharmapay_core::ids::PolicyId;
 use pharmapay_core::invoices::InvoiceQuery;
 use pharmapay_core::store::Store;
@@ -15,8 +17,10 @@ use pharmapay_core::{Error, UniqueKey};
 use pharmapay_store_sqlx::{PostgresStore, SqliteStore};
 use sqlx::Connection;
 
-/// Takes a database back from version 20 to 18, as an earlier build left it.
-const UNDO_19: &str = "ALTER TABLE invoices DROP COLUMN branch_id; DELETE FROM _pharmapay_migrations WHERE version = 20; \
+/// Takes a database back from version 21 to 18, as an earlier build left it.
+const UNDO_19: &str = "ALTER TABLE vendor_credits DROP COLUMN branch_id; \
+     ALTER TABLE bank_statements DROP COLUMN branch_id; DELETE FROM _pharmapay_migrations WHERE version = 21; \
+     ALTER TABLE invoices DROP COLUMN branch_id; DELETE FROM _pharmapay_migrations WHERE version = 20; \
      DROP TABLE branches; DELETE FROM policy_permissions WHERE permission_id >= 42; \
      DELETE FROM permissions WHERE id >= 42; DELETE FROM _pharmapay_migrations WHERE version = 19";
 
@@ -27,6 +31,17 @@ async fn onboard<S: Store + Clone>(store: &S) {
     let vendor = fx.vendor("Cipla").await;
     let invoice = fx.invoice(vendor.id, "C-1", "100", "2024-06-01T00:00:00Z").await;
     fx.pay(invoice.id, "40").await;
+    let claim = NewVendorCredit {
+        vendor_id: vendor.id,
+        branch_id: None,
+        credit_number: "CN-1".into(),
+        kind: CreditKind::Breakage,
+        claimed_amount: amount("10"),
+        claim_date: ts("2024-05-09T00:00:00Z"),
+        against_invoice_id: Some(invoice.id),
+        description: None,
+    };
+    fx.engine.create_credit(&fx.admin, claim, None).await.expect("a claim");
 }
 
 async fn assert_upgraded<S: Store + Clone>(store: &S) {
@@ -48,6 +63,8 @@ async fn assert_upgraded<S: Store + Clone>(store: &S) {
     assert_eq!((invoices.items[0].branch_id, invoices.items[0].branch_code.as_str()), (HEAD_OFFICE_ID, "HO"));
     let payments = engine.list_transactions(&admin, &TransactionQuery::default()).await.expect("listed");
     assert_eq!(payments.items[0].invoice.branch_id, HEAD_OFFICE_ID, "a payment is its invoice's branch's");
+    let credits = engine.list_credits(&admin, &CreditQuery::default()).await.expect("listed");
+    assert_eq!((credits.items[0].branch_id, credits.items[0].branch_code.as_str()), (HEAD_OFFICE_ID, "HO"));
 }
 
 /// A branch created after the upgrade takes the next id and any code but the head office's.

@@ -21,6 +21,7 @@ impl<S: Store> Model<S> {
                 let Some(vendor_id) = pick(&self.vendors, vendor) else { return "skip".into() };
                 let input = NewVendorCredit {
                     vendor_id,
+                    branch_id: None,
                     credit_number: NUMBERS[number as usize % NUMBERS.len()].into(),
                     kind: CreditKind::ALL[number as usize % CreditKind::ALL.len()],
                     claimed_amount: units(cents, 2),
@@ -39,6 +40,7 @@ impl<S: Store> Model<S> {
                 };
                 let input = NewVendorCredit {
                     vendor_id,
+                    branch_id: None,
                     credit_number: current.credit_number,
                     kind: current.kind,
                     claimed_amount: units(cents, 2),

@@ -4,6 +4,7 @@
 use tracing::instrument;
 
 use crate::access::{Access, Action, Collection, Principal};
+use crate::branches::rules as branch_rules;
 use crate::credits::{CreditDecision, CreditQuery, NewCreditApplication, NewVendorCredit, VendorCredit};
 use crate::engine::{PharmaPay, store_error, visible};
 use crate::error::{Entity, Error, Result};
@@ -36,11 +37,12 @@ impl<S: Store> PharmaPay<S> {
         visible(self.store.get_credit(id).await, |credit: &VendorCredit| credit.is_active, Entity::VendorCredit)
     }
 
-    /// Records a claim on an active vendor (D44), idempotently (D23).
+    /// Records a claim on an active vendor (D44), idempotently (D23), of the branch it names or
+    /// the default one (D49).
     ///
     /// # Errors
-    /// [`Error::Forbidden`]; [`Error::Validation`] (an inactive vendor, an invoice of another
-    /// vendor, a claim dated after today); [`Error::Conflict`] for a number the vendor's active
+    /// [`Error::Forbidden`]; [`Error::Validation`] (an inactive vendor or branch, an invoice of
+    /// another vendor or branch, a claim dated after today); [`Error::Conflict`] for a number the vendor's active
     /// credits hold (D5); idempotency clashes.
     #[instrument(skip_all)]
     pub async fn create_credit(
@@ -50,7 +52,9 @@ impl<S: Store> PharmaPay<S> {
         idempotency: Option<&IdempotencyRequest>,
     ) -> Result<Created<VendorCredit>> {
         principal.require(Access::new(Collection::VendorCredit, Action::Create))?;
-        let credit = credit.validate(self.tomorrow_start().await?).map_err(Error::Validation)?;
+        let mut credit = credit.validate(self.tomorrow_start().await?).map_err(Error::Validation)?;
+        // D49: a credit that names no branch goes to the caller's default.
+        credit.branch_id = Some(branch_rules::branch_of_create(credit.branch_id));
         let ctx = self.announcing(self.ctx_with(principal, credit.audit_changes())).await?;
         let insert = |ctx| async move { self.store.insert_credit(credit, ctx).await.map_err(store_error) };
         self.create_idempotently(principal, idempotency, ctx, insert, |id| self.store.get_credit(VendorCreditId(id)))

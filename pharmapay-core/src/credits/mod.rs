@@ -12,7 +12,7 @@ use rust_decimal::Decimal;
 
 use crate::base::tidy::{decimal_text, tidy_optional, tidy_required};
 use crate::error::FieldErrors;
-use crate::ids::{CreditApplicationId, InvoiceId, VendorCreditId, VendorId};
+use crate::ids::{BranchId, CreditApplicationId, InvoiceId, VendorCreditId, VendorId};
 use crate::money::Amount;
 use crate::paging::{ListFilter, ListQuery, Params, read_bool, read_day, read_id};
 use crate::text::{CODE_MAX, Lines, TEXT_MAX};
@@ -120,6 +120,10 @@ impl CreditStatus {
 pub struct NewVendorCredit {
     /// The vendor claimed from; must be active.
     pub vendor_id: VendorId,
+    /// The branch whose claim it is (D49): an active one. On a create `None` is the caller's
+    /// default ([`crate::branches::rules::branch_of_create`]); on a replacement it keeps the
+    /// credit's branch.
+    pub branch_id: Option<BranchId>,
     /// The credit note's or claim's number, unique per vendor among active credits (D4, D5).
     pub credit_number: String,
     /// Why claimed.
@@ -155,6 +159,7 @@ impl NewVendorCredit {
     pub(crate) fn audit_changes(&self) -> String {
         serde_json::json!({
             "vendorId": self.vendor_id.get(),
+            "branchId": self.branch_id.map(BranchId::get),
             "creditNumber": self.credit_number,
             "kind": self.kind.name(),
             "claimedAmount": decimal_text(self.claimed_amount.get()),
@@ -288,6 +293,10 @@ pub struct VendorCredit {
     pub vendor_id: VendorId,
     /// Its name.
     pub vendor_name: String,
+    /// The branch whose claim it is (D49).
+    pub branch_id: BranchId,
+    /// That branch's code.
+    pub branch_code: String,
     /// The credit's number.
     pub credit_number: String,
     /// Why claimed.
@@ -468,6 +477,7 @@ mod tests {
         let tomorrow = ts("2024-05-11T00:00:00Z");
         let credit = NewVendorCredit {
             vendor_id: VendorId(1),
+            branch_id: None,
             credit_number: " ".into(),
             kind: CreditKind::Breakage,
             claimed_amount: Amount::parse("10").unwrap(),

@@ -12,6 +12,7 @@
 use jiff::Timestamp;
 use rust_decimal::Decimal;
 
+use crate::branches::rules as branch_rules;
 use crate::clock::BusinessCalendar;
 use crate::credits::{CreditDecision, NewCreditApplication, NewVendorCredit};
 use crate::error::FieldErrors;
@@ -24,10 +25,10 @@ use crate::vendor_payments::rules as vendor_payment_rules;
 use crate::vendor_payments::rules::{Allocation, PayableInvoice};
 
 /// A replacement of `credit` by `new` (D14, D44) may go on when it claims at least what was
-/// accepted and, once anything is applied, keeps the vendor.
+/// accepted and, once anything is applied, keeps the vendor and the branch (D49).
 ///
 /// # Errors
-/// `Invalid` naming `claimedAmount` or `vendorId`.
+/// `Invalid` naming `claimedAmount`, `vendorId` or `branchId`.
 pub fn check_update(credit: &CreditFacts, new: &NewVendorCredit) -> StoreResult<()> {
     let mut errors = FieldErrors::new();
     if let Some(accepted) = credit.accepted
@@ -37,6 +38,10 @@ pub fn check_update(credit: &CreditFacts, new: &NewVendorCredit) -> StoreResult<
     }
     if new.vendor_id != credit.vendor_id && credit.applied > Decimal::ZERO {
         errors.add("vendorId", "cannot change once the credit is applied to the vendor's invoices");
+    }
+    // D49: a credit is set against its own branch's bills, so once applied it keeps its branch.
+    if new.branch_id.is_some_and(|branch| branch != credit.branch_id) && credit.applied > Decimal::ZERO {
+        errors.add("branchId", "cannot change once the credit is applied to the branch's invoices");
     }
     refuse_unless_empty(errors)
 }
@@ -70,8 +75,9 @@ pub fn check_decision(credit: &CreditFacts, decision: &CreditDecision) -> StoreR
 /// request's, or its allocations' sum, or else the smaller of what is available and what the
 /// vendor's open invoices owe (D51 amending D44: refused only when that is 0), and may not be
 /// more than is available; the date may not be before the decision; then the amount is split
-/// as D31 splits a payment, each invoice taking at most what it still owes. Answers the
-/// allocations.
+/// as D31 splits a payment, each invoice taking at most what it still owes. Only the invoices
+/// of the credit's branch take any (D49): another branch's invoice named in an allocation is
+/// refused as a missing one. Answers the allocations.
 ///
 /// # Errors
 /// `Invalid` naming `amount`, `date`, `allocations[i].invoiceId` or `allocations[i].amount`.
@@ -81,6 +87,9 @@ pub fn plan_application(
     at: Timestamp,
     invoices: &[PayableInvoice],
 ) -> StoreResult<Vec<Allocation>> {
+    let own_branch: Vec<PayableInvoice> =
+        invoices.iter().filter(|invoice| invoice.branch_id == credit.branch_id).cloned().collect();
+    let invoices = own_branch.as_slice();
     if credit.accepted.is_none_or(|accepted| accepted <= Decimal::ZERO) {
         return refuse("amount", "cannot be applied: the credit is not accepted");
     }
@@ -125,13 +134,13 @@ pub fn check_invoice_move(invoice: &InvoiceFacts, new_vendor: VendorId) -> Store
     Ok(())
 }
 
-/// An invoice may move from branch `from` to `to` only while no credit is applied to it: a
-/// credit is set against its own branch's bills only (D44, D49).
+/// An invoice may move from its branch to `to` only while no credit is applied to it: a credit
+/// is set against its own branch's bills only (D44, D49).
 ///
 /// # Errors
 /// `Invalid` naming `branchId`.
-pub fn check_branch_move(invoice: &InvoiceFacts, from: BranchId, to: BranchId) -> StoreResult<()> {
-    if from != to && invoice.credited > Decimal::ZERO {
+pub fn check_branch_move(invoice: &InvoiceFacts, to: BranchId) -> StoreResult<()> {
+    if invoice.branch_id != to && invoice.credited > Decimal::ZERO {
         return refuse("branchId", "cannot change while a vendor credit is applied to the invoice");
     }
     Ok(())
@@ -147,6 +156,7 @@ pub fn check_import(imported: &BulkCredit, calendar: &BusinessCalendar) -> Store
     let credit = &imported.credit;
     let mut facts = CreditFacts {
         vendor_id: credit.vendor_id,
+        branch_id: branch_rules::branch_of_create(credit.branch_id),
         is_active: imported.is_active,
         claimed: credit.claimed_amount.get(),
         claim_date: credit.claim_date,
@@ -164,16 +174,20 @@ pub fn check_import(imported: &BulkCredit, calendar: &BusinessCalendar) -> Store
     Ok(facts)
 }
 
-/// A claim naming an invoice (D44) may go on when that invoice exists and belongs to the
-/// credit's vendor, active or not: `invoice_vendor` is the vendor of the invoice the store
-/// found, `None` when there is none.
+/// A claim of `vendor_id` and `branch_id` naming an invoice (D44) may go on when that invoice
+/// exists and belongs to the credit's vendor and branch (D49), active or not: `invoice` is the
+/// vendor and branch of the invoice the store found, `None` when there is none.
 ///
 /// # Errors
 /// `Invalid` naming `againstInvoiceId`.
-pub fn check_against(vendor_id: VendorId, invoice_vendor: Option<VendorId>) -> StoreResult<()> {
-    match invoice_vendor {
-        Some(owner) if owner == vendor_id => Ok(()),
-        Some(_) => refuse("againstInvoiceId", "must be an invoice of the credit's vendor"),
+pub fn check_against(
+    (vendor_id, branch_id): (VendorId, BranchId),
+    invoice: Option<(VendorId, BranchId)>,
+) -> StoreResult<()> {
+    match invoice {
+        Some((vendor, _)) if vendor != vendor_id => refuse("againstInvoiceId", "must be an invoice of the credit's vendor"),
+        Some((_, branch)) if branch != branch_id => refuse("againstInvoiceId", "must be an invoice of the credit's branch"),
+        Some(_) => Ok(()),
         None => refuse("againstInvoiceId", "must be an existing invoice"),
     }
 }
@@ -204,6 +218,7 @@ mod tests {
     fn facts(accepted: Option<&str>, applied: &str) -> CreditFacts {
         CreditFacts {
             vendor_id: VendorId(1),
+            branch_id: BranchId(1),
             is_active: true,
             claimed: dec("100"),
             claim_date: ts("2024-05-01T00:00:00Z"),
@@ -225,6 +240,7 @@ mod tests {
     fn replacement(vendor: i64, claimed: &str) -> NewVendorCredit {
         NewVendorCredit {
             vendor_id: VendorId(vendor),
+            branch_id: None,
             credit_number: "CN-1".into(),
             kind: CreditKind::ExpiryReturn,
             claimed_amount: Amount::parse(claimed).unwrap(),
@@ -248,6 +264,16 @@ mod tests {
     }
 
     #[test]
+    fn a_replacement_keeps_the_branch_of_what_is_applied() {
+        // D49: a credit is set against its own branch's bills only.
+        let moved = |branch: i64| NewVendorCredit { branch_id: Some(BranchId(branch)), ..replacement(1, "60") };
+        assert!(fields(check_update(&facts(Some("60"), "0"), &moved(2))).is_empty(), "nothing applied yet");
+        assert_eq!(fields(check_update(&facts(Some("60"), "0.0001"), &moved(2))), ["branchId"]);
+        assert!(fields(check_update(&facts(Some("60"), "10"), &moved(1))).is_empty(), "the same branch");
+        assert!(fields(check_update(&facts(Some("60"), "10"), &replacement(1, "60"))).is_empty(), "kept");
+    }
+
+    #[test]
     fn a_decision_lies_between_what_is_applied_and_what_is_claimed() {
         let claimed_on = "2024-05-01T00:00:00Z";
         assert!(fields(check_decision(&facts(None, "0"), &decision("0", claimed_on))).is_empty(), "rejected");
@@ -267,6 +293,7 @@ mod tests {
         PayableInvoice {
             id: InvoiceId(id),
             vendor_id: VendorId(1),
+            branch_id: BranchId(1),
             is_active: true,
             pending: dec(pending),
             due_date: due,
@@ -336,9 +363,26 @@ mod tests {
     }
 
     #[test]
+    fn an_application_takes_only_the_credit_branch_invoices() {
+        // D49: another branch's invoice is left out of the spreading and refused when named.
+        let at = ts("2024-05-10T10:00:00Z");
+        let other = PayableInvoice { branch_id: BranchId(2), ..payable(1, "50", 10) };
+        let invoices = [other, payable(2, "30", 20)];
+        let spread = plan_application(&facts(Some("80"), "0"), &request(None, &[]), at, &invoices).unwrap();
+        let spread: Vec<(i64, Decimal)> = spread.iter().map(|a| (a.invoice_id.get(), a.amount.get())).collect();
+        assert_eq!(spread, [(2, dec("30"))], "only branch 1's 30 is owed");
+        let named = plan_application(&facts(Some("80"), "0"), &request(None, &[(1, "10")]), at, &invoices);
+        assert_eq!(fields(named.map(drop)), ["allocations[0].invoiceId"]);
+        let elsewhere = CreditFacts { branch_id: BranchId(2), ..facts(Some("80"), "0") };
+        let spread = plan_application(&elsewhere, &request(None, &[]), at, &invoices).unwrap();
+        assert_eq!(spread.iter().map(|a| a.invoice_id.get()).collect::<Vec<_>>(), [1]);
+    }
+
+    #[test]
     fn an_invoice_with_credit_applied_keeps_its_vendor() {
         let invoice = InvoiceFacts {
             vendor_id: VendorId(1),
+            branch_id: BranchId(1),
             is_active: true,
             amount: dec("100"),
             paid: dec("0"),
@@ -352,9 +396,11 @@ mod tests {
     }
 
     #[test]
-    fn a_claim_names_an_invoice_of_its_own_vendor() {
-        assert!(check_against(VendorId(1), Some(VendorId(1))).is_ok());
-        assert_eq!(fields(check_against(VendorId(1), Some(VendorId(2)))), ["againstInvoiceId"]);
-        assert_eq!(fields(check_against(VendorId(1), None)), ["againstInvoiceId"]);
+    fn a_claim_names_an_invoice_of_its_own_vendor_and_branch() {
+        let (one, two) = (BranchId(1), BranchId(2));
+        assert!(check_against((VendorId(1), one), Some((VendorId(1), one))).is_ok());
+        assert_eq!(fields(check_against((VendorId(1), one), Some((VendorId(2), one)))), ["againstInvoiceId"]);
+        assert_eq!(fields(check_against((VendorId(1), one), Some((VendorId(1), two)))), ["againstInvoiceId"], "D49");
+        assert_eq!(fields(check_against((VendorId(1), one), None)), ["againstInvoiceId"]);
     }
 }

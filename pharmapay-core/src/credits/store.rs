@@ -17,8 +17,9 @@ use crate::store::{StoreResult, WriteContext};
 /// [`crate::credits::rules::check_update`] and a decision by
 /// [`crate::credits::rules::check_decision`], each over the credit as it stands under its lock.
 pub trait CreditStore: Send + Sync + 'static {
-    /// Records a claim: `ParentInactive(Vendor)` unless its vendor is active, then the invoice it
-    /// names, then its number.
+    /// Records a claim: `ParentInactive(Vendor)` unless its vendor is active, then
+    /// `ParentInactive(Branch)` unless the branch it names is (D49), then the invoice it names,
+    /// then its number.
     fn insert_credit(
         &self,
         credit: NewVendorCredit,
@@ -29,8 +30,8 @@ pub trait CreditStore: Send + Sync + 'static {
     fn get_credit(&self, id: VendorCreditId) -> impl Future<Output = StoreResult<Option<VendorCredit>>> + Send;
 
     /// Replaces an active credit's claim (D14): `NotFound(VendorCredit)` unless it is active, then
-    /// as [`CreditStore::insert_credit`], then [`crate::credits::rules::check_update`]. Its
-    /// decision and applications stay.
+    /// as [`CreditStore::insert_credit`] (a branch of `None` keeps the credit's), then
+    /// [`crate::credits::rules::check_update`]. Its decision and applications stay.
     fn update_credit(
         &self,
         id: VendorCreditId,

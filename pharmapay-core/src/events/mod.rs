@@ -409,6 +409,7 @@ mod tests {
     fn facts(is_active: bool, amount: i64, paid: i64) -> InvoiceFacts {
         InvoiceFacts {
             vendor_id: VendorId(1),
+            branch_id: crate::branches::HEAD_OFFICE_ID,
             is_active,
             amount: Decimal::from(amount),
             paid: Decimal::from(paid),

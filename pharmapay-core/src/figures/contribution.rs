@@ -9,7 +9,7 @@ use rust_decimal::Decimal;
 
 use super::kinds::{DayFigures, LedgerTotals, OpenFigures, VendorDayFigures, VendorFigures};
 use crate::clock::BusinessCalendar;
-use crate::ids::VendorId;
+use crate::ids::{BranchId, VendorId};
 use crate::invoices::is_open;
 
 /// What the figures depend on of a vendor.
@@ -24,6 +24,8 @@ pub struct VendorFacts {
 pub struct InvoiceFacts {
     /// Its vendor.
     pub vendor_id: VendorId,
+    /// Its branch (D49).
+    pub branch_id: BranchId,
     /// Whether it is active (not canceled).
     pub is_active: bool,
     /// Its amount.
@@ -56,6 +58,8 @@ impl InvoiceFacts {
 pub struct CreditFacts {
     /// Its vendor.
     pub vendor_id: VendorId,
+    /// Its branch (D49): it is set against that branch's bills only.
+    pub branch_id: BranchId,
     /// Whether it is active.
     pub is_active: bool,
     /// What it claims.
@@ -314,6 +318,7 @@ mod tests {
     fn invoice(vendor: i64, is_active: bool, amount: &str, paid: &str, due: &str) -> InvoiceFacts {
         InvoiceFacts {
             vendor_id: VendorId(vendor),
+            branch_id: crate::branches::HEAD_OFFICE_ID,
             is_active,
             amount: dec(amount),
             paid: dec(paid),
@@ -465,6 +470,7 @@ mod tests {
         let after = InvoiceFacts { credited: dec("60"), ..before };
         let claim = CreditFacts {
             vendor_id: VendorId(7),
+            branch_id: crate::branches::HEAD_OFFICE_ID,
             is_active: true,
             claimed: dec("80"),
             claim_date: ts("2024-05-01T00:00:00Z"),

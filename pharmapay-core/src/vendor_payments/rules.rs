@@ -19,7 +19,7 @@ use jiff::Timestamp;
 use rust_decimal::Decimal;
 
 use crate::error::FieldErrors;
-use crate::ids::{InvoiceId, VendorId};
+use crate::ids::{BranchId, InvoiceId, VendorId};
 use crate::money::Amount;
 use crate::store::{StoreError, StoreResult};
 
@@ -42,6 +42,8 @@ pub struct PayableInvoice {
     pub id: InvoiceId,
     /// Its vendor.
     pub vendor_id: VendorId,
+    /// Its branch (D49).
+    pub branch_id: BranchId,
     /// Whether it is active.
     pub is_active: bool,
     /// What it still owes (`amount - paid`, negative when overpaid).
@@ -217,6 +219,7 @@ mod tests {
         PayableInvoice {
             id: InvoiceId(id),
             vendor_id: VendorId(1),
+            branch_id: BranchId(1),
             is_active: true,
             pending: dec(pending),
             due_date: at(due),

@@ -3,6 +3,7 @@
 
 use pharmapay_core::Action::{Read, Update};
 use pharmapay_core::Collection::VendorCredit as Credits;
+use pharmapay_core::branches::BRANCH_CODE_MAX;
 use pharmapay_core::credits::CREDIT_NUMBER_MAX;
 use pharmapay_core::credits::{
     CreditApplication, CreditDecision, CreditKind, CreditQuery, CreditStatus, NewCreditApplication, NewVendorCredit,
@@ -203,6 +204,10 @@ bodies! {
     CreditBody => NewVendorCredit as "VendorCreditInput":
         "A claim on a distributor (D44), on create and full replacement (D14). Unknown fields are ignored." {
         vendor_id: Slot => id("vendorId") as "An existing active vendor; otherwise 400.",
+        branch_id: Slot => optional_id("branchId")
+            as "The branch whose claim it is, an active one; otherwise 400 (D49). Omitted or null: on a create, the \
+                head office; on a replacement, the credit's branch as it is. It is set against that branch's invoices \
+                only; once applied it cannot move (400).",
         credit_number: Slot => string("creditNumber") as credit_number_input(),
         kind: Slot => choice("kind", CreditKind::parse, kind_names())
             as (names(&CreditKind::ALL, CreditKind::name), "Why claimed, matched case-insensitively.".to_owned()),
@@ -210,8 +215,8 @@ bodies! {
         claim_date: Slot => datetime("claimDate")
             as "When claimed; after today in the business time zone is a 400 (D2, D3).",
         against_invoice_id: Slot => optional_id("againstInvoiceId")
-            as "The invoice the claim is about: one of the vendor's, active or not (400 otherwise). Omitted or null: \
-                none.",
+            as "The invoice the claim is about: one of the vendor's of the credit's branch, active or not (400 \
+                otherwise, D49). Omitted or null: none.",
         description: Slot => optional_string("description") as schema::free_text("Free text."),
     }
 
@@ -252,6 +257,8 @@ pub struct VendorCreditDto {
     id: i64,
     vendor_id: i64,
     vendor_name: String,
+    branch_id: i64,
+    branch_code: String,
     credit_number: String,
     kind: &'static str,
     against_invoice_id: Option<i64>,
@@ -285,6 +292,8 @@ impl From<VendorCredit> for VendorCreditDto {
             available_amount: credit.available_amount(),
             status: credit.status().name(),
             vendor_name: credit.vendor_name,
+            branch_id: credit.branch_id.get(),
+            branch_code: credit.branch_code,
             credit_number: credit.credit_number,
             kind: credit.kind.name(),
             against_invoice_id: credit.against_invoice_id.map(|id| id.get()),
@@ -353,6 +362,8 @@ describe! {
         id: schema::id("Vendor credit id."),
         vendor_id: schema::id("The vendor claimed from."),
         vendor_name: schema::text(NAME_MAX, "That vendor's name."),
+        branch_id: schema::id("The branch whose claim it is (D49)."),
+        branch_code: schema::text(BRANCH_CODE_MAX, "That branch's code."),
         credit_number: schema::text(CREDIT_NUMBER_MAX, "The credit's number."),
         kind: schema::one_of(&names(&CreditKind::ALL, CreditKind::name), "Why claimed."),
         against_invoice_id: schema::nullable_id("The invoice the claim is about, or null."),

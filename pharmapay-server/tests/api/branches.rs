@@ -149,3 +149,44 @@ async fn an_invoice_file_names_branches_by_code_and_the_report_shows_them() {
     codes.sort();
     assert_eq!(codes, [("I-1".to_owned(), "AND".to_owned()), ("I-2".to_owned(), "HO".to_owned())]);
 }
+
+#[tokio::test]
+async fn credits_name_their_branch_and_credit_its_bills_only() {
+    let app = spawn_app().await;
+    let vendor = app.vendor("Cipla").await;
+    let branch = app.post("/api/branches", &json!({ "code": "AND", "name": "Andheri" })).await.expect(201).json();
+    let branch_id = branch["id"].as_i64().unwrap();
+    let invoice = |number: &str, branch: i64| {
+        json!({
+            "vendorId": vendor, "invoiceNumber": number, "amount": 100, "invoiceDate": "2024-05-01",
+            "dueDate": "2024-06-01", "branchId": branch
+        })
+    };
+    let head_bill = app.post("/api/invoices", &invoice("H-1", 1)).await.expect(201).json()["id"].as_i64().unwrap();
+    let own_bill =
+        app.post("/api/invoices", &invoice("A-1", branch_id)).await.expect(201).json()["id"].as_i64().unwrap();
+    let claim = |number: &str, branch: Option<i64>, against: Option<i64>| {
+        json!({
+            "vendorId": vendor, "creditNumber": number, "kind": "Breakage", "claimedAmount": 40,
+            "claimDate": "2024-05-09", "branchId": branch, "againstInvoiceId": against
+        })
+    };
+    let default = app.post("/api/vendor-credits", &claim("CN-H", None, None)).await.expect(201).json();
+    assert_eq!((default["branchId"].clone(), default["branchCode"].clone()), (json!(1), json!("HO")));
+    app.post("/api/vendor-credits", &claim("CN-X", Some(999), None)).await.invalid("branchId");
+    app.post("/api/vendor-credits", &claim("CN-X", Some(branch_id), Some(head_bill))).await.invalid("againstInvoiceId");
+    let credit = app.post("/api/vendor-credits", &claim("CN-A", Some(branch_id), Some(own_bill))).await.expect(201).json();
+    assert_eq!(credit["branchCode"], "AND");
+    let id = credit["id"].as_i64().unwrap();
+    let decision = json!({ "acceptedAmount": 40, "decisionDate": "2024-05-09" });
+    app.post(&format!("/api/vendor-credits/{id}/decision"), &decision).await.expect(200);
+    let to_head = json!({ "allocations": [{ "invoiceId": head_bill, "amount": 10 }] });
+    app.post(&format!("/api/vendor-credits/{id}/applications"), &to_head).await.invalid("allocations[0].invoiceId");
+    let applied = app.post(&format!("/api/vendor-credits/{id}/applications"), &json!({})).await.expect(201).json();
+    let applications = applied["applications"].as_array().unwrap();
+    assert_eq!((applications.len(), applications[0]["invoiceId"].clone()), (1, json!(own_bill)), "{applied}");
+    let moved = claim("CN-A", Some(1), None);
+    app.put(&format!("/api/vendor-credits/{id}"), &moved).await.invalid("branchId");
+    let head = app.get(&format!("/api/invoices/{head_bill}")).await.expect(200).json();
+    assert_eq!(head["pendingAmount"], json!(100), "the head office's bill owes all of it");
+}

@@ -194,6 +194,7 @@ impl BulkLoadStore for SqlStore {
             .await?;
             let facts = invoices.iter().map(|imported| InvoiceFacts {
                 vendor_id: imported.invoice.vendor_id,
+                branch_id: branch_rules::branch_of_create(imported.invoice.branch_id),
                 is_active: imported.is_active,
                 amount: imported.invoice.amount.get(),
                 paid: Decimal::ZERO,
@@ -323,6 +324,11 @@ impl SqlStore {
         let (mut db_tx, calendar) = self.begin_with_calendar().await?;
         let vendor_ids: BTreeSet<i64> = credits.iter().map(|imported| imported.credit.vendor_id.get()).collect();
         let vendors = existing_ids(&mut db_tx, "vendors", &vendor_ids).await?;
+        let branch_ids: BTreeSet<i64> =
+            credits.iter().map(|imported| branch_rules::branch_of_create(imported.credit.branch_id).get()).collect();
+        if existing_ids(&mut db_tx, "branches", &branch_ids).await?.len() < branch_ids.len() {
+            return refused(StoreError::ParentInactive(Entity::Branch));
+        }
         let listed: Vec<i64> = vendor_ids.iter().copied().collect();
         let sql = |list: &str| {
             format!("SELECT vendor_id, number_key FROM vendor_credits WHERE is_active AND vendor_id IN ({list})")
@@ -366,6 +372,7 @@ impl SqlStore {
                         Some(PayableInvoice {
                             id: allocation.invoice_id,
                             vendor_id: invoice.vendor_id,
+                            branch_id: invoice.branch_id,
                             is_active: invoice.is_active,
                             pending: invoice.pending(),
                             due_date: invoice.due_date,
@@ -391,7 +398,7 @@ impl SqlStore {
         let ids = reserve_ids(&mut db_tx, Table::Credits, credits.len()).await?;
         let head = "INSERT INTO vendor_credits (id, vendor_id, credit_number, number_key, kind, claimed, claim_date, \
                     against_invoice_id, accepted, decision_date, distributor_reference, applied, description, is_active, \
-                    created_at, updated_at)";
+                    created_at, updated_at, branch_id)";
         let rows = credits
             .iter()
             .zip(&plans)
@@ -421,6 +428,7 @@ impl SqlStore {
                 binds.flag(imported.is_active),
                 binds.int(at),
                 binds.int(at),
+                binds.int(branch_rules::branch_of_create(credit.branch_id).get()),
             ]
         })
         .await?;
@@ -507,7 +515,7 @@ pub(super) async fn locked_invoices(
     let ids: Vec<i64> = ids.iter().copied().collect();
     let sql = |list: &str| {
         format!(
-            "SELECT id, vendor_id, is_active, amount, paid, credited, due_date, invoice_date FROM invoices \
+            "SELECT id, vendor_id, branch_id, is_active, amount, paid, credited, due_date, invoice_date FROM invoices \
              WHERE id IN ({list}) \
              ORDER BY id{}",
             for_update!()

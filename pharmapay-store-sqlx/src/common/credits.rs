@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use pharmapay_core::BusinessCalendar;
 use pharmapay_core::base::restore;
+use pharmapay_core::branches::rules as branch_rules;
 use pharmapay_core::credits::rules as credit_rules;
 use pharmapay_core::credits::rules::CreditFacts;
 use pharmapay_core::credits::{
@@ -16,7 +17,7 @@ use pharmapay_core::credits::{
 };
 use pharmapay_core::events::Announcement;
 use pharmapay_core::figures::{FigureChange, InvoiceFacts};
-use pharmapay_core::ids::{CreditApplicationId, InvoiceId, VendorCreditId, VendorId};
+use pharmapay_core::ids::{BranchId, CreditApplicationId, InvoiceId, VendorCreditId, VendorId};
 use pharmapay_core::reports::dashboard::CreditSummary;
 use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::store::{CreditStore, StoreResult, UniqueKey, WriteContext};
@@ -24,6 +25,7 @@ use pharmapay_core::text::key;
 use pharmapay_core::{Entity, Page, StoreError};
 use sqlx::Row;
 
+use super::branches::lock_active_branch;
 use super::binds::{Binds, conditions, instant_range, page_limits, rows_in};
 use super::bulk_loads::locked_invoices;
 use super::figures::{credit_facts, ledger_totals_from, unscaled};
@@ -53,8 +55,8 @@ async fn credit_for_change(
     let row = row_by_id(
         conn,
         concat!(
-            "SELECT vendor_id, is_active, claimed, claim_date, accepted, decision_date, applied, number_key \
-             FROM vendor_credits WHERE id = $1",
+            "SELECT vendor_id, branch_id, is_active, claimed, claim_date, accepted, decision_date, applied, \
+             number_key FROM vendor_credits WHERE id = $1",
             for_update!()
         ),
         id,
@@ -199,15 +201,23 @@ async fn check_number_free(conn: &mut Conn, vendor_id: i64, number_key: &str, ex
 }
 
 /// The checks of a claim's fields against what is stored, after its vendor's lock, in the
-/// contract's order: the invoice it names (read under a shared lock, after the vendors and
-/// before the credit, D48), then its number.
-async fn check_claim(conn: &mut Conn, credit: &NewVendorCredit, number_key: &str, except: Option<i64>) -> Result<()> {
+/// contract's order: the invoice it names, of the claim's `branch` (read under a shared lock,
+/// after the vendors and before the credit, D48, D49), then its number.
+async fn check_claim(
+    conn: &mut Conn,
+    (credit, branch): (&NewVendorCredit, BranchId),
+    number_key: &str,
+    except: Option<i64>,
+) -> Result<()> {
     if let Some(invoice_id) = credit.against_invoice_id {
-        let row =
-            row_by_id(conn, concat!("SELECT vendor_id FROM invoices WHERE id = $1", for_share!()), invoice_id.get())
-                .await?;
-        let owner = row.map(|row| row.try_get::<i64, _>("vendor_id")).transpose()?.map(VendorId);
-        credit_rules::check_against(credit.vendor_id, owner)?;
+        let sql = concat!("SELECT vendor_id, branch_id FROM invoices WHERE id = $1", for_share!());
+        let row = row_by_id(conn, sql, invoice_id.get()).await?;
+        let owner = row
+            .map(|row| -> Result<(VendorId, BranchId)> {
+                Ok((VendorId(row.try_get("vendor_id")?), BranchId(row.try_get("branch_id")?)))
+            })
+            .transpose()?;
+        credit_rules::check_against((credit.vendor_id, branch), owner)?;
     }
     check_number_free(conn, credit.vendor_id.get(), number_key, except).await
 }
@@ -282,16 +292,26 @@ impl CreditStore for SqlStore {
         let (number_key, vendor_id) = (key(&credit.credit_number), credit.vendor_id.get());
         answer(|| async {
             let (mut db_tx, calendar) = self.begin_with_calendar().await?;
+            // D48, D49: the branch first, then the vendor.
+            let branch = branch_rules::branch_of_create(credit.branch_id);
+            let branch_active = lock_active_branch(&mut db_tx, branch).await?;
             let (true, _) = lock_vendors(&mut db_tx, [vendor_id, vendor_id], vendor_id).await? else {
                 return refused(StoreError::ParentInactive(Entity::Vendor));
             };
-            check_claim(&mut db_tx, &credit, &number_key, None).await?;
+            if !branch_active {
+                return refused(StoreError::ParentInactive(Entity::Branch));
+            }
+            check_claim(&mut db_tx, (&credit, branch), &number_key, None).await?;
             let insert = sqlx::query(
                 "INSERT INTO vendor_credits (vendor_id, credit_number, number_key, kind, claimed, claim_date, \
-                 against_invoice_id, description, applied, is_active, created_at, updated_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, TRUE, $9, $9) RETURNING id",
+                 against_invoice_id, description, applied, is_active, created_at, updated_at, branch_id) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, TRUE, $9, $9, $10) RETURNING id",
             );
-            let row = with_claim(insert, &credit, &number_key).bind(micros(ctx.at)).fetch_one(&mut *db_tx).await?;
+            let row = with_claim(insert, &credit, &number_key)
+                .bind(micros(ctx.at))
+                .bind(branch.get())
+                .fetch_one(&mut *db_tx)
+                .await?;
             let id: i64 = row.try_get(0)?;
             let after = credit_for_change(&mut db_tx, id, &calendar).await?.map(|(facts, _)| facts);
             commit_credit(db_tx, &ctx, ("create", id), (None, after.as_ref()), FigureChange::new()).await
@@ -312,7 +332,12 @@ impl CreditStore for SqlStore {
         let (number_key, vendor_id) = (key(&credit.credit_number), credit.vendor_id.get());
         answer(|| async {
             let (mut db_tx, calendar) = self.begin_with_calendar().await?;
-            // D48: both vendors (the credit's now, and the one it names) first, then the credit.
+            // D48, D49: the branch it names, both vendors (the credit's now, and the one it
+            // names), then the credit.
+            let named_branch = match credit.branch_id {
+                Some(branch) => Some((branch, lock_active_branch(&mut db_tx, branch).await?)),
+                None => None,
+            };
             let Some(current_vendor) = vendor_of_credit(&mut db_tx, id.get()).await? else {
                 return refused(StoreError::NotFound(Entity::VendorCredit));
             };
@@ -328,16 +353,26 @@ impl CreditStore for SqlStore {
             if !vendor_active {
                 return refused(StoreError::ParentInactive(Entity::Vendor));
             }
-            check_claim(&mut db_tx, &credit, &number_key, Some(id.get())).await?;
+            if named_branch.is_some_and(|(_, active)| !active) {
+                return refused(StoreError::ParentInactive(Entity::Branch));
+            }
+            let branch = named_branch.map_or(before.branch_id, |(branch, _)| branch);
+            check_claim(&mut db_tx, (&credit, branch), &number_key, Some(id.get())).await?;
             credit_rules::check_update(&before, &credit)?;
             let update = sqlx::query(
                 "UPDATE vendor_credits SET vendor_id = $1, credit_number = $2, number_key = $3, kind = $4, \
-                 claimed = $5, claim_date = $6, against_invoice_id = $7, description = $8, updated_at = $9 \
-                 WHERE id = $10",
+                 claimed = $5, claim_date = $6, against_invoice_id = $7, description = $8, updated_at = $9, \
+                 branch_id = $11 WHERE id = $10",
             );
-            with_claim(update, &credit, &number_key).bind(micros(ctx.at)).bind(id.get()).execute(&mut *db_tx).await?;
+            with_claim(update, &credit, &number_key)
+                .bind(micros(ctx.at))
+                .bind(id.get())
+                .bind(branch.get())
+                .execute(&mut *db_tx)
+                .await?;
             let after = CreditFacts {
                 vendor_id: credit.vendor_id,
+                branch_id: branch,
                 claimed: credit.claimed_amount.get(),
                 claim_date: credit.claim_date,
                 ..before

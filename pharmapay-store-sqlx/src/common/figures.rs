@@ -15,7 +15,7 @@ use pharmapay_core::figures::{
     OpenFigures, PaymentFacts, VendorDayFigures, VendorFacts, VendorFigures, day_key, day_of_key, days_of,
     vendor_days_of,
 };
-use pharmapay_core::ids::VendorId;
+use pharmapay_core::ids::{BranchId, VendorId};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::jiff::civil::Date;
 use pharmapay_core::money::MAX_FRACTION_DIGITS;
@@ -120,6 +120,7 @@ pub(super) fn invoice_facts(
     let credited: i64 = row.try_get("credited")?;
     Ok(InvoiceFacts {
         vendor_id: VendorId(row.try_get("vendor_id")?),
+        branch_id: BranchId(row.try_get("branch_id")?),
         is_active: row.try_get("is_active")?,
         amount: unscaled(i128::from(amount)),
         paid: unscaled(i128::from(paid)),
@@ -539,7 +540,7 @@ pub(super) async fn recount(conn: &mut Conn, calendar: &BusinessCalendar) -> Res
     .await?;
     recount_rows(
         conn,
-        "SELECT id, vendor_id, is_active, amount, paid, credited, due_date, invoice_date FROM invoices WHERE id > $1 \
+        "SELECT id, vendor_id, branch_id, is_active, amount, paid, credited, due_date, invoice_date FROM invoices WHERE id > $1 \
          ORDER BY id LIMIT $2",
         &mut figures,
         |row| invoice_facts(row, "amount", "paid", calendar),
@@ -564,7 +565,7 @@ pub(super) async fn recount(conn: &mut Conn, calendar: &BusinessCalendar) -> Res
 }
 
 /// The credits after the id `$1`, at most `$2`, in id order, with what [`credit_facts`] reads.
-const CREDIT_FACTS_AFTER: &str = "SELECT id, vendor_id, is_active, claimed, claim_date, accepted, decision_date, applied \
+const CREDIT_FACTS_AFTER: &str = "SELECT id, vendor_id, branch_id, is_active, claimed, claim_date, accepted, decision_date, applied \
      FROM vendor_credits WHERE id > $1 ORDER BY id LIMIT $2";
 
 /// A credit's facts (D44) from a row holding `vendor_id`, `is_active`, `claimed`, `claim_date`,
@@ -574,6 +575,7 @@ pub(super) fn credit_facts(row: &DbRow, calendar: &BusinessCalendar) -> Result<C
     let decision_date = row.try_get::<Option<i64>, _>("decision_date")?.map(instant).transpose()?;
     Ok(CreditFacts {
         vendor_id: VendorId(row.try_get("vendor_id")?),
+        branch_id: BranchId(row.try_get("branch_id")?),
         is_active: row.try_get("is_active")?,
         claimed: scaled("claimed")?,
         claim_date: instant(row.try_get("claim_date")?)?,
@@ -656,8 +658,8 @@ pub(super) async fn recount_days(conn: &mut Conn, calendar: &BusinessCalendar) -
     }
     // D44: and its active credits with something accepted, by decision date.
     let credits = sqlx::query(
-        "SELECT id, vendor_id, is_active, claimed, claim_date, accepted, decision_date, applied FROM vendor_credits \
-         WHERE is_active AND accepted > 0",
+        "SELECT id, vendor_id, branch_id, is_active, claimed, claim_date, accepted, decision_date, applied \
+         FROM vendor_credits WHERE is_active AND accepted > 0",
     )
     .fetch_all(&mut *conn)
     .await?;

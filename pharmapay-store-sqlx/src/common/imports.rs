@@ -13,6 +13,7 @@
 use std::collections::BTreeSet;
 
 use pharmapay_core::figures::{InvoiceFacts, KeptFigures, VendorFacts};
+use pharmapay_core::branches::rules as branch_rules;
 use pharmapay_core::ids::BranchId;
 use pharmapay_core::ids::{InvoiceId, VendorId};
 use pharmapay_core::imports::rules as import_rules;
@@ -193,6 +194,7 @@ impl FileImportStore for SqlStore {
             write_plan(db_tx, &ctx, summary, plan, written, (values, NewInvoice::audit_changes), |invoices| {
                 KeptFigures::recount(invoices.iter().map(|invoice| InvoiceFacts {
                     vendor_id: invoice.vendor_id,
+                    branch_id: branch_rules::branch_of_create(invoice.branch_id),
                     is_active: true,
                     amount: invoice.amount.get(),
                     paid: Decimal::ZERO,

@@ -10,7 +10,7 @@ use pharmapay_core::base::restore;
 use pharmapay_core::branches::rules as branch_rules;
 use pharmapay_core::credits::rules as credit_rules;
 use pharmapay_core::figures::{FigureChange, InvoiceFacts, KeptCount};
-use pharmapay_core::ids::{BranchId, InvoiceId};
+use pharmapay_core::ids::InvoiceId;
 use pharmapay_core::invoices::rules as invoice_rules;
 use pharmapay_core::invoices::{Invoice, InvoiceDetail, InvoiceFilter, InvoiceQuery, InvoiceSortKey, NewInvoice};
 use pharmapay_core::invoices::{OPEN, StatusTerm};
@@ -119,7 +119,7 @@ pub(super) async fn invoice_for_change(
     let row = row_by_id(
         conn,
         concat!(
-            "SELECT vendor_id, is_active, amount, paid, credited, due_date, invoice_date, number_key FROM invoices \
+            "SELECT vendor_id, branch_id, is_active, amount, paid, credited, due_date, invoice_date, number_key FROM invoices \
              WHERE id = $1",
             for_update!()
         ),
@@ -195,6 +195,7 @@ async fn check_licence(
 fn facts_of(invoice: &NewInvoice, (paid, credited): (Decimal, Decimal), calendar: &BusinessCalendar) -> InvoiceFacts {
     InvoiceFacts {
         vendor_id: invoice.vendor_id,
+        branch_id: branch_rules::branch_of_create(invoice.branch_id),
         is_active: true,
         amount: invoice.amount.get(),
         paid,
@@ -289,19 +290,12 @@ impl InvoiceStore for SqlStore {
             if named_branch.is_some_and(|(_, active)| !active) {
                 return refused(StoreError::ParentInactive(Entity::Branch));
             }
-            let branch_now = BranchId(
-                sqlx::query("SELECT branch_id FROM invoices WHERE id = $1")
-                    .bind(id.get())
-                    .fetch_one(&mut *db_tx)
-                    .await?
-                    .try_get(0)?,
-            );
-            let branch = named_branch.map_or(branch_now, |(branch, _)| branch);
+            let branch = named_branch.map_or(before.branch_id, |(branch, _)| branch);
             let number_key = key(&invoice.invoice_number);
             check_free(&mut db_tx, UniqueKey::InvoiceNumber, &number_key, Some(id.get())).await?;
             check_licence(&mut db_tx, valid_until, invoice.invoice_date, &calendar).await?;
             credit_rules::check_invoice_move(&before, invoice.vendor_id)?;
-            credit_rules::check_branch_move(&before, branch_now, branch)?;
+            credit_rules::check_branch_move(&before, branch)?;
             // The paid total is kept: it belongs to the payments, not to the replaced fields.
             sqlx::query(
                 "UPDATE invoices SET vendor_id = $2, invoice_number = $3, number_key = $4, amount = $5, \

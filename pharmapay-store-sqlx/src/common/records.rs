@@ -5,7 +5,7 @@
 use pharmapay_core::bank::{BankLine, BankStatement, LineCounts, LineStatus, MatchedBy};
 use pharmapay_core::credits::{CreditApplication, CreditKind, VendorCredit};
 use pharmapay_core::ids::{
-    BankLineId, BankStatementId, CreditApplicationId, InvoiceId, TransactionId, VendorCreditId, VendorId,
+    BankLineId, BankStatementId, BranchId, CreditApplicationId, InvoiceId, TransactionId, VendorCreditId, VendorId,
     VendorPaymentId,
 };
 use pharmapay_core::invoices::InvoiceDetail;
@@ -23,7 +23,8 @@ use crate::error::Error;
 /// The columns a credit is read with, over `vendor_credits c JOIN vendors v`.
 macro_rules! credit_columns {
     () => {
-        "c.id, c.vendor_id, v.name AS vendor_name, c.credit_number, c.kind, c.against_invoice_id, c.claimed, \
+        "c.id, c.vendor_id, v.name AS vendor_name, c.branch_id, \
+         (SELECT b.code FROM branches b WHERE b.id = c.branch_id) AS branch_code, c.credit_number, c.kind, c.against_invoice_id, c.claimed, \
          c.claim_date, c.accepted, c.decision_date, c.distributor_reference, c.applied, c.description, c.is_active, \
          c.created_at, c.updated_at"
     };
@@ -37,6 +38,8 @@ pub(super) fn credit_from(row: &DbRow) -> Result<VendorCredit> {
         id: VendorCreditId(row.try_get("id")?),
         vendor_id: VendorId(row.try_get("vendor_id")?),
         vendor_name: row.try_get("vendor_name")?,
+        branch_id: BranchId(row.try_get("branch_id")?),
+        branch_code: row.try_get("branch_code")?,
         credit_number: row.try_get("credit_number")?,
         kind: CreditKind::parse(kind).ok_or_else(|| Error::corrupt(format!("credit kind {kind}")))?,
         against_invoice_id: row.try_get::<Option<i64>, _>("against_invoice_id")?.map(InvoiceId),

@@ -172,7 +172,7 @@ pub(super) async fn take_paid_from(
 ) -> Result<(InvoiceFacts, InvoiceFacts)> {
     let row = sqlx::query(
         "UPDATE invoices SET paid = paid - $2 WHERE id = $1 \
-         RETURNING vendor_id, is_active, amount, paid, credited, due_date, invoice_date",
+         RETURNING vendor_id, branch_id, is_active, amount, paid, credited, due_date, invoice_date",
     )
     .bind(invoice_id)
     .bind(scaled)
@@ -250,7 +250,7 @@ impl TransactionStore for SqlStore {
             // opposite directions cannot deadlock.
             let vendors = lock_vendors_of(&mut db_tx, &[old_invoice, new_invoice]).await?;
             let locked = sqlx::query(concat!(
-                "SELECT id, vendor_id, is_active, amount, paid, credited, due_date, invoice_date FROM invoices \
+                "SELECT id, vendor_id, branch_id, is_active, amount, paid, credited, due_date, invoice_date FROM invoices \
                  WHERE id = $1 OR id = $2 ORDER BY id",
                 for_update!()
             ))

@@ -38,7 +38,7 @@ async fn payable_invoices(
     ids: Option<Vec<i64>>,
     calendar: &BusinessCalendar,
 ) -> Result<Vec<(i64, InvoiceFacts)>> {
-    let columns = "id, vendor_id, is_active, amount, paid, credited, due_date, invoice_date";
+    let columns = "id, vendor_id, branch_id, is_active, amount, paid, credited, due_date, invoice_date";
     let rows = match ids {
         Some(mut ids) => {
             ids.sort_unstable();
@@ -81,6 +81,7 @@ pub(super) async fn payable(
             Ok(PayableInvoice {
                 id: InvoiceId(*id),
                 vendor_id: facts.vendor_id,
+                branch_id: facts.branch_id,
                 is_active: facts.is_active,
                 pending: facts.pending(),
                 due_date: facts.due_date,

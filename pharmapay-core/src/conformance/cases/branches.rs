@@ -215,6 +215,7 @@ pub async fn invoices_belong_to_a_branch_and_move_with_their_payments<S: Store>(
 
     let credit = NewVendorCredit {
         vendor_id: vendor.id,
+        branch_id: None,
         credit_number: "CN-1".into(),
         kind: CreditKind::ExpiryReturn,
         claimed_amount: amount("10"),
@@ -303,4 +304,67 @@ pub async fn imported_invoices_name_their_branch<S: Store>(store: S) {
         }
         other => panic!("expected row errors, got {other:?}"),
     }
+}
+
+/// A vendor credit belongs to a branch (D49): a create names an active one or goes to the head
+/// office; it names an invoice of its own branch only; it is set against its own branch's bills
+/// only (spreading takes only those, an allocation to another branch's invoice is refused as a
+/// missing one); once applied it keeps its branch; a replacement naming none keeps it.
+pub async fn credits_are_set_against_their_own_branch<S: Store>(store: S) {
+    let fx = Fixture::new(store).await;
+    let vendor = fx.vendor("Cipla").await;
+    let andheri = created(fx.engine.create_branch(&fx.admin, NewBranch::new("AND", "Andheri"), None).await.unwrap());
+    let closed = created(fx.engine.create_branch(&fx.admin, NewBranch::new("OLD", "Closed"), None).await.unwrap());
+    fx.engine.delete_branch(&fx.admin, closed.id, None).await.unwrap();
+    let head_bill = fx.invoice(vendor.id, "H-1", "100", "2024-06-01T00:00:00Z").await;
+    let store_input = fx.new_invoice(vendor.id, "A-1", "60", "2024-05-20T00:00:00Z");
+    let store_bill = NewInvoice { branch_id: Some(andheri.id), ..store_input };
+    let store_bill = created(fx.engine.create_invoice(&fx.admin, store_bill, None).await.unwrap());
+    let claim = |number: &str, branch: Option<BranchId>| NewVendorCredit {
+        vendor_id: vendor.id,
+        branch_id: branch,
+        credit_number: number.into(),
+        kind: CreditKind::Breakage,
+        claimed_amount: amount("50"),
+        claim_date: ts("2024-05-09T00:00:00Z"),
+        against_invoice_id: None,
+        description: None,
+    };
+
+    let default = created(fx.engine.create_credit(&fx.admin, claim("CN-H", None), None).await.unwrap());
+    assert_eq!((default.branch_id, default.branch_code.as_str()), (HEAD_OFFICE_ID, HEAD_OFFICE_CODE));
+    let refused = fx.engine.create_credit(&fx.admin, claim("CN-X", Some(closed.id)), None).await;
+    field_error(refused, "branchId", "a deleted branch");
+    field_error(fx.engine.create_credit(&fx.admin, claim("CN-X", Some(BranchId(999))), None).await, "branchId", "none");
+    let about_other = NewVendorCredit { against_invoice_id: Some(head_bill.id), ..claim("CN-X", Some(andheri.id)) };
+    field_error(fx.engine.create_credit(&fx.admin, about_other, None).await, "againstInvoiceId", "another branch's");
+    let about_own = NewVendorCredit { against_invoice_id: Some(store_bill.id), ..claim("CN-A", Some(andheri.id)) };
+    let credit = created(fx.engine.create_credit(&fx.admin, about_own.clone(), None).await.unwrap());
+    assert_eq!((credit.branch_id, credit.branch_code.as_str()), (andheri.id, "AND"));
+
+    let decision =
+        CreditDecision { accepted_amount: dec("50"), decision_date: ts("2024-05-09T00:00:00Z"), distributor_reference: None };
+    fx.engine.decide_credit(&fx.admin, credit.id, decision).await.unwrap();
+    let to_head = NewCreditApplication {
+        amount: Some(amount("10")),
+        date: None,
+        allocations: Some(vec![RequestedAllocation { invoice_id: head_bill.id, amount: amount("10") }]),
+    };
+    let named = fx.engine.apply_credit(&fx.admin, credit.id, to_head, None).await;
+    field_error(named, "allocations[0].invoiceId", "another branch's invoice is as a missing one");
+    let spread = NewCreditApplication { amount: None, date: None, allocations: None };
+    let applied = created(fx.engine.apply_credit(&fx.admin, credit.id, spread, None).await.expect("spread"));
+    let credited: Vec<_> = applied.applications.iter().map(|a| (a.invoice_id, a.amount.get())).collect();
+    assert_eq!(credited, [(store_bill.id, dec("50"))], "only the branch's bill, oldest due first");
+    let head_read = fx.engine.get_invoice(&fx.admin, head_bill.id).await.unwrap();
+    assert_eq!(head_read.invoice.pending_amount(), dec("100"), "the head office's bill is untouched");
+
+    let moved = NewVendorCredit { branch_id: Some(HEAD_OFFICE_ID), against_invoice_id: None, ..about_own.clone() };
+    field_error(fx.engine.update_credit(&fx.admin, credit.id, moved).await, "branchId", "an applied credit stays");
+    let kept = NewVendorCredit { branch_id: None, ..about_own };
+    let kept = fx.engine.update_credit(&fx.admin, credit.id, kept).await.expect("a replacement naming no branch");
+    assert_eq!(kept.branch_id, andheri.id, "the branch is kept");
+    let unapplied = NewVendorCredit { branch_id: Some(andheri.id), ..claim("CN-H", None) };
+    let moved = fx.engine.update_credit(&fx.admin, default.id, unapplied).await.expect("an unapplied credit moves");
+    assert_eq!(moved.branch_id, andheri.id);
 }

@@ -31,6 +31,7 @@ fn credit_query(pairs: &[(&str, &str)]) -> CreditQuery {
 fn claim(vendor: VendorId, number: &str, claimed: &str, claim_date: &str) -> NewVendorCredit {
     NewVendorCredit {
         vendor_id: vendor,
+        branch_id: None,
         credit_number: number.into(),
         kind: CreditKind::ExpiryReturn,
         claimed_amount: amount(claimed),
