@@ -98,6 +98,10 @@ pub struct SeedDemoArgs {
     /// Payments to create, spread over the invoices.
     #[arg(long, default_value_t = 90_000)]
     pub payments: u64,
+    /// Branches to spread the invoices over, the head office among them (D49): those missing
+    /// are created as ST002, ST003 and on.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub branches: u64,
     /// Random seed: the same seed gives the same data.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,

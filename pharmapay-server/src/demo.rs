@@ -1,8 +1,9 @@
 //! Demo data: a deterministic generator that fills any store with a pharmacy's history.
 //!
-//! `pharmapay seed-demo --vendors N --invoices N --payments N [--seed S]` writes vendors,
-//! invoices and payments through the store's bulk loads, in batches, with progress on the
-//! terminal. The same seed always gives the same data, so benchmarks and bug reports can be
+//! `pharmapay seed-demo --vendors N --invoices N --payments N [--branches N] [--seed S]` writes
+//! vendors, invoices and payments through the store's bulk loads, in batches, with progress on
+//! the terminal; with several branches (D49) the invoices, and the claims on them, are spread
+//! evenly over them. The same seed always gives the same data, so benchmarks and bug reports can be
 //! reproduced. The spread is meant to look like a real ledger: invoices over the last three
 //! years with due dates in the past and the future, invoices unpaid, partly paid, fully paid
 //! and overpaid, all three payment types, bank references on transfers, drug licences valid,
@@ -12,12 +13,14 @@
 use std::io::{IsTerminal, Write};
 use std::time::Instant;
 
+use pharmapay_core::access::Authority;
+use pharmapay_core::branches::NewBranch;
 use pharmapay_core::credits::{CreditDecision, CreditKind, NewCreditApplication, NewVendorCredit};
-use pharmapay_core::ids::{InvoiceId, VendorId};
+use pharmapay_core::ids::{BranchId, InvoiceId, VendorId};
 use pharmapay_core::invoices::NewInvoice;
 use pharmapay_core::jiff::{SignedDuration, Timestamp};
 use pharmapay_core::rust_decimal::Decimal;
-use pharmapay_core::store::{BulkCredit, BulkInvoice, BulkTransaction, BulkVendor};
+use pharmapay_core::store::{BranchStore, BulkCredit, BulkInvoice, BulkTransaction, BulkVendor, WriteContext};
 use pharmapay_core::transactions::reference::PaymentReference;
 use pharmapay_core::transactions::{NewTransaction, TransactionType};
 use pharmapay_core::vendor_payments::rules::RequestedAllocation;
@@ -35,15 +38,18 @@ pub struct DemoSize {
     pub invoices: u64,
     /// Payments.
     pub payments: u64,
+    /// Branches the invoices are spread over (D49), the head office among them; at least 1.
+    pub branches: u64,
     /// The random seed.
     pub seed: u64,
 }
 
 impl DemoSize {
     /// One pharmacy over years: 300 vendors, 30,000 invoices, 90,000 payments.
-    pub const SMALL: DemoSize = DemoSize { vendors: 300, invoices: 30_000, payments: 90_000, seed: 1 };
+    pub const SMALL: DemoSize = DemoSize { vendors: 300, invoices: 30_000, payments: 90_000, branches: 1, seed: 1 };
     /// A chain: 10,000 vendors, 1,000,000 invoices, 3,000,000 payments.
-    pub const LARGE: DemoSize = DemoSize { vendors: 10_000, invoices: 1_000_000, payments: 3_000_000, seed: 1 };
+    pub const LARGE: DemoSize =
+        DemoSize { vendors: 10_000, invoices: 1_000_000, payments: 3_000_000, branches: 1, seed: 1 };
 }
 
 /// What was written.
@@ -162,7 +168,12 @@ where
 ///
 /// # Errors
 /// The store's errors, such as `Conflict` when this seed was loaded before.
-pub async fn seed<S: BulkLoadStore>(store: &S, size: DemoSize, now: Timestamp) -> Result<DemoReport, StoreError> {
+pub async fn seed<S: BulkLoadStore + BranchStore>(
+    store: &S,
+    size: DemoSize,
+    now: Timestamp,
+) -> Result<DemoReport, StoreError> {
+    let branch_ids = demo_branches(store, size.branches, now).await?;
     let mut random = Random(size.seed ^ 0x005E_ED0F_DA7A);
     let day = SignedDuration::from_hours(24);
     let history_days = 3 * 365;
@@ -205,6 +216,7 @@ pub async fn seed<S: BulkLoadStore>(store: &S, size: DemoSize, now: Timestamp) -
     struct InvoiceFacts {
         id: InvoiceId,
         vendor_id: VendorId,
+        branch_id: Option<BranchId>,
         cents: i64,
         invoice_day: i64,
         active: bool,
@@ -212,7 +224,7 @@ pub async fn seed<S: BulkLoadStore>(store: &S, size: DemoSize, now: Timestamp) -
         paid: i64,
     }
     let mut invoices: Vec<InvoiceFacts> = Vec::with_capacity(size.invoices as usize);
-    let mut pending: Vec<(VendorId, i64, i64, bool)> = Vec::with_capacity(BATCH);
+    let mut pending: Vec<(VendorId, Option<BranchId>, i64, i64, bool)> = Vec::with_capacity(BATCH);
     let mut invoice_batch: Vec<BulkInvoice> = Vec::with_capacity(BATCH);
     for n in 0..size.invoices {
         let skewed = random.below(vendor_ids.len() as u64) * random.below(100) / 100;
@@ -222,24 +234,27 @@ pub async fn seed<S: BulkLoadStore>(store: &S, size: DemoSize, now: Timestamp) -
         let due_date = invoice_date + day * (15 + random.below(76) as i32);
         let cents = 5_000 + random.below(5_000_000) as i64;
         let active = !random.chance(3);
+        // D49: spread evenly over the branches; one branch draws nothing, so its history is the
+        // one every earlier build wrote.
+        let branch_id = (branch_ids.len() > 1).then(|| branch_ids[random.below(branch_ids.len() as u64) as usize]);
         let invoice = NewInvoice {
             vendor_id,
-            branch_id: None,
+            branch_id,
             invoice_number: format!("D{}-{:07}", size.seed, n + 1),
             amount: Amount::try_from(Decimal::new(cents, 2)).expect("demo amounts are positive and small"),
             invoice_date,
             due_date,
             description: (random.chance(20)).then(|| "Monthly stock".to_owned()),
         };
-        pending.push((vendor_id, cents, invoice_day, active));
+        pending.push((vendor_id, branch_id, cents, invoice_day, active));
         let created_at = (invoice_date + SignedDuration::from_hours(random.below(48) as i64)).min(now);
         invoice_batch.push(BulkInvoice { invoice, is_active: active, created_at });
         let last = n + 1 == size.invoices;
         if let Some(ids) =
             write_batch(&mut invoice_batch, last, &mut progress, |records| store.load_invoices(records)).await?
         {
-            for (id, (vendor_id, cents, invoice_day, active)) in ids.into_iter().zip(pending.drain(..)) {
-                invoices.push(InvoiceFacts { id, vendor_id, cents, invoice_day, active, paid: 0 });
+            for (id, (vendor_id, branch_id, cents, invoice_day, active)) in ids.into_iter().zip(pending.drain(..)) {
+                invoices.push(InvoiceFacts { id, vendor_id, branch_id, cents, invoice_day, active, paid: 0 });
             }
         }
     }
@@ -342,7 +357,8 @@ pub async fn seed<S: BulkLoadStore>(store: &S, size: DemoSize, now: Timestamp) -
         });
         let credit = NewVendorCredit {
             vendor_id: facts.vendor_id,
-            branch_id: None,
+            // D49: a claim is its invoice's branch's, and is set against that branch's bills.
+            branch_id: facts.branch_id,
             credit_number: format!("CN{}-{written:07}", size.seed),
             kind: kinds[random.below(4) as usize],
             claimed_amount: Amount::try_from(Decimal::new(claimed_cents, 2)).expect("positive"),
@@ -364,6 +380,26 @@ pub async fn seed<S: BulkLoadStore>(store: &S, size: DemoSize, now: Timestamp) -
     }
     progress.finish();
     Ok(report)
+}
+
+/// The ids of `count` active branches (at least the head office), creating `ST002`, `ST003`...
+/// as needed beside those there are (D49); answers them head office first.
+async fn demo_branches<S: BranchStore>(store: &S, count: u64, now: Timestamp) -> Result<Vec<BranchId>, StoreError> {
+    let mut branches: Vec<BranchId> = store.list_branches().await?.iter().map(|branch| branch.id).collect();
+    let mut number = branches.len() as u64;
+    while (branches.len() as u64) < count.max(1) {
+        number += 1;
+        let branch = NewBranch::new(&format!("ST{number:03}"), &format!("Store {number}"));
+        let ctx = WriteContext::new(None, Authority::Full, now);
+        match store.insert_branch(branch, ctx).await {
+            Ok(branch) => branches.push(branch.id),
+            // A code a deleted branch's restore would need, or an earlier run's: take the next.
+            Err(StoreError::Conflict(_)) => continue,
+            Err(other) => return Err(other),
+        }
+    }
+    branches.truncate(count.max(1) as usize);
+    Ok(branches)
 }
 
 /// The demo GSTIN of the `n`th vendor (D37): a state code, a PAN made unique by `n`, entity 1,
@@ -399,7 +435,7 @@ mod tests {
     /// (D41), in memory and in SQLite.
     #[tokio::test]
     async fn demo_data_keeps_every_figure_exact() {
-        let size = DemoSize { vendors: 12, invoices: 1_500, payments: 4_500, seed: 3 };
+        let size = DemoSize { vendors: 12, invoices: 1_500, payments: 4_500, branches: 3, seed: 3 };
         let now: Timestamp = "2024-05-10T10:00:00Z".parse().unwrap();
         let memory = pharmapay_store_memory::MemoryStore::new();
         let report = seed(&memory, size, now).await.unwrap();
@@ -410,6 +446,18 @@ mod tests {
         let sqlite = pharmapay_store_sqlx::SqliteStore::connect(path.to_str().unwrap()).await.unwrap();
         assert_eq!(seed(&sqlite, size, now).await.unwrap(), report, "the same history on every store");
         sqlite.check_figures().await.unwrap();
+        assert_eq!(sqlite.list_branches().await.unwrap().len(), 3, "the head office and two stores");
+        sqlite.close().await;
+        // D49: every branch has bills, and every claim is its invoice's branch's.
+        use sqlx::{Connection, Row};
+        let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{}", path.display())).await.unwrap();
+        let spread = "SELECT COUNT(DISTINCT branch_id) FROM invoices";
+        assert_eq!(sqlx::query(spread).fetch_one(&mut conn).await.unwrap().get::<i64, _>(0), 3);
+        let astray = "SELECT COUNT(*) FROM vendor_credits c JOIN invoices i ON i.id = c.against_invoice_id \
+                      WHERE c.branch_id <> i.branch_id";
+        assert_eq!(sqlx::query(astray).fetch_one(&mut conn).await.unwrap().get::<i64, _>(0), 0);
+        let credited = "SELECT COUNT(DISTINCT branch_id) FROM vendor_credits";
+        assert_eq!(sqlx::query(credited).fetch_one(&mut conn).await.unwrap().get::<i64, _>(0), 3);
     }
 
     #[test]

@@ -76,7 +76,13 @@ async fn serve(config: Config) -> ExitCode {
 }
 
 async fn seed_demo(config: Config, args: SeedDemoArgs) -> ExitCode {
-    let size = DemoSize { vendors: args.vendors, invoices: args.invoices, payments: args.payments, seed: args.seed };
+    let size = DemoSize {
+        vendors: args.vendors,
+        invoices: args.invoices,
+        payments: args.payments,
+        branches: args.branches,
+        seed: args.seed,
+    };
     let started = std::time::Instant::now();
     match pharmapay_server::seed_demo(&config, size, SystemClock).await {
         Ok(report) => {

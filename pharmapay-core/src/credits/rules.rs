@@ -185,8 +185,12 @@ pub fn check_against(
     invoice: Option<(VendorId, BranchId)>,
 ) -> StoreResult<()> {
     match invoice {
-        Some((vendor, _)) if vendor != vendor_id => refuse("againstInvoiceId", "must be an invoice of the credit's vendor"),
-        Some((_, branch)) if branch != branch_id => refuse("againstInvoiceId", "must be an invoice of the credit's branch"),
+        Some((vendor, _)) if vendor != vendor_id => {
+            refuse("againstInvoiceId", "must be an invoice of the credit's vendor")
+        }
+        Some((_, branch)) if branch != branch_id => {
+            refuse("againstInvoiceId", "must be an invoice of the credit's branch")
+        }
         Some(_) => Ok(()),
         None => refuse("againstInvoiceId", "must be an existing invoice"),
     }

@@ -175,7 +175,8 @@ async fn credits_name_their_branch_and_credit_its_bills_only() {
     assert_eq!((default["branchId"].clone(), default["branchCode"].clone()), (json!(1), json!("HO")));
     app.post("/api/vendor-credits", &claim("CN-X", Some(999), None)).await.invalid("branchId");
     app.post("/api/vendor-credits", &claim("CN-X", Some(branch_id), Some(head_bill))).await.invalid("againstInvoiceId");
-    let credit = app.post("/api/vendor-credits", &claim("CN-A", Some(branch_id), Some(own_bill))).await.expect(201).json();
+    let credit =
+        app.post("/api/vendor-credits", &claim("CN-A", Some(branch_id), Some(own_bill))).await.expect(201).json();
     assert_eq!(credit["branchCode"], "AND");
     let id = credit["id"].as_i64().unwrap();
     let decision = json!({ "acceptedAmount": 40, "decisionDate": "2024-05-09" });

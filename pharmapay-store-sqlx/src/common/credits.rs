@@ -25,8 +25,8 @@ use pharmapay_core::text::key;
 use pharmapay_core::{Entity, Page, StoreError};
 use sqlx::Row;
 
-use super::branches::lock_active_branch;
 use super::binds::{Binds, conditions, instant_range, page_limits, rows_in};
+use super::branches::lock_active_branch;
 use super::bulk_loads::locked_invoices;
 use super::figures::{credit_facts, ledger_totals_from, unscaled};
 use super::guards::exists;

@@ -12,8 +12,8 @@
 
 use std::collections::BTreeSet;
 
-use pharmapay_core::figures::{InvoiceFacts, KeptFigures, VendorFacts};
 use pharmapay_core::branches::rules as branch_rules;
+use pharmapay_core::figures::{InvoiceFacts, KeptFigures, VendorFacts};
 use pharmapay_core::ids::BranchId;
 use pharmapay_core::ids::{InvoiceId, VendorId};
 use pharmapay_core::imports::rules as import_rules;

@@ -342,8 +342,11 @@ pub async fn credits_are_set_against_their_own_branch<S: Store>(store: S) {
     let credit = created(fx.engine.create_credit(&fx.admin, about_own.clone(), None).await.unwrap());
     assert_eq!((credit.branch_id, credit.branch_code.as_str()), (andheri.id, "AND"));
 
-    let decision =
-        CreditDecision { accepted_amount: dec("50"), decision_date: ts("2024-05-09T00:00:00Z"), distributor_reference: None };
+    let decision = CreditDecision {
+        accepted_amount: dec("50"),
+        decision_date: ts("2024-05-09T00:00:00Z"),
+        distributor_reference: None,
+    };
     fx.engine.decide_credit(&fx.admin, credit.id, decision).await.unwrap();
     let to_head = NewCreditApplication {
         amount: Some(amount("10")),
