@@ -13,8 +13,9 @@ use pharmapay_core::bank::{
     BankLine, BankStatement, LineAction, LineQuery, NewBankStatement, PaymentChoice, StatementQuery, UnclearedPayment,
     UnclearedTotals,
 };
+use pharmapay_core::branches::HEAD_OFFICE_ID;
 use pharmapay_core::events::Announcement;
-use pharmapay_core::ids::{BankLineId, BankStatementId, VendorId, VendorPaymentId};
+use pharmapay_core::ids::{BankLineId, BankStatementId, BranchId, VendorId, VendorPaymentId};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::paging::{Page, PageRequest};
 use pharmapay_core::store::{BankStatementStore, StoreResult, WriteContext};
@@ -32,6 +33,8 @@ impl State {
         Some(BankStatement {
             id: BankStatementId(id),
             account: row.account.clone(),
+            branch_id: BranchId(row.branch_id),
+            branch_code: self.branch_code(row.branch_id),
             from_date: row.from_date,
             to_date: row.to_date,
             counts: row.counts,
@@ -59,6 +62,26 @@ impl State {
         })
     }
 
+    /// The branch of a payment on its own: its invoice's (D49).
+    fn payment_branch(&self, transaction: i64) -> Option<BranchId> {
+        let row = self.transactions.get(&transaction)?;
+        self.invoices.get(&row.invoice_id).map(|invoice| BranchId(invoice.branch_id))
+    }
+
+    /// The branch of a vendor payment: the one branch of its active parts' invoices, `None`
+    /// when they span branches (D49).
+    fn vendor_payment_branch(&self, id: i64) -> Option<BranchId> {
+        let mut branches = self
+            .vendor_payment_parts
+            .get(&id)
+            .into_iter()
+            .flatten()
+            .filter(|part| self.transactions.get(part).is_some_and(|row| row.is_active))
+            .filter_map(|part| self.payment_branch(*part));
+        let first = branches.next()?;
+        branches.all(|branch| branch == first).then_some(first)
+    }
+
     /// Every active payment as one payment each (a vendor payment once, D31), with what
     /// matching reads of it, whether held or not.
     fn payments_as_holders(&self) -> Vec<OpenPayment> {
@@ -72,6 +95,7 @@ impl State {
                     date: row.transaction_date,
                     transaction_type: row.transaction_type,
                     reference_key: row.reference.as_ref().map(|reference| reference.key().to_owned()),
+                    branch: self.payment_branch(*id),
                 }),
                 Some(parent) if seen.insert(parent) => {
                     let Some(payment) = self.vendor_payments.get(&parent) else { continue };
@@ -81,6 +105,7 @@ impl State {
                         date: payment.transaction_date,
                         transaction_type: payment.transaction_type,
                         reference_key: payment.reference.as_ref().map(|reference| reference.key().to_owned()),
+                        branch: self.vendor_payment_branch(parent),
                     });
                 }
                 Some(_) => {}
@@ -89,17 +114,20 @@ impl State {
         found
     }
 
-    /// The line of an active statement `statement`, as an action finds it.
-    fn acted_line(&self, statement: BankStatementId, line: BankLineId) -> StoreResult<LineFacts> {
-        if !self.bank_statements.get(&statement.get()).is_some_and(|row| row.is_active) {
+    /// The line of an active statement `statement`, as an action finds it, with the
+    /// statement's branch.
+    fn acted_line(&self, statement: BankStatementId, line: BankLineId) -> StoreResult<(LineFacts, BranchId)> {
+        let Some(branch) =
+            self.bank_statements.get(&statement.get()).filter(|row| row.is_active).map(|row| BranchId(row.branch_id))
+        else {
             return Err(StoreError::NotFound(Entity::BankStatement));
-        }
+        };
         let row = self
             .bank_lines
             .get(&line.get())
             .filter(|row| row.statement_id == statement.get())
             .ok_or(StoreError::NotFound(Entity::BankLine))?;
-        Ok(LineFacts { id: line, status: row.status, matched_by: row.matched_by, payment: row.payment })
+        Ok((LineFacts { id: line, status: row.status, matched_by: row.matched_by, payment: row.payment }, branch))
     }
 
     /// The payment a match by hand names, active, with the line holding it.
@@ -131,7 +159,12 @@ impl State {
             }
         }
         .ok_or(StoreError::NotFound(Entity::VendorPayment))?;
-        Ok(ChosenPayment { payment, amount, held_by: self.bank_holds.get(&payment).map(|line| BankLineId(*line)) })
+        let branch = match payment {
+            Holder::Payment(id) => self.payment_branch(id.get()),
+            Holder::VendorPayment(id) => self.vendor_payment_branch(id.get()),
+        };
+        let held_by = self.bank_holds.get(&payment).map(|line| BankLineId(*line));
+        Ok(ChosenPayment { payment, amount, held_by, branch })
     }
 
     /// Writes `change` to line `id` and its statement's counts and holds.
@@ -165,6 +198,11 @@ impl State {
 impl BankStatementStore for MemoryStore {
     async fn insert_statement(&self, statement: NewBankStatement, ctx: WriteContext) -> StoreResult<BankStatement> {
         let mut state = self.write();
+        // D49: the engine filled in the default of creates.
+        let branch = statement.branch_id.unwrap_or(HEAD_OFFICE_ID);
+        if !state.active_branch(branch.get()) {
+            return Err(StoreError::ParentInactive(Entity::Branch));
+        }
         let needs = MatchingNeeds::of(&statement.lines);
         let existing: HashSet<LineIdentity> = state
             .bank_statements
@@ -195,7 +233,7 @@ impl BankStatementStore for MemoryStore {
                 by_key || near
             })
             .collect();
-        let plan = bank_rules::plan_statement(statement.lines, &existing, open, &calendar);
+        let plan = bank_rules::plan_statement(branch, statement.lines, &existing, open, &calendar);
         let range = plan.range();
         let id = state.next("bank_statement");
         let mut lines = Vec::with_capacity(plan.lines.len());
@@ -221,6 +259,7 @@ impl BankStatementStore for MemoryStore {
             id,
             StatementRow {
                 account: statement.account,
+                branch_id: branch.get(),
                 from_date: range.map(|(first, _)| first),
                 to_date: range.map(|(_, last)| last),
                 counts: plan.counts,
@@ -247,19 +286,19 @@ impl BankStatementStore for MemoryStore {
         Ok(query.page.slice(ids).map(|id| state.statement(id).expect("listed above")))
     }
 
-    async fn uncleared_totals(&self, from: Timestamp, to: Timestamp) -> StoreResult<UnclearedTotals> {
-        let found = self.read().uncleared(from, to);
+    async fn uncleared_totals(&self, range: (Timestamp, Timestamp), branch: BranchId) -> StoreResult<UnclearedTotals> {
+        let found = self.read().uncleared(range, branch);
         let amount = found.iter().map(|payment| payment.amount.get()).sum();
         Ok(UnclearedTotals { count: found.len() as u64, amount })
     }
 
     async fn uncleared_payments(
         &self,
-        from: Timestamp,
-        to: Timestamp,
+        range: (Timestamp, Timestamp),
+        branch: BranchId,
         page: PageRequest,
     ) -> StoreResult<Page<UnclearedPayment>> {
-        Ok(page.slice(self.read().uncleared(from, to)))
+        Ok(page.slice(self.read().uncleared(range, branch)))
     }
 
     async fn list_lines(&self, statement: BankStatementId, query: &LineQuery) -> StoreResult<Page<BankLine>> {
@@ -296,14 +335,14 @@ impl BankStatementStore for MemoryStore {
         ctx: WriteContext,
     ) -> StoreResult<BankLine> {
         let mut state = self.write();
-        let facts = state.acted_line(statement, line)?;
+        let (facts, branch) = state.acted_line(statement, line)?;
         let name = action.name();
         let change = match action {
             LineAction::Confirm => bank_rules::confirm(&facts)?,
             LineAction::Match(choice) => {
                 let chosen = state.chosen(choice)?;
                 let amount = state.bank_lines.get(&line.get()).map(|row| row.line.amount.get()).unwrap_or_default();
-                bank_rules::match_by_hand(&facts, amount, &chosen)?
+                bank_rules::match_by_hand(&facts, branch, amount, choice, &chosen)?
             }
             LineAction::Unmatch => bank_rules::unmatch(),
             LineAction::Ignore { .. } => bank_rules::ignore(),
@@ -322,7 +361,7 @@ impl BankStatementStore for MemoryStore {
         ctx: WriteContext,
     ) -> StoreResult<BankLine> {
         let mut state = self.write();
-        let facts = state.acted_line(statement, line)?;
+        let (facts, _) = state.acted_line(statement, line)?;
         bank_rules::check_record(&facts)?;
         let id = state.record_vendor_payment(vendor, &payment, ctx.at)?;
         state.audit(ctx.audit("create", Entity::VendorPayment, Some(id)));
@@ -352,14 +391,16 @@ impl BankStatementStore for MemoryStore {
 }
 
 impl State {
-    /// Active UPI and NetBanking payments dated in `[from, to)` that no line holds, a vendor
-    /// payment as one, oldest first, then payments on their own before vendor payments, by id.
-    fn uncleared(&self, from: Timestamp, to: Timestamp) -> Vec<UnclearedPayment> {
+    /// Active UPI and NetBanking payments dated in `[from, to)` that no line holds and a
+    /// statement of branch `branch` may match (D49), a vendor payment as one, oldest first, then
+    /// payments on their own before vendor payments, by id.
+    fn uncleared(&self, (from, to): (Timestamp, Timestamp), branch: BranchId) -> Vec<UnclearedPayment> {
         let state = self;
         let mut found: Vec<UnclearedPayment> = self
             .payments_as_holders()
             .into_iter()
             .filter(|payment| payment.transaction_type != TransactionType::Cash)
+            .filter(|payment| bank_rules::may_match(branch, payment.branch))
             .filter(|payment| (from..to).contains(&payment.date) && !state.bank_holds.contains_key(&payment.payment))
             .map(|payment| {
                 let reference = match payment.payment {

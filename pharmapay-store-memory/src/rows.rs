@@ -179,6 +179,7 @@ pub(crate) struct CreditRow {
 #[derive(Clone)]
 pub(crate) struct StatementRow {
     pub(crate) account: String,
+    pub(crate) branch_id: i64,
     pub(crate) from_date: Option<Date>,
     pub(crate) to_date: Option<Date>,
     pub(crate) counts: LineCounts,

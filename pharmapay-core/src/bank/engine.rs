@@ -17,6 +17,7 @@ use crate::bank::{
     BankLine, BankStatement, LineAction, LineQuery, LineRecording, MatchRequest, NewBankStatement, PaymentChoice,
     StatementDetail, StatementQuery, UnclearedPayment, UnclearedTotals, read_account,
 };
+use crate::branches::rules as branch_rules;
 use crate::engine::{PharmaPay, store_error, visible};
 use crate::error::{Entity, Error, Result};
 use crate::idempotency::{Created, IdempotencyRequest};
@@ -41,7 +42,7 @@ impl<S: Store> PharmaPay<S> {
         upload: StatementUpload<'_>,
     ) -> Result<Created<BankStatement>> {
         principal.require(Access::new(Collection::BankStatement, Action::Create))?;
-        let StatementUpload { account, file, options, idempotency } = upload;
+        let StatementUpload { account, branch_id, file, options, idempotency } = upload;
         let account = read_account(account.as_deref()).map_err(Error::Validation)?;
         if file.bytes.len() > MAX_FILE_BYTES {
             return Err(Error::TooLarge(format!("the file is larger than {} MiB", MAX_FILE_BYTES >> 20)));
@@ -57,6 +58,8 @@ impl<S: Store> PharmaPay<S> {
         )?;
         let statement = NewBankStatement {
             account,
+            // D49: a statement that names no branch goes to the caller's default.
+            branch_id: Some(branch_rules::branch_of_create(branch_id)),
             lines: read.lines,
             deposit_lines: u32::try_from(read.deposit_lines).unwrap_or(u32::MAX),
             skipped_rows: u32::try_from(read.skipped_rows).unwrap_or(u32::MAX),
@@ -100,7 +103,7 @@ impl<S: Store> PharmaPay<S> {
         principal.require(Access::new(Collection::BankStatement, Action::Read))?;
         let statement = self.active_statement(id).await?;
         let uncleared = match self.uncleared_range(&statement).await? {
-            Some((from, to)) => self.store.uncleared_totals(from, to).await.map_err(store_error)?,
+            Some(range) => self.store.uncleared_totals(range, statement.branch_id).await.map_err(store_error)?,
             None => UnclearedTotals::default(),
         };
         Ok(StatementDetail { statement, uncleared })
@@ -122,7 +125,7 @@ impl<S: Store> PharmaPay<S> {
         principal.require(Access::new(Collection::Transaction, Action::Read))?;
         let statement = self.active_statement(id).await?;
         match self.uncleared_range(&statement).await? {
-            Some((from, to)) => self.store.uncleared_payments(from, to, page).await.map_err(store_error),
+            Some(range) => self.store.uncleared_payments(range, statement.branch_id, page).await.map_err(store_error),
             None => Ok(page.slice(Vec::new())),
         }
     }
@@ -282,9 +285,12 @@ impl<S: Store> PharmaPay<S> {
         principal.require(Access::new(Collection::BankStatement, Action::Update))?;
         principal.require(Access::new(Collection::Transaction, Action::Create))?;
         principal.require(Access::new(Collection::Transaction, Action::Read))?;
-        if self.store.get_statement(statement).await.map_err(store_error)?.is_none_or(|found| !found.is_active) {
-            return Err(Error::not_found(Entity::BankStatement));
-        }
+        // A statement's branch never changes, so the one read here is the one the store's
+        // transaction finds (which checks again that the statement is active).
+        let branch = match self.store.get_statement(statement).await.map_err(store_error)? {
+            Some(found) if found.is_active => found.branch_id,
+            _ => return Err(Error::not_found(Entity::BankStatement)),
+        };
         let found = self
             .store
             .get_line(statement, line)
@@ -293,6 +299,7 @@ impl<S: Store> PharmaPay<S> {
             .ok_or(Error::not_found(Entity::BankLine))?;
         let vendor = recording.vendor_id;
         let payment = rules::recording(
+            branch,
             found.amount,
             found.date,
             found.narration.as_deref(),

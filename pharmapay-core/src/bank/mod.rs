@@ -13,9 +13,9 @@ use jiff::civil::Date;
 use rust_decimal::Decimal;
 
 use crate::error::FieldErrors;
-use crate::ids::{BankLineId, BankStatementId, TransactionId, VendorId, VendorPaymentId};
+use crate::ids::{BankLineId, BankStatementId, BranchId, TransactionId, VendorId, VendorPaymentId};
 use crate::money::Amount;
-use crate::paging::{ListFilter, ListQuery, Params, Unfiltered};
+use crate::paging::{ListFilter, ListQuery, Params, Unfiltered, read_id};
 use crate::text::{self, Lines, TEXT_MAX};
 use crate::transactions::holders::Holder;
 use crate::vendor_payments::rules::RequestedAllocation;
@@ -171,6 +171,11 @@ pub struct BankStatement {
     pub id: BankStatementId,
     /// The account it is of, as the upload named it.
     pub account: String,
+    /// The branch whose account it is (D49): the head office's match every branch's payments,
+    /// another branch's only its own ([`rules::may_match`]).
+    pub branch_id: BranchId,
+    /// That branch's code.
+    pub branch_code: String,
     /// The first kept line's date; `None` when no line was kept.
     pub from_date: Option<Date>,
     /// The last kept line's date.
@@ -377,6 +382,9 @@ pub struct LineRecording {
 pub struct NewBankStatement {
     /// The account, trimmed ([`read_account`]).
     pub account: String,
+    /// The branch it belongs to; `None` takes the default of creates (D49), which the engine
+    /// fills in before the store sees it.
+    pub branch_id: Option<BranchId>,
     /// Its money-out lines, in file order.
     pub lines: Vec<crate::bank::read::StatementLine>,
     /// Money-in lines, counted and dropped.
@@ -391,6 +399,7 @@ impl NewBankStatement {
     pub(crate) fn audit_changes(&self) -> String {
         serde_json::json!({
             "account": self.account,
+            "branchId": self.branch_id.map(BranchId::get),
             "lines": self.lines.len(),
             "depositLines": self.deposit_lines,
             "skippedRows": self.skipped_rows,
@@ -422,15 +431,25 @@ impl MatchRequest {
     }
 }
 
-/// The query parameters of an upload (D46): `account`, the columns to read instead of the
-/// recognised headers, and `dateFormat`.
+/// What an upload's query parameters say (D46, D49).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UploadParams {
+    /// `account`, as given.
+    pub account: Option<String>,
+    /// `branchId`: the branch whose statement it is; `None` takes the default of creates.
+    pub branch_id: Option<BranchId>,
+    /// The columns to read and the date order.
+    pub options: ReadOptions,
+}
+
+/// The query parameters of an upload (D46): `account`, `branchId` (D49), the columns to read
+/// instead of the recognised headers, and `dateFormat`.
 ///
 /// # Errors
 /// The messages by parameter name: an unknown `dateFormat`, a column name that is blank,
-/// longer than 64 characters or the same header as an earlier column parameter.
-pub fn upload_params(
-    params: &(impl Params + ?Sized),
-) -> Result<(Option<String>, crate::bank::read::ReadOptions), FieldErrors> {
+/// longer than 64 characters or the same header as an earlier column parameter, a `branchId`
+/// that is no id.
+pub fn upload_params(params: &(impl Params + ?Sized)) -> Result<UploadParams, FieldErrors> {
     use crate::bank::read::{DateOrder, ReadOptions};
     let mut errors = FieldErrors::new();
     // Each named column is read as one thing: a header named for two (the date and the amount)
@@ -468,13 +487,16 @@ pub fn upload_params(
         }
     }
     let account = params.get("account").map(str::to_owned);
-    if errors.is_empty() { Ok((account, options)) } else { Err(errors) }
+    let branch_id = read_id(params, "branchId", &mut errors).map(BranchId);
+    if errors.is_empty() { Ok(UploadParams { account, branch_id, options }) } else { Err(errors) }
 }
 
 /// An upload's request (D46): the account, the file, how to read it, and its idempotency key.
 pub struct StatementUpload<'a> {
     /// The account the statement is of, as the user names it (`?account=`).
     pub account: Option<String>,
+    /// The branch whose statement it is (`?branchId=`, D49); `None` takes the default of creates.
+    pub branch_id: Option<BranchId>,
     /// The file.
     pub file: ImportFile,
     /// Column names and the date order, when the defaults do not fit.

@@ -17,9 +17,10 @@ use rust_decimal::Decimal;
 use crate::BusinessCalendar;
 use crate::bank::keys::{candidate_keys, says_upi};
 use crate::bank::read::StatementLine;
-use crate::bank::{LineCounts, LineRecording, LineStatus, MatchedBy};
-use crate::error::RuleBroken;
-use crate::ids::BankLineId;
+use crate::bank::{LineCounts, LineRecording, LineStatus, MatchedBy, PaymentChoice};
+use crate::branches::HEAD_OFFICE_ID;
+use crate::error::{Entity, RuleBroken};
+use crate::ids::{BankLineId, BranchId};
 use crate::store::{StoreError, StoreResult, UniqueKey};
 use crate::transactions::TransactionType;
 use crate::transactions::reference::PaymentReference;
@@ -45,6 +46,24 @@ pub struct OpenPayment {
     pub transaction_type: TransactionType,
     /// Its reference's key (D30).
     pub reference_key: Option<String>,
+    /// The branch it is of: its invoice's, or for a vendor payment the one branch of all its
+    /// active parts' invoices; `None` for a vendor payment spanning branches (D49).
+    pub branch: Option<BranchId>,
+}
+
+/// The one branch whose payments a statement of `statement` may match (D49): `None` for the
+/// head office's statements, which match every branch's payments; another branch's match only
+/// payments of its own invoices. A store reading a statement's candidates or its uncleared
+/// payments keeps only this branch's when it is `Some`.
+pub fn matched_branch(statement: BranchId) -> Option<BranchId> {
+    (statement != HEAD_OFFICE_ID).then_some(statement)
+}
+
+/// Whether a statement of branch `statement` may match a payment of branch `payment` (`None`
+/// for a vendor payment spanning branches): the head office's any, another branch's only its
+/// own (D49).
+pub fn may_match(statement: BranchId, payment: Option<BranchId>) -> bool {
+    matched_branch(statement).is_none_or(|only| payment == Some(only))
 }
 
 /// What makes two lines the same bank entry (D46): a line of an upload identical to one of
@@ -170,13 +189,16 @@ fn first_and_last(days: impl Iterator<Item = Date>) -> Option<(Date, Date)> {
 /// amount dated (on the business calendar) within three days of it, not taken by another line:
 /// exactly one makes it `Suggested`; none or several leave it `Unmatched`. Reference matches
 /// are made for every line first, so a line's reference is never lost to another line's
-/// suggestion.
+/// suggestion. A statement of branch `branch` considers only the payments it
+/// [`may_match`] (D49): another branch's are left out, as if not recorded.
 pub fn plan_statement(
+    branch: BranchId,
     lines: Vec<StatementLine>,
     existing: &HashSet<LineIdentity>,
     mut open: Vec<OpenPayment>,
     calendar: &BusinessCalendar,
 ) -> StatementPlan {
+    open.retain(|payment| may_match(branch, payment.branch));
     open.sort_by_key(|payment| payment_order(payment.payment));
     let mut by_key: HashMap<&str, Vec<usize>> = HashMap::new();
     let mut by_amount: HashMap<Decimal, Vec<usize>> = HashMap::new();
@@ -307,14 +329,32 @@ pub struct ChosenPayment {
     pub amount: Decimal,
     /// The line holding it.
     pub held_by: Option<BankLineId>,
+    /// Its branch, as [`OpenPayment::branch`] (D49).
+    pub branch: Option<BranchId>,
 }
 
-/// `match` by hand (D46): the line holds the payment, `Matched` when the amounts are equal,
+/// `match` by hand (D46) of a line of a statement of branch `statement` to the payment `named`
+/// (as found, `chosen`): the line holds the payment, `Matched` when the amounts are equal,
 /// else `AmountDiffers`, matched by `Hand`.
 ///
 /// # Errors
-/// `Conflict(BankMatch)` when another line holds the payment.
-pub fn match_by_hand(line: &LineFacts, amount: Decimal, chosen: &ChosenPayment) -> StoreResult<LineChange> {
+/// `NotFound` of what `named` names when the statement may not match the payment (D49:
+/// another branch's payment is answered as a missing one); `Conflict(BankMatch)` when another
+/// line holds the payment.
+pub fn match_by_hand(
+    line: &LineFacts,
+    statement: BranchId,
+    amount: Decimal,
+    named: PaymentChoice,
+    chosen: &ChosenPayment,
+) -> StoreResult<LineChange> {
+    if !may_match(statement, chosen.branch) {
+        let missing = match named {
+            PaymentChoice::Transaction(_) => Entity::Transaction,
+            PaymentChoice::VendorPayment(_) => Entity::VendorPayment,
+        };
+        return Err(StoreError::NotFound(missing));
+    }
     if let Some(holder) = chosen.held_by.filter(|holder| *holder != line.id) {
         let vendor_payment = matches!(chosen.payment, Holder::VendorPayment(_));
         return Err(StoreError::Conflict(UniqueKey::BankMatch { line: holder, vendor_payment }));
@@ -363,8 +403,11 @@ fn change_of(line: &LineFacts) -> LineChange {
 /// The vendor payment `record` writes for a line (D46): the line's amount, its day (as a day
 /// alone is read, D2: midnight UTC), its first candidate key as the reference (none when it has
 /// none, or when the key is longer than a reference may be), and the type asked for, else UPI
-/// when the narration says so, else NetBanking.
+/// when the narration says so, else NetBanking; over the invoices of the branch a statement of
+/// `statement` matches (D49: a store's statement records over its own bills only, the head
+/// office's over every branch's).
 pub fn recording(
+    statement: BranchId,
     amount: crate::money::Amount,
     date: Date,
     narration: Option<&str>,
@@ -387,6 +430,7 @@ pub fn recording(
         reference,
         description: None,
         allocations: recording.allocations,
+        branch_id: matched_branch(statement),
     }
 }
 
@@ -415,11 +459,12 @@ mod tests {
             date: date(2026, 4, day).to_zoned(jiff::tz::TimeZone::UTC).expect("a day").timestamp(),
             transaction_type: kind,
             reference_key: reference.map(PaymentReference::key_of),
+            branch: Some(HEAD_OFFICE_ID),
         }
     }
 
     fn plan(lines: Vec<StatementLine>, open: Vec<OpenPayment>) -> StatementPlan {
-        plan_statement(lines, &HashSet::new(), open, &BusinessCalendar::utc())
+        plan_statement(HEAD_OFFICE_ID, lines, &HashSet::new(), open, &BusinessCalendar::utc())
     }
 
     fn outcome(plan: &StatementPlan) -> Vec<(LineStatus, Option<MatchedBy>, Option<Holder>)> {
@@ -516,7 +561,7 @@ mod tests {
         let lines = vec![line(1, "100", "A", Some("R1")), line(2, "200.00", "B", None), line(2, "200", "B", None)];
         let existing: HashSet<LineIdentity> =
             [LineIdentity::new(date(2026, 4, 2), "200".parse().expect("a decimal"), Some("B"), None)].into();
-        let plan = plan_statement(lines, &existing, Vec::new(), &BusinessCalendar::utc());
+        let plan = plan_statement(HEAD_OFFICE_ID, lines, &existing, Vec::new(), &BusinessCalendar::utc());
         assert_eq!(plan.duplicate_lines, 2);
         assert_eq!(plan.lines.len(), 1);
         assert_eq!(plan.lines[0].line_number, 1);
@@ -561,21 +606,25 @@ mod tests {
     #[test]
     fn a_match_by_hand_refuses_a_payment_another_line_holds() {
         let line = facts(LineStatus::Unmatched, None);
+        let asked = PaymentChoice::Transaction(TransactionId(4));
         let free = ChosenPayment {
             payment: single(4).expect("a payment"),
             amount: "10".parse().expect("a decimal"),
             held_by: None,
+            branch: Some(HEAD_OFFICE_ID),
         };
-        let change = match_by_hand(&line, "10".parse().expect("a decimal"), &free).expect("free");
+        let change =
+            match_by_hand(&line, HEAD_OFFICE_ID, "10".parse().expect("a decimal"), asked, &free).expect("free");
         assert_eq!((change.status, change.matched_by), (LineStatus::Matched, Some(MatchedBy::Hand)));
-        let differs = match_by_hand(&line, "11".parse().expect("a decimal"), &free).expect("free");
+        let differs =
+            match_by_hand(&line, HEAD_OFFICE_ID, "11".parse().expect("a decimal"), asked, &free).expect("free");
         assert_eq!(differs.status, LineStatus::AmountDiffers);
         // Held by this same line: matching again is fine.
         let own = ChosenPayment { held_by: Some(BankLineId(1)), ..free };
-        assert!(match_by_hand(&line, "10".parse().expect("a decimal"), &own).is_ok());
+        assert!(match_by_hand(&line, HEAD_OFFICE_ID, "10".parse().expect("a decimal"), asked, &own).is_ok());
         let taken = ChosenPayment { held_by: Some(BankLineId(9)), ..free };
         assert!(matches!(
-            match_by_hand(&line, "10".parse().expect("a decimal"), &taken),
+            match_by_hand(&line, HEAD_OFFICE_ID, "10".parse().expect("a decimal"), asked, &taken),
             Err(StoreError::Conflict(UniqueKey::BankMatch { line: BankLineId(9), vendor_payment: false }))
         ));
     }
@@ -594,6 +643,7 @@ mod tests {
     fn a_recorded_payment_takes_the_line_day_amount_and_first_key() {
         let upi = LineRecording { vendor_id: crate::ids::VendorId(1), allocations: None, transaction_type: None };
         let payment = recording(
+            HEAD_OFFICE_ID,
             Amount::parse("1234.5").expect("an amount"),
             date(2026, 4, 5),
             Some("UPI/412345678901/MEDPLUS"),
@@ -604,13 +654,92 @@ mod tests {
         assert_eq!(payment.transaction_date.to_string(), "2026-04-05T00:00:00Z");
         assert_eq!(payment.transaction_type, TransactionType::Upi);
         assert_eq!(payment.reference.as_ref().map(PaymentReference::as_str), Some("412345678901"));
-        let neft =
-            recording(Amount::parse("1").expect("an amount"), date(2026, 4, 5), Some("NEFT TO X"), None, upi.clone());
+        let neft = recording(
+            HEAD_OFFICE_ID,
+            Amount::parse("1").expect("an amount"),
+            date(2026, 4, 5),
+            Some("NEFT TO X"),
+            None,
+            upi.clone(),
+        );
         assert_eq!((neft.transaction_type, neft.reference), (TransactionType::NetBanking, None));
         let cash = LineRecording { transaction_type: Some(TransactionType::Cash), ..upi };
-        let chosen =
-            recording(Amount::parse("1").expect("an amount"), date(2026, 4, 5), Some("UPI"), Some("CHQ 000123"), cash);
+        let chosen = recording(
+            HEAD_OFFICE_ID,
+            Amount::parse("1").expect("an amount"),
+            date(2026, 4, 5),
+            Some("UPI"),
+            Some("CHQ 000123"),
+            cash,
+        );
         assert_eq!(chosen.transaction_type, TransactionType::Cash);
         assert_eq!(chosen.reference.as_ref().map(PaymentReference::as_str), Some("CHQ000123"));
+        assert_eq!(chosen.branch_id, None, "the head office's statement records over every branch's bills");
+        let store = LineRecording { vendor_id: crate::ids::VendorId(1), allocations: None, transaction_type: None };
+        let own = recording(BranchId(4), Amount::parse("1").expect("an amount"), date(2026, 4, 5), None, None, store);
+        assert_eq!(own.branch_id, Some(BranchId(4)), "a store's statement records over its own bills only (D49)");
+    }
+
+    #[test]
+    fn a_store_statement_matches_only_its_own_payments() {
+        // D49: the head office's statement matches every branch's payments; a store's only its
+        // own, and never a vendor payment spanning branches.
+        let store = BranchId(2);
+        let lines = || {
+            vec![
+                line(5, "100", "UPI-412345678901-A", None),
+                line(5, "200", "UPI-412345678902-B", None),
+                line(5, "300", "UPI-412345678903-C", None),
+            ]
+        };
+        let open = || {
+            vec![
+                OpenPayment { branch: Some(store), ..paid(1, 5, "100", TransactionType::Upi, Some("412345678901")) },
+                OpenPayment {
+                    branch: Some(BranchId(3)),
+                    ..paid(2, 5, "200", TransactionType::Upi, Some("412345678902"))
+                },
+                OpenPayment { branch: None, ..paid(3, 5, "300", TransactionType::Upi, Some("412345678903")) },
+            ]
+        };
+        let own = plan_statement(store, lines(), &HashSet::new(), open(), &BusinessCalendar::utc());
+        assert_eq!(
+            outcome(&own),
+            [
+                (LineStatus::Matched, Some(MatchedBy::Reference), single(1)),
+                (LineStatus::Unmatched, None, None),
+                (LineStatus::Unmatched, None, None),
+            ]
+        );
+        let head = plan_statement(HEAD_OFFICE_ID, lines(), &HashSet::new(), open(), &BusinessCalendar::utc());
+        assert_eq!(head.counts.matched, 3);
+        assert!(may_match(HEAD_OFFICE_ID, None) && may_match(store, Some(store)));
+        assert!(!may_match(store, None) && !may_match(store, Some(HEAD_OFFICE_ID)));
+        assert_eq!((matched_branch(HEAD_OFFICE_ID), matched_branch(store)), (None, Some(store)));
+    }
+
+    #[test]
+    fn another_branch_payment_matched_by_hand_is_missing() {
+        let line = facts(LineStatus::Unmatched, None);
+        let chosen = ChosenPayment {
+            payment: Holder::VendorPayment(VendorPaymentId(7)),
+            amount: "10".parse().expect("a decimal"),
+            held_by: None,
+            branch: None,
+        };
+        let ten: Decimal = "10".parse().expect("a decimal");
+        let by_part = PaymentChoice::Transaction(TransactionId(70));
+        assert!(matches!(
+            match_by_hand(&line, BranchId(2), ten, by_part, &chosen),
+            Err(StoreError::NotFound(Entity::Transaction))
+        ));
+        let by_whole = PaymentChoice::VendorPayment(VendorPaymentId(7));
+        assert!(matches!(
+            match_by_hand(&line, BranchId(2), ten, by_whole, &chosen),
+            Err(StoreError::NotFound(Entity::VendorPayment))
+        ));
+        assert!(match_by_hand(&line, HEAD_OFFICE_ID, ten, by_whole, &chosen).is_ok());
+        let own = ChosenPayment { branch: Some(BranchId(2)), ..chosen };
+        assert!(match_by_hand(&line, BranchId(2), ten, by_whole, &own).is_ok());
     }
 }

@@ -7,7 +7,7 @@ use jiff::Timestamp;
 use crate::bank::{
     BankLine, BankStatement, LineAction, LineQuery, NewBankStatement, StatementQuery, UnclearedPayment, UnclearedTotals,
 };
-use crate::ids::{BankLineId, BankStatementId};
+use crate::ids::{BankLineId, BankStatementId, BranchId};
 use crate::paging::{Page, PageRequest};
 use crate::store::{StoreResult, WriteContext};
 use crate::vendor_payments::NewVendorPayment;
@@ -18,10 +18,12 @@ use crate::vendor_payments::NewVendorPayment;
 /// actions are decided one at a time and a payment is held by one line of the active
 /// statements at most.
 pub trait BankStatementStore: Send + Sync + 'static {
-    /// Keeps an upload: under the lock, loads the identities of the lines of the account's other
-    /// active statements on the upload's days, and the active payments no line holds that
-    /// [`crate::bank::rules::MatchingNeeds`] names (by reference key, and the payments other
-    /// than Cash of the lines' amounts on the days around them); asks
+    /// Keeps an upload: the branch it names must be active (`ParentInactive(Branch)`, checked
+    /// under the branch's lock, D49); under the statements' lock, loads the identities of the
+    /// lines of the account's other active statements on the upload's days, and the active
+    /// payments no line holds that [`crate::bank::rules::MatchingNeeds`] names (by reference
+    /// key, and the payments other than Cash of the lines' amounts on the days around them),
+    /// each with its branch; asks
     /// [`crate::bank::rules::plan_statement`]; writes the statement with its counts, its kept
     /// lines, the audit entry and the idempotency claim of `ctx` in one transaction.
     fn insert_statement(
@@ -38,19 +40,20 @@ pub trait BankStatementStore: Send + Sync + 'static {
 
     /// How many active UPI and NetBanking payments dated in `[from, to)` no line of an active
     /// statement holds (a vendor payment with an active part counting as one), and what they
-    /// add up to (D51).
+    /// add up to (D51); of those a statement of branch `statement` may match only
+    /// ([`crate::bank::rules::matched_branch`], D49).
     fn uncleared_totals(
         &self,
-        from: Timestamp,
-        to: Timestamp,
+        range: (Timestamp, Timestamp),
+        statement: BranchId,
     ) -> impl Future<Output = StoreResult<UnclearedTotals>> + Send;
 
     /// A page of those payments (D51): oldest first, then payments on their own before vendor
     /// payments, then by id.
     fn uncleared_payments(
         &self,
-        from: Timestamp,
-        to: Timestamp,
+        range: (Timestamp, Timestamp),
+        statement: BranchId,
         page: PageRequest,
     ) -> impl Future<Output = StoreResult<Page<UnclearedPayment>>> + Send;
 
@@ -71,8 +74,8 @@ pub trait BankStatementStore: Send + Sync + 'static {
 
     /// Acts on a line (D46): `NotFound(BankStatement)` unless the statement is active,
     /// `NotFound(BankLine)` unless the line is one of its; for a match, the payment chosen
-    /// (`NotFound(Transaction)` or `NotFound(VendorPayment)` unless active) and the line holding
-    /// it; then the function of [`crate::bank::rules`] for the action decides; the line and the
+    /// (`NotFound(Transaction)` or `NotFound(VendorPayment)` unless active), its branch and the
+    /// line holding it; then the function of [`crate::bank::rules`] for the action decides; the line and the
     /// statement's counts are written with the audit entry. Answers the line.
     fn act_on_line(
         &self,

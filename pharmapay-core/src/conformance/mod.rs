@@ -351,6 +351,7 @@ macro_rules! store_conformance_tests {
             invoices_belong_to_a_branch_and_move_with_their_payments,
             imported_invoices_name_their_branch,
             credits_are_set_against_their_own_branch,
+            statements_match_the_payments_of_their_branch,
             login_issues_a_token_with_the_spec_claims,
             login_refuses_wrong_unknown_and_inactive_alike,
             control_characters_never_reach_the_store,

@@ -277,6 +277,7 @@ impl<S: Store> Model<S> {
                     reference: reference_of(reference),
                     description: Some("vendor payment".into()),
                     allocations,
+                    branch_id: None,
                 };
                 match engine.create_vendor_payment(admin, vendor_id, input, None).await {
                     Ok(created) => {

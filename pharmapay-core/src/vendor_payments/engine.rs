@@ -12,12 +12,14 @@ use crate::vendor_payments::{NewVendorPayment, VendorPayment};
 
 impl<S: Store> PharmaPay<S> {
     /// Records one payment to an active vendor over several of its invoices (D31): split as its
-    /// `allocations` say, or over the invoices still owing, oldest due first; never more than
-    /// an invoice owes. Idempotent like every create (D23).
+    /// `allocations` say, or over the invoices still owing, oldest due first (of one branch when
+    /// `branchId` names it, D49; beside `allocations` it is ignored); never more than an
+    /// invoice owes. Idempotent like every create (D23).
     ///
     /// # Errors
     /// [`Error::Forbidden`]; [`Error::Validation`] naming each field path at fault
-    /// (`allocations[2].amount`); [`Error::NotFound`] for an unknown or deleted vendor;
+    /// (`allocations[2].amount`, a `branchId` that is no branch); [`Error::NotFound`] for an
+    /// unknown or deleted vendor;
     /// [`Error::Conflict`] for a reference another payment holds (D30); idempotency clashes.
     #[instrument(skip_all, fields(vendor_id = %vendor_id))]
     pub async fn create_vendor_payment(
@@ -28,7 +30,16 @@ impl<S: Store> PharmaPay<S> {
         idempotency: Option<&IdempotencyRequest>,
     ) -> Result<Created<VendorPayment>> {
         principal.require(Access::new(Collection::Transaction, Action::Create))?;
-        let payment = payment.validate(self.tomorrow_start().await?).map_err(Error::Validation)?;
+        let mut payment = payment.validate(self.tomorrow_start().await?).map_err(Error::Validation)?;
+        if payment.allocations.is_some() {
+            // D49: with allocations the invoices are named, so `branchId` is ignored.
+            payment.branch_id = None;
+        } else if let Some(branch) = payment.branch_id {
+            // A deleted branch's bills stay payable (D49); only an id that is no branch is wrong.
+            if self.store.get_branch(branch).await.map_err(store_error)?.is_none() {
+                return Err(Error::invalid("branchId", "must be a branch"));
+            }
+        }
         let ctx = self.announcing(self.ctx_with(principal, payment.audit_changes(vendor_id))).await?;
         let insert =
             |ctx| async move { self.store.insert_vendor_payment(vendor_id, payment, ctx).await.map_err(payment_error) };

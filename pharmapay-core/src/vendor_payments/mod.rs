@@ -10,7 +10,7 @@ use jiff::Timestamp;
 
 use crate::base::tidy::{decimal_text, tidy_optional};
 use crate::error::FieldErrors;
-use crate::ids::{VendorId, VendorPaymentId};
+use crate::ids::{BranchId, VendorId, VendorPaymentId};
 use crate::money::Amount;
 use crate::text::{Lines, TEXT_MAX};
 use crate::vendor_payments::rules::RequestedAllocation;
@@ -33,6 +33,10 @@ pub struct NewVendorPayment {
     pub description: Option<String>,
     /// How the amount is split over the vendor's invoices; `None` pays the oldest due first.
     pub allocations: Option<Vec<RequestedAllocation>>,
+    /// Only this branch's invoices are paid (D49): the body's `branchId`, which narrows the
+    /// oldest-first split (ignored beside `allocations`), or the branch of the bank statement a
+    /// payment is recorded from, which narrows both. `None`: every branch's.
+    pub branch_id: Option<BranchId>,
 }
 
 impl NewVendorPayment {
@@ -65,6 +69,7 @@ impl NewVendorPayment {
             "reference": self.reference.as_ref().map(PaymentReference::as_str),
             "description": self.description,
             "allocations": allocations,
+            "branchId": self.branch_id.map(BranchId::get),
         })
         .to_string()
     }
@@ -114,6 +119,7 @@ mod tests {
                 RequestedAllocation { invoice_id: InvoiceId(1), amount: amount("4") },
                 RequestedAllocation { invoice_id: InvoiceId(1), amount: amount("5") },
             ]),
+            branch_id: None,
         };
         let errors = payment.validate(tomorrow).unwrap_err();
         for field in ["transactionDate", "description", "allocations[1].invoiceId", "amount"] {

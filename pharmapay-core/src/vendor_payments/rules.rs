@@ -112,6 +112,28 @@ pub fn allocate(
     }
 }
 
+/// Splits `payment` to vendor `vendor_id` over `invoices` as [`allocate`] does, taking only the
+/// invoices of the branch it is limited to, if any (D49): another branch's invoice named in an
+/// allocation is refused as a missing one, and the oldest-first split passes over it.
+///
+/// # Errors
+/// As [`allocate`].
+pub fn plan_payment(
+    vendor_id: VendorId,
+    payment: &crate::vendor_payments::NewVendorPayment,
+    invoices: &[PayableInvoice],
+) -> StoreResult<Vec<Allocation>> {
+    let requested = payment.allocations.as_deref();
+    match payment.branch_id {
+        None => allocate(vendor_id, payment.amount, requested, invoices),
+        Some(branch) => {
+            let own: Vec<PayableInvoice> =
+                invoices.iter().filter(|invoice| invoice.branch_id == branch).copied().collect();
+            allocate(vendor_id, payment.amount, requested, &own)
+        }
+    }
+}
+
 fn allocate_as_asked(
     vendor_id: VendorId,
     amount: Amount,
@@ -299,6 +321,36 @@ mod tests {
             [Allocation { invoice_id: InvoiceId(1), amount: amount("10") }],
             "exactly what it owes is fine"
         );
+    }
+
+    #[test]
+    fn a_payment_limited_to_a_branch_pays_only_its_bills() {
+        // D49: the head office pays one store's bills with `branchId`, and a store's bank
+        // statement records over its own bills only.
+        let mut other_store = invoice(1, "30", 1, 1);
+        other_store.branch_id = BranchId(3);
+        let invoices = [other_store, invoice(2, "40", 5, 1), invoice(3, "25", 6, 1)];
+        let payment = |branch, allocations| crate::vendor_payments::NewVendorPayment {
+            amount: amount("50"),
+            transaction_date: at(9),
+            transaction_type: crate::transactions::TransactionType::NetBanking,
+            reference: None,
+            description: None,
+            allocations,
+            branch_id: branch,
+        };
+        let everywhere = plan_payment(VendorId(1), &payment(None, None), &invoices).unwrap();
+        assert_eq!(everywhere.first().map(|a| a.invoice_id), Some(InvoiceId(1)), "the oldest bill of any branch");
+        let head = plan_payment(VendorId(1), &payment(Some(BranchId(1)), None), &invoices).unwrap();
+        let split: Vec<(i64, Decimal)> = head.iter().map(|a| (a.invoice_id.get(), a.amount.get())).collect();
+        assert_eq!(split, [(2, dec("40")), (3, dec("10"))]);
+        let asked = Some(vec![ask(1, "30"), ask(2, "20")]);
+        assert_eq!(
+            invalid_fields(plan_payment(VendorId(1), &payment(Some(BranchId(1)), asked), &invoices)),
+            ["allocations[0].invoiceId"],
+            "another branch's bill is refused as a missing one"
+        );
+        assert_eq!(invalid_fields(plan_payment(VendorId(1), &payment(Some(BranchId(3)), None), &invoices)), ["amount"]);
     }
 
     #[test]

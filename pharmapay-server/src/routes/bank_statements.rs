@@ -8,8 +8,9 @@ use pharmapay_core::bank::StatementUpload;
 use pharmapay_core::bank::read::{DateOrder, HEADER_ROWS};
 use pharmapay_core::bank::{
     ACCOUNT_MAX, BankLine, BankStatement, LineQuery, LineRecording, LineStatus, MatchRequest, MatchedBy,
-    StatementDetail, StatementQuery, UNCLEARED_PAGE_SIZE, UnclearedPayment, upload_params,
+    StatementDetail, StatementQuery, UNCLEARED_PAGE_SIZE, UnclearedPayment, UploadParams, upload_params,
 };
+use pharmapay_core::branches::BRANCH_CODE_MAX;
 use pharmapay_core::ids::{BankLineId, BankStatementId, TransactionId, VendorPaymentId};
 use pharmapay_core::imports::{ImportFile, MAX_FILE_BYTES, MAX_ROWS};
 use pharmapay_core::jiff::Timestamp;
@@ -100,12 +101,12 @@ async fn upload<S: Store>(mut call: Call<'_, S>) -> Result<Reply, ApiError> {
     let media_type = call.req.header("content-type").unwrap_or_default().to_owned();
     let file =
         ImportFile::from_upload(&media_type, std::mem::take(&mut call.req.body).to_vec()).ok_or(ApiError::NotAFile)?;
-    let (account, options) = upload_params(&call.req.query)?;
+    let UploadParams { account, branch_id, options } = upload_params(&call.req.query)?;
     // The key's request is the file and how to read it.
     let mut fingerprinted = serde_json::to_vec(&call.req.query).unwrap_or_default();
     fingerprinted.extend_from_slice(&file.bytes);
     let key = idempotency_of(&call.req, &fingerprinted)?;
-    let upload = StatementUpload { account, file, options, idempotency: key.as_ref() };
+    let upload = StatementUpload { account, branch_id, file, options, idempotency: key.as_ref() };
     // D51: a few files are read and written at once; the rest wait their turn.
     let turn = call.app.uploads.take().await.ok_or(ApiError::UploadsBusy)?;
     let result = call.app.engine.upload_statement(principal, upload).await;
@@ -206,6 +207,8 @@ fn record_type() -> (Vec<&'static str>, String) {
 pub struct BankStatementDto {
     id: i64,
     account: String,
+    branch_id: i64,
+    branch_code: String,
     #[serde(serialize_with = "optional_day")]
     from_date: Option<Date>,
     #[serde(serialize_with = "optional_day")]
@@ -230,6 +233,8 @@ impl From<BankStatement> for BankStatementDto {
         Self {
             id: statement.id.get(),
             account: statement.account,
+            branch_id: statement.branch_id.get(),
+            branch_code: statement.branch_code,
             from_date: statement.from_date,
             to_date: statement.to_date,
             line_count: counts.total(),
@@ -349,6 +354,11 @@ describe! {
     BankStatementDto as "BankStatement": "An uploaded bank statement and how its lines stand (D46)." {
         id: schema::id("Bank statement id."),
         account: schema::text(ACCOUNT_MAX, "The account it is of, as the upload named it (`?account=`)."),
+        branch_id: schema::id(
+            "The branch whose account it is (D49): the head office's statements match every branch's payments, \
+             another branch's only payments of its own invoices."
+        ),
+        branch_code: schema::text(BRANCH_CODE_MAX, "That branch's code."),
         from_date: nullable_day("The first kept line's day (`YYYY-MM-DD`); null when no line was kept."),
         to_date: nullable_day("The last kept line's day (`YYYY-MM-DD`); null when no line was kept."),
         line_count: schema::count("Lines kept: money out, not duplicates. The five counts below add up to it."),
@@ -497,6 +507,13 @@ fn upload_operation() -> Operation {
         "The account the statement is of (required): 1 to 64 characters, trimmed; duplicates are looked for among \
          this account's statements.",
         object! { "type": "string", "minLength": 1, "maxLength": ACCOUNT_MAX },
+    ))
+    .parameter(query(
+        "branchId",
+        "The branch whose account the statement is of, an active one (else 400 on `branchId`, D49); omitted, the \
+         head office. The head office's statements match every branch's payments; another branch's only payments \
+         of its own invoices (a vendor payment when all of it is), and `record` from its lines pays only its bills.",
+        object! { "type": "integer", "minimum": 1, "format": "int64" },
     ))
     .parameter(column("dateColumn", "date"))
     .parameter(column("narrationColumn", "narration"))

@@ -122,6 +122,10 @@ bodies! {
         description: Slot => optional_string("description")
             as schema::free_text("Free text, copied to every payment it creates."),
         allocations: Objects<AllocationBody> => optional_objects("allocations") as allocations(),
+        branch_id: Slot => optional_id("branchId")
+            as "Without `allocations`, only this branch's invoices are paid, oldest due first (D49); a deleted branch \
+                may be named, an id that is no branch is a 400. Ignored beside `allocations`. Omitted or null: every \
+                branch's invoices.",
     }
 
     /// One share of a vendor payment: `{invoiceId, amount}`.

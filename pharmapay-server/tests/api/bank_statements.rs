@@ -56,7 +56,8 @@ async fn statements_are_uploaded_matched_listed_and_acted_on() {
     assert_eq!(created.header("location"), Some(format!("/api/bank-statements/{id}").as_str()));
     assert_eq!(
         statement,
-        json!({ "id": id, "account": "ICICI 5678", "fromDate": "2024-05-05", "toDate": "2024-05-07",
+        json!({ "id": id, "account": "ICICI 5678", "branchId": 1, "branchCode": "HO", "fromDate": "2024-05-05",
+                "toDate": "2024-05-07",
                 "lineCount": 3, "matched": 1, "amountDiffers": 0, "suggested": 1, "unmatched": 1, "ignored": 0,
                 "duplicateLines": 0, "depositLines": 1, "skippedRows": 0, "isActive": true,
                 "createdAt": statement["createdAt"] })

@@ -191,3 +191,83 @@ async fn credits_name_their_branch_and_credit_its_bills_only() {
     let head = app.get(&format!("/api/invoices/{head_bill}")).await.expect(200).json();
     assert_eq!(head["pendingAmount"], json!(100), "the head office's bill owes all of it");
 }
+
+/// A store's account: its own payment, the head office's, and a line nobody recorded.
+const STORE_STATEMENT: &str = "Date,Narration,Chq./Ref.No.,Withdrawal Amt.,Deposit Amt.\n\
+    05/05/24,UPI-CIPLA-412345678902-STORE BILL,,60.00,\n\
+    05/05/24,UPI-CIPLA-412345678901-HO BILL,,100.00,\n\
+    08/05/24,NEFT-N999888777666555-UNRECORDED,,15.00,\n";
+
+#[tokio::test]
+async fn statements_name_their_branch_and_match_its_payments_only() {
+    let app = &spawn_app().await;
+    let vendor = app.vendor("Cipla").await;
+    let branch = app.post("/api/branches", &json!({ "code": "AND", "name": "Andheri" })).await.expect(201).json();
+    let branch_id = branch["id"].as_i64().unwrap();
+    let bill = |number: &str, amount: i64, due: &str, branch: i64| {
+        json!({
+            "vendorId": vendor, "invoiceNumber": number, "amount": amount, "invoiceDate": "2024-03-01",
+            "dueDate": due, "branchId": branch
+        })
+    };
+    let head_bill =
+        app.post("/api/invoices", &bill("H-1", 200, "2024-04-01", 1)).await.expect(201).json()["id"].clone();
+    let own_bill =
+        app.post("/api/invoices", &bill("A-1", 75, "2024-04-20", branch_id)).await.expect(201).json()["id"].clone();
+    let pay = |invoice: &serde_json::Value, amount: i64, reference: &str| {
+        json!({ "invoiceId": invoice, "amount": amount, "transactionDate": "2024-05-05", "transactionType": "UPI",
+                "reference": reference })
+    };
+    let head_paid =
+        app.post("/api/transactions", &pay(&head_bill, 100, "412345678901")).await.expect(201).json()["id"].clone();
+    let own_paid =
+        app.post("/api/transactions", &pay(&own_bill, 60, "412345678902")).await.expect(201).json()["id"].clone();
+
+    let upload = |query: String| {
+        let path = format!("/api/bank-statements{query}");
+        let token = app.admin_token.clone();
+        async move {
+            app.call_raw(Method::POST, &path, Some(&token), Some("text/csv"), STORE_STATEMENT.as_bytes().to_vec()).await
+        }
+    };
+    upload("?account=AND&branchId=999".into()).await.invalid("branchId");
+    upload("?account=AND&branchId=x".into()).await.invalid("branchId");
+    let statement = upload(format!("?account=AND&branchId={branch_id}")).await.expect(201).json();
+    assert_eq!((statement["branchId"].clone(), statement["branchCode"].clone()), (json!(branch_id), json!("AND")));
+    assert_eq!((statement["matched"].clone(), statement["unmatched"].clone()), (json!(1), json!(2)), "{statement}");
+    let id = statement["id"].as_i64().unwrap();
+    let detail = app.get(&format!("/api/bank-statements/{id}")).await.expect(200).json();
+    assert_eq!(detail["unclearedCount"], 0, "the head office's payment is not awaited on the store's account");
+    let lines = app.get(&format!("/api/bank-statements/{id}/lines")).await.expect(200).json();
+    let lines = lines["items"].as_array().unwrap().clone();
+    assert_eq!(lines[0]["transactionId"], own_paid);
+    let line = |n: usize| format!("/api/bank-statements/{id}/lines/{}", lines[n]["id"]);
+    let head = app.post(&format!("{}/match", line(1)), &json!({ "transactionId": head_paid })).await;
+    head.expect(404);
+    let elsewhere = json!({ "vendorId": vendor, "allocations": [{ "invoiceId": head_bill, "amount": 15 }] });
+    app.post(&format!("{}/record", line(2)), &elsewhere).await.invalid("allocations[0].invoiceId");
+    let recorded = app.post(&format!("{}/record", line(2)), &json!({ "vendorId": vendor })).await.expect(200).json();
+    let made = app.get(&format!("/api/vendor-payments/{}", recorded["vendorPaymentId"])).await.expect(200).json();
+    let parts = made["transactions"].as_array().unwrap();
+    assert_eq!((parts.len(), parts[0]["invoiceId"].clone()), (1, own_bill.clone()), "the store's bill: {made}");
+
+    // The head office pays one store's bills with `branchId`; beside allocations it is ignored.
+    let head_payment = |body: serde_json::Value| {
+        let path = format!("/api/vendors/{vendor}/payments");
+        async move { app.post(&path, &body).await }
+    };
+    let day = "2024-05-09";
+    let kind = "NetBanking";
+    head_payment(json!({ "amount": 1, "transactionDate": day, "transactionType": kind, "branchId": 999 }))
+        .await
+        .invalid("branchId");
+    let owed_by_store = json!({ "amount": 1, "transactionDate": day, "transactionType": kind, "branchId": branch_id });
+    head_payment(owed_by_store).await.invalid("amount");
+    let only_head = json!({ "amount": 50, "transactionDate": day, "transactionType": kind, "branchId": 1 });
+    let paid = head_payment(only_head).await.expect(201).json();
+    assert_eq!(paid["transactions"][0]["invoiceId"], head_bill);
+    let named = json!({ "amount": 5, "transactionDate": day, "transactionType": kind, "branchId": branch_id,
+                        "allocations": [{ "invoiceId": head_bill, "amount": 5 }] });
+    let paid = head_payment(named).await.expect(201).json();
+    assert_eq!(paid["transactions"][0]["invoiceId"], head_bill, "allocations name their invoices");
+}

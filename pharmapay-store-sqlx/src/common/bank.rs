@@ -19,8 +19,9 @@ use pharmapay_core::bank::{
     BankLine, BankStatement, LineAction, LineQuery, NewBankStatement, PaymentChoice, StatementQuery, UnclearedPayment,
     UnclearedTotals,
 };
+use pharmapay_core::branches::HEAD_OFFICE_ID;
 use pharmapay_core::events::Announcement;
-use pharmapay_core::ids::{BankLineId, BankStatementId, TransactionId, VendorId, VendorPaymentId};
+use pharmapay_core::ids::{BankLineId, BankStatementId, BranchId, TransactionId, VendorId, VendorPaymentId};
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::jiff::civil::Date;
 use pharmapay_core::paging::{Page, PageRequest};
@@ -32,6 +33,7 @@ use pharmapay_core::{Entity, StoreError};
 use sqlx::Row;
 
 use super::binds::{Binds, page_limits, rows_in};
+use super::branches::lock_active_branch;
 use super::figures::pair_of;
 use super::lines::{change_line, holder_ids};
 use super::records::{LINE_COLUMNS, STATEMENT_COLUMNS, line_from, statement_from, statement_in};
@@ -44,7 +46,8 @@ use super::{
 use crate::Lock;
 use crate::error::Error;
 
-/// A payment row (a payment on its own, or a vendor payment's row) as matching reads it.
+/// A payment row (a payment on its own, or a vendor payment's row) as matching reads it, with
+/// its branch (`branch_id`, read by [`PAYMENT_BRANCH`] or [`VENDOR_PAYMENT_BRANCH`]).
 fn open_payment(row: &DbRow, payment: Holder) -> Result<OpenPayment> {
     let reference: Option<String> = row.try_get("reference")?;
     Ok(OpenPayment {
@@ -53,8 +56,18 @@ fn open_payment(row: &DbRow, payment: Holder) -> Result<OpenPayment> {
         date: instant(row.try_get("transaction_date")?)?,
         transaction_type: transaction_type(row.try_get("transaction_type")?)?,
         reference_key: reference.as_deref().map(PaymentReference::key_of),
+        branch: row.try_get::<Option<i64>, _>("branch_id")?.map(BranchId),
     })
 }
+
+/// The branch of the payment `t`: its invoice's (D49).
+const PAYMENT_BRANCH: &str = "(SELECT i.branch_id FROM invoices i WHERE i.id = t.invoice_id) AS branch_id";
+
+/// The branch of the vendor payment `p`: the one branch of its active parts' invoices, NULL
+/// when they span branches (D49).
+const VENDOR_PAYMENT_BRANCH: &str = "(SELECT CASE WHEN MIN(i.branch_id) = MAX(i.branch_id) THEN MIN(i.branch_id) END \
+     FROM transactions t JOIN invoices i ON i.id = t.invoice_id WHERE t.vendor_payment_id = p.id AND t.is_active) \
+     AS branch_id";
 
 /// Payments on their own that no line holds.
 const FREE_PAYMENT: &str = "t.is_active AND t.vendor_payment_id IS NULL \
@@ -64,18 +77,33 @@ const FREE_PAYMENT: &str = "t.is_active AND t.vendor_payment_id IS NULL \
 const FREE_VENDOR_PAYMENT: &str = "EXISTS (SELECT 1 FROM transactions t WHERE t.vendor_payment_id = p.id AND t.is_active) \
      AND NOT EXISTS (SELECT 1 FROM bank_lines l WHERE l.vendor_payment_id = p.id AND l.holds)";
 
-/// The payments other than Cash dated in `[from, to)` that no line holds (D46): payments on
-/// their own (`kind` 0) and vendor payments as one (`kind` 1), each with its id, amount, date,
-/// type and reference.
-fn uncleared_union(binds: &mut Binds, from: Timestamp, to: Timestamp) -> String {
+/// The payments other than Cash dated in `[from, to)` that no line holds (D46) and a statement
+/// of branch `statement` may match (D49, `bank::rules::matched_branch`: a store's statement
+/// only payments of its own invoices, and vendor payments all of whose active parts are):
+/// payments on their own (`kind` 0) and vendor payments as one (`kind` 1), each with its id,
+/// amount, date, type and reference.
+fn uncleared_union(binds: &mut Binds, (from, to): (Timestamp, Timestamp), statement: BranchId) -> String {
     let (from, to) = (binds.int(micros(from)), binds.int(micros(to)));
+    let (own, own_parts) = match bank_rules::matched_branch(statement) {
+        None => (String::new(), String::new()),
+        Some(branch) => {
+            let branch = binds.int(branch.get());
+            (
+                format!(" AND EXISTS (SELECT 1 FROM invoices i WHERE i.id = t.invoice_id AND i.branch_id = {branch})"),
+                format!(
+                    " AND NOT EXISTS (SELECT 1 FROM transactions o JOIN invoices i ON i.id = o.invoice_id \
+                     WHERE o.vendor_payment_id = p.id AND o.is_active AND i.branch_id <> {branch})"
+                ),
+            )
+        }
+    };
     format!(
         "SELECT 0 AS kind, t.id, t.amount, t.transaction_date, t.transaction_type, t.reference FROM transactions t \
          WHERE t.transaction_date >= {from} AND t.transaction_date < {to} AND t.transaction_type <> 'Cash' \
-         AND {FREE_PAYMENT} \
+         AND {FREE_PAYMENT}{own} \
          UNION ALL SELECT 1 AS kind, p.id, p.amount, p.transaction_date, p.transaction_type, p.reference \
          FROM vendor_payments p WHERE p.transaction_date >= {from} AND p.transaction_date < {to} \
-         AND p.transaction_type <> 'Cash' AND {FREE_VENDOR_PAYMENT}"
+         AND p.transaction_type <> 'Cash' AND {FREE_VENDOR_PAYMENT}{own_parts}"
     )
 }
 
@@ -107,8 +135,8 @@ async fn open_payments(
     // By key: payments on their own no line holds, and the vendor payments whose parts carry
     // the key (whether a line holds those is asked below, with the others).
     let sql = format!(
-        "SELECT t.id, t.vendor_payment_id, t.amount, t.transaction_date, t.transaction_type, t.reference \
-         FROM transactions t WHERE t.is_active AND t.reference_key IN ({JSON_TEXTS}) \
+        "SELECT t.id, t.vendor_payment_id, t.amount, t.transaction_date, t.transaction_type, t.reference, \
+         {PAYMENT_BRANCH} FROM transactions t WHERE t.is_active AND t.reference_key IN ({JSON_TEXTS}) \
          AND (t.vendor_payment_id IS NOT NULL OR {FREE_PAYMENT})"
     );
     for row in sqlx::query(sqlx::AssertSqlSafe(sql)).bind(keys).fetch_all(&mut *conn).await? {
@@ -138,9 +166,9 @@ async fn open_payments(
         // once per chunk.
         let amounts = serde_json::to_string(&amounts).unwrap_or_else(|_| "[]".to_owned());
         let sql = format!(
-            "SELECT t.id, t.amount, t.transaction_date, t.transaction_type, t.reference FROM transactions t \
-             WHERE t.transaction_date >= {from} AND t.transaction_date < {to} AND t.transaction_type <> 'Cash' \
-             AND t.amount IN ({JSON_INTS}) AND {FREE_PAYMENT}"
+            "SELECT t.id, t.amount, t.transaction_date, t.transaction_type, t.reference, {PAYMENT_BRANCH} \
+             FROM transactions t WHERE t.transaction_date >= {from} AND t.transaction_date < {to} \
+             AND t.transaction_type <> 'Cash' AND t.amount IN ({JSON_INTS}) AND {FREE_PAYMENT}"
         );
         for row in sqlx::query(sqlx::AssertSqlSafe(sql)).bind(amounts.clone()).fetch_all(&mut *conn).await? {
             let id: i64 = row.try_get("id")?;
@@ -159,8 +187,8 @@ async fn open_payments(
     let ids: Vec<i64> = vendor_payments.into_iter().collect();
     let sql = |list: &str| {
         format!(
-            "SELECT p.id, p.amount, p.transaction_date, p.transaction_type, p.reference FROM vendor_payments p \
-             WHERE p.id IN ({list}) AND {FREE_VENDOR_PAYMENT}"
+            "SELECT p.id, p.amount, p.transaction_date, p.transaction_type, p.reference, {VENDOR_PAYMENT_BRANCH} \
+             FROM vendor_payments p WHERE p.id IN ({list}) AND {FREE_VENDOR_PAYMENT}"
         )
     };
     for row in rows_in(conn, &ids, sql).await? {
@@ -201,14 +229,16 @@ async fn line_in(conn: &mut Conn, statement: i64, line: i64) -> Result<Option<Ba
     row.as_ref().map(line_from).transpose()
 }
 
-/// The line `line` of the active statement `statement`, as an action finds it.
-async fn acted_line(conn: &mut Conn, statement: BankStatementId, line: BankLineId) -> Result<BankLine> {
-    let active = row_by_id(conn, "SELECT is_active FROM bank_statements WHERE id = $1", statement.get()).await?;
-    if active.map(|row| row.try_get::<bool, _>("is_active")).transpose()? != Some(true) {
-        return refused(StoreError::NotFound(Entity::BankStatement));
-    }
+/// The line `line` of the active statement `statement`, as an action finds it, with the
+/// statement's branch (D49).
+async fn acted_line(conn: &mut Conn, statement: BankStatementId, line: BankLineId) -> Result<(BankLine, BranchId)> {
+    let sql = "SELECT is_active, branch_id FROM bank_statements WHERE id = $1";
+    let branch = match row_by_id(conn, sql, statement.get()).await? {
+        Some(row) if row.try_get::<bool, _>("is_active")? => BranchId(row.try_get("branch_id")?),
+        _ => return refused(StoreError::NotFound(Entity::BankStatement)),
+    };
     match line_in(conn, statement.get(), line.get()).await? {
-        Some(found) => Ok(found),
+        Some(found) => Ok((found, branch)),
         None => refused(StoreError::NotFound(Entity::BankLine)),
     }
 }
@@ -233,13 +263,21 @@ async fn chosen(conn: &mut Conn, choice: PaymentChoice) -> Result<ChosenPayment>
     };
     let (amount_sql, holder_sql, id) = match payment {
         Holder::Payment(id) => (
-            "SELECT amount FROM transactions WHERE id = $1",
+            concat!(
+                "SELECT t.amount, ",
+                "(SELECT i.branch_id FROM invoices i WHERE i.id = t.invoice_id) AS branch_id ",
+                "FROM transactions t WHERE t.id = $1"
+            ),
             "SELECT id FROM bank_lines WHERE holds AND transaction_id = $1",
             id.get(),
         ),
         Holder::VendorPayment(id) => (
-            "SELECT amount FROM vendor_payments p WHERE p.id = $1 \
-             AND EXISTS (SELECT 1 FROM transactions t WHERE t.vendor_payment_id = p.id AND t.is_active)",
+            concat!(
+                "SELECT p.amount, (SELECT CASE WHEN MIN(i.branch_id) = MAX(i.branch_id) THEN MIN(i.branch_id) END ",
+                "FROM transactions t JOIN invoices i ON i.id = t.invoice_id WHERE t.vendor_payment_id = p.id ",
+                "AND t.is_active) AS branch_id FROM vendor_payments p WHERE p.id = $1 ",
+                "AND EXISTS (SELECT 1 FROM transactions t WHERE t.vendor_payment_id = p.id AND t.is_active)"
+            ),
             "SELECT id FROM bank_lines WHERE holds AND vendor_payment_id = $1",
             id.get(),
         ),
@@ -248,7 +286,12 @@ async fn chosen(conn: &mut Conn, choice: PaymentChoice) -> Result<ChosenPayment>
         return refused(StoreError::NotFound(Entity::VendorPayment));
     };
     let held_by = row_by_id(conn, holder_sql, id).await?.map(|row| row.try_get::<i64, _>(0)).transpose()?;
-    Ok(ChosenPayment { payment, amount: amount(row.try_get("amount")?)?.get(), held_by: held_by.map(BankLineId) })
+    Ok(ChosenPayment {
+        payment,
+        amount: amount(row.try_get("amount")?)?.get(),
+        held_by: held_by.map(BankLineId),
+        branch: row.try_get::<Option<i64>, _>("branch_id")?.map(BranchId),
+    })
 }
 
 /// Inserts the planned lines of statement `id` in multi-row statements.
@@ -290,17 +333,23 @@ impl BankStatementStore for SqlStore {
     async fn insert_statement(&self, statement: NewBankStatement, ctx: WriteContext) -> StoreResult<BankStatement> {
         answer(|| async {
             let (mut db_tx, calendar) = self.begin_with_calendar().await?;
+            // D48, D49: the branch it names (the engine filled in the default), then the
+            // statements' lock.
+            let branch = statement.branch_id.unwrap_or(HEAD_OFFICE_ID);
+            if !lock_active_branch(&mut db_tx, branch).await? {
+                return refused(StoreError::ParentInactive(Entity::Branch));
+            }
             lock(&mut db_tx, Lock::BankStatements).await?;
             let needs = MatchingNeeds::of(&statement.lines);
             let days = MatchingNeeds::range(&statement.lines);
             let existing = existing_lines(&mut db_tx, &statement.account, days).await?;
             let open = open_payments(&mut db_tx, &needs, &calendar).await?;
-            let plan = bank_rules::plan_statement(statement.lines.clone(), &existing, open, &calendar);
+            let plan = bank_rules::plan_statement(branch, statement.lines.clone(), &existing, open, &calendar);
             let (counts, range) = (plan.counts, plan.range());
             let row = sqlx::query(
                 "INSERT INTO bank_statements (account, from_date, to_date, matched, amount_differs, suggested, \
-                 unmatched, ignored, duplicate_lines, deposit_lines, skipped_rows, is_active, created_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, TRUE, $12) RETURNING id",
+                 unmatched, ignored, duplicate_lines, deposit_lines, skipped_rows, is_active, created_at, branch_id) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, TRUE, $12, $13) RETURNING id",
             )
             .bind(statement.account.clone())
             .bind(range.map(|(first, _)| first.to_string()))
@@ -314,6 +363,7 @@ impl BankStatementStore for SqlStore {
             .bind(i64::from(statement.deposit_lines))
             .bind(i64::from(statement.skipped_rows))
             .bind(micros(ctx.at))
+            .bind(branch.get())
             .fetch_one(&mut *db_tx)
             .await?;
             let id: i64 = row.try_get(0)?;
@@ -341,14 +391,14 @@ impl BankStatementStore for SqlStore {
         .await
     }
 
-    async fn uncleared_totals(&self, from: Timestamp, to: Timestamp) -> StoreResult<UnclearedTotals> {
+    async fn uncleared_totals(&self, range: (Timestamp, Timestamp), branch: BranchId) -> StoreResult<UnclearedTotals> {
         self.answer_read(|| async move {
             let mut conn = self.read().await?;
             let mut binds = Binds::default();
             let sql = format!(
                 "SELECT COUNT(*) AS count, CAST(COALESCE(SUM(amount / 4294967296), 0) AS BIGINT) AS amount_high, \
                  CAST(COALESCE(SUM(amount % 4294967296), 0) AS BIGINT) AS amount_low FROM ({}) u",
-                uncleared_union(&mut binds, from, to)
+                uncleared_union(&mut binds, range, branch)
             );
             let row = binds.query(sql).fetch_one(&mut *conn).await?;
             Ok(UnclearedTotals { count: count(row.try_get("count")?), amount: pair_of(&row, pair_columns!("amount"))? })
@@ -358,13 +408,13 @@ impl BankStatementStore for SqlStore {
 
     async fn uncleared_payments(
         &self,
-        from: Timestamp,
-        to: Timestamp,
+        range: (Timestamp, Timestamp),
+        branch: BranchId,
         page: PageRequest,
     ) -> StoreResult<Page<UnclearedPayment>> {
         self.answer_read(|| async move {
             let mut binds = Binds::default();
-            let union = uncleared_union(&mut binds, from, to);
+            let union = uncleared_union(&mut binds, range, branch);
             let (limit, offset) = page_limits(page);
             let sql = format!(
                 "SELECT COUNT(*) OVER () AS total_count, u.* FROM ({union}) u \
@@ -372,7 +422,7 @@ impl BankStatementStore for SqlStore {
             );
             let recount = move || {
                 let mut binds = Binds::default();
-                let union = uncleared_union(&mut binds, from, to);
+                let union = uncleared_union(&mut binds, range, branch);
                 binds.query(format!("SELECT COUNT(*) FROM ({union}) u"))
             };
             self.page(binds, sql, page, uncleared_from, recount).await
@@ -420,7 +470,7 @@ impl BankStatementStore for SqlStore {
         self.answer_read(|| async move {
             let mut conn = self.read().await?;
             match acted_line(&mut conn, statement, line).await {
-                Ok(found) => Ok(Some(found)),
+                Ok((found, _)) => Ok(Some(found)),
                 Err(Error::Refused(StoreError::NotFound(_))) => Ok(None),
                 Err(other) => Err(other),
             }
@@ -437,13 +487,13 @@ impl BankStatementStore for SqlStore {
     ) -> StoreResult<BankLine> {
         answer(|| async {
             let mut db_tx = self.begin_locked(Lock::BankStatements).await?;
-            let found = acted_line(&mut db_tx, statement, line).await?;
+            let (found, branch) = acted_line(&mut db_tx, statement, line).await?;
             let facts = LineFacts::of(&found);
             let change = match &action {
                 LineAction::Confirm => bank_rules::confirm(&facts)?,
                 LineAction::Match(choice) => {
                     let chosen = chosen(&mut db_tx, *choice).await?;
-                    bank_rules::match_by_hand(&facts, found.amount.get(), &chosen)?
+                    bank_rules::match_by_hand(&facts, branch, found.amount.get(), *choice, &chosen)?
                 }
                 LineAction::Unmatch => bank_rules::unmatch(),
                 LineAction::Ignore { .. } => bank_rules::ignore(),
@@ -466,7 +516,7 @@ impl BankStatementStore for SqlStore {
         answer(|| async {
             let (mut db_tx, calendar) = self.begin_with_calendar().await?;
             lock(&mut db_tx, Lock::BankStatements).await?;
-            let found = acted_line(&mut db_tx, statement, line).await?;
+            let (found, _) = acted_line(&mut db_tx, statement, line).await?;
             bank_rules::check_record(&LineFacts::of(&found))?;
             let (id, change) = write_vendor_payment(&mut db_tx, &calendar, vendor, &payment, ctx.at).await?;
             insert_audit(&mut db_tx, ctx.audit("create", Entity::VendorPayment, Some(id))).await?;

@@ -321,7 +321,9 @@ impl InvoiceStore for SqlStore {
                     .execute(&mut *db_tx)
                     .await?;
             }
-            let after = facts_of(&invoice, (before.paid, before.credited), &calendar);
+            // The invoice keeps its branch when the replacement names none (D49).
+            let after =
+                InvoiceFacts { branch_id: branch, ..facts_of(&invoice, (before.paid, before.credited), &calendar) };
             let change =
                 invoice_change(&mut db_tx, id.get(), (&before, &after), &calendar, FigureChange::new()).await?;
             let invoice = invoice_in(&mut db_tx, id.get(), today_start).await?;

@@ -90,8 +90,10 @@ pub(super) async fn credit_in(conn: &mut Conn, id: i64) -> Result<Option<VendorC
     Ok(Some(credit))
 }
 
-pub(super) const STATEMENT_COLUMNS: &str = "id, account, from_date, to_date, matched, amount_differs, suggested, unmatched, \
-     ignored, duplicate_lines, deposit_lines, skipped_rows, is_active, created_at";
+pub(super) const STATEMENT_COLUMNS: &str = "id, account, branch_id, \
+     (SELECT b.code FROM branches b WHERE b.id = bank_statements.branch_id) AS branch_code, from_date, to_date, \
+     matched, amount_differs, suggested, unmatched, ignored, duplicate_lines, deposit_lines, skipped_rows, is_active, \
+     created_at";
 
 pub(super) fn statement_from(row: &DbRow) -> Result<BankStatement> {
     let optional_day = |column: &str| -> Result<Option<Date>> {
@@ -100,6 +102,8 @@ pub(super) fn statement_from(row: &DbRow) -> Result<BankStatement> {
     Ok(BankStatement {
         id: BankStatementId(row.try_get("id")?),
         account: row.try_get("account")?,
+        branch_id: BranchId(row.try_get("branch_id")?),
+        branch_code: row.try_get("branch_code")?,
         from_date: optional_day("from_date")?,
         to_date: optional_day("to_date")?,
         counts: LineCounts {

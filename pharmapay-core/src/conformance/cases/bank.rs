@@ -43,6 +43,7 @@ impl<S: Store> Fixture<S> {
     async fn upload(&self, account: &str, text: &str) -> Result<BankStatement, Error> {
         let upload = StatementUpload {
             account: Some(account.to_owned()),
+            branch_id: None,
             file: ImportFile::csv(text),
             options: ReadOptions::default(),
             idempotency: None,
@@ -90,6 +91,7 @@ impl<S: Store> Fixture<S> {
             reference: Some(PaymentReference::parse("N1234-5678-9012345").expect("a reference")),
             description: None,
             allocations: None,
+            branch_id: None,
         };
         created(self.engine.create_vendor_payment(&self.admin, vendor, payment, None).await.expect("paid")).id
     }
@@ -340,6 +342,7 @@ pub async fn bad_statements_are_refused_and_statements_are_for_admins<S: Store>(
     assert!(matches!(&blank, Err(Error::Validation(errors)) if errors.contains("account")), "{blank:?}");
     let upload = StatementUpload {
         account: Some("A".into()),
+        branch_id: None,
         file: ImportFile::xlsx(b"PK\x03\x04 not a workbook".to_vec()),
         options: ReadOptions::default(),
         idempotency: None,
@@ -353,6 +356,7 @@ pub async fn bad_statements_are_refused_and_statements_are_for_admins<S: Store>(
     let named = "When,What,Paid Out\n04/30/2024,RENT,15000\n";
     let upload = StatementUpload {
         account: Some("A".into()),
+        branch_id: None,
         file: ImportFile::csv(named),
         options: ReadOptions {
             date_column: Some("when".into()),
@@ -375,6 +379,7 @@ pub async fn bad_statements_are_refused_and_statements_are_for_admins<S: Store>(
     assert!(matches!(forbidden, Err(Error::Forbidden { .. })), "{forbidden:?}");
     let upload = StatementUpload {
         account: Some("A".into()),
+        branch_id: None,
         file: ImportFile::csv(named),
         options: ReadOptions::default(),
         idempotency: None,
@@ -462,4 +467,135 @@ pub async fn statements_show_payments_to_their_readers_and_deletes_free_lines<S:
         LineStatus::ALL.map(|status| all.iter().filter(|line| line.status == status).count() as u32)
     };
     assert_eq!(counts(&kept), recount, "the kept counts are a recount of the lines");
+}
+
+/// A store's current account, downloaded: the head office's payment, the store's own, a vendor
+/// payment spanning both, and one line nothing recorded.
+const STORE_MAY: &str = "Date,Narration,Chq./Ref.No.,Withdrawal Amt.,Deposit Amt.\n\
+    05/05/24,UPI-CIPLA-412345678901-HO BILL,,100.00,\n\
+    05/05/24,UPI-CIPLA-412345678902-STORE BILL,,60.00,\n\
+    08/05/24,NEFT-N123456789012345-BOTH,,50.00,\n\
+    08/05/24,NEFT-N999888777666555-UNRECORDED,,15.00,\n";
+
+/// The head office's account over the same days: its own payment and a salary.
+const HEAD_MAY: &str = "Date,Narration,Chq./Ref.No.,Withdrawal Amt.,Deposit Amt.\n\
+    05/05/24,UPI-CIPLA-412345678901-HO BILL,,100.00,\n\
+    08/05/24,SALARY MAY,,15000.00,\n";
+
+/// D49: a statement belongs to a branch; the head office's match every branch's payments,
+/// another branch's only payments of its own invoices, by hand too; `record` from a store's
+/// line pays its own bills only; the uncleared payments of a store's statement are its own.
+pub async fn statements_match_the_payments_of_their_branch<S: Store>(store: S) {
+    use crate::branches::{HEAD_OFFICE_CODE, HEAD_OFFICE_ID, NewBranch};
+    use crate::ids::BranchId;
+    use crate::invoices::NewInvoice;
+    use crate::vendor_payments::rules::RequestedAllocation;
+
+    let fx = Fixture::new(store).await;
+    let vendor = fx.vendor("Cipla").await;
+    let andheri = created(fx.engine.create_branch(&fx.admin, NewBranch::new("AND", "Andheri"), None).await.unwrap());
+    let closed = created(fx.engine.create_branch(&fx.admin, NewBranch::new("OLD", "Closed"), None).await.unwrap());
+    fx.engine.delete_branch(&fx.admin, closed.id, None).await.unwrap();
+    // The head office's bill falls due first, so a split over every branch would start there.
+    let head_bill = fx.invoice(vendor.id, "H-1", "200", "2024-04-01T00:00:00Z").await;
+    let store_bill = |number: &str, total: &str| NewInvoice {
+        branch_id: Some(andheri.id),
+        ..fx.new_invoice(vendor.id, number, total, "2024-04-20T00:00:00Z")
+    };
+    let first = created(fx.engine.create_invoice(&fx.admin, store_bill("A-1", "60"), None).await.unwrap());
+    let second = created(fx.engine.create_invoice(&fx.admin, store_bill("A-2", "40"), None).await.unwrap());
+    let head_paid =
+        fx.paid_on(head_bill.id, "100", "2024-05-05T09:00:00Z", TransactionType::Upi, Some("412345678901")).await;
+    let store_paid =
+        fx.paid_on(first.id, "60", "2024-05-05T09:00:00Z", TransactionType::Upi, Some("412345678902")).await;
+    let store_unseen = fx.paid_on(second.id, "5", "2024-05-06T09:00:00Z", TransactionType::NetBanking, None).await;
+    let both = NewVendorPayment {
+        amount: amount("50"),
+        transaction_date: ts("2024-05-08T09:00:00Z"),
+        transaction_type: TransactionType::NetBanking,
+        reference: Some(PaymentReference::parse("N123456789012345").expect("a reference")),
+        description: None,
+        allocations: Some(vec![
+            RequestedAllocation { invoice_id: head_bill.id, amount: amount("30") },
+            RequestedAllocation { invoice_id: second.id, amount: amount("20") },
+        ]),
+        branch_id: None,
+    };
+    let both = created(fx.engine.create_vendor_payment(&fx.admin, vendor.id, both, None).await.unwrap());
+
+    let upload = |account: &str, text: &str, branch: Option<BranchId>| StatementUpload {
+        account: Some(account.to_owned()),
+        branch_id: branch,
+        file: ImportFile::csv(text),
+        options: ReadOptions::default(),
+        idempotency: None,
+    };
+    for (branch, label) in [(closed.id, "a deleted branch"), (BranchId(999), "no branch")] {
+        let refused = fx.engine.upload_statement(&fx.admin, upload("AND-CUR", STORE_MAY, Some(branch))).await;
+        super::support::field_error(refused.map(created), "branchId", label);
+    }
+    let own = fx.engine.upload_statement(&fx.admin, upload("AND-CUR", STORE_MAY, Some(andheri.id))).await;
+    let own = created(own.expect("a store's statement"));
+    assert_eq!((own.branch_id, own.branch_code.as_str()), (andheri.id, "AND"));
+    let lines = fx.lines_of(own.id, None).await;
+    assert_eq!(
+        outcome(&lines),
+        [
+            (1, LineStatus::Unmatched, None, None),
+            (2, LineStatus::Matched, Some(MatchedBy::Reference), single(store_paid)),
+            (3, LineStatus::Unmatched, None, None),
+            (4, LineStatus::Unmatched, None, None),
+        ],
+        "the head office's payment and the one spanning branches are not the store's to match"
+    );
+    let uncleared = fx.uncleared(own.id).await;
+    assert_eq!(
+        uncleared.iter().map(|payment| payment.payment).collect::<Vec<_>>(),
+        [Holder::Payment(store_unseen)],
+        "only the store's own payments are awaited on its statement"
+    );
+
+    // By hand: another branch's payment, or one spanning branches, is as a missing one.
+    let at = |n: usize| lines[n - 1].id;
+    let by_transaction = |id| MatchRequest { transaction_id: Some(id), vendor_payment_id: None };
+    let head = fx.engine.match_line(&fx.admin, own.id, at(1), by_transaction(head_paid)).await;
+    assert!(matches!(head, Err(Error::NotFound { entity: Entity::Transaction })), "{head:?}");
+    let whole = MatchRequest { transaction_id: None, vendor_payment_id: Some(both.id) };
+    let spanning = fx.engine.match_line(&fx.admin, own.id, at(3), whole).await;
+    assert!(matches!(spanning, Err(Error::NotFound { entity: Entity::VendorPayment })), "{spanning:?}");
+    let part = both.transactions.iter().find(|part| part.invoice_id == second.id).expect("the store's part").id;
+    let by_part = fx.engine.match_line(&fx.admin, own.id, at(3), by_transaction(part)).await;
+    assert!(matches!(by_part, Err(Error::NotFound { entity: Entity::Transaction })), "{by_part:?}");
+    let mine = fx.engine.match_line(&fx.admin, own.id, at(4), by_transaction(store_unseen)).await;
+    assert_eq!(mine.expect("the store's own payment").status, LineStatus::AmountDiffers);
+    fx.engine.unmatch_line(&fx.admin, own.id, at(4)).await.expect("unmatched");
+
+    // Recording from the store's line pays the store's bills only.
+    let elsewhere = LineRecording {
+        vendor_id: vendor.id,
+        allocations: Some(vec![RequestedAllocation { invoice_id: head_bill.id, amount: amount("15") }]),
+        transaction_type: None,
+    };
+    let refused = fx.engine.record_line(&fx.admin, own.id, at(4), elsewhere, None).await;
+    super::support::field_error(refused, "allocations[0].invoiceId", "the head office's bill");
+    let oldest = LineRecording { vendor_id: vendor.id, allocations: None, transaction_type: None };
+    let recorded = created(fx.engine.record_line(&fx.admin, own.id, at(4), oldest, None).await.expect("recorded"));
+    let Some(Holder::VendorPayment(made)) = recorded.payment else { panic!("a vendor payment, got {recorded:?}") };
+    let made = fx.engine.get_vendor_payment(&fx.admin, made).await.expect("recorded payment");
+    let paid: Vec<_> = made.transactions.iter().map(|part| (part.invoice_id, part.amount)).collect();
+    assert_eq!(paid, [(second.id, amount("15"))], "the store's open bill, not the head office's older one");
+
+    // The head office's statement matches every branch's payments.
+    let head = created(fx.engine.upload_statement(&fx.admin, upload("HO-CUR", HEAD_MAY, None)).await.unwrap());
+    assert_eq!((head.branch_id, head.branch_code.as_str()), (HEAD_OFFICE_ID, HEAD_OFFICE_CODE), "the default");
+    let head_lines = fx.lines_of(head.id, None).await;
+    assert_eq!(head_lines[0].payment, single(head_paid));
+    let mut awaited: Vec<Holder> = fx.uncleared(head.id).await.into_iter().map(|payment| payment.payment).collect();
+    awaited.sort();
+    let mut expected = vec![Holder::Payment(store_unseen), Holder::VendorPayment(both.id)];
+    expected.sort();
+    assert_eq!(awaited, expected, "every branch's payments no line holds");
+    let store_line = head_lines[1].id;
+    let matched = fx.engine.match_line(&fx.admin, head.id, store_line, whole).await;
+    assert_eq!(matched.expect("the head office matches a payment spanning branches").status, LineStatus::AmountDiffers);
 }

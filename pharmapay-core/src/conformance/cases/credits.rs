@@ -384,6 +384,7 @@ pub async fn credits_set_against_bills_lower_what_is_owed_everywhere<S: Store>(s
         reference: None,
         description: None,
         allocations: Some(vec![RequestedAllocation { invoice_id: later.id, amount: amount("30.0001") }]),
+        branch_id: None,
     };
     field_error(
         fx.engine.create_vendor_payment(&fx.admin, vendor.id, payment, None).await,

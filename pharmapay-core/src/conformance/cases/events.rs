@@ -93,6 +93,7 @@ pub async fn writes_announce_their_records_and_refusals_nothing<S: Store>(store:
         reference: None,
         description: None,
         allocations: None,
+        branch_id: None,
     };
     created(fx.engine.create_vendor_payment(&fx.admin, vendor.id, payment, None).await.expect("paid"));
     let announced = fx.announced(mark).await;

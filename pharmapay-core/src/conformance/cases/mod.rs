@@ -42,7 +42,7 @@ pub use access::{
 };
 pub use bank::{
     bad_statements_are_refused_and_statements_are_for_admins, concurrent_uploads_match_a_payment_once,
-    statements_match_lines_and_every_action_keeps_the_counts,
+    statements_match_lines_and_every_action_keeps_the_counts, statements_match_the_payments_of_their_branch,
     statements_show_payments_to_their_readers_and_deletes_free_lines,
 };
 pub use branches::{

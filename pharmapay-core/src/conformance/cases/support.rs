@@ -76,6 +76,7 @@ pub(super) fn vendor_payment(total: &str, kind: TransactionType, reference_text:
         reference: reference_text.and_then(reference),
         description: Some("NEFT".into()),
         allocations: None,
+        branch_id: None,
     }
 }
 
