@@ -229,6 +229,10 @@ impl ApiError {
                     tracing::warn!(trace_id = %trace_id, %missing, "refused to give more than the caller holds");
                     Some(format!("You cannot give what you do not hold yourself: {missing}."))
                 }
+                Error::Forbidden { required: Requirement::Scope(missing) } => {
+                    tracing::warn!(trace_id = %trace_id, %missing, "outside the caller's branches");
+                    Some(format!("This needs a scope of {missing}, beyond the branches you hold."))
+                }
                 Error::Forbidden { required } => {
                     tracing::warn!(trace_id = %trace_id, %required, "permission denied");
                     Some(format!("This needs the {required} permission."))

@@ -23,6 +23,8 @@ use pharmapay_core::text::key;
 use pharmapay_core::{Entity, StoreError};
 
 use crate::{MemoryStore, PolicyRow, RoleRow, State, UserRow};
+use pharmapay_core::branches::Scope;
+use pharmapay_core::branches::scope as branch_scope;
 
 impl State {
     pub(crate) fn user(&self, id: i64) -> Option<User> {
@@ -33,6 +35,7 @@ impl State {
             last_name: row.last_name.clone(),
             email: row.email.clone(),
             role_id: RoleId(row.role_id),
+            branch_ids: row.branch_ids.clone(),
             is_active: row.is_active,
             created_at: row.created_at,
         })
@@ -69,7 +72,7 @@ impl State {
     pub(crate) fn insert_user_row(
         &mut self,
         user: NewUserRecord,
-        authority: Authority,
+        (authority, scope): (Authority, &Scope),
         at: Timestamp,
     ) -> StoreResult<i64> {
         let email_key = key(&user.email);
@@ -77,6 +80,9 @@ impl State {
             return Err(StoreError::ParentInactive(Entity::Role));
         }
         grants::check(authority, self.role_grant(user.role_id.get()))?;
+        let facts = self.branch_facts([&user.branch_ids]);
+        let admin = user.role_id == ADMIN_ROLE_ID;
+        let branch_ids = branch_scope::plan_scope(Some(&user.branch_ids), None, admin, scope, &facts)?;
         if self.email_taken(&email_key, None) {
             return Err(StoreError::Conflict(UniqueKey::UserEmail));
         }
@@ -89,6 +95,7 @@ impl State {
                 email: user.email,
                 email_key,
                 role_id: user.role_id.get(),
+                branch_ids,
                 password_hash: user.password_hash,
                 tokens: TokenState::default(),
                 is_active: true,
@@ -231,7 +238,7 @@ impl AccessStore for MemoryStore {
 
     async fn insert_user(&self, user: NewUserRecord, ctx: WriteContext) -> StoreResult<User> {
         let mut state = self.write();
-        let id = state.insert_user_row(user, ctx.authority, ctx.at)?;
+        let id = state.insert_user_row(user, (ctx.authority, &ctx.scope), ctx.at)?;
         state.finish_write(&ctx, "create", Entity::User, id);
         Ok(state.user(id).expect("just written"))
     }
@@ -257,18 +264,27 @@ impl AccessStore for MemoryStore {
         if role_changes {
             grants::check(ctx.authority, state.role_grant(user.role_id.get()))?;
         }
+        // D49: the scope the write leaves, within the writer's, of active branches.
+        let held = current.branch_ids.clone();
+        let branch_facts = state.branch_facts([&held].into_iter().chain(user.branch_ids.as_ref()));
+        let admin = user.role_id == ADMIN_ROLE_ID;
+        let branch_ids =
+            branch_scope::plan_scope(user.branch_ids.as_ref(), Some(&held), admin, &ctx.scope, &branch_facts)?;
         if state.email_taken(&email_key, Some(id.get())) {
             return Err(StoreError::Conflict(UniqueKey::UserEmail));
         }
         access_rules::check_user_change(facts, user.role_id, state.active_admins())?;
+        let narrowed = branch_scope::narrows(&held, &branch_ids);
         let row = state.users.get_mut(&id.get()).expect("checked above");
         row.first_name = user.first_name;
         row.last_name = user.last_name;
         row.email = user.email;
         row.email_key = email_key;
         row.role_id = user.role_id.get();
-        if role_changes {
-            // D39: a new role may hold less, so tokens issued for the old one stop working.
+        row.branch_ids = branch_ids;
+        if role_changes || narrowed {
+            // D39: a new role may hold less, and a narrowed scope does (D49), so tokens issued
+            // before stop working.
             state.revoke([id.get()], ctx.at);
         }
         state.finish_write(&ctx, "update", Entity::User, id.get());
@@ -279,6 +295,8 @@ impl AccessStore for MemoryStore {
         let mut state = self.write();
         let row = active(&state.users, id.get(), Entity::User)?;
         let facts = UserFacts { id, role_id: RoleId(row.role_id) };
+        let held = row.branch_ids.clone();
+        branch_scope::check_reach(&ctx.scope, &held, &state.branch_facts([&held]))?;
         access_rules::check_user_delete(facts, ctx.actor, state.active_admins())?;
         state.users.get_mut(&id.get()).expect("checked above").is_active = false;
         state.revoke([id.get()], ctx.at);
@@ -289,8 +307,9 @@ impl AccessStore for MemoryStore {
     async fn restore_user(&self, id: UserId, ctx: WriteContext) -> StoreResult<User> {
         let mut state = self.write();
         let row = deleted(&state.users, id.get(), Entity::User)?;
-        let (role_id, email_key) = (row.role_id, row.email_key.clone());
+        let (role_id, email_key, held) = (row.role_id, row.email_key.clone(), row.branch_ids.clone());
         restore::check_parent(Entity::Role, state.active_role(role_id))?;
+        branch_scope::check_reach(&ctx.scope, &held, &state.branch_facts([&held]))?;
         // D48: the user gets back their role and the policies attached to them directly.
         grants::check(ctx.authority, state.role_grant(role_id).and(state.own_policies_grant(id.get())))?;
         if state.email_taken(&email_key, Some(id.get())) {

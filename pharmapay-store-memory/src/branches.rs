@@ -2,7 +2,9 @@
 //! compared as kept (upper-cased); the head office is never deleted, as
 //! [`branch_rules::check_delete`] says.
 
+use pharmapay_core::branches::Scope;
 use pharmapay_core::branches::rules as branch_rules;
+use pharmapay_core::branches::scope::BranchFacts;
 use pharmapay_core::branches::{Branch, HEAD_OFFICE_ID, NewBranch};
 use pharmapay_core::error::Entity;
 use pharmapay_core::ids::BranchId;
@@ -36,6 +38,18 @@ impl State {
     /// Whether branch `id` exists and is active: a new record may name it (D49).
     pub(crate) fn active_branch(&self, id: i64) -> bool {
         self.branches.get(&id).is_some_and(|row| row.is_active)
+    }
+
+    /// The branches the scopes name, as a scope write checks them (D49).
+    pub(crate) fn branch_facts<'a>(&self, scopes: impl IntoIterator<Item = &'a Scope>) -> Vec<BranchFacts> {
+        let ids: std::collections::BTreeSet<BranchId> =
+            scopes.into_iter().filter_map(Scope::ids).flatten().copied().collect();
+        ids.into_iter()
+            .filter_map(|id| {
+                let row = self.branches.get(&id.get())?;
+                Some(BranchFacts { id, code: row.code.clone(), is_active: row.is_active })
+            })
+            .collect()
     }
 
     /// Every active branch's id and code, for the imports that name branches by code (D49).

@@ -96,6 +96,7 @@ pub(crate) struct UserRow {
     pub(crate) email: String,
     pub(crate) email_key: String,
     pub(crate) role_id: i64,
+    pub(crate) branch_ids: pharmapay_core::branches::Scope,
     pub(crate) password_hash: String,
     pub(crate) tokens: TokenState,
     pub(crate) is_active: bool,

@@ -77,7 +77,7 @@ impl SessionStore for MemoryStore {
             }
             PharmacyRow::Insert => state.add_vendor(pharmacy, true, ctx.at),
         };
-        let user_id = state.insert_user_row(admin, ctx.authority, ctx.at)?;
+        let user_id = state.insert_user_row(admin, (ctx.authority, &ctx.scope), ctx.at)?;
         state.name_head_office(head_office, ctx.at);
         // The engine signs the first admin in at once, with a token issued now.
         let user = state.users.get_mut(&user_id).expect("just written");

@@ -89,7 +89,12 @@ impl State {
         }
         self.check_reference(payment.transaction_type, payment.reference.as_ref(), None)?;
         let payable = self.payable(vendor_id.get(), payment.allocations.as_deref());
-        let allocations = vendor_payment_rules::plan_payment(vendor_id, payment, &payable)?;
+        let allocations = vendor_payment_rules::plan_payment(
+            vendor_id,
+            (payment.amount, payment.allocations.as_deref()),
+            payment.branch_id,
+            &payable,
+        )?;
         let id = self.next("vendor_payment");
         self.vendor_payments.insert(
             id,

@@ -23,6 +23,7 @@ const LANDED: &[(&str, i64, &str)] = &[
     ("sqlite", 19, "d9d1171bd809f107"),
     ("sqlite", 20, "bc7ed6a4878de73c"),
     ("sqlite", 21, "3e5de7c98e909356"),
+    ("sqlite", 22, "e8b0b872ae3718fd"),
     ("postgres", 1, "fa05d1aa612d1170"),
     ("postgres", 2, "dd40d21edd789e41"),
     ("postgres", 3, "961bcc497a50ece0"),
@@ -44,6 +45,7 @@ const LANDED: &[(&str, i64, &str)] = &[
     ("postgres", 19, "462a9ae6d36eeb29"),
     ("postgres", 20, "5c3a187115bf5fb3"),
     ("postgres", 21, "68fc4a5e567ed5a1"),
+    ("postgres", 22, "5bd91cc1fea71c33"),
 ];
 
 #[test]

@@ -382,6 +382,19 @@ macro_rules! migrations {
                 recounts_figures: true,
                 rekeys_references: false,
             },
+            Migration {
+                version: 22,
+                description: "user branches",
+                sql: include_str!(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/migrations/",
+                    $backend,
+                    "/0022_user_branches.sql"
+                )),
+                seeds: false,
+                recounts_figures: false,
+                rekeys_references: false,
+            },
         ]
     };
 }

@@ -89,7 +89,7 @@ macro_rules! transactions_with_invoice {
 
 macro_rules! user_columns {
     () => {
-        "u.id, u.first_name, u.last_name, u.email, u.role_id, u.is_active, u.created_at"
+        "u.id, u.first_name, u.last_name, u.email, u.role_id, u.branch_ids, u.is_active, u.created_at"
     };
 }
 

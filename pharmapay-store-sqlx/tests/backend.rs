@@ -73,7 +73,7 @@ async fn a_sqlite_file_keeps_its_data_across_reopens_and_migrates_once() {
     let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
     let applied: i64 =
         sqlx::query("SELECT COUNT(*) FROM _pharmapay_migrations").fetch_one(&mut conn).await.unwrap().get(0);
-    assert_eq!(applied, 21, "each of the twenty-one migrations is recorded once");
+    assert_eq!(applied, 22, "each of the twenty-two migrations is recorded once");
 }
 
 /// Writes a small ledger through `store`: an overdue, a fully paid and a partially paid
@@ -145,6 +145,9 @@ async fn reads_as_the_small_ledger<S: Store>(store: &S) {
     assert_eq!((top.len(), top[0].outstanding_balance, top[0].total_invoices), (1, dec("17.5"), 3));
 }
 
+/// Takes a database back from version 22 to 21: users without branches (D49).
+const UNDO_22: &str = "ALTER TABLE users DROP COLUMN branch_ids; DELETE FROM _pharmapay_migrations WHERE version = 22";
+
 /// Takes a database back from version 21 to 20: credits and statements without a branch (D49).
 const UNDO_21: &str = "ALTER TABLE vendor_credits DROP COLUMN branch_id; ALTER TABLE bank_statements DROP COLUMN branch_id; \
      DELETE FROM _pharmapay_migrations WHERE version = 21";
@@ -208,6 +211,7 @@ async fn sqlite_kept_figures_are_recounted_when_an_existing_database_upgrades() 
     small_ledger(&store).await.unwrap();
     store.close().await;
     let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
+    sqlx::raw_sql(UNDO_22).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_21).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_20).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_19).execute(&mut conn).await.unwrap();
@@ -249,6 +253,7 @@ async fn postgres_kept_figures_are_recounted_when_an_existing_database_upgrades(
     small_ledger(&store).await.unwrap();
     store.close().await;
     let mut conn = sqlx::PgConnection::connect(database.url()).await.unwrap();
+    sqlx::raw_sql(UNDO_22).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_21).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_20).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_19).execute(&mut conn).await.unwrap();
@@ -850,6 +855,7 @@ async fn sqlite_credit_permissions_are_added_when_an_existing_database_upgrades(
     let store = SqliteStore::connect(&path).await.unwrap();
     store.close().await;
     let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{path}")).await.unwrap();
+    sqlx::raw_sql(UNDO_22).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_21).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_20).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_19).execute(&mut conn).await.unwrap();
@@ -869,6 +875,7 @@ async fn postgres_credit_permissions_are_added_when_an_existing_database_upgrade
     let Some((store, database)) = common::fresh_postgres().await else { return };
     store.close().await;
     let mut conn = sqlx::PgConnection::connect(database.url()).await.unwrap();
+    sqlx::raw_sql(UNDO_22).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_21).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_20).execute(&mut conn).await.unwrap();
     sqlx::raw_sql(UNDO_19).execute(&mut conn).await.unwrap();

@@ -17,8 +17,9 @@ use pharmapay_core::{Error, UniqueKey};
 use pharmapay_store_sqlx::{PostgresStore, SqliteStore};
 use sqlx::Connection;
 
-/// Takes a database back from version 21 to 18, as an earlier build left it.
-const UNDO_19: &str = "ALTER TABLE vendor_credits DROP COLUMN branch_id; \
+/// Takes a database back from version 22 to 18, as an earlier build left it.
+const UNDO_19: &str = "ALTER TABLE users DROP COLUMN branch_ids; DELETE FROM _pharmapay_migrations WHERE version = 22; \
+     ALTER TABLE vendor_credits DROP COLUMN branch_id; \
      ALTER TABLE bank_statements DROP COLUMN branch_id; DELETE FROM _pharmapay_migrations WHERE version = 21; \
      ALTER TABLE invoices DROP COLUMN branch_id; DELETE FROM _pharmapay_migrations WHERE version = 20; \
      DROP TABLE branches; DELETE FROM policy_permissions WHERE permission_id >= 42; \

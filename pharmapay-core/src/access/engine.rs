@@ -56,7 +56,9 @@ impl<S: Store> PharmaPay<S> {
         idempotency: Option<&IdempotencyRequest>,
     ) -> Result<Created<User>> {
         principal.require(Access::new(Collection::User, Action::Create))?;
-        let user = user.validate().map_err(Error::Validation)?;
+        let mut user = user.validate().map_err(Error::Validation)?;
+        // D49: a user created without `branchIds` gets the caller's own scope.
+        let branch_ids = user.branch_ids.get_or_insert_with(|| principal.scope.clone()).clone();
         let ctx = self.ctx_with(principal, user.audit_changes());
         // The password is hashed once the key is claimed, so a replay costs no hashing.
         let insert = |ctx| async move {
@@ -66,6 +68,7 @@ impl<S: Store> PharmaPay<S> {
                 last_name: user.last_name,
                 email: user.email,
                 role_id: user.role_id,
+                branch_ids,
                 password_hash,
             };
             self.store.insert_user(record, ctx).await.map_err(store_error)
@@ -73,10 +76,12 @@ impl<S: Store> PharmaPay<S> {
         self.create_idempotently(principal, idempotency, ctx, insert, |id| self.store.get_user(UserId(id))).await
     }
 
-    /// Replaces a user's names, email and role; the last active admin keeps the Admin role (D18).
+    /// Replaces a user's names, email, role and, when given, branches (D49); the last active
+    /// admin keeps the Admin role (D18). Narrowing a user's branches revokes their tokens (D39).
     ///
     /// # Errors
-    /// [`Error::Forbidden`]; [`Error::Validation`]; [`Error::NotFound`]; [`Error::Conflict`];
+    /// [`Error::Forbidden`] (also for a scope beyond the caller's, or a user reaching beyond
+    /// it, D38 and D49); [`Error::Validation`]; [`Error::NotFound`]; [`Error::Conflict`];
     /// [`Error::Rule`].
     #[instrument(skip_all, fields(user_id = %id))]
     pub async fn update_user(&self, principal: &Principal, id: UserId, user: UserUpdate) -> Result<User> {

@@ -91,6 +91,8 @@ pub struct Principal {
     pub is_admin: bool,
     /// The resolved permissions (`perm`).
     pub permissions: PermissionSet,
+    /// The branches the caller sees and writes in (`branches`, D49).
+    pub scope: crate::branches::Scope,
     /// When the token expires (`exp`).
     pub expires_at: Timestamp,
 }
@@ -155,6 +157,7 @@ mod tests {
             role_id: RoleId(2),
             is_admin,
             permissions: PermissionSet::from_names(perms.iter().copied()),
+            scope: crate::branches::Scope::All,
             expires_at: Timestamp::UNIX_EPOCH,
         }
     }

@@ -3,6 +3,7 @@
 use jiff::Timestamp;
 
 use crate::base::tidy::{tidy_email, tidy_required};
+use crate::branches::Scope;
 use crate::error::FieldErrors;
 use crate::ids::{RoleId, UserId};
 use crate::text::{NAME_MAX, Password};
@@ -20,6 +21,8 @@ pub struct User {
     pub email: String,
     /// The role.
     pub role_id: RoleId,
+    /// The branches they see and write in (D49): all for every Admin.
+    pub branch_ids: Scope,
     /// False once soft-deleted.
     pub is_active: bool,
     /// When created.
@@ -39,6 +42,9 @@ pub struct NewUser {
     pub password: Password,
     /// The role; must be active.
     pub role_id: RoleId,
+    /// The branches they see (D49): `None` when the body omits it, which gives the caller's
+    /// own scope; `Some(Scope::All)` for `null`.
+    pub branch_ids: Option<Scope>,
 }
 
 /// `validate` for the bodies that carry a person's names and email.
@@ -77,6 +83,9 @@ pub struct UserUpdate {
     pub email: String,
     /// The role; must be active.
     pub role_id: RoleId,
+    /// The branches they see (D49): `None` when the body omits it (unchanged, or all when the
+    /// role becomes Admin); `Some(Scope::All)` for `null`.
+    pub branch_ids: Option<Scope>,
 }
 
 /// The caller's own profile (D24).
@@ -113,11 +122,20 @@ pub struct PasswordChange {
 }
 
 /// A person's values as the audit log keeps them (D22): names, email and, when the write sets
-/// it, the role.
-fn person_changes(first_name: &str, last_name: &str, email: &str, role_id: Option<RoleId>) -> String {
+/// them, the role and the branches (D49).
+fn person_changes(
+    first_name: &str,
+    last_name: &str,
+    email: &str,
+    role_id: Option<RoleId>,
+    branch_ids: Option<&Scope>,
+) -> String {
     let mut changes = serde_json::json!({ "firstName": first_name, "lastName": last_name, "email": email });
     if let Some(role_id) = role_id {
         changes["roleId"] = serde_json::json!(role_id.get());
+    }
+    if let Some(branch_ids) = branch_ids {
+        changes["branchIds"] = branch_ids.json();
     }
     changes.to_string()
 }
@@ -125,21 +143,21 @@ fn person_changes(first_name: &str, last_name: &str, email: &str, role_id: Optio
 impl NewUser {
     /// The values written, as the audit log keeps them (D22); never the password.
     pub(crate) fn audit_changes(&self) -> String {
-        person_changes(&self.first_name, &self.last_name, &self.email, Some(self.role_id))
+        person_changes(&self.first_name, &self.last_name, &self.email, Some(self.role_id), self.branch_ids.as_ref())
     }
 }
 
 impl UserUpdate {
     /// The values written, as the audit log keeps them (D22).
     pub(crate) fn audit_changes(&self) -> String {
-        person_changes(&self.first_name, &self.last_name, &self.email, Some(self.role_id))
+        person_changes(&self.first_name, &self.last_name, &self.email, Some(self.role_id), self.branch_ids.as_ref())
     }
 }
 
 impl ProfileUpdate {
     /// The values written, as the audit log keeps them (D22).
     pub(crate) fn audit_changes(&self) -> String {
-        person_changes(&self.first_name, &self.last_name, &self.email, None)
+        person_changes(&self.first_name, &self.last_name, &self.email, None, None)
     }
 }
 
@@ -154,6 +172,9 @@ pub struct NewUserRecord {
     pub email: String,
     /// The role.
     pub role_id: RoleId,
+    /// The branches asked for (D49): the caller's own scope when the body named none; the
+    /// store decides the kept scope under its lock ([`crate::branches::scope::plan_scope`]).
+    pub branch_ids: Scope,
     /// PHC string.
     pub password_hash: String,
 }

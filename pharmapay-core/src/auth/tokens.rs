@@ -97,6 +97,10 @@ struct Claims {
     role_id: String,
     is_admin: String,
     perm: Vec<String>,
+    /// The caller's branches (D49): `"*"` or the list of ids; absent in tokens issued before
+    /// scopes were kept, which were all of every branch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    branches: Option<serde_json::Value>,
     exp: u64,
     iat: u64,
     iss: String,
@@ -186,6 +190,7 @@ impl Tokens {
             is_admin: if is_admin { "true" } else { "false" }.into(),
             // Spec, Authentication 6: an admin token carries the single entry `*:Create`.
             perm: if is_admin { vec!["*:Create".into()] } else { perm },
+            branches: Some(user.branch_ids.claim()),
             exp: u64::try_from(exp).unwrap_or(0),
             iat: u64::try_from(issued_at).unwrap_or(0),
             iss: self.settings.issuer.clone(),
@@ -251,6 +256,7 @@ impl Tokens {
             role_id: RoleId(role_id),
             is_admin,
             permissions: PermissionSet::from_names(claims.perm.iter().map(String::as_str)),
+            scope: crate::branches::Scope::from_claim(claims.branches.as_ref()).ok_or(Error::Unauthenticated)?,
             expires_at: Timestamp::from_second(exp).map_err(|_| Error::Unauthenticated)?,
         };
         Ok(VerifiedToken { principal, issued_at_second: iat })
@@ -272,6 +278,7 @@ mod tests {
             last_name: "Rao".into(),
             email: "asha@example.com".into(),
             role_id: RoleId(2),
+            branch_ids: crate::branches::Scope::All,
             is_active: true,
             created_at: Timestamp::UNIX_EPOCH,
         }

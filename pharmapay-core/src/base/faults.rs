@@ -7,7 +7,7 @@ use std::fmt;
 
 use super::fields::{Entity, FieldErrors, RuleBroken};
 use super::ids::{BankLineId, TransactionId};
-use super::permissions::Escalation;
+use super::permissions::{Escalation, ScopeNeed};
 
 /// The most `row<N>.<field>` keys an answer lists (D45); the count of failed rows is exact.
 pub const MAX_ERROR_KEYS: usize = 1_000;
@@ -36,6 +36,9 @@ pub enum StoreError {
     /// The write would give more than its context's authority holds (D38).
     #[error("the write would give {0}, which the caller does not hold")]
     Escalation(Escalation),
+    /// The write reaches beyond its context's scope (D49): what the caller lacks.
+    #[error("the write needs {0}, beyond the caller's scope")]
+    OutOfScope(ScopeNeed),
     /// A rule found fields of the write wrong against what is stored (an allocation above an
     /// invoice's pending amount, D31; an invoice dated after its vendor's licence, D36).
     #[error("invalid input: {0}")]

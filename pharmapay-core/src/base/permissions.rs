@@ -142,8 +142,27 @@ impl fmt::Display for Access {
     }
 }
 
+/// What a caller lacks in scope, as the 403's `detail` names it (D49): `all branches`, or each
+/// branch code missing.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ScopeNeed {
+    /// A scope of all branches.
+    All,
+    /// These branches, by code.
+    Codes(Vec<String>),
+}
+
+impl fmt::Display for ScopeNeed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ScopeNeed::All => f.write_str("all branches"),
+            ScopeNeed::Codes(codes) => write!(f, "the branches {}", codes.join(", ")),
+        }
+    }
+}
+
 /// What an operation needs beyond a valid token.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Requirement {
     /// One permission.
     Permission(Access),
@@ -151,6 +170,8 @@ pub enum Requirement {
     Admin,
     /// Holding everything a write would give (D38): what the caller lacks.
     Grant(Escalation),
+    /// A scope of more branches than the caller's (D49): what it lacks.
+    Scope(ScopeNeed),
 }
 
 impl fmt::Display for Requirement {
@@ -159,6 +180,7 @@ impl fmt::Display for Requirement {
             Requirement::Permission(access) => access.fmt(f),
             Requirement::Admin => f.write_str("admin"),
             Requirement::Grant(missing) => missing.fmt(f),
+            Requirement::Scope(missing) => missing.fmt(f),
         }
     }
 }

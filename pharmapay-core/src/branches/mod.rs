@@ -8,7 +8,10 @@
 
 mod engine;
 pub mod rules;
+pub mod scope;
 pub mod store;
+
+pub use scope::Scope;
 
 use jiff::Timestamp;
 

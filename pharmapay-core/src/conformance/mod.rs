@@ -285,6 +285,7 @@ impl<S: Store> Fixture<S> {
             email: email.into(),
             password: Password::parse("user-password").expect("a valid password"),
             role_id: role,
+            branch_ids: None,
         };
         created(self.engine.create_user(&self.admin, user, None).await.expect("user created"));
         let session = self.engine.login(email, "user-password").await.expect("the new user signs in");
@@ -352,6 +353,7 @@ macro_rules! store_conformance_tests {
             imported_invoices_name_their_branch,
             credits_are_set_against_their_own_branch,
             statements_match_the_payments_of_their_branch,
+            user_scopes_are_kept_bounded_and_revoked_when_narrowed,
             login_issues_a_token_with_the_spec_claims,
             login_refuses_wrong_unknown_and_inactive_alike,
             control_characters_never_reach_the_store,

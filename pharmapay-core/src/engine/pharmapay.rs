@@ -109,6 +109,7 @@ pub(crate) fn store_error(error: StoreError) -> Error {
         }
         StoreError::Rule(rule) => Error::Rule(rule),
         StoreError::Escalation(missing) => Error::Forbidden { required: Requirement::Grant(missing) },
+        StoreError::OutOfScope(missing) => Error::Forbidden { required: Requirement::Scope(missing) },
         StoreError::Invalid(errors) => Error::Validation(errors),
         StoreError::Rows(errors) => Error::Rows(errors),
         unavailable @ (StoreError::Unavailable(_) | StoreError::OutcomeUnknown(_)) => Error::Unavailable(unavailable),
@@ -251,7 +252,10 @@ impl<S: Store> PharmaPay<S> {
     }
 
     pub(crate) fn ctx(&self, principal: &Principal) -> WriteContext {
-        WriteContext::new(Some(principal.user_id), Authority::of(principal), self.now())
+        WriteContext {
+            scope: principal.scope.clone(),
+            ..WriteContext::new(Some(principal.user_id), Authority::of(principal), self.now())
+        }
     }
 
     /// `ctx` with what renders its events (D47), for the write's day, when the engine

@@ -47,6 +47,7 @@ impl<S: Store> PharmaPay<S> {
             role_id: admin.role_id,
             is_admin: true,
             permissions: PermissionSet::default(),
+            scope: admin.branch_ids,
             expires_at: self.now() + SignedDuration::from_hours(1),
         })
     }

@@ -116,6 +116,7 @@ impl<S: Store> PharmaPay<S> {
             last_name: admin.last_name,
             email: admin.email,
             role_id: ADMIN_ROLE_ID,
+            branch_ids: crate::branches::Scope::All,
             password_hash,
         };
         let mut ctx = WriteContext::new(None, Authority::Full, self.now());

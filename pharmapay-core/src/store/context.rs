@@ -17,6 +17,8 @@ pub struct WriteContext {
     pub actor: Option<UserId>,
     /// What the actor may give others (D38).
     pub authority: Authority,
+    /// The branches the actor sees and writes in (D49): all for the system itself.
+    pub scope: crate::branches::Scope,
     /// The instant of the write; stores use it for `created_at`, `updated_at` and the audit.
     pub at: Timestamp,
     /// The reason of a delete (D16).
@@ -32,7 +34,16 @@ pub struct WriteContext {
 impl WriteContext {
     /// A context for `actor`, who may give what `authority` allows, at `at`, with nothing else.
     pub fn new(actor: Option<UserId>, authority: Authority, at: Timestamp) -> Self {
-        Self { actor, authority, at, reason: None, changes: None, idempotency: None, announce: None }
+        Self {
+            actor,
+            authority,
+            scope: crate::branches::Scope::All,
+            at,
+            reason: None,
+            changes: None,
+            idempotency: None,
+            announce: None,
+        }
     }
 
     /// The audit entry this write records: `action` on `entity` number `entity_id`.

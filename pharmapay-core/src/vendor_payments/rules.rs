@@ -112,24 +112,25 @@ pub fn allocate(
     }
 }
 
-/// Splits `payment` to vendor `vendor_id` over `invoices` as [`allocate`] does, taking only the
-/// invoices of the branch it is limited to, if any (D49): another branch's invoice named in an
+/// Splits a payment of `amount` to vendor `vendor_id` over `invoices` as [`allocate`] does,
+/// taking only the invoices of `branch` when the payment is limited to one (D49: a vendor
+/// payment's `branchId`, a store's bank statement): another branch's invoice named in an
 /// allocation is refused as a missing one, and the oldest-first split passes over it.
 ///
 /// # Errors
 /// As [`allocate`].
 pub fn plan_payment(
     vendor_id: VendorId,
-    payment: &crate::vendor_payments::NewVendorPayment,
+    (amount, requested): (Amount, Option<&[RequestedAllocation]>),
+    branch: Option<BranchId>,
     invoices: &[PayableInvoice],
 ) -> StoreResult<Vec<Allocation>> {
-    let requested = payment.allocations.as_deref();
-    match payment.branch_id {
-        None => allocate(vendor_id, payment.amount, requested, invoices),
+    match branch {
+        None => allocate(vendor_id, amount, requested, invoices),
         Some(branch) => {
             let own: Vec<PayableInvoice> =
                 invoices.iter().filter(|invoice| invoice.branch_id == branch).copied().collect();
-            allocate(vendor_id, payment.amount, requested, &own)
+            allocate(vendor_id, amount, requested, &own)
         }
     }
 }
@@ -330,27 +331,19 @@ mod tests {
         let mut other_store = invoice(1, "30", 1, 1);
         other_store.branch_id = BranchId(3);
         let invoices = [other_store, invoice(2, "40", 5, 1), invoice(3, "25", 6, 1)];
-        let payment = |branch, allocations| crate::vendor_payments::NewVendorPayment {
-            amount: amount("50"),
-            transaction_date: at(9),
-            transaction_type: crate::transactions::TransactionType::NetBanking,
-            reference: None,
-            description: None,
-            allocations,
-            branch_id: branch,
-        };
-        let everywhere = plan_payment(VendorId(1), &payment(None, None), &invoices).unwrap();
+        let fifty = amount("50");
+        let everywhere = plan_payment(VendorId(1), (fifty, None), None, &invoices).unwrap();
         assert_eq!(everywhere.first().map(|a| a.invoice_id), Some(InvoiceId(1)), "the oldest bill of any branch");
-        let head = plan_payment(VendorId(1), &payment(Some(BranchId(1)), None), &invoices).unwrap();
+        let head = plan_payment(VendorId(1), (fifty, None), Some(BranchId(1)), &invoices).unwrap();
         let split: Vec<(i64, Decimal)> = head.iter().map(|a| (a.invoice_id.get(), a.amount.get())).collect();
         assert_eq!(split, [(2, dec("40")), (3, dec("10"))]);
-        let asked = Some(vec![ask(1, "30"), ask(2, "20")]);
+        let asked = [ask(1, "30"), ask(2, "20")];
         assert_eq!(
-            invalid_fields(plan_payment(VendorId(1), &payment(Some(BranchId(1)), asked), &invoices)),
+            invalid_fields(plan_payment(VendorId(1), (fifty, Some(&asked)), Some(BranchId(1)), &invoices)),
             ["allocations[0].invoiceId"],
             "another branch's bill is refused as a missing one"
         );
-        assert_eq!(invalid_fields(plan_payment(VendorId(1), &payment(Some(BranchId(3)), None), &invoices)), ["amount"]);
+        assert_eq!(invalid_fields(plan_payment(VendorId(1), (fifty, None), Some(BranchId(3)), &invoices)), ["amount"]);
     }
 
     #[test]

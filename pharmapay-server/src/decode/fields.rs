@@ -3,7 +3,9 @@
 
 use pharmapay_core::Amount;
 use pharmapay_core::FieldErrors;
+use pharmapay_core::branches::Scope;
 use pharmapay_core::clock::parse_datetime;
+use pharmapay_core::ids::BranchId;
 use pharmapay_core::jiff::Timestamp;
 use pharmapay_core::rust_decimal::Decimal;
 use pharmapay_core::rust_decimal::prelude::ToPrimitive;
@@ -259,6 +261,27 @@ impl Fields<'_> {
             Slot::String(text) => Ok(text),
             other => Err(format!("must be a string, not {}", kind_of(&other).described())),
         })
+    }
+
+    /// A user's branches (D49): absent is `None` (the default of the write), `null` all
+    /// branches, else a non-empty list of ids, each once
+    /// ([`pharmapay_core::branches::scope::check_listed`]). The body's field keeps `null`
+    /// apart from absent with [`super::present`].
+    pub fn scope(&mut self, name: &str, list: Option<List>) -> Option<Option<Scope>> {
+        match list {
+            None => Some(None),
+            Some(List::Other(Kind::Null)) => Some(Some(Scope::All)),
+            list => {
+                let ids: Vec<BranchId> = self.ids(name, list)?;
+                match pharmapay_core::branches::scope::check_listed(&ids) {
+                    Ok(scope) => Some(Some(scope)),
+                    Err(errors) => {
+                        let message = errors.iter().next().map(|(_, messages)| messages.join("; ")).unwrap_or_default();
+                        self.fail(name, message)
+                    }
+                }
+            }
+        }
     }
 
     /// An optional array of positive integer ids; absent or `null` is empty.

@@ -89,6 +89,16 @@ macro_rules! bodies {
 
 pub(crate) use bodies;
 
+/// Reads a body field whose `null` means something of its own (a user's `branchIds`, D49):
+/// with `#[serde(default, deserialize_with = "crate::decode::present")]` an absent field is
+/// `None` and `null` is `Some(List::Other(Kind::Null))`.
+///
+/// # Errors
+/// As the list's own reading.
+pub fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<List>, D::Error> {
+    <List as serde::Deserialize>::deserialize(deserializer).map(Some)
+}
+
 /// Reads `bytes` as a JSON object into the body `B`.
 ///
 /// # Errors

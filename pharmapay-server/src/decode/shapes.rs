@@ -167,6 +167,12 @@ impl Shapes {
         self.add(name, false, list(object! { "type": "string" }, rule));
     }
 
+    /// A user's branches (D49): `null` for all, or a non-empty list of ids, each once.
+    pub fn scope(&mut self, name: &'static str, _: Option<List>, description: &'static str) {
+        let items = list(schema::id_input("A branch id."), object! { "minItems": 1, "uniqueItems": true });
+        self.add(name, false, items.with("description", description));
+    }
+
     /// An optional array of positive integer ids, which may be `null`; `rule` adds the bounds
     /// and the description.
     pub fn ids(&mut self, name: &'static str, _: Option<List>, (item, rule): (&str, Json)) {

@@ -134,6 +134,7 @@ pub struct OnboardingUserDto {
     last_name: String,
     email: String,
     role_id: i64,
+    branch_ids: serde_json::Value,
 }
 
 impl From<User> for OnboardingUserDto {
@@ -144,6 +145,7 @@ impl From<User> for OnboardingUserDto {
             last_name: user.last_name,
             email: user.email,
             role_id: user.role_id.get(),
+            branch_ids: user.branch_ids.json(),
         }
     }
 }
@@ -173,5 +175,12 @@ describe! {
         last_name: schema::text(NAME_MAX, "Last name."),
         email: schema::text(EMAIL_MAX, "Email."),
         role_id: schema::id("Role id."),
+        branch_ids: object! {
+            "type": ["array", "null"],
+            "items": schema::id("A branch id."),
+            "minItems": 1,
+            "description": "The branches the user sees and writes in (D49), in id order; null for every branch \
+                            (always for the Admin role).",
+        },
     }
 }

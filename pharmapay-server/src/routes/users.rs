@@ -11,7 +11,7 @@ use super::onboarding::OnboardingUserDto;
 use super::permissions::{PermissionDto, permission_count};
 use super::policies::PolicyDto;
 use super::{Route, each, kept_routes};
-use crate::decode::{Slot, bodies};
+use crate::decode::{List, Slot, bodies};
 use crate::dto::instant;
 use crate::guard::Guard;
 use crate::openapi::{Crud, Link, Operation, describe, flatten, schema, schema_ref};
@@ -117,6 +117,8 @@ bodies! {
         email: Slot => string("email") as schema::email(UNIQUE_EMAIL),
         password: Slot => password("password") as "Password.",
         role_id: Slot => id("roleId") as "An existing active role; otherwise 400.",
+        #[serde(default, deserialize_with = "crate::decode::present", skip_serializing_if = "Option::is_none")]
+        branch_ids: List => scope("branchIds") as BRANCH_IDS_CREATE,
     }
 
     /// User replace (spec: firstName, lastName, email, roleId).
@@ -127,8 +129,23 @@ bodies! {
         last_name: Slot => string("lastName") as schema::name("Last name."),
         email: Slot => string("email") as schema::email(UNIQUE_EMAIL),
         role_id: Slot => id("roleId") as "An existing active role; otherwise 400.",
+        #[serde(default, deserialize_with = "crate::decode::present", skip_serializing_if = "Option::is_none")]
+        branch_ids: List => scope("branchIds") as BRANCH_IDS_UPDATE,
     }
 }
+
+/// What a user create's `branchIds` is (D49).
+const BRANCH_IDS_CREATE: &str = "The branches the user sees and writes in (D49): `null` for every branch, or a list \
+     of active branch ids, each once (else 400). A user with the Admin role always has `null` (a list is a 400). \
+     Omitted: the caller's own branches. A caller who does not hold every branch cannot give more than they hold \
+     (403 naming the branch codes missing, or all branches).";
+
+/// What a user replacement's `branchIds` is (D49).
+const BRANCH_IDS_UPDATE: &str = "The branches the user sees and writes in (D49): `null` for every branch, or a list \
+     of active branch ids, each once (a branch the user already holds may stay though deleted; else 400). Omitted: \
+     unchanged, or `null` when the role becomes Admin. Narrowing them makes the user's older tokens stop working \
+     at once (D39); widening takes effect at their next sign-in. A caller who does not hold every branch cannot \
+     give more than they hold, nor change a user who holds more (403).";
 
 /// `UserDto`.
 #[derive(Serialize)]

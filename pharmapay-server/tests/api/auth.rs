@@ -28,9 +28,23 @@ async fn login_answers_the_login_result_with_the_spec_claims() {
     keys.sort();
     assert_eq!(
         keys,
-        ["aud", "email", "exp", "family_name", "given_name", "iat", "is_admin", "iss", "perm", "role_id", "sub"],
-        "the spec's claims and the issue second (D39)"
+        [
+            "aud",
+            "branches",
+            "email",
+            "exp",
+            "family_name",
+            "given_name",
+            "iat",
+            "is_admin",
+            "iss",
+            "perm",
+            "role_id",
+            "sub"
+        ],
+        "the spec's claims, the issue second (D39) and the caller's branches (D49)"
     );
+    assert_eq!(claims["branches"], "*");
     assert_eq!(claims["sub"], body["user"]["id"].to_string());
     assert_eq!(claims["given_name"], "Asha");
     assert_eq!(claims["family_name"], "Rao");

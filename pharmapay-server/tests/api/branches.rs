@@ -271,3 +271,56 @@ async fn statements_name_their_branch_and_match_its_payments_only() {
     let paid = head_payment(named).await.expect(201).json();
     assert_eq!(paid["transactions"][0]["invoiceId"], head_bill, "allocations name their invoices");
 }
+
+#[tokio::test]
+async fn users_carry_their_branches_in_the_token_and_lose_them_at_once() {
+    let app = &spawn_app().await;
+    let branch = |code: &'static str| async move {
+        app.post("/api/branches", &json!({ "code": code, "name": code })).await.expect(201).json()["id"]
+            .as_i64()
+            .unwrap()
+    };
+    let (andheri, bandra) = (branch("AND").await, branch("BAN").await);
+    let person = |email: &str, branches: serde_json::Value| {
+        json!({ "firstName": "Ravi", "lastName": "Kumar", "email": email, "password": "user-password", "roleId": 2,
+                "branchIds": branches })
+    };
+    let created =
+        app.post("/api/users", &person("clerk@example.com", json!([bandra, andheri]))).await.expect(201).json();
+    assert_eq!(created["branchIds"], json!([andheri, bandra]), "in id order");
+    let id = created["id"].as_i64().unwrap();
+    let everyone = app.post("/api/users", &person("all@example.com", json!(null))).await.expect(201).json();
+    assert_eq!(everyone["branchIds"], json!(null));
+    let omitted = json!({ "firstName": "A", "lastName": "B", "email": "o@example.com", "password": "user-password",
+                          "roleId": 2 });
+    assert_eq!(app.post("/api/users", &omitted).await.expect(201).json()["branchIds"], json!(null), "the admin's own");
+    app.post("/api/users", &person("x@example.com", json!([]))).await.invalid("branchIds");
+    app.post("/api/users", &person("x@example.com", json!([andheri, andheri]))).await.invalid("branchIds");
+    app.post("/api/users", &person("x@example.com", json!([999]))).await.invalid("branchIds");
+    app.post("/api/users", &person("x@example.com", json!(["AND"]))).await.invalid("branchIds[0]");
+    let admin = json!({ "firstName": "A", "lastName": "B", "email": "adm@example.com", "password": "user-password",
+                        "roleId": 1, "branchIds": [andheri] });
+    app.post("/api/users", &admin).await.invalid("branchIds");
+
+    // The token, the sign-in and the profile show the scope.
+    let signed_in =
+        app.post("/api/auth/login", &json!({ "email": "clerk@example.com", "password": "user-password" })).await;
+    let signed_in = signed_in.expect(200).json();
+    assert_eq!(signed_in["user"]["branchIds"], json!([andheri, bandra]));
+    let token = signed_in["token"].as_str().unwrap().to_owned();
+    assert_eq!(crate::helpers::claims(&token)["branches"], json!([andheri, bandra]));
+    let profile = app.call_raw(Method::GET, "/api/profile", Some(&token), None, Vec::new()).await.expect(200).json();
+    assert_eq!(profile["branchIds"], json!([andheri, bandra]));
+
+    // Narrowing: the older token stops at once.
+    let narrowed = json!({ "firstName": "Ravi", "lastName": "Kumar", "email": "clerk@example.com", "roleId": 2,
+                           "branchIds": [andheri] });
+    assert_eq!(app.put(&format!("/api/users/{id}"), &narrowed).await.expect(200).json()["branchIds"], json!([andheri]));
+    app.call_raw(Method::GET, "/api/profile", Some(&token), None, Vec::new()).await.expect(401);
+    let unchanged = json!({ "firstName": "Ravi", "lastName": "Kumar", "email": "clerk@example.com", "roleId": 2 });
+    assert_eq!(
+        app.put(&format!("/api/users/{id}"), &unchanged).await.expect(200).json()["branchIds"],
+        json!([andheri])
+    );
+    assert_eq!(app.get(&format!("/api/users/{id}")).await.expect(200).json()["branchIds"], json!([andheri]));
+}

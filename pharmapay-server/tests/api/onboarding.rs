@@ -16,12 +16,13 @@ async fn setup_runs_once_and_signs_the_admin_in() {
     assert!(body["token"].as_str().is_some_and(|t| t.split('.').count() == 3));
     assert_eq!(body["expiresAt"], "2024-05-11T10:00:00Z");
     let user = body["user"].as_object().unwrap();
+    assert_eq!(user["branchIds"], serde_json::Value::Null, "the first admin sees every branch (D49)");
     let mut keys: Vec<&str> = user.keys().map(String::as_str).collect();
     keys.sort();
     assert_eq!(
         keys,
-        ["email", "firstName", "id", "lastName", "roleId"],
-        "the onboarding user has no isActive or createdAt"
+        ["branchIds", "email", "firstName", "id", "lastName", "roleId"],
+        "the onboarding user has no isActive or createdAt; its branches are every branch's (D49)"
     );
     assert_eq!(body["user"]["roleId"], 1);
     assert_eq!(body["user"]["email"], ADMIN_EMAIL);

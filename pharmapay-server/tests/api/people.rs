@@ -92,6 +92,7 @@ async fn profile_reads_updates_and_changes_password() {
     assert_eq!(
         keys,
         [
+            "branchIds",
             "createdAt",
             "email",
             "firstName",

@@ -19,21 +19,29 @@ use pharmapay_core::text::key;
 use pharmapay_core::{Entity, StoreError};
 use sqlx::Row;
 
+use super::guards::branch_facts;
 use super::guards::{
     Holders, active_admins, active_policy, active_role, active_user, check_free, checked_permissions, existing_ids,
     insert_policy_permissions, insert_user_row, own_policies_grant, permission_set, permissions_of, policy_grant,
     policy_permission_ids, revoke_tokens, role_grant, user_tokens_for_change, write_token_state,
 };
 use super::rows::{PolicySet, micros, permission_from, policies_in, policy_in, role_from, role_in, user_from, user_in};
+use super::rows::{scope_from, scope_text};
 use super::{Conn, Result, SqlStore, WriteTx, answer, commit, refused, row_by_id, set_active, written};
 use crate::Lock;
+use pharmapay_core::access::ADMIN_ROLE_ID;
+use pharmapay_core::branches::Scope;
+use pharmapay_core::branches::scope as branch_scope;
 
-/// The role, email key and state of a user, locked for a change.
-pub(super) async fn user_for_change(conn: &mut Conn, id: i64) -> Result<Option<(i64, String, bool)>> {
-    let row =
-        row_by_id(conn, concat!("SELECT role_id, email_key, is_active FROM users WHERE id = $1", for_update!()), id)
-            .await?;
-    row.map(|row| Ok((row.try_get("role_id")?, row.try_get("email_key")?, row.try_get("is_active")?))).transpose()
+/// The role, email key, state and branches of a user, locked for a change.
+pub(super) async fn user_for_change(conn: &mut Conn, id: i64) -> Result<Option<(i64, String, bool, Scope)>> {
+    let sql = concat!("SELECT role_id, email_key, is_active, branch_ids FROM users WHERE id = $1", for_update!());
+    let row = row_by_id(conn, sql, id).await?;
+    row.map(|row| {
+        let scope = scope_from(row.try_get("branch_ids")?)?;
+        Ok((row.try_get("role_id")?, row.try_get("email_key")?, row.try_get("is_active")?, scope))
+    })
+    .transpose()
 }
 
 /// The name, system flag and state of a role, locked for a change.
@@ -91,7 +99,7 @@ impl AccessStore for SqlStore {
     async fn insert_user(&self, user: NewUserRecord, ctx: WriteContext) -> StoreResult<User> {
         answer(|| async {
             let mut db_tx = self.begin_locked(Lock::Access).await?;
-            let id = insert_user_row(&mut db_tx, &user, ctx.authority, ctx.at).await?;
+            let id = insert_user_row(&mut db_tx, &user, (ctx.authority, &ctx.scope), ctx.at).await?;
             commit_user(db_tx, &ctx, "create", id).await
         })
         .await
@@ -114,7 +122,7 @@ impl AccessStore for SqlStore {
             // D18: changes that may remove an admin run one at a time, so two cannot both see
             // "another admin remains"; grants and revocations are decided one at a time too.
             let mut db_tx = self.begin_locked(Lock::Access).await?;
-            let Some((current_role, _, true)) = user_for_change(&mut db_tx, id.get()).await? else {
+            let Some((current_role, _, true, held)) = user_for_change(&mut db_tx, id.get()).await? else {
                 return refused(StoreError::NotFound(Entity::User));
             };
             let email_key = key(&user.email);
@@ -126,10 +134,17 @@ impl AccessStore for SqlStore {
             if role_changes {
                 grants::check(ctx.authority, role_grant(&mut db_tx, user.role_id.get()).await?)?;
             }
+            // D49: the branches the write leaves, active and within the writer's.
+            let scopes: Vec<&Scope> = std::iter::once(&held).chain(user.branch_ids.as_ref()).collect();
+            let branch_facts = branch_facts(&mut db_tx, &scopes).await?;
+            let admin = user.role_id == ADMIN_ROLE_ID;
+            let branch_ids =
+                branch_scope::plan_scope(user.branch_ids.as_ref(), Some(&held), admin, &ctx.scope, &branch_facts)?;
             check_free(&mut db_tx, UniqueKey::UserEmail, &email_key, Some(id.get())).await?;
             access_rules::check_user_change(facts, user.role_id, active_admins(&mut db_tx).await?)?;
             sqlx::query(
-                "UPDATE users SET first_name = $2, last_name = $3, email = $4, email_key = $5, role_id = $6 WHERE id = $1",
+                "UPDATE users SET first_name = $2, last_name = $3, email = $4, email_key = $5, role_id = $6, \
+                 branch_ids = $7 WHERE id = $1",
             )
             .bind(id.get())
             .bind(user.first_name.clone())
@@ -137,10 +152,12 @@ impl AccessStore for SqlStore {
             .bind(user.email.clone())
             .bind(email_key)
             .bind(user.role_id.get())
+            .bind(scope_text(&branch_ids))
             .execute(&mut *db_tx)
             .await?;
-            if role_changes {
-                // D39: a new role may hold less, so tokens issued for the old one stop working.
+            if role_changes || branch_scope::narrows(&held, &branch_ids) {
+                // D39: a new role may hold less, and a narrowed scope does (D49), so tokens
+                // issued before stop working.
                 revoke_tokens(&mut db_tx, Holders::User(id.get()), ctx.at).await?;
             }
             commit_user(db_tx, &ctx, "update", id.get()).await
@@ -151,9 +168,10 @@ impl AccessStore for SqlStore {
     async fn delete_user(&self, id: UserId, ctx: WriteContext) -> StoreResult<()> {
         answer(|| async {
             let mut db_tx = self.begin_locked(Lock::Access).await?;
-            let Some((role_id, _, true)) = user_for_change(&mut db_tx, id.get()).await? else {
+            let Some((role_id, _, true, held)) = user_for_change(&mut db_tx, id.get()).await? else {
                 return refused(StoreError::NotFound(Entity::User));
             };
+            branch_scope::check_reach(&ctx.scope, &held, &branch_facts(&mut db_tx, &[&held]).await?)?;
             let facts = UserFacts { id, role_id: RoleId(role_id) };
             access_rules::check_user_delete(facts, ctx.actor, active_admins(&mut db_tx).await?)?;
             set_active(&mut db_tx, "UPDATE users SET is_active = FALSE WHERE id = $1", id.get(), None).await?;
@@ -167,9 +185,10 @@ impl AccessStore for SqlStore {
     async fn restore_user(&self, id: UserId, ctx: WriteContext) -> StoreResult<User> {
         answer(|| async {
             let mut db_tx = self.begin_locked(Lock::Access).await?;
-            let Some((role_id, email_key, false)) = user_for_change(&mut db_tx, id.get()).await? else {
+            let Some((role_id, email_key, false, held)) = user_for_change(&mut db_tx, id.get()).await? else {
                 return refused(StoreError::NotFound(Entity::User));
             };
+            branch_scope::check_reach(&ctx.scope, &held, &branch_facts(&mut db_tx, &[&held]).await?)?;
             restore::check_parent(Entity::Role, active_role(&mut db_tx, role_id).await?)?;
             // D48: the user gets back their role and the policies attached to them directly.
             let grant = role_grant(&mut db_tx, role_id).await?.and(own_policies_grant(&mut db_tx, id.get()).await?);
@@ -184,7 +203,7 @@ impl AccessStore for SqlStore {
     async fn update_profile(&self, id: UserId, profile: ProfileUpdate, ctx: WriteContext) -> StoreResult<User> {
         answer(|| async {
             let mut db_tx = self.begin().await?;
-            let Some((_, _, true)) = user_for_change(&mut db_tx, id.get()).await? else {
+            let Some((_, _, true, _)) = user_for_change(&mut db_tx, id.get()).await? else {
                 return refused(StoreError::NotFound(Entity::User));
             };
             let email_key = key(&profile.email);

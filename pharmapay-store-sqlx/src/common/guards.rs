@@ -6,6 +6,11 @@
 //! changing before the transaction ends (PostgreSQL). None of them decides anything: the
 //! caller hands the facts to a rule of `pharmapay_core::rules`.
 
+use super::rows::scope_text;
+use pharmapay_core::branches::Scope;
+use pharmapay_core::branches::scope as branch_scope;
+use pharmapay_core::branches::scope::BranchFacts;
+use pharmapay_core::ids::BranchId;
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use pharmapay_core::access::grants::{self, Grant};
@@ -128,12 +133,37 @@ pub(super) async fn insert_policy_permissions(
     Ok(())
 }
 
+/// The branches the scopes name, locked so that none changes until the write ends: a write of
+/// a user's branches checks them (D49).
+pub(super) async fn branch_facts(conn: &mut Conn, scopes: &[&Scope]) -> Result<Vec<BranchFacts>> {
+    let ids: Vec<i64> = scopes
+        .iter()
+        .filter_map(|scope| scope.ids())
+        .flatten()
+        .map(|id| id.get())
+        .collect::<std::collections::BTreeSet<i64>>()
+        .into_iter()
+        .collect();
+    let mut facts = Vec::with_capacity(ids.len());
+    for id in ids {
+        let sql = concat!("SELECT code, is_active FROM branches WHERE id = $1", for_share!());
+        if let Some(row) = row_by_id(conn, sql, id).await? {
+            facts.push(BranchFacts {
+                id: BranchId(id),
+                code: row.try_get("code")?,
+                is_active: row.try_get("is_active")?,
+            });
+        }
+    }
+    Ok(facts)
+}
+
 /// Inserts a user after the checks of the contract: an active role (`ParentInactive(Role)`),
 /// a role `authority` may give (D38), then a free email (`Conflict`).
 pub(super) async fn insert_user_row(
     conn: &mut Conn,
     user: &NewUserRecord,
-    authority: Authority,
+    (authority, scope): (Authority, &Scope),
     at: Timestamp,
 ) -> Result<i64> {
     let email_key = key(&user.email);
@@ -141,10 +171,14 @@ pub(super) async fn insert_user_row(
         return refused(StoreError::ParentInactive(Entity::Role));
     }
     grants::check(authority, role_grant(conn, user.role_id.get()).await?)?;
+    // D49: the branches asked for, active and within the writer's.
+    let facts = branch_facts(conn, &[&user.branch_ids]).await?;
+    let admin = user.role_id == ADMIN_ROLE_ID;
+    let branch_ids = branch_scope::plan_scope(Some(&user.branch_ids), None, admin, scope, &facts)?;
     check_free(conn, UniqueKey::UserEmail, &email_key, None).await?;
     let row = sqlx::query(
         "INSERT INTO users (first_name, last_name, email, email_key, role_id, password_hash, tokens_revoked_at, \
-         is_active, created_at) VALUES ($1, $2, $3, $4, $5, $6, 0, TRUE, $7) RETURNING id",
+         is_active, created_at, branch_ids) VALUES ($1, $2, $3, $4, $5, $6, 0, TRUE, $7, $8) RETURNING id",
     )
     .bind(user.first_name.clone())
     .bind(user.last_name.clone())
@@ -153,6 +187,7 @@ pub(super) async fn insert_user_row(
     .bind(user.role_id.get())
     .bind(user.password_hash.clone())
     .bind(micros(at))
+    .bind(scope_text(&branch_ids))
     .fetch_one(&mut *conn)
     .await?;
     Ok(row.try_get(0)?)

@@ -9,6 +9,7 @@ use pharmapay_core::access::Permission;
 use pharmapay_core::access::policy::Policy;
 use pharmapay_core::access::role::Role;
 use pharmapay_core::access::user::User;
+use pharmapay_core::branches::Scope;
 use pharmapay_core::figures::VendorFigures;
 use pharmapay_core::ids::{
     AuditId, BranchId, InvoiceId, PermissionId, PolicyId, RoleId, TransactionId, UserId, VendorId, VendorPaymentId,
@@ -67,6 +68,18 @@ pub(super) fn vendor_type(name: &str) -> Result<VendorType> {
         .into_iter()
         .find(|vendor_type| vendor_type.name() == name)
         .ok_or_else(|| Error::corrupt(format!("vendor type {name:?}")))
+}
+
+/// A user's branches as stored (D49): NULL for all, else a JSON array of ids.
+pub(super) fn scope_from(text: Option<String>) -> Result<Scope> {
+    let Some(text) = text else { return Ok(Scope::All) };
+    let ids: Vec<i64> = serde_json::from_str(&text).map_err(|_| Error::corrupt("a user's branches"))?;
+    Ok(Scope::of(ids.into_iter().map(BranchId)))
+}
+
+/// What [`scope_from`] reads back.
+pub(super) fn scope_text(scope: &Scope) -> Option<String> {
+    scope.ids().map(|ids| serde_json::Value::from(ids.iter().map(|id| id.get()).collect::<Vec<_>>()).to_string())
 }
 
 pub(super) fn transaction_type(name: &str) -> Result<TransactionType> {
@@ -185,6 +198,7 @@ pub(super) fn user_from(row: &DbRow) -> Result<User> {
         last_name: row.try_get("last_name")?,
         email: row.try_get("email")?,
         role_id: RoleId(row.try_get("role_id")?),
+        branch_ids: scope_from(row.try_get("branch_ids")?)?,
         is_active: row.try_get("is_active")?,
         created_at: instant(row.try_get("created_at")?)?,
     })

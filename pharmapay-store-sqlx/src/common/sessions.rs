@@ -123,7 +123,7 @@ impl SessionStore for SqlStore {
                 }
                 PharmacyRow::Insert => insert_vendor_row(&mut db_tx, &pharmacy, ctx.at).await?,
             };
-            let user_id = insert_user_row(&mut db_tx, &admin, ctx.authority, ctx.at).await?;
+            let user_id = insert_user_row(&mut db_tx, &admin, (ctx.authority, &ctx.scope), ctx.at).await?;
             super::branches::name_head_office(&mut db_tx, &pharmacy.name, ctx.at).await?;
             // The engine signs the first admin in at once, with a token issued now.
             write_token_state(&mut db_tx, user_id, session_rules::issue(TokenState::default(), ctx.at).1).await?;

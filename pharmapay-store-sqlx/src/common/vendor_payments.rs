@@ -122,7 +122,12 @@ pub(super) async fn write_vendor_payment(
     }
     check_reference(&mut *conn, kind, key, None).await?;
     let (payable, facts) = payable(&mut *conn, vendor_id.get(), payment.allocations.as_deref(), calendar).await?;
-    let allocations = vendor_payment_rules::plan_payment(vendor_id, payment, &payable)?;
+    let allocations = vendor_payment_rules::plan_payment(
+        vendor_id,
+        (payment.amount, payment.allocations.as_deref()),
+        payment.branch_id,
+        &payable,
+    )?;
 
     let row = sqlx::query(
         "INSERT INTO vendor_payments (vendor_id, amount, transaction_date, transaction_type, reference, \

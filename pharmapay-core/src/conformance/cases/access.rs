@@ -28,6 +28,7 @@ pub async fn users_are_managed_with_unique_emails<S: Store>(store: S) {
         email: email.into(),
         password: Password::parse("password-1").unwrap(),
         role_id: role,
+        branch_ids: None,
     };
     let user = created(
         fx.engine.create_user(&fx.admin, new_user("meera@example.com", PHARMACIST_ROLE_ID), None).await.unwrap(),
@@ -342,7 +343,13 @@ pub async fn policies_are_managed_with_unique_active_names<S: Store>(store: S) {
 
 /// A replacement of a user's names, email and role.
 fn user_update(first_name: &str, last_name: &str, email: &str, role_id: RoleId) -> UserUpdate {
-    UserUpdate { first_name: first_name.into(), last_name: last_name.into(), email: email.into(), role_id }
+    UserUpdate {
+        first_name: first_name.into(),
+        last_name: last_name.into(),
+        email: email.into(),
+        role_id,
+        branch_ids: None,
+    }
 }
 
 /// Someone who may manage users gives no one the Admin role, nor a role holding what they lack
@@ -580,4 +587,113 @@ pub async fn demotions_racing_sign_ins_leave_no_stale_admin_token<S: Store>(stor
     }
     let (_, now) = fx.sign_in("deputy@example.com", "user-password").await;
     assert!(!now.is_admin && now.role_id == PHARMACIST_ROLE_ID);
+}
+
+/// The 403 of a scope beyond the caller's (D49): what it names.
+fn beyond<T: std::fmt::Debug>(result: Result<T, Error>, label: &str) -> String {
+    match result {
+        Err(Error::Forbidden { required: Requirement::Scope(missing) }) => missing.to_string(),
+        other => panic!("{label}: expected a 403 naming the branches missing, got {other:?}"),
+    }
+}
+
+/// D49 with D38 and D39: each user's branches, kept and shown, carried in the token; admins
+/// always all of them; nobody gives a scope beyond their own nor changes a user holding more;
+/// narrowing a scope revokes the older tokens at once, widening waits for the next sign-in.
+pub async fn user_scopes_are_kept_bounded_and_revoked_when_narrowed<S: Store>(store: S) {
+    use crate::branches::{NewBranch, Scope};
+
+    let fx = Fixture::new(store).await;
+    let branch = |code: &'static str| {
+        let engine = &fx.engine;
+        let admin = &fx.admin;
+        async move { created(engine.create_branch(admin, NewBranch::new(code, code), None).await.unwrap()).id }
+    };
+    let (andheri, bandra, pune, closed) =
+        (branch("AND").await, branch("BAN").await, branch("PUN").await, branch("OLD").await);
+    fx.engine.delete_branch(&fx.admin, closed, None).await.unwrap();
+    let scope = |ids: &[crate::ids::BranchId]| Scope::of(ids.iter().copied());
+    let with_scope =
+        |email: &str, role: RoleId, branches: Option<Scope>| NewUser { branch_ids: branches, ..new_user(email, role) };
+
+    // Kept and shown; the admin's default is every branch.
+    let everywhere =
+        created(fx.engine.create_user(&fx.admin, new_user("all@example.com", PHARMACIST_ROLE_ID), None).await.unwrap());
+    assert_eq!(everywhere.branch_ids, Scope::All, "omitted: the caller's own scope");
+    let hiring = fx.role_of("Store hiring", &["User:Create", "User:Update", "User:Delete", "Vendor:Read"]).await;
+    let manager = fx
+        .engine
+        .create_user(&fx.admin, with_scope("mgr@example.com", hiring, Some(scope(&[andheri, bandra]))), None)
+        .await;
+    let manager = created(manager.unwrap());
+    assert_eq!(manager.branch_ids, scope(&[andheri, bandra]));
+    assert_eq!(fx.engine.get_user(&fx.admin, manager.id).await.unwrap().branch_ids, scope(&[andheri, bandra]));
+    let refused = fx
+        .engine
+        .create_user(&fx.admin, with_scope("a@example.com", ADMIN_ROLE_ID, Some(scope(&[andheri]))), None)
+        .await;
+    field_error(refused, "branchIds", "an admin with a list");
+    let refused =
+        fx.engine.create_user(&fx.admin, with_scope("b@example.com", hiring, Some(scope(&[closed]))), None).await;
+    field_error(refused, "branchIds", "a deleted branch");
+    let refused = fx
+        .engine
+        .create_user(&fx.admin, with_scope("c@example.com", hiring, Some(scope(&[crate::ids::BranchId(999)]))), None)
+        .await;
+    field_error(refused, "branchIds", "no branch");
+
+    // The token carries the scope.
+    let (manager_session, as_manager) = fx.sign_in("mgr@example.com", "user-password").await;
+    assert_eq!(as_manager.scope, scope(&[andheri, bandra]));
+    assert_eq!(fx.engine.profile(&as_manager).await.unwrap().user.branch_ids, scope(&[andheri, bandra]));
+
+    // D38 extended: nothing beyond the manager's own branches.
+    let all = fx.engine.create_user(&as_manager, with_scope("d@example.com", hiring, Some(Scope::All)), None).await;
+    assert_eq!(beyond(all, "all branches"), "all branches");
+    let wider = fx
+        .engine
+        .create_user(&as_manager, with_scope("e@example.com", hiring, Some(scope(&[andheri, pune]))), None)
+        .await;
+    assert_eq!(beyond(wider, "another branch"), "the branches PUN");
+    let clerk = fx.engine.create_user(&as_manager, new_user("clerk@example.com", hiring), None).await;
+    let clerk = created(clerk.expect("a user of the manager's own branches"));
+    assert_eq!(clerk.branch_ids, scope(&[andheri, bandra]), "omitted: the creator's branches");
+    let upgrade = UserUpdate { branch_ids: Some(Scope::All), ..update("all@example.com", PHARMACIST_ROLE_ID) };
+    assert_eq!(
+        beyond(fx.engine.update_user(&as_manager, everywhere.id, upgrade).await, "a user of every branch"),
+        "all branches"
+    );
+    let keep = update("all@example.com", PHARMACIST_ROLE_ID);
+    assert_eq!(
+        beyond(fx.engine.update_user(&as_manager, everywhere.id, keep).await, "reaching beyond"),
+        "all branches"
+    );
+    assert_eq!(beyond(fx.engine.delete_user(&as_manager, everywhere.id, None).await, "delete"), "all branches");
+
+    // D39 extended: narrowing revokes at once, widening waits for the next sign-in.
+    let (clerk_session, _) = fx.sign_in("clerk@example.com", "user-password").await;
+    let narrowed = UserUpdate { branch_ids: Some(scope(&[andheri])), ..update("clerk@example.com", hiring) };
+    let narrowed = fx.engine.update_user(&as_manager, clerk.id, narrowed).await.expect("narrowed within the manager's");
+    assert_eq!(narrowed.branch_ids, scope(&[andheri]));
+    assert!(!fx.token_works(&clerk_session).await, "a narrowed scope's older tokens stop at once");
+    let (clerk_session, as_clerk) = fx.sign_in("clerk@example.com", "user-password").await;
+    assert_eq!(as_clerk.scope, scope(&[andheri]));
+    let widened = UserUpdate { branch_ids: Some(scope(&[andheri, bandra])), ..update("clerk@example.com", hiring) };
+    fx.engine.update_user(&as_manager, clerk.id, widened).await.expect("widened");
+    assert!(fx.token_works(&clerk_session).await, "widening revokes nothing");
+    let unchanged = fx.engine.update_user(&as_manager, clerk.id, update("clerk2@example.com", hiring)).await.unwrap();
+    assert_eq!(unchanged.branch_ids, scope(&[andheri, bandra]), "omitted: unchanged");
+    assert!(fx.token_works(&clerk_session).await, "an unchanged scope revokes nothing");
+
+    // A deleted branch may stay in a list that holds it; deleting a branch revokes nothing.
+    fx.engine.delete_branch(&fx.admin, bandra, None).await.unwrap();
+    assert!(fx.token_works(&manager_session).await, "deleting a branch revokes nothing");
+    let kept = fx.engine.update_user(&fx.admin, clerk.id, update("clerk2@example.com", hiring)).await;
+    assert_eq!(kept.unwrap().branch_ids, scope(&[andheri, bandra]), "a deleted branch stays");
+
+    // Moving a user onto the Admin role gives every branch.
+    let promoted = fx.engine.update_user(&fx.admin, clerk.id, update("clerk2@example.com", ADMIN_ROLE_ID)).await;
+    assert_eq!(promoted.unwrap().branch_ids, Scope::All);
+    let listed = UserUpdate { branch_ids: Some(scope(&[andheri])), ..update("clerk2@example.com", ADMIN_ROLE_ID) };
+    field_error(fx.engine.update_user(&fx.admin, clerk.id, listed).await, "branchIds", "an admin with a list");
 }

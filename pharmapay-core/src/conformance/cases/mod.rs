@@ -37,8 +37,8 @@ pub use access::{
     permissions_resolve_from_role_and_user_policies, policies_are_managed_with_unique_active_names,
     policies_give_no_permission_beyond_their_author, profile_and_password_change_follow_d24,
     reductions_revoke_older_tokens_at_once, roles_are_managed_and_system_roles_protected,
-    the_last_admin_and_oneself_cannot_be_removed, users_are_given_no_role_beyond_their_creator,
-    users_are_managed_with_unique_emails,
+    the_last_admin_and_oneself_cannot_be_removed, user_scopes_are_kept_bounded_and_revoked_when_narrowed,
+    users_are_given_no_role_beyond_their_creator, users_are_managed_with_unique_emails,
 };
 pub use bank::{
     bad_statements_are_refused_and_statements_are_for_admins, concurrent_uploads_match_a_payment_once,

@@ -88,16 +88,31 @@ pub async fn token_secret_is_kept_in_the_store<S: Store>(store: S) {
     assert_eq!(second.expose(), first.expose(), "the first secret stays");
 }
 
-/// Tokens carry exactly the spec's claims and their issue second (spec, Authentication 5-7; D39).
+/// Tokens carry exactly the spec's claims, their issue second and the caller's branches (spec,
+/// Authentication 5-7; D39, D49).
 pub async fn login_issues_a_token_with_the_spec_claims<S: Store>(store: S) {
     let fx = Fixture::new(store).await;
     let session =
         fx.engine.login("ADMIN@Example.com ", "admin-password").await.expect("emails match case-insensitively");
     let claims = decode_claims(&session.token.token);
-    let expected_keys: BTreeSet<&str> =
-        ["sub", "email", "given_name", "family_name", "role_id", "is_admin", "perm", "exp", "iat", "iss", "aud"].into();
+    let expected_keys: BTreeSet<&str> = [
+        "sub",
+        "email",
+        "given_name",
+        "family_name",
+        "role_id",
+        "is_admin",
+        "perm",
+        "branches",
+        "exp",
+        "iat",
+        "iss",
+        "aud",
+    ]
+    .into();
     let keys: BTreeSet<&str> = claims.as_object().unwrap().keys().map(String::as_str).collect();
-    assert_eq!(keys, expected_keys, "exactly the spec's claims and iat");
+    assert_eq!(keys, expected_keys, "exactly the spec's claims, iat and branches");
+    assert_eq!(claims["branches"], "*", "an admin sees every branch (D49)");
     assert_eq!(claims["sub"], Value::String(session.user.id.to_string()));
     assert_eq!(claims["email"], "admin@example.com");
     assert_eq!(claims["given_name"], "Asha");

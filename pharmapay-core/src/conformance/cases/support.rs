@@ -127,11 +127,12 @@ pub(super) fn new_user(email: &str, role_id: RoleId) -> NewUser {
         email: email.into(),
         password: Password::parse("user-password").expect("a valid password"),
         role_id,
+        branch_ids: None,
     }
 }
 
 pub(super) fn update(email: &str, role_id: RoleId) -> UserUpdate {
-    UserUpdate { first_name: "Nila".into(), last_name: "Das".into(), email: email.into(), role_id }
+    UserUpdate { first_name: "Nila".into(), last_name: "Das".into(), email: email.into(), role_id, branch_ids: None }
 }
 
 /// A password change from `current` to "a new password".
