@@ -363,7 +363,7 @@ impl BankStatementStore for MemoryStore {
         let mut state = self.write();
         let (facts, _) = state.acted_line(statement, line)?;
         bank_rules::check_record(&facts)?;
-        let id = state.record_vendor_payment(vendor, &payment, ctx.at)?;
+        let id = state.record_vendor_payment(vendor, &payment, (&ctx.scope, ctx.at))?;
         state.audit(ctx.audit("create", Entity::VendorPayment, Some(id)));
         state.change_line(line.get(), bank_rules::recorded(Holder::VendorPayment(VendorPaymentId(id))));
         let also = [Announcement::vendor_payment_recorded(id)];

@@ -35,6 +35,11 @@ impl State {
         self.branches.get(&id).map(|row| row.code.clone()).unwrap_or_default()
     }
 
+    /// The branch of invoice `id` (D49): a payment's is its invoice's.
+    pub(crate) fn invoice_branch(&self, id: i64) -> BranchId {
+        BranchId(self.invoices.get(&id).map_or(HEAD_OFFICE_ID.get(), |row| row.branch_id))
+    }
+
     /// Whether branch `id` exists and is active: a new record may name it (D49).
     pub(crate) fn active_branch(&self, id: i64) -> bool {
         self.branches.get(&id).is_some_and(|row| row.is_active)

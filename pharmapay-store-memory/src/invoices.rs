@@ -112,6 +112,7 @@ impl State {
     ) -> bool {
         filter.is_active.is_none_or(|active| row.is_active == active)
             && filter.vendor_id.is_none_or(|vendor| row.vendor_id == vendor.get())
+            && filter.branches.as_deref().is_none_or(|branches| branches.contains(&BranchId(row.branch_id)))
             && filter.invoice_number.as_deref().is_none_or(|number| row.number_key.contains(number))
             && filter.search.as_deref().is_none_or(|search| {
                 row.number_key.contains(search) || self.vendor_name_key(row.vendor_id).contains(search)
@@ -183,6 +184,8 @@ impl InvoiceStore for MemoryStore {
         if !state.active_invoice(id.get()) {
             return Err(StoreError::NotFound(Entity::Invoice));
         }
+        // D49: another branch's invoice is missing to the writer.
+        branch_rules::check_in_scope(&ctx.scope, BranchId(state.invoices[&id.get()].branch_id), Entity::Invoice)?;
         let number_key = key(&invoice.invoice_number);
         if !state.active_vendor(invoice.vendor_id.get()) {
             return Err(StoreError::ParentInactive(Entity::Vendor));
@@ -225,7 +228,9 @@ impl InvoiceStore for MemoryStore {
 
     async fn delete_invoice(&self, id: InvoiceId, ctx: WriteContext) -> StoreResult<()> {
         let mut state = self.write();
-        state.invoices.get(&id.get()).filter(|row| row.is_active).ok_or(StoreError::NotFound(Entity::Invoice))?;
+        let row =
+            state.invoices.get(&id.get()).filter(|row| row.is_active).ok_or(StoreError::NotFound(Entity::Invoice))?;
+        branch_rules::check_in_scope(&ctx.scope, BranchId(row.branch_id), Entity::Invoice)?;
         let mut touched = state.invoice_and_payments(id.get());
         touched.extend(state.credits_on_invoice(id.get()));
         let before = state.snapshot(&touched);
@@ -243,6 +248,7 @@ impl InvoiceStore for MemoryStore {
         let mut state = self.write();
         let row =
             state.invoices.get(&id.get()).filter(|row| !row.is_active).ok_or(StoreError::NotFound(Entity::Invoice))?;
+        branch_rules::check_in_scope(&ctx.scope, BranchId(row.branch_id), Entity::Invoice)?;
         restore::check_parent(Entity::Vendor, state.active_vendor(row.vendor_id))?;
         if state.number_taken(&row.number_key.clone(), Some(id.get())) {
             return Err(StoreError::Conflict(UniqueKey::InvoiceNumber));

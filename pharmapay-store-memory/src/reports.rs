@@ -308,7 +308,12 @@ impl ReportStore for MemoryStore {
     ) -> StoreResult<Vec<Transaction>> {
         let state = self.read();
         let batch = (after.map(TransactionId::get), limit);
-        Ok(export(&state.transactions, batch, |_, row| transaction_matches(row, filter), |id| state.transaction(id)))
+        Ok(export(
+            &state.transactions,
+            batch,
+            |_, row| transaction_matches(row, state.invoice_branch(row.invoice_id), filter),
+            |id| state.transaction(id),
+        ))
     }
 }
 

@@ -3,6 +3,8 @@
 //! [`transaction_rules::receive`] says whether the invoice may take it (D1, D15), and
 //! [`references`] whether its reference is free (D30).
 
+use pharmapay_core::branches::rules as branch_rules;
+use pharmapay_core::ids::BranchId;
 use std::collections::HashMap;
 
 use pharmapay_core::ids::{InvoiceId, TransactionId, VendorPaymentId};
@@ -127,9 +129,10 @@ impl State {
     }
 }
 
-/// Whether a payment row matches a list's or an export's filter.
-pub(crate) fn transaction_matches(row: &TransactionRow, filter: &TransactionFilter) -> bool {
+/// Whether a payment row, of an invoice of `branch`, matches a list's or an export's filter.
+pub(crate) fn transaction_matches(row: &TransactionRow, branch: BranchId, filter: &TransactionFilter) -> bool {
     row.is_active == filter.is_active
+        && filter.branches.as_deref().is_none_or(|branches| branches.contains(&branch))
         && filter.invoice_id.is_none_or(|invoice| row.invoice_id == invoice.get())
         && filter.transaction_type.is_none_or(|kind| row.transaction_type == kind)
         && filter.reference.as_deref().is_none_or(|key| row.reference.as_ref().is_some_and(|held| held.key() == key))
@@ -145,6 +148,8 @@ impl TransactionStore for MemoryStore {
             state.paid_invoice_after(invoice_id, transaction.amount.get()),
             PaymentWrite::Record,
         )?;
+        // D49: another branch's invoice is as a missing one.
+        transaction_rules::check_invoice_reach(&ctx.scope, state.invoice_branch(invoice_id))?;
         state.check_reference(transaction.transaction_type, transaction.reference.as_ref(), None)?;
         let id = state.add_transaction(transaction, true, ctx.at, None);
         state.finish_write(&ctx, "create", Entity::Transaction, id);
@@ -168,11 +173,15 @@ impl TransactionStore for MemoryStore {
             .filter(|row| row.is_active)
             .cloned()
             .ok_or(StoreError::NotFound(Entity::Transaction))?;
+        // D49: another branch's payment is missing to the writer, another branch's invoice as a
+        // missing one.
+        branch_rules::check_in_scope(&ctx.scope, state.invoice_branch(old.invoice_id), Entity::Transaction)?;
         let new_invoice = transaction.invoice_id.get();
         // A payment that stays on its invoice frees its old amount there first.
         let freed = if old.invoice_id == new_invoice { old.amount.get() } else { Decimal::ZERO };
         let target = state.paid_invoice_after(new_invoice, transaction.amount.get() - freed);
         transaction_rules::receive(target, PaymentWrite::Record)?;
+        transaction_rules::check_invoice_reach(&ctx.scope, state.invoice_branch(new_invoice))?;
         let holder = Holder::of(id, old.vendor_payment_id.map(VendorPaymentId));
         state.check_reference(transaction.transaction_type, transaction.reference.as_ref(), Some(holder))?;
         let before =
@@ -204,6 +213,7 @@ impl TransactionStore for MemoryStore {
             .filter(|row| row.is_active)
             .ok_or(StoreError::NotFound(Entity::Transaction))?;
         let (invoice_id, amount) = (row.invoice_id, row.amount.get());
+        branch_rules::check_in_scope(&ctx.scope, state.invoice_branch(invoice_id), Entity::Transaction)?;
         let before = state.snapshot(&[Touch::Payment(id.get()), Touch::Invoice(invoice_id)]);
         let row = state.transactions.get_mut(&id.get()).expect("checked above");
         row.is_active = false;
@@ -225,6 +235,7 @@ impl TransactionStore for MemoryStore {
         let (invoice_id, amount) = (row.invoice_id, row.amount.get());
         let holder = Holder::of(id, row.vendor_payment_id.map(VendorPaymentId));
         let (kind, reference) = (row.transaction_type, row.reference.clone());
+        branch_rules::check_in_scope(&ctx.scope, state.invoice_branch(invoice_id), Entity::Transaction)?;
         transaction_rules::receive(state.paid_invoice_after(invoice_id, amount), PaymentWrite::Restore)?;
         state.check_reference(kind, reference.as_ref(), Some(holder))?;
         let before = state.snapshot(&[Touch::Payment(id.get()), Touch::Invoice(invoice_id)]);
@@ -242,7 +253,7 @@ impl TransactionStore for MemoryStore {
         let rows: Vec<(SortKey, i64)> = state
             .transactions
             .iter()
-            .filter(|(_, row)| transaction_matches(row, &query.filter))
+            .filter(|(_, row)| transaction_matches(row, state.invoice_branch(row.invoice_id), &query.filter))
             .map(|(id, row)| {
                 let key = match query.sort.key {
                     TransactionSortKey::TransactionDate => SortKey::Instant(row.transaction_date),

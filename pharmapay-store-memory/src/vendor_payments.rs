@@ -82,7 +82,7 @@ impl State {
         &mut self,
         vendor_id: VendorId,
         payment: &NewVendorPayment,
-        at: pharmapay_core::jiff::Timestamp,
+        (scope, at): (&pharmapay_core::branches::Scope, pharmapay_core::jiff::Timestamp),
     ) -> StoreResult<i64> {
         if !self.active_vendor(vendor_id.get()) {
             return Err(StoreError::NotFound(Entity::Vendor));
@@ -92,7 +92,7 @@ impl State {
         let allocations = vendor_payment_rules::plan_payment(
             vendor_id,
             (payment.amount, payment.allocations.as_deref()),
-            payment.branch_id,
+            (scope, payment.branch_id),
             &payable,
         )?;
         let id = self.next("vendor_payment");
@@ -131,7 +131,7 @@ impl VendorPaymentStore for MemoryStore {
         ctx: WriteContext,
     ) -> StoreResult<VendorPayment> {
         let mut state = self.write();
-        let id = state.record_vendor_payment(vendor_id, &payment, ctx.at)?;
+        let id = state.record_vendor_payment(vendor_id, &payment, (&ctx.scope, ctx.at))?;
         state.finish_write(&ctx, "create", Entity::VendorPayment, id);
         Ok(state.vendor_payment(id).expect("just written"))
     }

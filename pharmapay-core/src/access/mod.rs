@@ -116,6 +116,18 @@ impl Principal {
         self.require(access).is_ok()
     }
 
+    /// Passes for a caller whose scope is every branch (D49): chain-wide writes and reads.
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`] naming all branches.
+    pub fn require_all_branches(&self) -> Result<(), Error> {
+        if self.scope.is_all() {
+            Ok(())
+        } else {
+            Err(Error::Forbidden { required: Requirement::Scope(crate::base::permissions::ScopeNeed::All) })
+        }
+    }
+
     /// Passes only for admins.
     ///
     /// # Errors

@@ -17,7 +17,6 @@ use crate::bank::{
     BankLine, BankStatement, LineAction, LineQuery, LineRecording, MatchRequest, NewBankStatement, PaymentChoice,
     StatementDetail, StatementQuery, UnclearedPayment, UnclearedTotals, read_account,
 };
-use crate::branches::rules as branch_rules;
 use crate::engine::{PharmaPay, store_error, visible};
 use crate::error::{Entity, Error, Result};
 use crate::idempotency::{Created, IdempotencyRequest};
@@ -56,10 +55,11 @@ impl<S: Store> PharmaPay<S> {
                 StatementError::Rows(errors) => Error::Rows(errors),
             },
         )?;
+        // D49: a statement that names no branch goes to the caller's default.
+        let branch_id = Some(self.branch_for_create(principal, branch_id).await?);
         let statement = NewBankStatement {
             account,
-            // D49: a statement that names no branch goes to the caller's default.
-            branch_id: Some(branch_rules::branch_of_create(branch_id)),
+            branch_id,
             lines: read.lines,
             deposit_lines: u32::try_from(read.deposit_lines).unwrap_or(u32::MAX),
             skipped_rows: u32::try_from(read.skipped_rows).unwrap_or(u32::MAX),

@@ -9,6 +9,7 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 
 use super::fields::FieldErrors;
+use super::ids::BranchId;
 
 /// Largest page size; larger requests are clamped to it (D8).
 pub const MAX_PAGE_SIZE: u32 = 100;
@@ -17,6 +18,12 @@ pub const MAX_PAGE_SIZE: u32 = 100;
 pub trait Params {
     /// The value of `name`, if given.
     fn get(&self, name: &str) -> Option<&str>;
+
+    /// Every value of `name`, in order, for a parameter that may repeat (`?branchId=2&branchId=5`,
+    /// D49); a map holds one.
+    fn all(&self, name: &str) -> Vec<&str> {
+        self.get(name).into_iter().collect()
+    }
 }
 
 impl Params for HashMap<String, String> {
@@ -29,17 +36,29 @@ impl Params for [(&str, &str)] {
     fn get(&self, name: &str) -> Option<&str> {
         self.iter().find(|(key, _)| *key == name).map(|(_, value)| *value)
     }
+
+    fn all(&self, name: &str) -> Vec<&str> {
+        self.iter().filter(|(key, _)| *key == name).map(|(_, value)| *value).collect()
+    }
 }
 
 impl<const N: usize> Params for [(&str, &str); N] {
     fn get(&self, name: &str) -> Option<&str> {
         Params::get(self.as_slice(), name)
     }
+
+    fn all(&self, name: &str) -> Vec<&str> {
+        Params::all(self.as_slice(), name)
+    }
 }
 
 impl Params for Vec<(String, String)> {
     fn get(&self, name: &str) -> Option<&str> {
         self.iter().find(|(key, _)| key == name).map(|(_, value)| value.as_str())
+    }
+
+    fn all(&self, name: &str) -> Vec<&str> {
+        self.iter().filter(|(key, _)| key == name).map(|(_, value)| value.as_str()).collect()
     }
 }
 
@@ -422,6 +441,36 @@ pub fn read_id(params: &(impl Params + ?Sized), name: &str, errors: &mut FieldEr
             None
         }
     }
+}
+
+/// The most branches one `branchId` filter names.
+pub const MAX_BRANCH_FILTER: usize = 100;
+
+/// Reads the repeatable `branchId` filter (D49): each a positive integer, else a message under
+/// `branchId`; `None` when none is given. Whether each is a branch in the caller's scope is the
+/// engine's to judge.
+pub fn read_branch_filter(params: &(impl Params + ?Sized), errors: &mut FieldErrors) -> Option<Vec<BranchId>> {
+    let values = params.all("branchId");
+    if values.is_empty() {
+        return None;
+    }
+    if values.len() > MAX_BRANCH_FILTER {
+        errors.add("branchId", format!("may name at most {MAX_BRANCH_FILTER} branches"));
+        return None;
+    }
+    let mut ids = Vec::with_capacity(values.len());
+    for value in values {
+        match value.trim().parse::<i64>() {
+            Ok(id) if id >= 1 => ids.push(BranchId(id)),
+            _ => {
+                errors.add("branchId", "must be a positive integer");
+                return None;
+            }
+        }
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    Some(ids)
 }
 
 /// Reads the dashboard's `limit` (D8): default 5, clamped to 1..=100; not an integer is an error.

@@ -4,7 +4,6 @@
 use tracing::instrument;
 
 use crate::access::{Access, Action, Collection, Principal};
-use crate::branches::rules as branch_rules;
 use crate::credits::{CreditDecision, CreditQuery, NewCreditApplication, NewVendorCredit, VendorCredit};
 use crate::engine::{PharmaPay, store_error, visible};
 use crate::error::{Entity, Error, Result};
@@ -54,7 +53,7 @@ impl<S: Store> PharmaPay<S> {
         principal.require(Access::new(Collection::VendorCredit, Action::Create))?;
         let mut credit = credit.validate(self.tomorrow_start().await?).map_err(Error::Validation)?;
         // D49: a credit that names no branch goes to the caller's default.
-        credit.branch_id = Some(branch_rules::branch_of_create(credit.branch_id));
+        credit.branch_id = Some(self.branch_for_create(principal, credit.branch_id).await?);
         let ctx = self.announcing(self.ctx_with(principal, credit.audit_changes())).await?;
         let insert = |ctx| async move { self.store.insert_credit(credit, ctx).await.map_err(store_error) };
         self.create_idempotently(principal, idempotency, ctx, insert, |id| self.store.get_credit(VendorCreditId(id)))
@@ -75,6 +74,10 @@ impl<S: Store> PharmaPay<S> {
     ) -> Result<VendorCredit> {
         principal.require(Access::new(Collection::VendorCredit, Action::Update))?;
         let credit = credit.validate(self.tomorrow_start().await?).map_err(Error::Validation)?;
+        // D49: a move goes only to a branch of the caller's.
+        if let Some(branch) = credit.branch_id {
+            self.check_branch_in_scope(principal, branch).await?;
+        }
         let ctx = self.announcing(self.ctx_with(principal, credit.audit_changes())).await?;
         self.store.update_credit(id, credit, ctx).await.map_err(store_error)
     }

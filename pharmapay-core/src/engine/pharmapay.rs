@@ -230,7 +230,13 @@ impl<S: Store> PharmaPay<S> {
     /// `filter` with its days resolved in the business calendar (D32: `dueWithinDays` becomes
     /// the window of due instants from today's start to the start of the day after the last),
     /// and the first instant of today.
-    pub(crate) async fn invoice_filter(&self, mut filter: InvoiceFilter) -> Result<(InvoiceFilter, Timestamp)> {
+    pub(crate) async fn invoice_filter(
+        &self,
+        principal: &Principal,
+        mut filter: InvoiceFilter,
+    ) -> Result<(InvoiceFilter, Timestamp)> {
+        // D49: the caller's branches, or those of them the filter names.
+        filter.branches = self.branch_filter(principal, filter.branches.as_deref()).await?;
         let calendar = self.calendar().await?;
         let today = calendar.date_of(self.now());
         let today_start = calendar.start_of(today);

@@ -24,6 +24,8 @@ impl<S: Store> PharmaPay<S> {
     #[instrument(skip_all, fields(after = query.after, limit = query.limit))]
     pub async fn list_events(&self, principal: &Principal, query: &EventQuery) -> Result<EventPage> {
         principal.require(Access::new(Collection::Webhook, Action::Read))?;
+        // D49: chain-wide, so a scope of every branch.
+        principal.require_all_branches()?;
         let wanted = query.limit as usize;
         // A caller who may read every type reads the page asked for; any other reads in large
         // batches, so a feed of events it may not read is passed over in a few statements.

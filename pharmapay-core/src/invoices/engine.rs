@@ -4,7 +4,6 @@
 use tracing::instrument;
 
 use crate::access::{Access, Action, Collection, Principal};
-use crate::branches::rules as branch_rules;
 use crate::engine::{PharmaPay, store_error, visible};
 use crate::error::{Entity, Error, Result};
 use crate::idempotency::{Created, IdempotencyRequest};
@@ -20,19 +19,21 @@ impl<S: Store> PharmaPay<S> {
     /// [`Error::Forbidden`]; store failures.
     pub async fn list_invoices(&self, principal: &Principal, query: &InvoiceQuery) -> Result<Page<Invoice>> {
         principal.require(Access::new(Collection::Invoice, Action::Read))?;
-        let (filter, today_start) = self.invoice_filter(query.filter.clone()).await?;
+        let (filter, today_start) = self.invoice_filter(principal, query.filter.clone()).await?;
         let query = InvoiceQuery { filter, ..query.clone() };
         self.store.list_invoices(&query, today_start).await.map_err(store_error)
     }
 
-    /// One active invoice with its vendor (D13).
+    /// One active invoice with its vendor (D13), of a branch in the caller's scope (D49).
     ///
     /// # Errors
-    /// [`Error::Forbidden`]; [`Error::NotFound`] when missing or canceled.
+    /// [`Error::Forbidden`]; [`Error::NotFound`] when missing, canceled or another branch's.
     pub async fn get_invoice(&self, principal: &Principal, id: InvoiceId) -> Result<InvoiceDetail> {
         principal.require(Access::new(Collection::Invoice, Action::Read))?;
         let today_start = self.today_start().await?;
-        visible(self.store.get_invoice(id, today_start).await, |detail: &_| detail.invoice.is_active, Entity::Invoice)
+        let shown =
+            |detail: &InvoiceDetail| detail.invoice.is_active && principal.scope.contains(detail.invoice.branch_id);
+        visible(self.store.get_invoice(id, today_start).await, shown, Entity::Invoice)
     }
 
     /// Creates an invoice for an active vendor (spec; D4, D5), of the branch it names or the
@@ -50,8 +51,9 @@ impl<S: Store> PharmaPay<S> {
     ) -> Result<Created<Invoice>> {
         principal.require(Access::new(Collection::Invoice, Action::Create))?;
         let mut invoice = invoice.validate().map_err(Error::Validation)?;
-        // D49: an invoice that names no branch goes to the caller's default.
-        invoice.branch_id = Some(branch_rules::branch_of_create(invoice.branch_id));
+        // D49: an invoice that names no branch goes to the caller's default; one it names must be
+        // in their scope.
+        invoice.branch_id = Some(self.branch_for_create(principal, invoice.branch_id).await?);
         let today_start = self.today_start().await?;
         let ctx = self.announcing(self.ctx_with(principal, invoice.audit_changes())).await?;
         let insert =
@@ -72,6 +74,11 @@ impl<S: Store> PharmaPay<S> {
     pub async fn update_invoice(&self, principal: &Principal, id: InvoiceId, invoice: NewInvoice) -> Result<Invoice> {
         principal.require(Access::new(Collection::Invoice, Action::Update))?;
         let invoice = invoice.validate().map_err(Error::Validation)?;
+        // D49: a move goes only to a branch of the caller's; the store finds the invoice only
+        // when it is of one of them.
+        if let Some(branch) = invoice.branch_id {
+            self.check_branch_in_scope(principal, branch).await?;
+        }
         let today_start = self.today_start().await?;
         let ctx = self.announcing(self.ctx_with(principal, invoice.audit_changes())).await?;
         self.store.update_invoice(id, invoice, ctx, today_start).await.map_err(store_error)

@@ -54,6 +54,8 @@ impl<S: Store> PharmaPay<S> {
     #[instrument(skip_all, fields(key = %key))]
     pub async fn update_setting(&self, principal: &Principal, key: &str, value: &str) -> Result<Setting> {
         principal.require(Access::new(Collection::Setting, Action::Update))?;
+        // D49: chain-wide, so a scope of every branch.
+        principal.require_all_branches()?;
         if !plausible_setting_key(key) {
             return Err(Error::not_found(Entity::Setting));
         }
@@ -161,6 +163,8 @@ impl<S: Store> PharmaPay<S> {
     /// [`Error::Forbidden`]; store failures.
     pub async fn list_audit(&self, principal: &Principal, query: &AuditQuery) -> Result<Page<AuditEntry>> {
         principal.require(Access::new(Collection::AuditLog, Action::Read))?;
+        // D49: chain-wide, so a scope of every branch.
+        principal.require_all_branches()?;
         self.store.list_audit(query).await.map_err(store_error)
     }
 }

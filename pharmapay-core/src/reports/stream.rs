@@ -38,7 +38,8 @@ impl<S: Store> PharmaPay<S> {
     #[instrument(skip_all)]
     pub async fn invoices_report(&self, principal: &Principal, filter: InvoiceFilter) -> Result<Report> {
         principal.require(Access::new(Collection::Invoice, Action::Read))?;
-        let (filter, today_start) = self.invoice_filter(InvoiceFilter { is_active: Some(true), ..filter }).await?;
+        let (filter, today_start) =
+            self.invoice_filter(principal, InvoiceFilter { is_active: Some(true), ..filter }).await?;
         self.build_report(Export::Invoices(filter, today_start)).await
     }
 
@@ -49,7 +50,9 @@ impl<S: Store> PharmaPay<S> {
     #[instrument(skip_all)]
     pub async fn transactions_report(&self, principal: &Principal, filter: TransactionFilter) -> Result<Report> {
         principal.require(Access::new(Collection::Transaction, Action::Read))?;
-        self.build_report(Export::Transactions(TransactionFilter { is_active: true, ..filter })).await
+        // D49: the caller's branches, or those of them the filter names.
+        let branches = self.branch_filter(principal, filter.branches.as_deref()).await?;
+        self.build_report(Export::Transactions(TransactionFilter { is_active: true, branches, ..filter })).await
     }
 
     async fn export_batch(&self, export: &Export, after: Option<i64>) -> Result<Vec<ExportRow>> {

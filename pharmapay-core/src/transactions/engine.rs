@@ -25,7 +25,10 @@ impl<S: Store> PharmaPay<S> {
         query: &TransactionQuery,
     ) -> Result<Page<Transaction>> {
         principal.require(Access::new(Collection::Transaction, Action::Read))?;
-        self.store.list_transactions(query).await.map_err(store_error)
+        let mut query = query.clone();
+        // D49: the caller's branches, or those of them the filter names.
+        query.filter.branches = self.branch_filter(principal, query.filter.branches.as_deref()).await?;
+        self.store.list_transactions(&query).await.map_err(store_error)
     }
 
     /// One active payment with its invoice.
@@ -34,7 +37,11 @@ impl<S: Store> PharmaPay<S> {
     /// [`Error::Forbidden`]; [`Error::NotFound`] when missing or deleted.
     pub async fn get_transaction(&self, principal: &Principal, id: TransactionId) -> Result<Transaction> {
         principal.require(Access::new(Collection::Transaction, Action::Read))?;
-        visible(self.store.get_transaction(id).await, |transaction: &_| transaction.is_active, Entity::Transaction)
+        // D49: a payment is of its invoice's branch.
+        let shown = |transaction: &Transaction| {
+            transaction.is_active && principal.scope.contains(transaction.invoice.branch_id)
+        };
+        visible(self.store.get_transaction(id).await, shown, Entity::Transaction)
     }
 
     /// Records a payment against an active invoice (spec; D2: not dated after today).

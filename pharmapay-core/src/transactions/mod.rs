@@ -10,9 +10,9 @@ use jiff::Timestamp;
 
 use crate::base::tidy::{decimal_text, tidy_optional};
 use crate::error::FieldErrors;
-use crate::ids::{InvoiceId, TransactionId, VendorPaymentId};
+use crate::ids::{BranchId, InvoiceId, TransactionId, VendorPaymentId};
 use crate::money::Amount;
-use crate::paging::{ListFilter, ListQuery, Params, Sort, SortDir, SortKey, read_bool, read_id};
+use crate::paging::{ListFilter, ListQuery, Params, Sort, SortDir, SortKey, read_bool, read_branch_filter, read_id};
 use crate::text::{Lines, TEXT_MAX};
 
 use crate::invoices::{InvoiceBrief, read_date};
@@ -164,6 +164,10 @@ pub struct TransactionFilter {
     pub reference: Option<String>,
     /// Active (true, the default) or soft-deleted (false) payments.
     pub is_active: bool,
+    /// Only payments of these branches' invoices (D49): as read, the repeatable `branchId`;
+    /// once the engine has judged it against the caller's scope, the branches kept (`None`:
+    /// every branch).
+    pub branches: Option<Vec<BranchId>>,
 }
 
 impl Default for TransactionFilter {
@@ -175,6 +179,7 @@ impl Default for TransactionFilter {
             transaction_type: None,
             reference: None,
             is_active: true,
+            branches: None,
         }
     }
 }
@@ -208,6 +213,7 @@ impl ListFilter for TransactionFilter {
         if let Some(is_active) = read_bool(params, "isActive", errors) {
             filter.is_active = is_active;
         }
+        filter.branches = read_branch_filter(params, errors);
         filter
     }
 }

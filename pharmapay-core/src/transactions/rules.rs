@@ -45,6 +45,15 @@ pub fn check_paid_total(paid: Decimal) -> StoreResult<()> {
     Ok(())
 }
 
+/// A payment may be recorded on, or moved to, an invoice of a branch in the writer's scope
+/// only (D49): another branch's invoice is refused as a missing one.
+///
+/// # Errors
+/// `ParentInactive(Invoice)`.
+pub fn check_invoice_reach(scope: &crate::branches::Scope, branch: crate::ids::BranchId) -> StoreResult<()> {
+    if scope.contains(branch) { Ok(()) } else { Err(StoreError::ParentInactive(Entity::Invoice)) }
+}
+
 /// Whether `invoice` (`None` when missing), as it stands after a payment was added to it, may
 /// keep the payment.
 ///

@@ -35,7 +35,9 @@ impl<S: Store> PharmaPay<S> {
             // D49: with allocations the invoices are named, so `branchId` is ignored.
             payment.branch_id = None;
         } else if let Some(branch) = payment.branch_id {
-            // A deleted branch's bills stay payable (D49); only an id that is no branch is wrong.
+            // A deleted branch's bills stay payable (D49): the branch must be the caller's, and
+            // an id that is no branch is wrong.
+            self.check_branch_in_scope(principal, branch).await?;
             if self.store.get_branch(branch).await.map_err(store_error)?.is_none() {
                 return Err(Error::invalid("branchId", "must be a branch"));
             }

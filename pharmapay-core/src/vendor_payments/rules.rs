@@ -113,26 +113,28 @@ pub fn allocate(
 }
 
 /// Splits a payment of `amount` to vendor `vendor_id` over `invoices` as [`allocate`] does,
-/// taking only the invoices of `branch` when the payment is limited to one (D49: a vendor
-/// payment's `branchId`, a store's bank statement): another branch's invoice named in an
-/// allocation is refused as a missing one, and the oldest-first split passes over it.
+/// taking only the invoices of the writer's `scope` (D49), and of `branch` when the payment is
+/// limited to one (a vendor payment's `branchId`, a store's bank statement): another branch's
+/// invoice named in an allocation is refused as a missing one, and the oldest-first split
+/// passes over it.
 ///
 /// # Errors
 /// As [`allocate`].
 pub fn plan_payment(
     vendor_id: VendorId,
     (amount, requested): (Amount, Option<&[RequestedAllocation]>),
-    branch: Option<BranchId>,
+    (scope, branch): (&crate::branches::Scope, Option<BranchId>),
     invoices: &[PayableInvoice],
 ) -> StoreResult<Vec<Allocation>> {
-    match branch {
-        None => allocate(vendor_id, amount, requested, invoices),
-        Some(branch) => {
-            let own: Vec<PayableInvoice> =
-                invoices.iter().filter(|invoice| invoice.branch_id == branch).copied().collect();
-            allocate(vendor_id, amount, requested, &own)
-        }
+    if scope.is_all() && branch.is_none() {
+        return allocate(vendor_id, amount, requested, invoices);
     }
+    let reachable: Vec<PayableInvoice> = invoices
+        .iter()
+        .filter(|invoice| scope.contains(invoice.branch_id) && branch.is_none_or(|only| invoice.branch_id == only))
+        .copied()
+        .collect();
+    allocate(vendor_id, amount, requested, &reachable)
 }
 
 fn allocate_as_asked(
@@ -332,18 +334,30 @@ mod tests {
         other_store.branch_id = BranchId(3);
         let invoices = [other_store, invoice(2, "40", 5, 1), invoice(3, "25", 6, 1)];
         let fifty = amount("50");
-        let everywhere = plan_payment(VendorId(1), (fifty, None), None, &invoices).unwrap();
+        let all = crate::branches::Scope::All;
+        let everywhere = plan_payment(VendorId(1), (fifty, None), (&all, None), &invoices).unwrap();
         assert_eq!(everywhere.first().map(|a| a.invoice_id), Some(InvoiceId(1)), "the oldest bill of any branch");
-        let head = plan_payment(VendorId(1), (fifty, None), Some(BranchId(1)), &invoices).unwrap();
+        let head = plan_payment(VendorId(1), (fifty, None), (&all, Some(BranchId(1))), &invoices).unwrap();
         let split: Vec<(i64, Decimal)> = head.iter().map(|a| (a.invoice_id.get(), a.amount.get())).collect();
         assert_eq!(split, [(2, dec("40")), (3, dec("10"))]);
         let asked = [ask(1, "30"), ask(2, "20")];
         assert_eq!(
-            invalid_fields(plan_payment(VendorId(1), (fifty, Some(&asked)), Some(BranchId(1)), &invoices)),
+            invalid_fields(plan_payment(VendorId(1), (fifty, Some(&asked)), (&all, Some(BranchId(1))), &invoices)),
             ["allocations[0].invoiceId"],
             "another branch's bill is refused as a missing one"
         );
-        assert_eq!(invalid_fields(plan_payment(VendorId(1), (fifty, None), Some(BranchId(3)), &invoices)), ["amount"]);
+        assert_eq!(
+            invalid_fields(plan_payment(VendorId(1), (fifty, None), (&all, Some(BranchId(3))), &invoices)),
+            ["amount"]
+        );
+        // A store's user pays their own bills only, whatever the allocations name.
+        let store = crate::branches::Scope::of([BranchId(3)]);
+        let own = plan_payment(VendorId(1), (amount("30"), None), (&store, None), &invoices).unwrap();
+        assert_eq!(own.iter().map(|a| a.invoice_id).collect::<Vec<_>>(), [InvoiceId(1)]);
+        assert_eq!(
+            invalid_fields(plan_payment(VendorId(1), (amount("30"), Some(&[ask(2, "30")])), (&store, None), &invoices)),
+            ["allocations[0].invoiceId"]
+        );
     }
 
     #[test]

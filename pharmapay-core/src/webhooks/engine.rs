@@ -39,6 +39,8 @@ impl<S: Store> PharmaPay<S> {
     /// [`Error::Forbidden`]; store failures.
     pub async fn list_webhooks(&self, principal: &Principal) -> Result<Vec<Webhook>> {
         principal.require(webhooks(Action::Read))?;
+        // D49: chain-wide, so a scope of every branch.
+        principal.require_all_branches()?;
         self.store.list_webhooks().await.map_err(store_error)
     }
 
@@ -48,6 +50,8 @@ impl<S: Store> PharmaPay<S> {
     /// [`Error::Forbidden`]; [`Error::NotFound`]; store failures.
     pub async fn get_webhook(&self, principal: &Principal, id: WebhookId) -> Result<Webhook> {
         principal.require(webhooks(Action::Read))?;
+        // D49: chain-wide, so a scope of every branch.
+        principal.require_all_branches()?;
         self.store.get_webhook(id).await.map_err(store_error)?.ok_or(Error::NotFound { entity: Entity::Webhook })
     }
 
@@ -65,6 +69,8 @@ impl<S: Store> PharmaPay<S> {
         idempotency: Option<&IdempotencyRequest>,
     ) -> Result<Created<WebhookWithSecret>> {
         principal.require(webhooks(Action::Create))?;
+        // D49: chain-wide, so a scope of every branch.
+        principal.require_all_branches()?;
         let webhook = webhook.validate().map_err(Error::Validation)?;
         may_subscribe(principal, &webhook)?;
         let ctx = self.ctx_with(principal, webhook.audit_changes());
@@ -97,6 +103,8 @@ impl<S: Store> PharmaPay<S> {
     #[instrument(skip_all, fields(webhook_id = %id))]
     pub async fn update_webhook(&self, principal: &Principal, id: WebhookId, webhook: NewWebhook) -> Result<Webhook> {
         principal.require(webhooks(Action::Update))?;
+        // D49: chain-wide, so a scope of every branch.
+        principal.require_all_branches()?;
         let webhook = webhook.validate().map_err(Error::Validation)?;
         may_subscribe(principal, &webhook)?;
         let ctx = self.ctx_with(principal, webhook.audit_changes());
@@ -111,6 +119,8 @@ impl<S: Store> PharmaPay<S> {
     #[instrument(skip_all, fields(webhook_id = %id))]
     pub async fn delete_webhook(&self, principal: &Principal, id: WebhookId, reason: Option<String>) -> Result<()> {
         principal.require(webhooks(Action::Delete))?;
+        // D49: chain-wide, so a scope of every branch.
+        principal.require_all_branches()?;
         let ctx = self.ctx_for_delete(principal, reason)?;
         self.store.delete_webhook(id, ctx).await.map_err(store_error)
     }
@@ -122,6 +132,8 @@ impl<S: Store> PharmaPay<S> {
     #[instrument(skip_all, fields(webhook_id = %id))]
     pub async fn rotate_webhook_secret(&self, principal: &Principal, id: WebhookId) -> Result<WebhookWithSecret> {
         principal.require(webhooks(Action::Update))?;
+        // D49: chain-wide, so a scope of every branch.
+        principal.require_all_branches()?;
         let secret = WebhookSecret::generate();
         let webhook = self.store.rotate_webhook_secret(id, &secret, self.ctx(principal)).await.map_err(store_error)?;
         Ok(WebhookWithSecret { webhook, secret })
@@ -138,6 +150,8 @@ impl<S: Store> PharmaPay<S> {
         query: &DeliveryQuery,
     ) -> Result<Page<Delivery>> {
         principal.require(webhooks(Action::Read))?;
+        // D49: chain-wide, so a scope of every branch.
+        principal.require_all_branches()?;
         self.store.list_deliveries(id, query).await.map_err(store_error)
     }
 
@@ -153,6 +167,8 @@ impl<S: Store> PharmaPay<S> {
         delivery: DeliveryId,
     ) -> Result<Delivery> {
         principal.require(webhooks(Action::Update))?;
+        // D49: chain-wide, so a scope of every branch.
+        principal.require_all_branches()?;
         self.store.retry_delivery(webhook, delivery, self.ctx(principal)).await.map_err(store_error)
     }
 

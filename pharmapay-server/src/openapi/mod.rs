@@ -31,6 +31,6 @@ pub use document::document;
 pub(crate) use json::object;
 pub use json::{Component, Json, Section};
 pub use operation::{
-    Operation, Tag, created, get_link, id_links, json_content, json_response, link_by_id, no_content, page_size,
-    path_id, positive_id, query, query_date, query_id, restore_link, search, sort_by,
+    Operation, Tag, branch_filter, created, get_link, id_links, json_content, json_response, link_by_id, no_content,
+    page_size, path_id, positive_id, query, query_date, query_id, restore_link, search, sort_by,
 };

@@ -296,6 +296,19 @@ pub fn query_id(name: &'static str, description: &str) -> Json {
     query(name, format!("{description} A positive integer, else 400."), positive_id())
 }
 
+/// The repeatable `branchId` filter (D49): `?branchId=2&branchId=5` keeps only those branches
+/// of the caller's scope; `what` says what it narrows.
+pub fn branch_filter(what: &str) -> Json {
+    let description = format!(
+        "Only these branches' {what} (D49); repeat it for several (`branchId=2&branchId=5`). Each must be a branch \
+         (a deleted one may be named; else 400) within the caller's branches (else 403 naming it). Omitted: every \
+         branch the caller holds."
+    );
+    query("branchId", description, object! { "type": "array", "items": positive_id(), "maxItems": 100 })
+        .with("style", "form")
+        .with("explode", true)
+}
+
 /// A positive 64-bit integer, as ids are.
 pub fn positive_id() -> Json {
     object! { "type": "integer", "format": "int64", "minimum": 1, "maximum": i64::MAX }

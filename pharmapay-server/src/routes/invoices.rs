@@ -20,8 +20,8 @@ use crate::guard::needs;
 use crate::openapi::ACTIVE_ONLY;
 use crate::openapi::schema::{self, TRIM_NOTE, names};
 use crate::openapi::{
-    Crud, Json, Operation, SORT_DIR, Schema, describe, flatten, object, query, query_date, query_id, schema_ref,
-    search, sort_by,
+    Crud, Json, Operation, SORT_DIR, Schema, branch_filter, describe, flatten, object, query, query_date, query_id,
+    schema_ref, search, sort_by,
 };
 
 /// The invoice routes.
@@ -79,6 +79,7 @@ pub fn filters(listing: bool) -> Vec<Json> {
         ),
         search("search", "Substring match on invoice number or vendor name, case-insensitive."),
         query_id("vendorId", "Only this vendor's invoices."),
+        branch_filter("invoices"),
         search("invoiceNumber", "Substring match on the invoice number only, case-insensitive."),
         query_date("fromDate", "Inclusive lower bound on invoiceDate."),
         query_date("toDate", "Inclusive upper bound on invoiceDate; earlier than fromDate is a 400."),

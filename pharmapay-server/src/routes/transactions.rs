@@ -20,7 +20,8 @@ use crate::guard::needs;
 use crate::openapi::ACTIVE_ONLY;
 use crate::openapi::schema::{self, either, names};
 use crate::openapi::{
-    Crud, Json, Operation, SORT_DIR, Schema, describe, object, query, query_date, query_id, schema_ref, sort_by,
+    Crud, Json, Operation, SORT_DIR, Schema, branch_filter, describe, object, query, query_date, query_id, schema_ref,
+    sort_by,
 };
 
 /// The payment routes.
@@ -71,6 +72,7 @@ pub fn filters(listing: bool) -> Vec<Json> {
     let types = names(&TransactionType::ALL, TransactionType::name);
     vec![
         query_id("invoiceId", "Only this invoice's payments."),
+        branch_filter("payments (a payment is of its invoice's branch)"),
         query_date("fromDate", "Inclusive lower bound on transactionDate."),
         query_date("toDate", "Inclusive upper bound on transactionDate; earlier than fromDate is a 400."),
         query(

@@ -324,3 +324,70 @@ async fn users_carry_their_branches_in_the_token_and_lose_them_at_once() {
     );
     assert_eq!(app.get(&format!("/api/users/{id}")).await.expect(200).json()["branchIds"], json!([andheri]));
 }
+
+#[tokio::test]
+async fn a_store_user_reads_and_writes_only_their_branch_over_http() {
+    let app = &spawn_app().await;
+    let vendor = app.vendor("Cipla").await;
+    let branch = |code: &'static str| async move {
+        app.post("/api/branches", &json!({ "code": code, "name": code })).await.expect(201).json()["id"]
+            .as_i64()
+            .unwrap()
+    };
+    let (andheri, bandra) = (branch("AND").await, branch("BAN").await);
+    let bill = |number: &str, branch: i64| {
+        json!({ "vendorId": vendor, "invoiceNumber": number, "amount": 100, "invoiceDate": "2024-05-01",
+                "dueDate": "2024-06-01", "branchId": branch })
+    };
+    let id_of = |response: crate::helpers::TestResponse| response.expect(201).json()["id"].as_i64().unwrap();
+    let head = id_of(app.post("/api/invoices", &bill("H-1", 1)).await);
+    let own = id_of(app.post("/api/invoices", &bill("A-1", andheri)).await);
+    let other = id_of(app.post("/api/invoices", &bill("B-1", bandra)).await);
+    let pay = |invoice: i64| json!({ "invoiceId": invoice, "amount": 10, "transactionDate": "2024-05-05", "transactionType": "Cash" });
+    let head_paid = id_of(app.post("/api/transactions", &pay(head)).await);
+    let own_paid = id_of(app.post("/api/transactions", &pay(own)).await);
+    let clerk = json!({ "firstName": "Ravi", "lastName": "Kumar", "email": "clerk@example.com",
+                        "password": "user-password", "roleId": 2, "branchIds": [andheri] });
+    app.post("/api/users", &clerk).await.expect(201);
+    let token = app.login("clerk@example.com", "user-password").await;
+    let as_clerk = |method: Method, path: String, body: Option<serde_json::Value>| {
+        let token = token.clone();
+        async move { app.call(method, &path, Some(&token), body.as_ref()).await }
+    };
+
+    let listed = as_clerk(Method::GET, "/api/invoices".into(), None).await.expect(200).json();
+    let ids: Vec<i64> = listed["items"].as_array().unwrap().iter().map(|i| i["id"].as_i64().unwrap()).collect();
+    assert_eq!((ids, listed["totalCount"].clone()), (vec![own], json!(1)));
+    let payments = as_clerk(Method::GET, "/api/transactions".into(), None).await.expect(200).json();
+    assert_eq!(payments["items"][0]["id"], own_paid);
+    assert_eq!(payments["totalCount"], 1);
+    for id in [head, other] {
+        as_clerk(Method::GET, format!("/api/invoices/{id}"), None).await.expect(404);
+        as_clerk(Method::PUT, format!("/api/invoices/{id}"), Some(bill("X", andheri))).await.expect(404);
+    }
+    as_clerk(Method::GET, format!("/api/transactions/{head_paid}"), None).await.expect(404);
+    as_clerk(Method::POST, "/api/transactions".into(), Some(pay(head))).await.invalid("invoiceId");
+    let forbidden = as_clerk(Method::GET, format!("/api/invoices?branchId={bandra}"), None).await;
+    forbidden.expect(403);
+    assert!(forbidden.json()["detail"].as_str().unwrap().contains("BAN"), "{}", forbidden.json());
+    as_clerk(Method::GET, "/api/invoices?branchId=999".into(), None).await.invalid("branchId");
+    as_clerk(Method::GET, "/api/invoices?branchId=x".into(), None).await.invalid("branchId");
+    let created = as_clerk(
+        Method::POST,
+        "/api/invoices".into(),
+        Some(json!({ "vendorId": vendor,
+        "invoiceNumber": "A-2", "amount": 5, "invoiceDate": "2024-05-01", "dueDate": "2024-06-01" })),
+    )
+    .await;
+    assert_eq!(created.expect(201).json()["branchId"], andheri, "the store's only branch");
+    let elsewhere = as_clerk(Method::POST, "/api/invoices".into(), Some(bill("B-2", bandra))).await;
+    elsewhere.expect(403);
+
+    // The chain-wide caller narrows with the repeatable filter.
+    let both = app.get(&format!("/api/invoices?branchId={andheri}&branchId={bandra}")).await.expect(200).json();
+    assert_eq!(both["totalCount"], 3, "A-1, A-2 and B-1: {both}");
+    // The branch list is the caller's; another branch is missing to them.
+    let branches = as_clerk(Method::GET, "/api/branches".into(), None).await.expect(200).json();
+    assert_eq!(branches.as_array().unwrap().iter().map(|b| b["id"].clone()).collect::<Vec<_>>(), [json!(andheri)]);
+    as_clerk(Method::GET, format!("/api/branches/{bandra}"), None).await.expect(404);
+}

@@ -518,7 +518,8 @@ impl BankStatementStore for SqlStore {
             lock(&mut db_tx, Lock::BankStatements).await?;
             let (found, _) = acted_line(&mut db_tx, statement, line).await?;
             bank_rules::check_record(&LineFacts::of(&found))?;
-            let (id, change) = write_vendor_payment(&mut db_tx, &calendar, vendor, &payment, ctx.at).await?;
+            let (id, change) =
+                write_vendor_payment(&mut db_tx, &calendar, vendor, &payment, (&ctx.scope, ctx.at)).await?;
             insert_audit(&mut db_tx, ctx.audit("create", Entity::VendorPayment, Some(id))).await?;
             change_line(&mut db_tx, &found, bank_rules::recorded(Holder::VendorPayment(VendorPaymentId(id)))).await?;
             let changed = line_in(&mut db_tx, statement.get(), line.get()).await?;

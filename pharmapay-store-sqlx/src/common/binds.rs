@@ -143,6 +143,16 @@ pub(super) fn direction(dir: SortDir) -> &'static str {
 /// no parameters left keeps one plan per connection. Each page size and page is then a
 /// statement text of its own, which sqlx's per-connection cache of prepared statements holds
 /// like any other. The numbers come from a validated `PageRequest`, never from text.
+/// `column IN (...)` over the branches a list keeps (D49), each a bound value: a scope lists
+/// at least one branch and at most a chain's hundreds.
+pub(super) fn branch_condition(binds: &mut Binds, column: &str, branches: &[pharmapay_core::ids::BranchId]) -> String {
+    if branches.is_empty() {
+        return "FALSE".to_owned();
+    }
+    let values: Vec<String> = branches.iter().map(|branch| binds.int(branch.get())).collect();
+    format!("{column} IN ({})", values.join(", "))
+}
+
 pub(super) fn page_limits(page: PageRequest) -> (String, String) {
     let offset = i64::try_from(page.offset()).unwrap_or(i64::MAX);
     (page.page_size().to_string(), offset.to_string())

@@ -22,7 +22,9 @@ use pharmapay_core::vendors::licence::{EXPIRED_LICENSE_POLICY, ExpiredLicensePol
 use pharmapay_core::{Entity, Page, StoreError};
 use sqlx::Row;
 
-use super::binds::{Binds, conditions, contains_pattern, direction, instant_range, page_limits, terms_condition};
+use super::binds::{
+    Binds, branch_condition, conditions, contains_pattern, direction, instant_range, page_limits, terms_condition,
+};
 use super::branches::lock_active_branch;
 use super::credits::release_on_invoice;
 use super::figures::{invoice_facts, kept_count, payments_of};
@@ -44,6 +46,9 @@ pub(super) fn invoice_conditions(binds: &mut Binds, filter: &InvoiceFilter, toda
     }
     if let Some(vendor_id) = filter.vendor_id {
         parts.push(format!("i.vendor_id = {}", binds.int(vendor_id.get())));
+    }
+    if let Some(branches) = &filter.branches {
+        parts.push(branch_condition(binds, "i.branch_id", branches));
     }
     if let Some(number) = &filter.invoice_number {
         parts.push(format!("i.number_key LIKE {} ESCAPE '\\'", binds.text(contains_pattern(number))));
@@ -284,6 +289,8 @@ impl InvoiceStore for SqlStore {
             if before.vendor_id.get() != current_vendor {
                 return Err(Error::Moved("an invoice"));
             }
+            // D49: another branch's invoice is missing to the writer.
+            branch_rules::check_in_scope(&ctx.scope, before.branch_id, Entity::Invoice)?;
             if !vendor_active {
                 return refused(StoreError::ParentInactive(Entity::Vendor));
             }
@@ -343,6 +350,7 @@ impl InvoiceStore for SqlStore {
                 return refused(StoreError::NotFound(Entity::Invoice));
             };
             vendors.hold(before.vendor_id)?;
+            branch_rules::check_in_scope(&ctx.scope, before.branch_id, Entity::Invoice)?;
             // D44: the applications on it go with it; their credits have them available again.
             let mut credits = FigureChange::new();
             let released = release_on_invoice(&mut db_tx, id.get(), &calendar, &mut credits).await?;
@@ -369,6 +377,7 @@ impl InvoiceStore for SqlStore {
                 return refused(StoreError::NotFound(Entity::Invoice));
             };
             vendors.hold(before.vendor_id)?;
+            branch_rules::check_in_scope(&ctx.scope, before.branch_id, Entity::Invoice)?;
             let vendor_id = before.vendor_id.get();
             let (vendor_active, valid_until) = lock_vendors(&mut db_tx, [vendor_id, vendor_id], vendor_id).await?;
             restore::check_parent(Entity::Vendor, vendor_active)?;

@@ -9,6 +9,7 @@
 //! facts before and after the write.
 
 use pharmapay_core::BusinessCalendar;
+use pharmapay_core::branches::rules as branch_rules;
 use pharmapay_core::figures::{FigureChange, InvoiceFacts, KeptCount, PaymentFacts};
 use pharmapay_core::ids::{InvoiceId, TransactionId, VendorPaymentId};
 use pharmapay_core::invoices::InvoiceBrief;
@@ -24,7 +25,7 @@ use pharmapay_core::transactions::{
 use pharmapay_core::{Entity, Page, StoreError};
 use sqlx::Row;
 
-use super::binds::{Binds, conditions, direction, instant_range, page_limits};
+use super::binds::{Binds, branch_condition, conditions, direction, instant_range, page_limits};
 use super::figures::{invoice_facts, kept_count, unscaled};
 use super::guards::{check_reference, lock_reference, lock_vendors_of};
 use super::rows::{amount, instant, invoice_brief_from, micros, transaction_from, transaction_in, transaction_type};
@@ -47,6 +48,11 @@ pub(super) fn transaction_conditions(binds: &mut Binds, filter: &TransactionFilt
         parts.push(format!("t.reference_key = {}", binds.text(key.clone())));
     }
     instant_range(&mut parts, binds, "t.transaction_date", (filter.from_date, filter.to_date));
+    if let Some(branches) = &filter.branches {
+        // D49: a payment is of its invoice's branch.
+        let invoices = branch_condition(binds, "b.branch_id", branches);
+        parts.push(format!("t.invoice_id IN (SELECT b.id FROM invoices b WHERE {invoices})"));
+    }
     conditions(parts)
 }
 
@@ -195,6 +201,8 @@ impl TransactionStore for SqlStore {
             let (invoice, before, after) =
                 add_paid_to(&mut db_tx, transaction.invoice_id.get(), scaled, PaymentWrite::Record, &calendar).await?;
             vendors.hold(after.vendor_id)?;
+            // D49: another branch's invoice is as a missing one (the addition is rolled back).
+            transaction_rules::check_invoice_reach(&ctx.scope, after.branch_id)?;
             check_reference(&mut db_tx, kind, key, None).await?;
             let id = insert_payment_row(&mut db_tx, &transaction, ctx.at, None).await?;
             let payment =
@@ -316,6 +324,10 @@ impl TransactionStore for SqlStore {
             let (Some(owner_before), Some(owner_after)) = (owner_before, owner_after) else {
                 return Err(Error::corrupt("a payment's invoice was not locked"));
             };
+            // D49: another branch's payment is missing to the writer, another branch's invoice
+            // as a missing one; refused before the commit, the writes above are rolled back.
+            branch_rules::check_in_scope(&ctx.scope, owner_before.branch_id, Entity::Transaction)?;
+            transaction_rules::check_invoice_reach(&ctx.scope, owner_after.branch_id)?;
             let payment_before = payment_before.on(&owner_before);
             let payment_after =
                 PaymentFacts::new(true, new_decimal, transaction.transaction_date, &calendar, &owner_after);
@@ -347,6 +359,7 @@ impl TransactionStore for SqlStore {
             .await?;
             let (before, after) = take_paid_from(&mut db_tx, invoice_id, scaled, &calendar).await?;
             vendors.hold(after.vendor_id)?;
+            branch_rules::check_in_scope(&ctx.scope, after.branch_id, Entity::Transaction)?;
             let payment_before = payment_before.on(&before);
             let payment_after = PaymentFacts { is_active: false, ..payment_before };
             let mut change = FigureChange::new();
@@ -383,6 +396,7 @@ impl TransactionStore for SqlStore {
             let (_, before, after) =
                 add_paid_to(&mut db_tx, invoice_id, scaled, PaymentWrite::Restore, &calendar).await?;
             vendors.hold(after.vendor_id)?;
+            branch_rules::check_in_scope(&ctx.scope, after.branch_id, Entity::Transaction)?;
             let key = found.reference_key.as_deref();
             check_reference(&mut db_tx, found.kind, key, Some(Holder::of(id, found.vendor_payment_id))).await?;
             set_active(

@@ -109,7 +109,7 @@ pub(super) async fn write_vendor_payment(
     calendar: &BusinessCalendar,
     vendor_id: VendorId,
     payment: &NewVendorPayment,
-    at: pharmapay_core::jiff::Timestamp,
+    (scope, at): (&pharmapay_core::branches::Scope, pharmapay_core::jiff::Timestamp),
 ) -> Result<(i64, FigureChange)> {
     let kind = payment.transaction_type;
     let key = payment.reference.as_ref().map(PaymentReference::key);
@@ -125,7 +125,7 @@ pub(super) async fn write_vendor_payment(
     let allocations = vendor_payment_rules::plan_payment(
         vendor_id,
         (payment.amount, payment.allocations.as_deref()),
-        payment.branch_id,
+        (scope, payment.branch_id),
         &payable,
     )?;
 
@@ -217,7 +217,8 @@ impl VendorPaymentStore for SqlStore {
     ) -> StoreResult<VendorPayment> {
         answer(|| async {
             let (mut db_tx, calendar) = self.begin_with_calendar().await?;
-            let (id, change) = write_vendor_payment(&mut db_tx, &calendar, vendor_id, &payment, ctx.at).await?;
+            let (id, change) =
+                write_vendor_payment(&mut db_tx, &calendar, vendor_id, &payment, (&ctx.scope, ctx.at)).await?;
             // The figures are applied at the end; the payment read back does not show them.
             let recorded = Self::vendor_payment_in(&mut db_tx, id).await?;
             commit_moving(db_tx, &ctx, ("create", Entity::VendorPayment, id), recorded, Some(&change)).await

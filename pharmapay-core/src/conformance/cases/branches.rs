@@ -371,3 +371,198 @@ pub async fn credits_are_set_against_their_own_branch<S: Store>(store: S) {
     let moved = fx.engine.update_credit(&fx.admin, default.id, unapplied).await.expect("an unapplied credit moves");
     assert_eq!(moved.branch_id, andheri.id);
 }
+
+/// The 403 of a branch outside the caller's scope (D49): what it names.
+fn out_of_scope<T: std::fmt::Debug>(result: Result<T, Error>, label: &str) -> String {
+    match result {
+        Err(Error::Forbidden { required: crate::access::Requirement::Scope(missing) }) => missing.to_string(),
+        other => panic!("{label}: expected a 403 naming the branches missing, got {other:?}"),
+    }
+}
+
+impl<S: Store> Fixture<S> {
+    /// A user of `role` holding `branches` (D49), signed in.
+    async fn user_of_branches(&self, email: &str, role: crate::ids::RoleId, branches: &[BranchId]) -> crate::Principal {
+        let user = crate::access::user::NewUser {
+            branch_ids: Some(crate::branches::Scope::of(branches.iter().copied())),
+            ..super::new_user(email, role)
+        };
+        created(self.engine.create_user(&self.admin, user, None).await.expect("user created"));
+        self.sign_in(email, "user-password").await.1
+    }
+}
+
+/// D49: a store's user sees and writes only their branches' invoices: another branch's answers
+/// 404 by id and is left out of the list and its count; a create goes to their only branch and
+/// may not name another (403 naming it); a move may not leave their branches; the `branchId`
+/// filter narrows within the scope.
+pub async fn a_store_user_sees_and_writes_only_their_branches_invoices<S: Store>(store: S) {
+    let fx = Fixture::new(store).await;
+    let vendor = fx.vendor("Cipla").await;
+    let branch = |code: &'static str| {
+        let (engine, admin) = (&fx.engine, &fx.admin);
+        async move { created(engine.create_branch(admin, NewBranch::new(code, code), None).await.unwrap()) }
+    };
+    let (andheri, bandra) = (branch("AND").await, branch("BAN").await);
+    let bill = |number: &str, branch: BranchId| NewInvoice {
+        branch_id: Some(branch),
+        ..fx.new_invoice(vendor.id, number, "100", "2024-06-01T00:00:00Z")
+    };
+    let create = |input: NewInvoice| {
+        let (engine, admin) = (&fx.engine, &fx.admin);
+        async move { created(engine.create_invoice(admin, input, None).await.unwrap()) }
+    };
+    let head = create(bill("H-1", HEAD_OFFICE_ID)).await;
+    let own = create(bill("A-1", andheri.id)).await;
+    let other = create(bill("B-1", bandra.id)).await;
+    let clerks = [
+        "Vendor:Read",
+        "Invoice:Read",
+        "Invoice:Create",
+        "Invoice:Update",
+        "Invoice:Delete",
+        "Branch:Read",
+        "Branch:Create",
+        "AuditLog:Read",
+    ];
+    let clerks = fx.role_of("Store clerks", &clerks).await;
+    let clerk = fx.user_of_branches("clerk@example.com", clerks, &[andheri.id]).await;
+
+    let listed = |principal: &crate::Principal, pairs: &[(&str, &str)]| {
+        let query = InvoiceQuery::from_params(&params(pairs)).expect("a query");
+        let (engine, principal) = (&fx.engine, principal.clone());
+        async move { engine.list_invoices(&principal, &query).await }
+    };
+    let page = listed(&clerk, &[]).await.unwrap();
+    assert_eq!(page.items.iter().map(|i| i.id).collect::<Vec<_>>(), [own.id], "only the store's invoices");
+    assert_eq!(page.total_count, 1, "and only they are counted");
+    let named = listed(&clerk, &[("branchId", &bandra.id.get().to_string())]).await;
+    assert_eq!(out_of_scope(named, "another branch named"), "the branches BAN");
+    field_error(listed(&clerk, &[("branchId", "999")]).await, "branchId", "no branch");
+    let no_id = InvoiceQuery::from_params(&params(&[("branchId", "x")]));
+    assert!(no_id.is_err_and(|errors| errors.contains("branchId")), "no id");
+    let both = [("branchId", andheri.id.get().to_string()), ("branchId", bandra.id.get().to_string())];
+    let both: Vec<(&str, &str)> = both.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let chain = listed(&fx.admin, &both).await.unwrap();
+    let mut ids: Vec<_> = chain.items.iter().map(|i| i.id).collect();
+    ids.sort();
+    assert_eq!(ids, [own.id, other.id], "the filter repeats and narrows to the branches named");
+
+    for (id, label) in [(head.id, "the head office's"), (other.id, "another store's")] {
+        let read = fx.engine.get_invoice(&clerk, id).await;
+        assert!(matches!(read, Err(Error::NotFound { entity: Entity::Invoice })), "{label}: {read:?}");
+        let replaced = fx.engine.update_invoice(&clerk, id, bill("X-1", andheri.id)).await;
+        assert!(matches!(replaced, Err(Error::NotFound { entity: Entity::Invoice })), "{label}: {replaced:?}");
+        let deleted = fx.engine.delete_invoice(&clerk, id, None).await;
+        assert!(matches!(deleted, Err(Error::NotFound { entity: Entity::Invoice })), "{label}: {deleted:?}");
+    }
+    fx.engine.delete_invoice(&fx.admin, head.id, None).await.unwrap();
+    let restored = fx.engine.restore_invoice(&clerk, head.id).await;
+    assert!(matches!(restored, Err(Error::NotFound { entity: Entity::Invoice })), "{restored:?}");
+    assert_eq!(fx.engine.get_invoice(&clerk, own.id).await.unwrap().invoice.id, own.id);
+
+    let input = fx.new_invoice(vendor.id, "A-2", "50", "2024-06-01T00:00:00Z");
+    let made = created(fx.engine.create_invoice(&clerk, input, None).await.expect("a create naming no branch"));
+    assert_eq!(made.branch_id, andheri.id, "the store's only branch");
+    let elsewhere = fx.engine.create_invoice(&clerk, bill("B-2", bandra.id), None).await;
+    assert_eq!(out_of_scope(elsewhere, "a create naming another branch"), "the branches BAN");
+    let moved = fx.engine.update_invoice(&clerk, own.id, bill("A-1", HEAD_OFFICE_ID)).await;
+    assert_eq!(out_of_scope(moved, "a move out"), format!("the branches {HEAD_OFFICE_CODE}"));
+    let kept =
+        fx.engine.update_invoice(&clerk, own.id, NewInvoice { branch_id: None, ..bill("A-1", andheri.id) }).await;
+    assert_eq!(kept.expect("a replacement within the store").branch_id, andheri.id);
+
+    // Branches: the list is the caller's, another branch is missing, writing one needs all.
+    let branches = fx.engine.list_branches(&clerk).await.unwrap();
+    assert_eq!(branches.iter().map(|b| b.id).collect::<Vec<_>>(), [andheri.id]);
+    let hidden = fx.engine.get_branch(&clerk, bandra.id).await;
+    assert!(matches!(hidden, Err(Error::NotFound { entity: Entity::Branch })), "{hidden:?}");
+    let opened = fx.engine.create_branch(&clerk, NewBranch::new("NEW", "New"), None).await;
+    assert_eq!(out_of_scope(opened, "a branch created by a store's user"), "all branches");
+    let audit = fx.engine.list_audit(&clerk, &AuditQuery::from_params(&params(&[])).unwrap()).await;
+    assert_eq!(out_of_scope(audit, "the audit log is chain-wide"), "all branches");
+
+    let roaming = fx.user_of_branches("roaming@example.com", clerks, &[andheri.id, bandra.id]).await;
+    let unnamed =
+        fx.engine.create_invoice(&roaming, fx.new_invoice(vendor.id, "R-1", "5", "2024-06-01T00:00:00Z"), None).await;
+    field_error(unnamed, "branchId", "a caller of several branches names one");
+}
+
+/// D49: a payment is of its invoice's branch; a store's user lists, reads and changes only
+/// their branches' payments, records none on another branch's invoice (as on a missing one),
+/// and a vendor payment of theirs spreads over their bills only.
+pub async fn a_store_user_sees_and_records_only_their_branches_payments<S: Store>(store: S) {
+    use crate::transactions::{NewTransaction, TransactionQuery};
+    use crate::vendor_payments::NewVendorPayment;
+
+    let fx = Fixture::new(store).await;
+    let vendor = fx.vendor("Cipla").await;
+    let andheri = created(fx.engine.create_branch(&fx.admin, NewBranch::new("AND", "Andheri"), None).await.unwrap());
+    // The head office's bill falls due first, so a split over every branch would start there.
+    let head = fx.invoice(vendor.id, "H-1", "100", "2024-05-01T00:00:00Z").await;
+    let input =
+        NewInvoice { branch_id: Some(andheri.id), ..fx.new_invoice(vendor.id, "A-1", "100", "2024-06-01T00:00:00Z") };
+    let own = created(fx.engine.create_invoice(&fx.admin, input, None).await.unwrap());
+    let pay = |invoice, amount: &str| NewTransaction { ..fx.new_payment(invoice, amount) };
+    let head_paid = created(fx.engine.create_transaction(&fx.admin, pay(head.id, "10"), None).await.unwrap());
+    let own_paid = created(fx.engine.create_transaction(&fx.admin, pay(own.id, "10"), None).await.unwrap());
+    let codes = [
+        "Vendor:Read",
+        "Invoice:Read",
+        "Transaction:Read",
+        "Transaction:Create",
+        "Transaction:Update",
+        "Transaction:Delete",
+    ];
+    let cashiers = fx.role_of("Store cashiers", &codes).await;
+    let cashier = fx.user_of_branches("cashier@example.com", cashiers, &[andheri.id]).await;
+
+    let query = TransactionQuery::from_params(&params(&[])).unwrap();
+    let page = fx.engine.list_transactions(&cashier, &query).await.unwrap();
+    assert_eq!(page.items.iter().map(|t| t.id).collect::<Vec<_>>(), [own_paid.id]);
+    assert_eq!(page.total_count, 1);
+    let read = fx.engine.get_transaction(&cashier, head_paid.id).await;
+    assert!(matches!(read, Err(Error::NotFound { entity: Entity::Transaction })), "{read:?}");
+    let on_head = fx.engine.create_transaction(&cashier, pay(head.id, "1"), None).await;
+    field_error(on_head, "invoiceId", "another branch's invoice is as a missing one");
+    let replaced = fx.engine.update_transaction(&cashier, head_paid.id, pay(own.id, "1")).await;
+    assert!(matches!(replaced, Err(Error::NotFound { entity: Entity::Transaction })), "{replaced:?}");
+    let moved = fx.engine.update_transaction(&cashier, own_paid.id, pay(head.id, "10")).await;
+    field_error(moved, "invoiceId", "a move to another branch's invoice");
+    let deleted = fx.engine.delete_transaction(&cashier, head_paid.id, None).await;
+    assert!(matches!(deleted, Err(Error::NotFound { entity: Entity::Transaction })), "{deleted:?}");
+    fx.engine.delete_transaction(&fx.admin, head_paid.id, None).await.unwrap();
+    let restored = fx.engine.restore_transaction(&cashier, head_paid.id).await;
+    assert!(matches!(restored, Err(Error::NotFound { entity: Entity::Transaction })), "{restored:?}");
+    fx.engine.restore_transaction(&fx.admin, head_paid.id).await.unwrap();
+    let read_head = fx.engine.get_invoice(&fx.admin, head.id).await.unwrap();
+    assert_eq!(read_head.invoice.pending_amount(), dec("90"), "nothing of the head office's bill changed");
+
+    let lump = NewVendorPayment {
+        amount: amount("20"),
+        transaction_date: fx.clock_now(),
+        transaction_type: crate::transactions::TransactionType::NetBanking,
+        reference: None,
+        description: None,
+        allocations: None,
+        branch_id: None,
+    };
+    let paid = created(fx.engine.create_vendor_payment(&cashier, vendor.id, lump.clone(), None).await.unwrap());
+    let split: Vec<_> = paid.transactions.iter().map(|t| (t.invoice_id, t.amount)).collect();
+    assert_eq!(split, [(own.id, amount("20"))], "the store's bill only, though the head office's is older");
+    let named = NewVendorPayment {
+        allocations: Some(vec![RequestedAllocation { invoice_id: head.id, amount: amount("20") }]),
+        ..lump.clone()
+    };
+    field_error(
+        fx.engine.create_vendor_payment(&cashier, vendor.id, named, None).await,
+        "allocations[0].invoiceId",
+        "another branch's",
+    );
+    let elsewhere = NewVendorPayment { branch_id: Some(HEAD_OFFICE_ID), ..lump };
+    let refused = fx.engine.create_vendor_payment(&cashier, vendor.id, elsewhere, None).await;
+    assert_eq!(
+        out_of_scope(refused, "a vendor payment naming another branch"),
+        format!("the branches {HEAD_OFFICE_CODE}")
+    );
+}

@@ -46,11 +46,12 @@ pub use bank::{
     statements_show_payments_to_their_readers_and_deletes_free_lines,
 };
 pub use branches::{
-    branch_codes_are_unique_among_active_branches, branch_fields_are_checked_and_the_list_is_ordered,
-    branch_permissions_follow_the_seeded_policy, branches_are_created_read_updated_deleted_and_restored,
-    concurrent_branch_codes_have_one_winner, credits_are_set_against_their_own_branch,
-    imported_invoices_name_their_branch, invoices_belong_to_a_branch_and_move_with_their_payments,
-    the_head_office_is_there_from_the_first_start,
+    a_store_user_sees_and_records_only_their_branches_payments,
+    a_store_user_sees_and_writes_only_their_branches_invoices, branch_codes_are_unique_among_active_branches,
+    branch_fields_are_checked_and_the_list_is_ordered, branch_permissions_follow_the_seeded_policy,
+    branches_are_created_read_updated_deleted_and_restored, concurrent_branch_codes_have_one_winner,
+    credits_are_set_against_their_own_branch, imported_invoices_name_their_branch,
+    invoices_belong_to_a_branch_and_move_with_their_payments, the_head_office_is_there_from_the_first_start,
 };
 pub use credits::{
     a_credit_applied_without_an_amount_takes_what_is_owed, concurrent_applications_never_apply_more_than_accepted,
