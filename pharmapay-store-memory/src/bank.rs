@@ -281,8 +281,16 @@ impl BankStatementStore for MemoryStore {
 
     async fn list_statements(&self, query: &StatementQuery) -> StoreResult<Page<BankStatement>> {
         let state = self.read();
-        let ids: Vec<i64> =
-            state.bank_statements.iter().rev().filter(|(_, row)| row.is_active).map(|(id, _)| *id).collect();
+        let kept = |row: &StatementRow| {
+            query.filter.branches.as_deref().is_none_or(|branches| branches.contains(&BranchId(row.branch_id)))
+        };
+        let ids: Vec<i64> = state
+            .bank_statements
+            .iter()
+            .rev()
+            .filter(|(_, row)| row.is_active && kept(row))
+            .map(|(id, _)| *id)
+            .collect();
         Ok(query.page.slice(ids).map(|id| state.statement(id).expect("listed above")))
     }
 
@@ -336,6 +344,10 @@ impl BankStatementStore for MemoryStore {
     ) -> StoreResult<BankLine> {
         let mut state = self.write();
         let (facts, branch) = state.acted_line(statement, line)?;
+        // D49: another branch's statement is missing to the writer.
+        if !bank_rules::in_reach(&ctx.scope, branch) {
+            return Err(StoreError::NotFound(Entity::BankStatement));
+        }
         let name = action.name();
         let change = match action {
             LineAction::Confirm => bank_rules::confirm(&facts)?,
@@ -361,7 +373,10 @@ impl BankStatementStore for MemoryStore {
         ctx: WriteContext,
     ) -> StoreResult<BankLine> {
         let mut state = self.write();
-        let (facts, _) = state.acted_line(statement, line)?;
+        let (facts, branch) = state.acted_line(statement, line)?;
+        if !bank_rules::in_reach(&ctx.scope, branch) {
+            return Err(StoreError::NotFound(Entity::BankStatement));
+        }
         bank_rules::check_record(&facts)?;
         let id = state.record_vendor_payment(vendor, &payment, (&ctx.scope, ctx.at))?;
         state.audit(ctx.audit("create", Entity::VendorPayment, Some(id)));
@@ -376,7 +391,7 @@ impl BankStatementStore for MemoryStore {
         let row = state
             .bank_statements
             .get_mut(&id.get())
-            .filter(|row| row.is_active)
+            .filter(|row| row.is_active && bank_rules::in_reach(&ctx.scope, BranchId(row.branch_id)))
             .ok_or(StoreError::NotFound(Entity::BankStatement))?;
         row.is_active = false;
         let lines = row.lines.clone();

@@ -3,6 +3,7 @@
 //! judged by `credits::rules` over the credit and the invoices as they stand under the store's
 //! lock, and every write keeps the figures its rows contribute to (D41).
 
+use pharmapay_core::branches::Scope;
 use std::collections::{HashMap, HashSet};
 
 use pharmapay_core::base::restore;
@@ -253,8 +254,11 @@ impl State {
         if taken { Err(StoreError::Conflict(UniqueKey::CreditNumber)) } else { Ok(()) }
     }
 
-    fn active_credit(&self, id: VendorCreditId) -> StoreResult<CreditFacts> {
-        self.credit_facts(id.get()).filter(|facts| facts.is_active).ok_or(StoreError::NotFound(Entity::VendorCredit))
+    /// An active credit of a branch in `scope` (D49: another branch's is missing to the writer).
+    fn active_credit(&self, id: VendorCreditId, scope: &Scope) -> StoreResult<CreditFacts> {
+        self.credit_facts(id.get())
+            .filter(|facts| facts.is_active && scope.contains(facts.branch_id))
+            .ok_or(StoreError::NotFound(Entity::VendorCredit))
     }
 }
 
@@ -359,7 +363,7 @@ impl CreditStore for MemoryStore {
         ctx: WriteContext,
     ) -> StoreResult<VendorCredit> {
         let mut state = self.write();
-        let facts = state.active_credit(id)?;
+        let facts = state.active_credit(id, &ctx.scope)?;
         let number_key = key(&credit.credit_number);
         let branch = credit.branch_id.unwrap_or(facts.branch_id).get();
         state.check_claim(&credit, (branch, &number_key), Some(id.get()))?;
@@ -388,7 +392,7 @@ impl CreditStore for MemoryStore {
         ctx: WriteContext,
     ) -> StoreResult<VendorCredit> {
         let mut state = self.write();
-        credit_rules::check_decision(&state.active_credit(id)?, &decision)?;
+        credit_rules::check_decision(&state.active_credit(id, &ctx.scope)?, &decision)?;
         let before = state.snapshot(&[Touch::Credit(id.get())]);
         let row = state.credits.get_mut(&id.get()).expect("checked above");
         row.accepted = Some(decision.accepted_amount);
@@ -402,7 +406,7 @@ impl CreditStore for MemoryStore {
 
     async fn delete_credit(&self, id: VendorCreditId, ctx: WriteContext) -> StoreResult<()> {
         let mut state = self.write();
-        state.active_credit(id)?;
+        state.active_credit(id, &ctx.scope)?;
         let mut touched = state.touched_by_applications(Some(id.get()), None);
         touched.push(Touch::Credit(id.get()));
         let before = state.snapshot(&touched);
@@ -422,7 +426,7 @@ impl CreditStore for MemoryStore {
         let row = state
             .credits
             .get(&id.get())
-            .filter(|row| !row.is_active)
+            .filter(|row| !row.is_active && ctx.scope.contains(BranchId(row.branch_id)))
             .ok_or(StoreError::NotFound(Entity::VendorCredit))?;
         let (vendor_id, number_key) = (row.vendor_id, row.number_key.clone());
         restore::check_parent(Entity::Vendor, state.active_vendor(vendor_id))?;
@@ -442,13 +446,14 @@ impl CreditStore for MemoryStore {
             .credits
             .iter()
             .filter(|(_, row)| {
-                query.filter.admits(
-                    VendorId(row.vendor_id),
-                    row.kind,
-                    row.is_active,
-                    (row.claimed.get(), row.accepted),
-                    row.claim_date,
-                )
+                query.filter.branches.as_deref().is_none_or(|branches| branches.contains(&BranchId(row.branch_id)))
+                    && query.filter.admits(
+                        VendorId(row.vendor_id),
+                        row.kind,
+                        row.is_active,
+                        (row.claimed.get(), row.accepted),
+                        row.claim_date,
+                    )
             })
             .map(|(id, row)| (SortKey::Instant(row.claim_date), *id))
             .collect();
@@ -463,7 +468,7 @@ impl CreditStore for MemoryStore {
         ctx: WriteContext,
     ) -> StoreResult<VendorCredit> {
         let mut state = self.write();
-        let facts = state.active_credit(id)?;
+        let facts = state.active_credit(id, &ctx.scope)?;
         let payable = state.payable(facts.vendor_id.get(), application.allocations.as_deref());
         let allocations = credit_rules::plan_application(&facts, &application, ctx.at, &payable)?;
         let mut touched: Vec<Touch> = allocations.iter().map(|share| Touch::Invoice(share.invoice_id.get())).collect();
@@ -510,7 +515,7 @@ impl CreditStore for MemoryStore {
             .get(&application.get())
             .filter(|row| row.is_active && row.credit_id == credit.get())
             .map(|row| row.invoice_id);
-        let (Some(invoice_id), Ok(_)) = (found, state.active_credit(credit)) else {
+        let (Some(invoice_id), Ok(_)) = (found, state.active_credit(credit, &ctx.scope)) else {
             return Err(StoreError::NotFound(Entity::CreditApplication));
         };
         let before = state.snapshot(&[Touch::Invoice(invoice_id), Touch::Credit(credit.get())]);

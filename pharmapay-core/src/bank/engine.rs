@@ -55,8 +55,13 @@ impl<S: Store> PharmaPay<S> {
                 StatementError::Rows(errors) => Error::Rows(errors),
             },
         )?;
-        // D49: a statement that names no branch goes to the caller's default.
-        let branch_id = Some(self.branch_for_create(principal, branch_id).await?);
+        // D49: a statement that names no branch goes to the caller's default; the head office's
+        // statements are chain-wide.
+        let branch = self.branch_for_create(principal, branch_id).await?;
+        if !rules::in_reach(&principal.scope, branch) {
+            principal.require_all_branches()?;
+        }
+        let branch_id = Some(branch);
         let statement = NewBankStatement {
             account,
             branch_id,
@@ -89,7 +94,12 @@ impl<S: Store> PharmaPay<S> {
     /// [`Error::Forbidden`]; store failures.
     pub async fn list_statements(&self, principal: &Principal, query: &StatementQuery) -> Result<Page<BankStatement>> {
         principal.require(Access::new(Collection::BankStatement, Action::Read))?;
-        self.store.list_statements(query).await.map_err(store_error)
+        let mut query = query.clone();
+        // D49: the caller's branches, or those of them the filter names; the head office's
+        // statements only for a scope of every branch.
+        let named = self.branch_filter(principal, query.filter.branches.as_deref()).await?;
+        query.filter.branches = rules::listed_branches(&principal.scope, named.as_deref());
+        self.store.list_statements(&query).await.map_err(store_error)
     }
 
     /// One active statement with how many payments of its range no line holds, and their sum
@@ -101,7 +111,7 @@ impl<S: Store> PharmaPay<S> {
     /// [`Error::Forbidden`]; [`Error::NotFound`] when missing or deleted.
     pub async fn get_statement(&self, principal: &Principal, id: BankStatementId) -> Result<StatementDetail> {
         principal.require(Access::new(Collection::BankStatement, Action::Read))?;
-        let statement = self.active_statement(id).await?;
+        let statement = self.active_statement(principal, id).await?;
         let uncleared = match self.uncleared_range(&statement).await? {
             Some(range) => self.store.uncleared_totals(range, statement.branch_id).await.map_err(store_error)?,
             None => UnclearedTotals::default(),
@@ -123,15 +133,17 @@ impl<S: Store> PharmaPay<S> {
     ) -> Result<Page<UnclearedPayment>> {
         principal.require(Access::new(Collection::BankStatement, Action::Read))?;
         principal.require(Access::new(Collection::Transaction, Action::Read))?;
-        let statement = self.active_statement(id).await?;
+        let statement = self.active_statement(principal, id).await?;
         match self.uncleared_range(&statement).await? {
             Some(range) => self.store.uncleared_payments(range, statement.branch_id, page).await.map_err(store_error),
             None => Ok(page.slice(Vec::new())),
         }
     }
 
-    async fn active_statement(&self, id: BankStatementId) -> Result<BankStatement> {
-        visible(self.store.get_statement(id).await, |found| found.is_active, Entity::BankStatement)
+    /// An active statement the caller may see (D49: another branch's is missing to them).
+    async fn active_statement(&self, principal: &Principal, id: BankStatementId) -> Result<BankStatement> {
+        let shown = |found: &BankStatement| found.is_active && rules::in_reach(&principal.scope, found.branch_id);
+        visible(self.store.get_statement(id).await, shown, Entity::BankStatement)
     }
 
     /// The instants a statement's uncleared payments are dated within, `[from, to)`: from three
@@ -165,6 +177,7 @@ impl<S: Store> PharmaPay<S> {
         query: &LineQuery,
     ) -> Result<Page<BankLine>> {
         principal.require(Access::new(Collection::BankStatement, Action::Read))?;
+        self.active_statement(principal, statement).await?;
         let page = self.store.list_lines(statement, query).await.map_err(store_error)?;
         Ok(page.map(|line| Self::shown(principal, line)))
     }
@@ -287,10 +300,7 @@ impl<S: Store> PharmaPay<S> {
         principal.require(Access::new(Collection::Transaction, Action::Read))?;
         // A statement's branch never changes, so the one read here is the one the store's
         // transaction finds (which checks again that the statement is active).
-        let branch = match self.store.get_statement(statement).await.map_err(store_error)? {
-            Some(found) if found.is_active => found.branch_id,
-            _ => return Err(Error::not_found(Entity::BankStatement)),
-        };
+        let branch = self.active_statement(principal, statement).await?.branch_id;
         let found = self
             .store
             .get_line(statement, line)

@@ -15,7 +15,7 @@ use rust_decimal::Decimal;
 use crate::error::FieldErrors;
 use crate::ids::{BankLineId, BankStatementId, BranchId, TransactionId, VendorId, VendorPaymentId};
 use crate::money::Amount;
-use crate::paging::{ListFilter, ListQuery, Params, Unfiltered, read_id};
+use crate::paging::{ListFilter, ListQuery, Params, read_id};
 use crate::text::{self, Lines, TEXT_MAX};
 use crate::transactions::holders::Holder;
 use crate::vendor_payments::rules::RequestedAllocation;
@@ -285,8 +285,25 @@ pub fn read_account(value: Option<&str>) -> Result<String, FieldErrors> {
         .map_err(|error| FieldErrors::single("account", error.to_string()))
 }
 
+/// Which statements to list (D46, D49): of some branches or all.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StatementFilter {
+    /// Only these branches' statements: as read, the repeatable `branchId`; once the engine has
+    /// judged it against the caller's scope, the branches kept (`None`: every branch).
+    pub branches: Option<Vec<BranchId>>,
+}
+
+impl ListFilter for StatementFilter {
+    const PAGE_SIZE: u32 = 20;
+
+    /// Reads `branchId` (D49).
+    fn read(params: &(impl Params + ?Sized), errors: &mut FieldErrors) -> Self {
+        Self { branches: crate::paging::read_branch_filter(params, errors) }
+    }
+}
+
 /// The list of statements: newest first (D46).
-pub type StatementQuery = ListQuery<Unfiltered<20>>;
+pub type StatementQuery = ListQuery<StatementFilter>;
 
 /// Which lines of a statement to list: of one status or all, by line number (D46).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -59,6 +59,24 @@ pub fn matched_branch(statement: BranchId) -> Option<BranchId> {
     (statement != HEAD_OFFICE_ID).then_some(statement)
 }
 
+/// Whether a caller of `scope` may see and act on a statement of branch `statement` (D49): the
+/// head office's statements are chain-wide, for a scope of every branch only; another branch's
+/// for those whose scope holds it.
+pub fn in_reach(scope: &crate::branches::Scope, statement: BranchId) -> bool {
+    if statement == HEAD_OFFICE_ID { scope.is_all() } else { scope.contains(statement) }
+}
+
+/// The branches whose statements a caller of `scope` may list, within `requested` if given
+/// (D49): `None` for every branch.
+pub fn listed_branches(scope: &crate::branches::Scope, requested: Option<&[BranchId]>) -> Option<Vec<BranchId>> {
+    let reachable = |branch: &BranchId| in_reach(scope, *branch);
+    match (requested, scope.ids()) {
+        (Some(requested), _) => Some(requested.iter().copied().filter(reachable).collect()),
+        (None, Some(held)) => Some(held.iter().copied().filter(reachable).collect()),
+        (None, None) => None,
+    }
+}
+
 /// Whether a statement of branch `statement` may match a payment of branch `payment` (`None`
 /// for a vendor payment spanning branches): the head office's any, another branch's only its
 /// own (D49).

@@ -35,7 +35,7 @@ pub trait BankStatementStore: Send + Sync + 'static {
     /// The statement, active or not.
     fn get_statement(&self, id: BankStatementId) -> impl Future<Output = StoreResult<Option<BankStatement>>> + Send;
 
-    /// Active statements, newest first (by id, descending).
+    /// Active statements of the branches the filter keeps, newest first (by id, descending).
     fn list_statements(&self, query: &StatementQuery) -> impl Future<Output = StoreResult<Page<BankStatement>>> + Send;
 
     /// How many active UPI and NetBanking payments dated in `[from, to)` no line of an active

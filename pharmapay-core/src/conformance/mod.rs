@@ -356,6 +356,7 @@ macro_rules! store_conformance_tests {
             user_scopes_are_kept_bounded_and_revoked_when_narrowed,
             a_store_user_sees_and_writes_only_their_branches_invoices,
             a_store_user_sees_and_records_only_their_branches_payments,
+            a_store_user_sees_and_changes_only_their_branches_credits,
             login_issues_a_token_with_the_spec_claims,
             login_refuses_wrong_unknown_and_inactive_alike,
             control_characters_never_reach_the_store,

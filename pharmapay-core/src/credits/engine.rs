@@ -21,6 +21,8 @@ impl<S: Store> PharmaPay<S> {
     pub async fn list_credits(&self, principal: &Principal, query: &CreditQuery) -> Result<Page<VendorCredit>> {
         principal.require(Access::new(Collection::VendorCredit, Action::Read))?;
         let mut query = query.clone();
+        // D49: the caller's branches, or those of them the filter names.
+        query.filter.branches = self.branch_filter(principal, query.filter.branches.as_deref()).await?;
         if let Some(day) = query.filter.claimed_before {
             query.filter.claimed_before_start = Some(self.calendar().await?.start_of(day));
         }
@@ -33,7 +35,8 @@ impl<S: Store> PharmaPay<S> {
     /// [`Error::Forbidden`]; [`Error::NotFound`] when missing or soft-deleted.
     pub async fn get_credit(&self, principal: &Principal, id: VendorCreditId) -> Result<VendorCredit> {
         principal.require(Access::new(Collection::VendorCredit, Action::Read))?;
-        visible(self.store.get_credit(id).await, |credit: &VendorCredit| credit.is_active, Entity::VendorCredit)
+        let shown = |credit: &VendorCredit| credit.is_active && principal.scope.contains(credit.branch_id);
+        visible(self.store.get_credit(id).await, shown, Entity::VendorCredit)
     }
 
     /// Records a claim on an active vendor (D44), idempotently (D23), of the branch it names or

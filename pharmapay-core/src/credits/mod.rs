@@ -362,6 +362,9 @@ pub struct CreditFilter {
     pub claimed_before: Option<Date>,
     /// The first instant of `claimed_before` in the business zone (D3); stores read this.
     pub claimed_before_start: Option<Timestamp>,
+    /// Only these branches' credits (D49): as read, the repeatable `branchId`; once the engine
+    /// has judged it against the caller's scope, the branches kept (`None`: every branch).
+    pub branches: Option<Vec<BranchId>>,
 }
 
 impl Default for CreditFilter {
@@ -375,6 +378,7 @@ impl Default for CreditFilter {
             is_active: Some(true),
             claimed_before: None,
             claimed_before_start: None,
+            branches: None,
         }
     }
 }
@@ -435,6 +439,7 @@ impl ListFilter for CreditFilter {
             None => Some(true),
         };
         filter.claimed_before = read_day(params, "claimedBefore", errors);
+        filter.branches = crate::paging::read_branch_filter(params, errors);
         filter
     }
 }

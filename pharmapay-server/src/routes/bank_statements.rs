@@ -33,8 +33,8 @@ use crate::guard::{needs, needs_all};
 use crate::http::Reply;
 use crate::openapi::schema::{self, names};
 use crate::openapi::{
-    IDEMPOTENCY_KEY, Json, Operation, PAGE, Schema, Tag, created, describe, flatten, link_by_id, no_content, object,
-    page_size, path_id, query, schema_ref,
+    IDEMPOTENCY_KEY, Json, Operation, PAGE, Schema, Tag, branch_filter, created, describe, flatten, link_by_id,
+    no_content, object, page_size, path_id, query, schema_ref,
 };
 use crate::problem::ApiError;
 
@@ -460,8 +460,14 @@ fn line_id() -> Json {
 }
 
 fn list() -> Operation {
-    TAG.operation("listBankStatements", "List bank statements", ". Active statements, newest first; paginated (D8).")
-        .parameter(PAGE)
+    TAG.operation(
+        "listBankStatements",
+        "List bank statements",
+        ". Active statements, newest first; paginated (D8). The head office's statements are listed to callers of every \
+         branch only (D49).",
+    )
+    .parameter(branch_filter("statements"))
+    .parameter(PAGE)
         .parameter(page_size(StatementQuery::PAGE_SIZE))
         .ok("A page of bank statements.", schema_ref::<PageDto<BankStatementDto>>())
         .errors(&[400, 401, 403, 503])

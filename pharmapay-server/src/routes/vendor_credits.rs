@@ -25,8 +25,8 @@ use crate::guard::needs;
 use crate::http::Reply;
 use crate::openapi::schema::{self, TRIM_NOTE, names};
 use crate::openapi::{
-    Crud, IDEMPOTENCY_KEY, Json, Operation, Schema, created, describe, flatten, link_by_id, no_content, object,
-    path_id, query, query_date, query_id, schema_ref,
+    Crud, IDEMPOTENCY_KEY, Json, Operation, Schema, branch_filter, created, describe, flatten, link_by_id, no_content,
+    object, path_id, query, query_date, query_id, schema_ref,
 };
 use crate::problem::ApiError;
 
@@ -67,6 +67,7 @@ fn list() -> Operation {
         CreditQuery::PAGE_SIZE,
     )
     .parameter(query_id("vendorId", "Only this vendor's credits."))
+    .parameter(branch_filter("credits"))
     .parameter(query(
         "status",
         "Only this computed status, matched case-insensitively; anything else is a 400. `Canceled` without `isActive` \

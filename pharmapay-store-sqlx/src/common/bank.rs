@@ -32,7 +32,7 @@ use pharmapay_core::vendor_payments::NewVendorPayment;
 use pharmapay_core::{Entity, StoreError};
 use sqlx::Row;
 
-use super::binds::{Binds, page_limits, rows_in};
+use super::binds::{Binds, branch_condition, page_limits, rows_in};
 use super::branches::lock_active_branch;
 use super::figures::pair_of;
 use super::lines::{change_line, holder_ids};
@@ -381,12 +381,23 @@ impl BankStatementStore for SqlStore {
     async fn list_statements(&self, query: &StatementQuery) -> StoreResult<Page<BankStatement>> {
         self.answer_read(|| async move {
             let (limit, offset) = page_limits(query.page);
+            // D49: only the branches the filter keeps.
+            let kept = |binds: &mut Binds| match &query.filter.branches {
+                Some(branches) => format!("is_active AND {}", branch_condition(binds, "branch_id", branches)),
+                None => "is_active".to_owned(),
+            };
+            let mut binds = Binds::default();
+            let filter = kept(&mut binds);
             let sql = format!(
-                "SELECT (SELECT COUNT(*) FROM bank_statements WHERE is_active) AS total_count, {STATEMENT_COLUMNS} \
-                 FROM bank_statements WHERE is_active ORDER BY id DESC LIMIT {limit} OFFSET {offset}"
+                "SELECT (SELECT COUNT(*) FROM bank_statements WHERE {filter}) AS total_count, {STATEMENT_COLUMNS} \
+                 FROM bank_statements WHERE {filter} ORDER BY id DESC LIMIT {limit} OFFSET {offset}"
             );
-            let recount = || Binds::default().query("SELECT COUNT(*) FROM bank_statements WHERE is_active".to_owned());
-            self.page(Binds::default(), sql, query.page, statement_from, recount).await
+            let recount = || {
+                let mut binds = Binds::default();
+                let filter = kept(&mut binds);
+                binds.query(format!("SELECT COUNT(*) FROM bank_statements WHERE {filter}"))
+            };
+            self.page(binds, sql, query.page, statement_from, recount).await
         })
         .await
     }
@@ -488,6 +499,10 @@ impl BankStatementStore for SqlStore {
         answer(|| async {
             let mut db_tx = self.begin_locked(Lock::BankStatements).await?;
             let (found, branch) = acted_line(&mut db_tx, statement, line).await?;
+            // D49: another branch's statement is missing to the writer.
+            if !bank_rules::in_reach(&ctx.scope, branch) {
+                return refused(StoreError::NotFound(Entity::BankStatement));
+            }
             let facts = LineFacts::of(&found);
             let change = match &action {
                 LineAction::Confirm => bank_rules::confirm(&facts)?,
@@ -516,7 +531,10 @@ impl BankStatementStore for SqlStore {
         answer(|| async {
             let (mut db_tx, calendar) = self.begin_with_calendar().await?;
             lock(&mut db_tx, Lock::BankStatements).await?;
-            let (found, _) = acted_line(&mut db_tx, statement, line).await?;
+            let (found, branch) = acted_line(&mut db_tx, statement, line).await?;
+            if !bank_rules::in_reach(&ctx.scope, branch) {
+                return refused(StoreError::NotFound(Entity::BankStatement));
+            }
             bank_rules::check_record(&LineFacts::of(&found))?;
             let (id, change) =
                 write_vendor_payment(&mut db_tx, &calendar, vendor, &payment, (&ctx.scope, ctx.at)).await?;
@@ -533,6 +551,12 @@ impl BankStatementStore for SqlStore {
     async fn delete_statement(&self, id: BankStatementId, ctx: WriteContext) -> StoreResult<()> {
         answer(|| async {
             let mut db_tx = self.begin_locked(Lock::BankStatements).await?;
+            let branch = row_by_id(&mut db_tx, "SELECT branch_id FROM bank_statements WHERE id = $1", id.get()).await?;
+            let branch = branch.map(|row| row.try_get::<i64, _>("branch_id")).transpose()?;
+            // D49: another branch's statement is missing to the writer.
+            if branch.is_none_or(|branch| !bank_rules::in_reach(&ctx.scope, BranchId(branch))) {
+                return refused(StoreError::NotFound(Entity::BankStatement));
+            }
             let deleted = sqlx::query("UPDATE bank_statements SET is_active = FALSE WHERE id = $1 AND is_active")
                 .bind(id.get())
                 .execute(&mut *db_tx)

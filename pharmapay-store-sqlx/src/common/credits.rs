@@ -274,6 +274,9 @@ fn credit_conditions(binds: &mut Binds, filter: &CreditFilter) -> String {
     if let Some(vendor_id) = filter.vendor_id {
         parts.push(format!("c.vendor_id = {}", binds.int(vendor_id.get())));
     }
+    if let Some(branches) = &filter.branches {
+        parts.push(super::binds::branch_condition(binds, "c.branch_id", branches));
+    }
     if let Some(kind) = filter.kind {
         parts.push(format!("c.kind = {}", binds.text(kind.name())));
     }
@@ -342,8 +345,9 @@ impl CreditStore for SqlStore {
                 return refused(StoreError::NotFound(Entity::VendorCredit));
             };
             let (vendor_active, _) = lock_vendors(&mut db_tx, [current_vendor, vendor_id], vendor_id).await?;
-            let Some((before, _)) =
-                credit_for_change(&mut db_tx, id.get(), &calendar).await?.filter(|(facts, _)| facts.is_active)
+            let Some((before, _)) = credit_for_change(&mut db_tx, id.get(), &calendar)
+                .await?
+                .filter(|(facts, _)| facts.is_active && ctx.scope.contains(facts.branch_id))
             else {
                 return refused(StoreError::NotFound(Entity::VendorCredit));
             };
@@ -390,8 +394,9 @@ impl CreditStore for SqlStore {
     ) -> StoreResult<VendorCredit> {
         answer(|| async {
             let (mut db_tx, calendar) = self.begin_with_calendar().await?;
-            let Some((_, _, before, _)) =
-                lock_credit(&mut db_tx, id.get(), &calendar).await?.filter(|(.., f, _)| f.is_active)
+            let Some((_, _, before, _)) = lock_credit(&mut db_tx, id.get(), &calendar)
+                .await?
+                .filter(|(.., f, _)| f.is_active && ctx.scope.contains(f.branch_id))
             else {
                 return refused(StoreError::NotFound(Entity::VendorCredit));
             };
@@ -430,8 +435,9 @@ impl CreditStore for SqlStore {
             let invoice_ids: BTreeSet<i64> = released.iter().map(|(_, _, invoice, _)| *invoice).collect();
             let invoices: BTreeMap<i64, InvoiceFacts> =
                 locked_invoices(&mut db_tx, &invoice_ids, &calendar).await?.into_iter().collect();
-            let Some((before, _)) =
-                credit_for_change(&mut db_tx, id.get(), &calendar).await?.filter(|(facts, _)| facts.is_active)
+            let Some((before, _)) = credit_for_change(&mut db_tx, id.get(), &calendar)
+                .await?
+                .filter(|(facts, _)| facts.is_active && ctx.scope.contains(facts.branch_id))
             else {
                 return refused(StoreError::NotFound(Entity::VendorCredit));
             };
@@ -458,8 +464,9 @@ impl CreditStore for SqlStore {
     async fn restore_credit(&self, id: VendorCreditId, ctx: WriteContext) -> StoreResult<VendorCredit> {
         answer(|| async {
             let (mut db_tx, calendar) = self.begin_with_calendar().await?;
-            let Some((vendor_id, vendor_active, before, number_key)) =
-                lock_credit(&mut db_tx, id.get(), &calendar).await?.filter(|(.., f, _)| !f.is_active)
+            let Some((vendor_id, vendor_active, before, number_key)) = lock_credit(&mut db_tx, id.get(), &calendar)
+                .await?
+                .filter(|(.., f, _)| !f.is_active && ctx.scope.contains(f.branch_id))
             else {
                 return refused(StoreError::NotFound(Entity::VendorCredit));
             };
@@ -514,7 +521,7 @@ impl CreditStore for SqlStore {
             let (payable, invoices) =
                 payable(&mut db_tx, vendor_id, application.allocations.as_deref(), &calendar).await?;
             let Some((before, _)) =
-                credit_for_change(&mut db_tx, id.get(), &calendar).await?.filter(|(facts, _)| facts.is_active)
+                credit_for_change(&mut db_tx, id.get(), &calendar).await?.filter(|(facts, _)| facts.is_active && ctx.scope.contains(facts.branch_id))
             else {
                 return refused(StoreError::NotFound(Entity::VendorCredit));
             };
@@ -602,10 +609,9 @@ impl CreditStore for SqlStore {
             lock_vendors(&mut db_tx, [vendor_id, vendor_id], vendor_id).await?;
             let invoices: BTreeMap<i64, InvoiceFacts> =
                 locked_invoices(&mut db_tx, &BTreeSet::from([invoice_id]), &calendar).await?.into_iter().collect();
-            let Some((before, _)) = credit_for_change(&mut db_tx, credit_id, &calendar)
-                .await?
-                .filter(|(facts, _)| facts.is_active && facts.vendor_id.get() == vendor_id)
-            else {
+            let Some((before, _)) = credit_for_change(&mut db_tx, credit_id, &calendar).await?.filter(|(facts, _)| {
+                facts.is_active && facts.vendor_id.get() == vendor_id && ctx.scope.contains(facts.branch_id)
+            }) else {
                 return refused(StoreError::NotFound(Entity::CreditApplication));
             };
             let released: Vec<(i64, i64, i64, i64)> = active_applications(&mut db_tx, Of::Credit(credit_id))

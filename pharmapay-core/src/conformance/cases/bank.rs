@@ -598,4 +598,27 @@ pub async fn statements_match_the_payments_of_their_branch<S: Store>(store: S) {
     let store_line = head_lines[1].id;
     let matched = fx.engine.match_line(&fx.admin, head.id, store_line, whole).await;
     assert_eq!(matched.expect("the head office matches a payment spanning branches").status, LineStatus::AmountDiffers);
+    // A store's user sees and acts on their own statements only; the head office's are
+    // chain-wide (D49).
+    let codes = ["BankStatement:Read", "BankStatement:Create", "BankStatement:Update", "BankStatement:Delete"];
+    let role = fx.role_of("Store accounts", &codes).await;
+    let clerk = fx.user_of_branches("accounts@example.com", role, &[andheri.id]).await;
+    let listed = fx.engine.list_statements(&clerk, &StatementQuery::from_params(&params(&[])).unwrap()).await.unwrap();
+    assert_eq!(listed.items.iter().map(|s| s.id).collect::<Vec<_>>(), [own.id], "not the head office's");
+    let hidden = fx.engine.get_statement(&clerk, head.id).await;
+    assert!(matches!(hidden, Err(Error::NotFound { entity: Entity::BankStatement })), "{hidden:?}");
+    let lines = fx.engine.list_lines(&clerk, head.id, &LineQuery::from_params(&params(&[])).unwrap()).await;
+    assert!(matches!(lines, Err(Error::NotFound { entity: Entity::BankStatement })), "{lines:?}");
+    let acted = fx.engine.ignore_line(&clerk, head.id, head_lines[1].id, None).await;
+    assert!(matches!(acted, Err(Error::NotFound { entity: Entity::BankStatement })), "{acted:?}");
+    let deleted = fx.engine.delete_statement(&clerk, head.id, None).await;
+    assert!(matches!(deleted, Err(Error::NotFound { entity: Entity::BankStatement })), "{deleted:?}");
+    assert_eq!(fx.engine.get_statement(&clerk, own.id).await.unwrap().statement.id, own.id);
+    let to_head = fx.engine.upload_statement(&clerk, upload("AND-2", HEAD_MAY, Some(HEAD_OFFICE_ID))).await;
+    assert!(
+        matches!(&to_head, Err(Error::Forbidden { required: crate::access::Requirement::Scope(_) })),
+        "an upload for the head office: {to_head:?}"
+    );
+    let mine = created(fx.engine.upload_statement(&clerk, upload("AND-2", HEAD_MAY, None)).await.unwrap());
+    assert_eq!(mine.branch_id, andheri.id, "the store's only branch");
 }

@@ -382,7 +382,12 @@ fn out_of_scope<T: std::fmt::Debug>(result: Result<T, Error>, label: &str) -> St
 
 impl<S: Store> Fixture<S> {
     /// A user of `role` holding `branches` (D49), signed in.
-    async fn user_of_branches(&self, email: &str, role: crate::ids::RoleId, branches: &[BranchId]) -> crate::Principal {
+    pub(super) async fn user_of_branches(
+        &self,
+        email: &str,
+        role: crate::ids::RoleId,
+        branches: &[BranchId],
+    ) -> crate::Principal {
         let user = crate::access::user::NewUser {
             branch_ids: Some(crate::branches::Scope::of(branches.iter().copied())),
             ..super::new_user(email, role)
@@ -565,4 +570,52 @@ pub async fn a_store_user_sees_and_records_only_their_branches_payments<S: Store
         out_of_scope(refused, "a vendor payment naming another branch"),
         format!("the branches {HEAD_OFFICE_CODE}")
     );
+}
+
+/// D49: a store's user sees and changes only their branches' vendor credits: another branch's
+/// answers 404 by id (read, replace, decide, apply, delete, restore) and is left out of the list.
+pub async fn a_store_user_sees_and_changes_only_their_branches_credits<S: Store>(store: S) {
+    use crate::credits::CreditQuery;
+
+    let fx = Fixture::new(store).await;
+    let vendor = fx.vendor("Cipla").await;
+    let andheri = created(fx.engine.create_branch(&fx.admin, NewBranch::new("AND", "Andheri"), None).await.unwrap());
+    let claim = |number: &str, branch: Option<BranchId>| NewVendorCredit {
+        vendor_id: vendor.id,
+        branch_id: branch,
+        credit_number: number.into(),
+        kind: CreditKind::Breakage,
+        claimed_amount: amount("50"),
+        claim_date: ts("2024-05-09T00:00:00Z"),
+        against_invoice_id: None,
+        description: None,
+    };
+    let head = created(fx.engine.create_credit(&fx.admin, claim("CN-H", None), None).await.unwrap());
+    let own = created(fx.engine.create_credit(&fx.admin, claim("CN-A", Some(andheri.id)), None).await.unwrap());
+    let codes =
+        ["Vendor:Read", "VendorCredit:Read", "VendorCredit:Create", "VendorCredit:Update", "VendorCredit:Delete"];
+    let role = fx.role_of("Store returns", &codes).await;
+    let clerk = fx.user_of_branches("returns@example.com", role, &[andheri.id]).await;
+
+    let page = fx.engine.list_credits(&clerk, &CreditQuery::from_params(&params(&[])).unwrap()).await.unwrap();
+    assert_eq!((page.items.iter().map(|c| c.id).collect::<Vec<_>>(), page.total_count), (vec![own.id], 1));
+    let missing = |result: Result<_, Error>, label: &str| {
+        assert!(matches!(result, Err(Error::NotFound { entity: Entity::VendorCredit })), "{label}: {result:?}");
+    };
+    missing(fx.engine.get_credit(&clerk, head.id).await.map(drop), "read");
+    missing(fx.engine.update_credit(&clerk, head.id, claim("CN-H", None)).await.map(drop), "replace");
+    let decision = CreditDecision {
+        accepted_amount: dec("50"),
+        decision_date: ts("2024-05-09T00:00:00Z"),
+        distributor_reference: None,
+    };
+    missing(fx.engine.decide_credit(&clerk, head.id, decision.clone()).await.map(drop), "decide");
+    fx.engine.decide_credit(&fx.admin, head.id, decision).await.unwrap();
+    let spread = NewCreditApplication { amount: None, date: None, allocations: None };
+    missing(fx.engine.apply_credit(&clerk, head.id, spread, None).await.map(drop), "apply");
+    missing(fx.engine.delete_credit(&clerk, head.id, None).await, "delete");
+    fx.engine.delete_credit(&fx.admin, head.id, None).await.unwrap();
+    missing(fx.engine.restore_credit(&clerk, head.id).await.map(drop), "restore");
+    let own_claim = created(fx.engine.create_credit(&clerk, claim("CN-A2", None), None).await.unwrap());
+    assert_eq!(own_claim.branch_id, andheri.id, "the store's only branch");
 }

@@ -46,6 +46,7 @@ pub use bank::{
     statements_show_payments_to_their_readers_and_deletes_free_lines,
 };
 pub use branches::{
+    a_store_user_sees_and_changes_only_their_branches_credits,
     a_store_user_sees_and_records_only_their_branches_payments,
     a_store_user_sees_and_writes_only_their_branches_invoices, branch_codes_are_unique_among_active_branches,
     branch_fields_are_checked_and_the_list_is_ordered, branch_permissions_follow_the_seeded_policy,
