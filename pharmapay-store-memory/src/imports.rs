@@ -86,13 +86,13 @@ impl FileImportStore for MemoryStore {
                 due_date: row.due_date,
             })
             .collect();
-        let plan = import_rules::plan_invoices(
+        let plan = import_rules::plan_invoices_in(
+            &ctx.scope,
             rows,
             &active_vendors(&state),
             &state.active_branches(),
             &stored,
-            state.licence_policy(),
-            &state.calendar,
+            (state.licence_policy(), &state.calendar),
         )
         .map_err(StoreError::Rows)?;
         Ok(write_plan(&mut state, &ctx, (dry_run, row_count), plan, Entity::Invoice, |state, invoice| {

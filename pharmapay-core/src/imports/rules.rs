@@ -16,6 +16,7 @@
 //! - Dates are the same when they are the same instant or, when the cell named a day, when the
 //!   stored instant falls on that day in the business calendar (D3), so a report imports back.
 
+use crate::branches::Scope;
 use std::collections::{BTreeSet, HashMap};
 
 use jiff::Timestamp;
@@ -132,6 +133,24 @@ pub fn plan_invoices(
     policy: ExpiredLicensePolicy,
     calendar: &BusinessCalendar,
 ) -> Result<ImportPlan<NewInvoice>, RowErrors> {
+    plan_invoices_in(&Scope::All, rows, vendors, branches, stored, (policy, calendar))
+}
+
+/// [`plan_invoices`] for a writer of `scope` (D49): a row naming a branch outside the scope is a
+/// row error on `branch`, as one naming no active branch is; a row naming none goes to the
+/// writer's only branch (a row error for a writer of several); a stored invoice of another
+/// branch holding the row's number is named by its number only, never matched as unchanged.
+///
+/// # Errors
+/// Every row's errors, keyed `row<N>.<field>`.
+pub fn plan_invoices_in(
+    scope: &Scope,
+    rows: Vec<InvoiceRow>,
+    vendors: &[StoredVendor],
+    branches: &[(BranchId, String)],
+    stored: &[StoredInvoice],
+    (policy, calendar): (ExpiredLicensePolicy, &BusinessCalendar),
+) -> Result<ImportPlan<NewInvoice>, RowErrors> {
     let mut by_gstin = HashMap::new();
     let mut by_name: HashMap<String, Vec<&StoredVendor>> = HashMap::new();
     for vendor in vendors {
@@ -175,15 +194,30 @@ pub fn plan_invoices(
         row.invoice.vendor_id = vendor.id;
         if let Some(code) = &row.branch_code {
             match branches.iter().find(|(_, branch)| branch == code) {
-                Some((id, _)) => row.invoice.branch_id = Some(*id),
+                Some((id, _)) if scope.contains(*id) => row.invoice.branch_id = Some(*id),
+                Some(_) => {
+                    errors.add(row.row, "branch", format!("branch {code} is not one of yours"));
+                    continue;
+                }
                 None => {
                     errors.add(row.row, "branch", format!("no active branch has code {code}"));
                     continue;
                 }
             }
+        } else if !scope.is_all() {
+            match branch_rules::default_branch(scope) {
+                Ok(branch) => row.invoice.branch_id = Some(branch),
+                Err(_) => {
+                    errors.add(row.row, "branch", "is required: you hold several branches, so name one");
+                    continue;
+                }
+            }
         }
         if let Some(existing) = stored.get(&number_key) {
-            if same_invoice(existing, &row, calendar) {
+            if !scope.contains(existing.branch_id) {
+                // D49: another branch's invoice: its number is disclosed, nothing else.
+                errors.add(row.row, "invoiceNumber", format!("invoice {} already exists", existing.invoice_number));
+            } else if same_invoice(existing, &row, calendar) {
                 plan.unchanged += 1;
             } else {
                 errors.add(
@@ -381,6 +415,41 @@ mod tests {
             plan.create.iter().map(|(row, invoice)| (*row, invoice.vendor_id.get())).collect::<Vec<_>>(),
             [(2, 1), (3, 1)]
         );
+    }
+
+    #[test]
+    fn a_store_user_imports_into_their_branches_only() {
+        // D49: rows go to the writer's only branch, may not name another, and an invoice of
+        // another branch holding a row's number is named by its number alone.
+        let vendors = [vendor(1, "Acme", None)];
+        let with = |row_number, number: &str, code: Option<&str>| InvoiceRow {
+            branch_code: code.map(str::to_owned),
+            ..row(row_number, number, (Some("Acme"), None), "10", "2026-04-01")
+        };
+        let store = Scope::of([BranchId(2)]);
+        let policy = (ExpiredLicensePolicy::Warn, &calendar());
+        let rows = vec![with(2, "S-1", None), with(3, "S-2", Some("AND"))];
+        let plan = plan_invoices_in(&store, rows, &vendors, &branches(), &[], policy).unwrap();
+        assert!(plan.create.iter().all(|(_, invoice)| invoice.branch_id == Some(BranchId(2))), "{:?}", plan.create);
+        let head = plan_invoices_in(&store, vec![with(2, "S-3", Some("HO"))], &vendors, &branches(), &[], policy);
+        assert_eq!(keys(&head.unwrap_err()), ["row2.branch"]);
+        let several = Scope::of([BranchId(1), BranchId(2)]);
+        let unnamed = plan_invoices_in(&several, vec![with(2, "S-4", None)], &vendors, &branches(), &[], policy);
+        assert_eq!(keys(&unnamed.unwrap_err()), ["row2.branch"]);
+        let stored = StoredInvoice {
+            id: InvoiceId(9),
+            vendor_id: VendorId(1),
+            branch_id: crate::branches::HEAD_OFFICE_ID,
+            invoice_number: "S-5".into(),
+            amount: Amount::parse("10").unwrap(),
+            invoice_date: at("2026-04-01T00:00:00Z"),
+            due_date: at("2026-04-01T00:00:00Z"),
+        };
+        let taken = plan_invoices_in(&store, vec![with(2, "S-5", None)], &vendors, &branches(), &[stored], policy);
+        let taken = taken.unwrap_err();
+        assert_eq!(keys(&taken), ["row2.invoiceNumber"]);
+        let message = taken.errors().iter().next().map(|(_, messages)| messages.join(" ")).unwrap_or_default();
+        assert!(!message.contains("id 9"), "nothing but the number is disclosed: {message}");
     }
 
     #[test]

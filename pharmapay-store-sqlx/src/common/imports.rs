@@ -186,8 +186,15 @@ impl FileImportStore for SqlStore {
             let vendors = locked_vendors(&mut db_tx, &keys.vendor_names, &keys.gstins).await?;
             let stored = stored_invoices(&mut db_tx, &keys.numbers).await?;
             let policy = licence_policy(&mut db_tx).await?;
-            let plan = import_rules::plan_invoices(rows.clone(), &vendors, &branches, &stored, policy, &calendar)
-                .map_err(|errors| Error::Refused(StoreError::Rows(errors)))?;
+            let plan = import_rules::plan_invoices_in(
+                &ctx.scope,
+                rows.clone(),
+                &vendors,
+                &branches,
+                &stored,
+                (policy, &calendar),
+            )
+            .map_err(|errors| Error::Refused(StoreError::Rows(errors)))?;
             let summary = plan.summary(dry_run, rows.len());
             let written = (Table::Invoices, Entity::Invoice, INVOICE_INSERT);
             let values = |binds: &mut Binds, invoice: &NewInvoice, id| invoice_values(binds, invoice, true, ctx.at, id);

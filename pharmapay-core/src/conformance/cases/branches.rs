@@ -487,6 +487,31 @@ pub async fn a_store_user_sees_and_writes_only_their_branches_invoices<S: Store>
     let audit = fx.engine.list_audit(&clerk, &AuditQuery::from_params(&params(&[])).unwrap()).await;
     assert_eq!(out_of_scope(audit, "the audit log is chain-wide"), "all branches");
 
+    // An import by the store's user: rows naming no branch are the store's, another branch's
+    // code is a row error, another branch's invoice number is named, never matched.
+    let file =
+        |rows: &str| ImportFile::csv(format!("Invoice Number,Vendor,Amount,Invoice Date,Due Date,Branch\n{rows}"));
+    let refused = fx
+        .engine
+        .import_invoices(
+            &clerk,
+            ImportRequest::new(file("I-1,Cipla,10,2024-05-01,2024-06-01,BAN\nB-1,Cipla,100,2024-05-01,2024-06-01,\n")),
+        )
+        .await;
+    match refused {
+        Err(Error::Rows(errors)) => {
+            let keys: Vec<&str> = errors.errors().iter().map(|(key, _)| key).collect();
+            assert_eq!(keys, ["row2.branch", "row3.invoiceNumber"], "another branch named, another branch's number");
+        }
+        other => panic!("expected row errors, got {other:?}"),
+    }
+    match fx.engine.import_invoices(&clerk, ImportRequest::new(file("I-2,Cipla,10,2024-05-01,2024-06-01,\n"))).await {
+        Ok(Created::New(summary)) => assert_eq!(summary.created, 1),
+        other => panic!("expected an import, got {other:?}"),
+    }
+    let imported = listed(&fx.admin, &[("invoiceNumber", "I-2")]).await.unwrap();
+    assert_eq!(imported.items[0].branch_id, andheri.id, "the store's only branch");
+
     let roaming = fx.user_of_branches("roaming@example.com", clerks, &[andheri.id, bandra.id]).await;
     let unnamed =
         fx.engine.create_invoice(&roaming, fx.new_invoice(vendor.id, "R-1", "5", "2024-06-01T00:00:00Z"), None).await;
