@@ -143,7 +143,9 @@ impl VendorPaymentStore for MemoryStore {
     async fn delete_vendor_payment(&self, id: VendorPaymentId, ctx: WriteContext) -> StoreResult<()> {
         let mut state = self.write();
         let parts = state.active_parts(id.get());
-        if parts.is_empty() {
+        // D49: a vendor payment is the writer's when all of its invoices are of their branches.
+        let reached = parts.iter().all(|(_, invoice_id)| ctx.scope.contains(state.invoice_branch(*invoice_id)));
+        if parts.is_empty() || !reached {
             return Err(StoreError::NotFound(Entity::VendorPayment));
         }
         let touched: Vec<Touch> = parts

@@ -59,7 +59,12 @@ impl<S: Store> PharmaPay<S> {
     pub async fn get_vendor_payment(&self, principal: &Principal, id: VendorPaymentId) -> Result<VendorPayment> {
         principal.require(Access::new(Collection::Transaction, Action::Read))?;
         let found = self.store.get_vendor_payment(id).await;
-        visible(found, |payment: &VendorPayment| !payment.transactions.is_empty(), Entity::VendorPayment)
+        // D49: in scope when all of its payments' invoices are.
+        let shown = |payment: &VendorPayment| {
+            !payment.transactions.is_empty()
+                && payment.transactions.iter().all(|part| principal.scope.contains(part.invoice.branch_id))
+        };
+        visible(found, shown, Entity::VendorPayment)
     }
 
     /// Soft-deletes every active payment of a vendor payment at once (D31, D16).

@@ -253,10 +253,17 @@ impl VendorPaymentStore for SqlStore {
             invoice_ids.dedup();
             let vendors = lock_vendors_of(&mut db_tx, &invoice_ids).await?;
             let lock = |list: &str| {
-                format!("SELECT id, vendor_id FROM invoices WHERE id IN ({list}) ORDER BY id{}", for_update!())
+                format!(
+                    "SELECT id, vendor_id, branch_id FROM invoices WHERE id IN ({list}) ORDER BY id{}",
+                    for_update!()
+                )
             };
             for invoice in rows_in(&mut db_tx, &invoice_ids, lock).await? {
                 vendors.hold(VendorId(invoice.try_get("vendor_id")?))?;
+                // D49: a vendor payment is the writer's when all of its invoices are of their
+                // branches.
+                let branch = pharmapay_core::ids::BranchId(invoice.try_get("branch_id")?);
+                pharmapay_core::branches::rules::check_in_scope(&ctx.scope, branch, Entity::VendorPayment)?;
             }
             let mut change = FigureChange::new();
             // Each invoice's facts before the first part taken off it and after the last.

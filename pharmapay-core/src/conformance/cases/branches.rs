@@ -589,6 +589,21 @@ pub async fn a_store_user_sees_and_records_only_their_branches_payments<S: Store
         "allocations[0].invoiceId",
         "another branch's",
     );
+    // A vendor payment reaching another branch's bill is missing to the store's user.
+    let spanning = NewVendorPayment {
+        allocations: Some(vec![
+            RequestedAllocation { invoice_id: head.id, amount: amount("5") },
+            RequestedAllocation { invoice_id: own.id, amount: amount("5") },
+        ]),
+        amount: amount("10"),
+        ..lump.clone()
+    };
+    let spanning = created(fx.engine.create_vendor_payment(&fx.admin, vendor.id, spanning, None).await.unwrap());
+    let read = fx.engine.get_vendor_payment(&cashier, spanning.id).await;
+    assert!(matches!(read, Err(Error::NotFound { entity: Entity::VendorPayment })), "{read:?}");
+    let deleted = fx.engine.delete_vendor_payment(&cashier, spanning.id, None).await;
+    assert!(matches!(deleted, Err(Error::NotFound { entity: Entity::VendorPayment })), "{deleted:?}");
+    assert!(fx.engine.get_vendor_payment(&cashier, paid.id).await.is_ok(), "their own");
     let elsewhere = NewVendorPayment { branch_id: Some(HEAD_OFFICE_ID), ..lump };
     let refused = fx.engine.create_vendor_payment(&cashier, vendor.id, elsewhere, None).await;
     assert_eq!(
