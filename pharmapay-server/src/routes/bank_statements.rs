@@ -34,7 +34,7 @@ use crate::http::Reply;
 use crate::openapi::schema::{self, names};
 use crate::openapi::{
     IDEMPOTENCY_KEY, Json, Operation, PAGE, Schema, Tag, branch_filter, created, describe, flatten, link_by_id,
-    no_content, object, page_size, path_id, query, schema_ref,
+    no_content, object, page_size, path_id, positive_id, query, schema_ref,
 };
 use crate::problem::ApiError;
 
@@ -466,9 +466,9 @@ fn list() -> Operation {
         ". Active statements, newest first; paginated (D8). The head office's statements are listed to callers of every \
          branch only (D49).",
     )
-    .parameter(branch_filter("statements"))
     .parameter(PAGE)
-        .parameter(page_size(StatementQuery::PAGE_SIZE))
+    .parameter(page_size(StatementQuery::PAGE_SIZE))
+    .parameter(branch_filter("statements"))
         .ok("A page of bank statements.", schema_ref::<PageDto<BankStatementDto>>())
         .errors(&[400, 401, 403, 503])
 }
@@ -519,7 +519,7 @@ fn upload_operation() -> Operation {
         "The branch whose account the statement is of, an active one (else 400 on `branchId`, D49); omitted, the \
          head office. The head office's statements match every branch's payments; another branch's only payments \
          of its own invoices (a vendor payment when all of it is), and `record` from its lines pays only its bills.",
-        object! { "type": "integer", "minimum": 1, "format": "int64" },
+        positive_id(),
     ))
     .parameter(column("dateColumn", "date"))
     .parameter(column("narrationColumn", "narration"))

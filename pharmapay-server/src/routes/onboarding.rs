@@ -179,6 +179,7 @@ describe! {
             "type": ["array", "null"],
             "items": schema::id("A branch id."),
             "minItems": 1,
+            "maxItems": crate::decode::MAX_ARRAY_ITEMS,
             "description": "The branches the user sees and writes in (D49), in id order; null for every branch \
                             (always for the Admin role).",
         },
