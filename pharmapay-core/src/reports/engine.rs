@@ -93,6 +93,9 @@ impl<S: Store> PharmaPay<S> {
     /// [`Error::Forbidden`]; store failures.
     pub async fn dashboard_summary(&self, principal: &Principal) -> Result<Summary> {
         principal.require(Access::new(Collection::Dashboard, Action::Read))?;
+        // D49: these figures are the whole chain's until they are kept per branch (D41), so a
+        // caller of some branches is refused rather than shown other branches' money.
+        principal.require_all_branches()?;
         let calendar = self.calendar().await?;
         let today = calendar.date_of(self.now());
         let first_recent_day = today.checked_sub(jiff::Span::new().days(RECENT_DAYS - 1)).unwrap_or(today);
@@ -107,6 +110,9 @@ impl<S: Store> PharmaPay<S> {
     /// [`Error::Forbidden`]; store failures.
     pub async fn payables(&self, principal: &Principal) -> Result<Payables> {
         principal.require(Access::new(Collection::Dashboard, Action::Read))?;
+        // D49: these figures are the whole chain's until they are kept per branch (D41), so a
+        // caller of some branches is refused rather than shown other branches' money.
+        principal.require_all_branches()?;
         let calendar = self.calendar().await?;
         let today = calendar.date_of(self.now());
         let start_after =
@@ -130,6 +136,9 @@ impl<S: Store> PharmaPay<S> {
     /// [`Error::Forbidden`]; store failures.
     pub async fn top_vendors(&self, principal: &Principal, limit: u32) -> Result<Vec<TopVendor>> {
         principal.require(Access::new(Collection::Dashboard, Action::Read))?;
+        // D49: these figures are the whole chain's until they are kept per branch (D41), so a
+        // caller of some branches is refused rather than shown other branches' money.
+        principal.require_all_branches()?;
         self.store.top_vendors(limit.clamp(1, 100)).await.map_err(store_error)
     }
 
@@ -139,6 +148,9 @@ impl<S: Store> PharmaPay<S> {
     /// [`Error::Forbidden`]; store failures.
     pub async fn recent_invoices(&self, principal: &Principal, limit: u32) -> Result<Vec<Invoice>> {
         principal.require(Access::new(Collection::Dashboard, Action::Read))?;
+        // D49: these figures are the whole chain's until they are kept per branch (D41), so a
+        // caller of some branches is refused rather than shown other branches' money.
+        principal.require_all_branches()?;
         let today_start = self.today_start().await?;
         self.store.recent_invoices(limit.clamp(1, 100), today_start).await.map_err(store_error)
     }
@@ -150,6 +162,9 @@ impl<S: Store> PharmaPay<S> {
     /// [`Error::Forbidden`]; store failures.
     pub async fn monthly_transactions(&self, principal: &Principal) -> Result<Vec<MonthlyTotal>> {
         principal.require(Access::new(Collection::Dashboard, Action::Read))?;
+        // D49: these figures are the whole chain's until they are kept per branch (D41), so a
+        // caller of some branches is refused rather than shown other branches' money.
+        principal.require_all_branches()?;
         let months: Vec<MonthWindow> = self.calendar().await?.last_twelve_months(self.now());
         let (Some(oldest), Some(newest)) = (months.last(), months.first()) else { return Ok(Vec::new()) };
         let last_day = newest.month.last_of_month();

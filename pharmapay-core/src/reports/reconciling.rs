@@ -25,6 +25,9 @@ impl<S: Store> PharmaPay<S> {
     /// today; [`Error::NotFound`] for an unknown vendor.
     pub async fn aging(&self, principal: &Principal, query: &AgingQuery) -> Result<Aging> {
         principal.require(Access::new(Collection::Invoice, Action::Read))?;
+        // D49: these figures are the whole chain's until they are kept per branch (D41), so a
+        // caller of some branches is refused rather than shown other branches' money.
+        principal.require_all_branches()?;
         let calendar = self.calendar().await?;
         let today = calendar.date_of(self.now());
         let as_of = query.as_of.unwrap_or(today);
@@ -60,6 +63,9 @@ impl<S: Store> PharmaPay<S> {
         query: &StatementQuery,
     ) -> Result<Statement> {
         principal.require(Access::new(Collection::Vendor, Action::Read))?;
+        // D49: these figures are the whole chain's until they are kept per branch (D41), so a
+        // caller of some branches is refused rather than shown other branches' money.
+        principal.require_all_branches()?;
         principal.require(Access::new(Collection::Invoice, Action::Read))?;
         // D48: it shows payments and their references.
         principal.require(Access::new(Collection::Transaction, Action::Read))?;

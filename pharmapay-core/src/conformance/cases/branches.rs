@@ -429,6 +429,7 @@ pub async fn a_store_user_sees_and_writes_only_their_branches_invoices<S: Store>
         "Branch:Read",
         "Branch:Create",
         "AuditLog:Read",
+        "Dashboard:Read",
     ];
     let clerks = fx.role_of("Store clerks", &clerks).await;
     let clerk = fx.user_of_branches("clerk@example.com", clerks, &[andheri.id]).await;
@@ -486,6 +487,11 @@ pub async fn a_store_user_sees_and_writes_only_their_branches_invoices<S: Store>
     assert_eq!(out_of_scope(opened, "a branch created by a store's user"), "all branches");
     let audit = fx.engine.list_audit(&clerk, &AuditQuery::from_params(&params(&[])).unwrap()).await;
     assert_eq!(out_of_scope(audit, "the audit log is chain-wide"), "all branches");
+    // Until figures are kept per branch, the chain's figures are refused to a store's user.
+    let summary = fx.engine.dashboard_summary(&clerk).await;
+    assert_eq!(out_of_scope(summary, "the dashboard's chain-wide figures"), "all branches");
+    let aging = fx.engine.aging(&clerk, &crate::reports::aging::AgingQuery::default()).await;
+    assert_eq!(out_of_scope(aging, "the chain's aging"), "all branches");
 
     // An import by the store's user: rows naming no branch are the store's, another branch's
     // code is a row error, another branch's invoice number is named, never matched.
