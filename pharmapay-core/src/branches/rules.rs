@@ -7,8 +7,9 @@ use crate::ids::BranchId;
 
 use super::{HEAD_OFFICE_ID, Scope};
 
-/// The branch a create that names none goes to (D49): the head office, the default of a caller
-/// whose scope is all branches (every caller's, until scopes are kept per user).
+/// The branch a record that names none is kept in by a store (D49): the head office. The engine
+/// names the branch of every create from the caller's scope first ([`default_branch`]), so this
+/// is what bulk loads and a record written without a caller (seed data) fall back to.
 pub fn branch_of_create(named: Option<BranchId>) -> BranchId {
     named.unwrap_or(HEAD_OFFICE_ID)
 }
